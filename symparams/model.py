@@ -1,0 +1,276 @@
+"""The Model: one family's Block tree plus values for (some of) its symbols.
+
+Everything the package shows (counts, JSON, formulas, documents, proofs)
+comes from a :class:`Model`.  It is immutable: :meth:`Model.subs` returns a
+new one.
+
+>>> from symparams import model
+>>> m = model("bert-base")
+>>> m.count
+109482240
+>>> m.components["embeddings"]
+23837184
+>>> m.subs(L=24, H=1024, A=16).count
+335141888
+>>> model("bert").total
+H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Mapping
+
+import sympy as sp
+
+from .architectures import FAMILIES, family as get_family
+from .blocks import Block
+from .errors import SymparamsError
+from .family import Family, parse_value
+from .presets import PRESETS
+from .symbols import SYMBOLS, A, H, L, ordered
+
+
+def closed_form(expr: sp.Expr) -> sp.Expr:
+    """The simplified total: expanded, then collected in H² and H.
+
+    Collecting by powers of the hidden size reads like the articles'
+    "quadratic part plus linear part".
+    """
+    expr = sp.expand(expr)
+    if not expr.has(H):
+        return expr
+    collected = sp.collect(expr, H, evaluate=False)
+    terms = []
+    for power, coeff in collected.items():
+        terms.append(power * sp.factor_terms(sp.collect(coeff, L)))
+    return sp.Add(*terms)
+
+
+class Model:
+    """A parameter-count model.
+
+    Parameters
+    ----------
+    family : Family or str
+    values : mapping of symbol name to value
+        Values for some or all symbols; the rest stay symbolic.
+    switches : mapping of switch name to value
+    head : str or None
+        A task head (``"masked-lm"``, ...).
+    name : str or None
+        A display name (preset name, config path).
+    optional : set of str
+        Keys of ``values`` that may go unused (a preset's, when switches
+        drop a symbol); others must be used.
+    """
+
+    def __init__(self, family: Family | str, values: Mapping[str, Any] | None = None,
+                 switches: Mapping[str, Any] | None = None, head: str | None = None,
+                 name: str | None = None, optional: frozenset[str] = frozenset()):
+        self.family = get_family(family) if isinstance(family, str) else family
+        self.head = self.family.check_head(head)
+        self.switches = self.family.resolve(dict(switches or {}), self.head)
+        self.name = name or self.family.name
+        self.tree: Block = self.family.build(self.switches, self.head)
+        given = {k: parse_value(k, v) for k, v in (values or {}).items()}
+        used = {s.name for s in self.symbols}
+        for key in list(given):
+            if key not in used and key in optional:
+                del given[key]  # a preset's value for a symbol this variant does not use
+            elif key not in used:
+                raise SymparamsError(
+                    f"symbol {key} is not used by {self.name} (its symbols: {' '.join(s.name for s in self.symbols)})")
+        self.values: dict[sp.Symbol, sp.Expr] = {
+            s: given[s.name] if s.name in given else self.family.defaults[s]
+            for s in self.symbols if s.name in given or s in self.family.defaults
+        }
+        self._check_constraints()
+
+    # -- structure ---------------------------------------------------------
+    @cached_property
+    def symbols(self) -> list[sp.Symbol]:
+        """Symbols the model is written in (A included, though it may cancel)."""
+        found = set()
+        for _, block, copies in self.tree.walk():
+            found |= copies.free_symbols
+            if block.is_leaf:
+                found |= block.as_written.free_symbols
+                for _, n in block.params:
+                    found |= n.free_symbols
+        return ordered(found)
+
+    @property
+    def free(self) -> list[sp.Symbol]:
+        """Symbols still without a value."""
+        return [s for s in self.symbols if s not in self.values]
+
+    def _check_constraints(self):
+        names = {s.name: v for s, v in self.values.items()}
+        for c in self.family.constraints:
+            if not c.expr.free_symbols <= set(self.values):
+                continue
+            value = c.expr.xreplace(self.values)
+            if not (value.is_Integer and value > 0):
+                raise SymparamsError(c.message.format(value=value, **names))
+
+    # -- counts -------------------------------------------------------------
+    def evaluate(self, expr: sp.Expr) -> sp.Expr:
+        """``expr`` with this model's values substituted (exact)."""
+        return sp.expand(sp.sympify(expr).xreplace(self.values))
+
+    def _number(self, expr: sp.Expr):
+        value = self.evaluate(expr)
+        return int(value) if value.is_Integer else value
+
+    @cached_property
+    def closed_form(self) -> sp.Expr:
+        """The simplified total in all the symbols (values not substituted)."""
+        return closed_form(self.tree.total)
+
+    @cached_property
+    def total(self) -> sp.Expr:
+        """The simplified total with the values given substituted."""
+        return closed_form(self.evaluate(self.tree.total))
+
+    @cached_property
+    def trainable_total(self) -> sp.Expr:
+        return closed_form(self.evaluate(self.tree.trainable_total))
+
+    def _require_values(self, what: str):
+        if self.free:
+            raise SymparamsError(
+                f"{self.name}: no value for {', '.join(s.name for s in self.free)}, so the {what} is not a number "
+                f"(give them with --set KEY=VALUE, or start from a preset)")
+
+    @property
+    def count(self) -> int:
+        """The exact number of parameters (an error names any symbol without a value)."""
+        self._require_values("count")
+        return int(self.evaluate(self.tree.total))
+
+    @property
+    def trainable(self) -> int:
+        """The exact number of trainable parameters."""
+        self._require_values("trainable count")
+        return int(self.evaluate(self.tree.trainable_total))
+
+    @cached_property
+    def components(self) -> dict[str, Any]:
+        """Top-level components: name → count (an integer once all values are given)."""
+        out = {name: 0 for name in self.family.components}
+        for child in self.tree.children:
+            out[child.name] = self._number(child.total)
+        return out
+
+    def block(self, path: str) -> Block:
+        """The block at dotted ``path`` (e.g. ``"encoder.layer.attention"``)."""
+        try:
+            return self.tree.find(path)
+        except KeyError:
+            raise SymparamsError(f"{self.name} has no component {path!r}") from None
+
+    def reference_counts(self) -> dict[str, tuple[int, bool]]:
+        """Parameter path (transformers naming, layers as ``*``) → (count, trainable)."""
+        self._require_values("count")
+        out: dict[str, tuple[int, bool]] = {}
+        for path, size, trainable in self.tree.reference_params():
+            out[path] = (int(self.evaluate(size)), trainable)
+        return out
+
+    def breakdown(self) -> list[tuple[str, Any, sp.Rational | None]]:
+        """Rows ``(component, count, share)`` for the top-level components.
+
+        The share is an exact ``Rational`` of the total (``None`` while the
+        count is symbolic).
+        """
+        total = None if self.free else self.count
+        rows = []
+        for name, value in self.components.items():
+            share = sp.Rational(value, total) if total else None
+            rows.append((name, value, share))
+        return rows
+
+    def rows(self, depth: int = 2):
+        """Yield ``(level, path, block, count, share)`` for blocks down to ``depth``.
+
+        ``count`` is what the block contributes to the model (all its copies);
+        ``share`` its exact fraction of the total (``None`` while symbolic).
+        """
+        total = None if self.free else self.count
+        for path, block, copies in self.tree.walk():
+            level = path.count(".")
+            if 1 <= level <= depth:
+                value = self._number(copies * block.count)
+                share = sp.Rational(value, total) if total else None
+                yield level, path.split(".", 1)[1], block, value, share
+
+    # -- variants --------------------------------------------------------------
+    def subs(self, **values) -> "Model":
+        """A new model with more (or other) values."""
+        merged = {s.name: v for s, v in self.values.items()}
+        merged.update(values)
+        return Model(self.family, merged, self.switches, self.head, self.name)
+
+    def with_switches(self, **switches) -> "Model":
+        merged = dict(self.switches)
+        merged.update(switches)
+        return Model(self.family, {s.name: v for s, v in self.values.items()}, merged, self.head, self.name)
+
+    def prove(self):
+        """The head-count (in)variance proof for this model (see :mod:`symparams.proof`)."""
+        from .proof import prove
+
+        return prove(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready summary the CLI prints with ``--json``."""
+        self._require_values("count")
+        return {
+            "model": self.name,
+            "family": self.family.name,
+            "head": self.head,
+            "values": {s.name: _json_number(v) for s, v in self.values.items()},
+            "switches": dict(self.switches),
+            "total": self.count,
+            "trainable": self.trainable,
+            "components": dict(self.components),
+        }
+
+    def __repr__(self) -> str:
+        vals = ", ".join(f"{s.name}={v}" for s, v in self.values.items())
+        return f"<Model {self.name} ({self.family.name}{', ' + self.head if self.head else ''}) {vals}>"
+
+
+def _json_number(v: sp.Expr):
+    return int(v) if v.is_Integer else str(v)
+
+
+def model(name: str, *, head: str | None = None, **values_and_switches) -> Model:
+    """A model from a preset or family name, with values and switches as keywords.
+
+    >>> model("bert-base", L=24).count
+    194536704
+    >>> model("transformer-base", tie=False).components["output"]
+    18944000
+    """
+    if name in PRESETS:
+        preset = PRESETS[name]
+        fam = get_family(preset.family)
+        values, switches = dict(preset.values), dict(preset.switches)
+    elif name in FAMILIES:
+        fam, values, switches = get_family(name), {}, {}
+    else:
+        known = ", ".join([*PRESETS, *FAMILIES])
+        raise SymparamsError(f"unknown model {name!r} (presets and families: {known})")
+    optional = frozenset(values) - frozenset(values_and_switches)
+    for key, value in values_and_switches.items():
+        if key in SYMBOLS:
+            values[key] = value
+        elif any(sw.name == key for sw in fam.switches):
+            switches[key] = value
+        else:
+            symbols = " ".join(s for s in SYMBOLS)
+            names = ", ".join(sw.name for sw in fam.switches) or "none"
+            raise SymparamsError(f"unknown key {key!r} for {name} (symbols: {symbols}; switches: {names})")
+    return Model(fam, values, switches, head, name, optional)

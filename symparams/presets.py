@@ -1,0 +1,47 @@
+"""Named variants: a family, values for its symbols, and switches.
+
+>>> PRESETS["bert-base"].values["H"]
+768
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    family: str
+    values: Mapping[str, Any]
+    switches: Mapping[str, Any] = field(default_factory=dict)
+    en: str = ""
+    zh: str = ""
+    #: the transformers class that builds the same model (for the cross-checks)
+    reference: str | None = None
+
+
+_BERT = dict(V=30522, P=512, S=2, r=4)
+_TRANSFORMER = dict(V=37000, P=512, L=6, r=4)
+
+PRESETS: dict[str, Preset] = {p.name: p for p in (
+    Preset("bert-base", "bert", {**_BERT, "H": 768, "L": 12, "A": 12},
+           en="BERT-base (uncased), Devlin et al. 2018", zh="BERT-base（uncased），Devlin 等 2018",
+           reference="BertModel"),
+    Preset("bert-large", "bert", {**_BERT, "H": 1024, "L": 24, "A": 16},
+           en="BERT-large (uncased)", zh="BERT-large（uncased）", reference="BertModel"),
+    Preset("bert-base-chinese", "bert", {**_BERT, "V": 21128, "H": 768, "L": 12, "A": 12},
+           en="BERT-base, Chinese vocabulary", zh="中文 BERT-base", reference="BertModel"),
+    Preset("transformer-base", "transformer", {**_TRANSFORMER, "H": 512, "A": 8},
+           en="Transformer base (Vaswani et al. 2017), shared 37k BPE vocabulary",
+           zh="Transformer base（Vaswani 等 2017），共享 37k BPE 词表", reference="MarianModel"),
+    Preset("transformer-big", "transformer", {**_TRANSFORMER, "H": 1024, "A": 16},
+           en="Transformer big (Vaswani et al. 2017)", zh="Transformer big（Vaswani 等 2017）",
+           reference="MarianModel"),
+    Preset("transformer-base-article", "transformer", {**_TRANSFORMER, "V": 32000, "H": 512, "A": 8},
+           {"positions": "learned", "bias": False, "layernorm": False},
+           en="Transformer base in the article's weights-only accounting (V=32000, learned positions, "
+              "no biases, no LayerNorm)",
+           zh="文章口径的 Transformer base（V=32000，可学习位置编码，只计权重，不计偏置与 LayerNorm）"),
+)}

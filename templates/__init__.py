@@ -1,0 +1,1 @@
+"""Jinja templates for the derivation documents (installed as ``symparams.templates``)."""

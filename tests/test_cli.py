@@ -1,0 +1,105 @@
+"""The command line, run as a real process (python -m symparams)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args):
+    proc = subprocess.run([sys.executable, "-m", "symparams", *args], capture_output=True, text=True)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_count_bert_base_table_has_thousands_separators_and_shares():
+    code, out, err = run("count", "bert-base")
+    assert code == 0 and err == ""
+    assert "109,482,240" in out and "23,837,184" in out and "21.77%" in out and "77.69%" in out
+
+
+def test_count_json_schema():
+    code, out, _ = run("count", "bert-base", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["model"] == "bert-base"
+    assert data["values"] == {"V": 30522, "P": 512, "S": 2, "H": 768, "L": 12, "A": 12, "r": 4}
+    assert data["switches"] == {"pooler": True}
+    assert (data["total"], data["trainable"]) == (109_482_240, 109_482_240)
+    assert data["components"] == {"embeddings": 23_837_184, "encoder": 85_054_464, "pooler": 590_592}
+
+
+def test_count_json_without_pooler_reports_it_as_zero():
+    _, out, _ = run("count", "bert-base", "--set", "pooler=false", "--json")
+    assert json.loads(out)["components"]["pooler"] == 0
+
+
+def test_count_with_set_and_rational_r():
+    _, out, _ = run("count", "bert", "--set", "V=30522", "--set", "P=512", "--set", "S=2", "--set", "H=4096",
+                    "--set", "L=2", "--set", "A=32", "--set", "r=11008/4096", "--json")
+    data = json.loads(out)
+    assert data["values"]["r"] == "43/16"
+    assert data["total"] == 4096 * (30522 + 512 + 2) + 2 * 4096 + 2 * (
+        4 * (4096 * 4096 + 4096) + 2 * 4096 + 4096 * 11008 + 11008 + 11008 * 4096 + 4096 + 2 * 4096) + 4096 * 4096 + 4096
+
+
+def test_count_transformer_json_components():
+    _, out, _ = run("count", "transformer-base", "--json")
+    data = json.loads(out)
+    assert set(data["components"]) >= {"embeddings", "encoder", "decoder"}
+    assert data["switches"] == {"positions": "sinusoidal", "tie": True, "bias": True, "layernorm": True}
+    assert data["total"] - data["trainable"] == 2 * 512 * 512
+
+
+def test_count_with_head():
+    _, out, _ = run("count", "bert-base", "--head", "masked-lm", "--json")
+    data = json.loads(out)
+    assert data["head"] == "masked-lm" and data["switches"]["pooler"] is False
+    assert data["total"] == 109_482_240 - 590_592 + (768 * 768 + 768) + 2 * 768 + 30522
+
+
+def test_formula_keeps_symbols_free_and_substitutes_set_values():
+    _, out, _ = run("formula", "bert")
+    assert out.strip() == "H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)"
+    _, out, _ = run("formula", "bert", "--set", "L=12", "--set", "r=4")
+    assert out.strip() == "145*H**2 + H*(P + S + V + 159)"  # 2·12·(4+2)+1, 12·(4+9)+3
+    _, out, _ = run("formula", "bert", "--latex")
+    assert out.startswith("H^{2}")
+
+
+def test_prove_json():
+    code, out, _ = run("prove", "bert-base", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["invariant"] is True
+    assert data["conditions"] and "A divides H" in data["conditions"][0]
+    assert [s["step"] for s in data["steps"]][:1] == ["per_head"]
+    assert set(data["witness"].values()) == {109_482_240}
+
+
+def test_list_names_presets_and_families():
+    _, out, _ = run("list")
+    for name in ("bert-base", "bert-large", "bert-base-chinese", "transformer-base", "transformer-big", "bert",
+                 "transformer"):
+        assert name in out
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["count", "gpt-9"], "unknown model 'gpt-9'"),
+    (["count", "bert-base", "--head", "nope"], "unknown head 'nope'"),
+    (["count", "bert-base", "--set", "Z=3"], "unknown key 'Z'"),
+    (["count", "bert-base", "--set", "A=7"], "not divisible by A=7"),
+    (["count", "bert-base", "--set", "H=0"], "H must be a positive whole number"),
+    (["count", "bert-base", "--set", "L=-2"], "L must be a positive whole number"),
+    (["count", "bert-base", "--set", "H=7.5"], "H must be a positive whole number"),
+    (["count", "bert-base", "--set", "r=four"], "r must be a positive rational"),
+    (["count", "bert-base", "--set", "H"], "--set takes KEY=VALUE"),
+    (["count", "bert"], "no value for V, P, S, H, L, A, r"),
+    (["count"], "name a model"),
+    (["frobnicate"], "invalid choice"),
+    (["count", "bert-base", "--bogus"], "unrecognized arguments"),
+])
+def test_bad_input_is_one_line_and_exit_status_2(args, needle):
+    code, out, err = run(*args)
+    assert code == 2
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

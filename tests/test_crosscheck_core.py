@@ -1,0 +1,126 @@
+"""BERT and the original Transformer against transformers on the meta device.
+
+Every parameter tensor is compared by path (layers folded as ``*``), plus
+the total and the trainable count.
+"""
+
+import pytest
+import sympy as sp
+import transformers
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hf import assert_matches, build
+from symparams import model
+from symparams.architectures.bert import HEADS
+from symparams.presets import PRESETS
+
+pytestmark = pytest.mark.crosscheck
+
+HEAD_CLASSES = {
+    None: "BertModel",
+    "sequence-classification": "BertForSequenceClassification",
+    "token-classification": "BertForTokenClassification",
+    "question-answering": "BertForQuestionAnswering",
+    "masked-lm": "BertForMaskedLM",
+    "pretraining": "BertForPreTraining",
+}
+
+
+def bert_config(m):
+    v = {s.name: int(x) if x.is_Integer else x for s, x in m.values.items()}
+    return transformers.BertConfig(
+        vocab_size=v["V"], max_position_embeddings=v["P"], type_vocab_size=v["S"], hidden_size=v["H"],
+        num_hidden_layers=v["L"], num_attention_heads=v["A"], intermediate_size=int(v["r"] * v["H"]),
+        num_labels=v.get("C", 2))
+
+
+def marian_config(m):
+    v = {s.name: x for s, x in m.values.items()}
+    inter = int(v["r"] * v["H"])
+    return transformers.MarianConfig(
+        vocab_size=int(v["V"]), max_position_embeddings=int(v["P"]), d_model=int(v["H"]),
+        encoder_layers=int(v["L"]), decoder_layers=int(v["L"]), encoder_attention_heads=int(v["A"]),
+        decoder_attention_heads=int(v["A"]), encoder_ffn_dim=inter, decoder_ffn_dim=inter,
+        pad_token_id=0, decoder_start_token_id=0, eos_token_id=0, forced_eos_token_id=0)
+
+
+def check_bert(m):
+    config = bert_config(m)
+    if m.head is None:
+        module = build("BertModel", config) if m.switches["pooler"] else _bert_without_pooler(config)
+        assert_matches(m, module)
+    else:
+        assert_matches(m, build(HEAD_CLASSES[m.head], config), strip="bert.")
+
+
+def _bert_without_pooler(config):
+    import torch
+
+    with torch.device("meta"):
+        return transformers.BertModel(config, add_pooling_layer=False)
+
+
+@pytest.mark.parametrize("name", [p.name for p in PRESETS.values() if p.reference == "BertModel"])
+def test_bert_presets_match_bert_model(name):
+    check_bert(model(name))
+
+
+def test_bert_base_without_pooler_matches_bert_model_without_pooling_layer():
+    m = model("bert-base", pooler=False)
+    assert m.count == 109_482_240 - 590_592
+    check_bert(m)
+
+
+@pytest.mark.parametrize("head", list(HEADS))
+def test_bert_base_heads_match_transformers_task_models(head):
+    check_bert(model("bert-base", head=head))
+
+
+def test_sequence_classification_with_five_labels():
+    check_bert(model("bert-base", head="sequence-classification", C=5))
+
+
+@pytest.mark.parametrize("name", [p.name for p in PRESETS.values() if p.reference == "MarianModel"])
+def test_transformer_presets_match_marian_model(name):
+    m = model(name)
+    assert_matches(m, build("MarianModel", marian_config(m)))
+
+
+def test_transformer_at_marian_sizes_is_exactly_marian_model():
+    m = model("transformer", V=58101, P=512, H=512, L=6, A=8, r=4)
+    assert (m.count, m.trainable) == (74_410_496, 73_886_208)
+    assert_matches(m, build("MarianModel", marian_config(m)))
+
+
+# -- property tests: random configurations, zero mismatches -------------------
+
+@st.composite
+def sizes(draw, segments=True):
+    heads = draw(st.integers(1, 16))
+    head_dim = draw(st.integers(1, 64))
+    hidden = heads * head_dim
+    inter = draw(st.integers(1, 4 * hidden))
+    values = dict(V=draw(st.integers(2, 60000)), P=draw(st.integers(1, 2048)), H=hidden,
+                  L=draw(st.integers(1, 4)), A=heads, r=sp.Rational(inter, hidden))
+    if segments:
+        values["S"] = draw(st.integers(1, 8))
+    return values
+
+
+SETTINGS = settings(max_examples=200, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(values=sizes(), head=st.sampled_from([None, *HEADS]), labels=st.integers(1, 20))
+def test_bert_random_configurations_match_transformers(values, head, labels):
+    extra = {"C": labels} if head in ("sequence-classification", "token-classification") else {}
+    check_bert(model("bert", head=head, **values, **extra))
+
+
+@SETTINGS
+@given(values=sizes(segments=False))
+def test_transformer_random_configurations_match_marian(values):
+    m = model("transformer", **values)
+    assert_matches(m, build("MarianModel", marian_config(m)))
