@@ -32,13 +32,22 @@ def _parse_sets(items: Sequence[str]) -> dict[str, str]:
 
 
 def load(args) -> Any:
-    """The model named on the command line, with --set and --head applied."""
+    """The model named on the command line (or read with --config), with --set and --head applied."""
     from .model import model
 
     name = getattr(args, "model", None)
+    config = getattr(args, "config", None)
+    sets = _parse_sets(getattr(args, "set", ()))
+    head = getattr(args, "head", None)
+    if name and config:
+        raise SymparamsError("give a model name or --config PATH, not both")
+    if config:
+        from .config import load as load_config
+
+        return load_config(config, head=head, overrides=sets)
     if not name:
-        raise SymparamsError("name a model (a preset or a family; see `symparams list`)")
-    return model(name, head=getattr(args, "head", None), **_parse_sets(getattr(args, "set", ())))
+        raise SymparamsError("name a model (a preset or a family; see `symparams list`) or give --config PATH")
+    return model(name, head=head, **sets)
 
 
 def _print_json(data) -> None:
@@ -100,10 +109,10 @@ def cmd_formula(args) -> None:
     from .model import Model
 
     m = load(args)
-    # Preset values are not substituted (they would collapse the formula to a
-    # number); values given with --set are.
-    given = _parse_sets(args.set)
-    fm = Model(m.family, {k: v for k, v in given.items()}, m.switches, m.head, m.name)
+    # Preset and config values are not substituted (they would collapse the
+    # formula to a number); values given with --set are.
+    given = {k: v for k, v in _parse_sets(args.set).items() if k in {s.name for s in m.symbols}}
+    fm = Model(m.family, given, m.switches, m.head, m.name)
     expr = fm.total
     print(sp.latex(expr) if args.latex else sp.sstr(expr))
 
@@ -137,6 +146,67 @@ def cmd_prove(args) -> None:
             print(f"  counterexample: A={a1} gives {thousands(n1)}, A={a2} gives {thousands(n2)}")
 
 
+def cmd_derive(args) -> None:
+    from .render import render
+
+    m = load(args)
+    text = render(m, format=args.format, lang=args.lang, title=args.title, template=args.template)
+    _write(text, args.output)
+
+
+def _write(text: str, output: str | None) -> None:
+    if not output or output == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise SymparamsError(f"cannot write {output}: {exc.strerror}") from None
+
+
+def cmd_solve(args) -> None:
+    from .explore import cmd_solve as run
+
+    run(load(args), args)
+
+
+def cmd_sweep(args) -> None:
+    from .explore import cmd_sweep as run
+
+    run(load(args), args)
+
+
+def cmd_shell(args) -> None:
+    from .shell import cmd_shell as run
+
+    run(load(args) if (args.model or args.config) else None, args)
+
+
+def _add_document_commands(sub, model_command) -> None:
+    """Issue 3 (documents) and the HTML page of issue 5."""
+    p = model_command("derive", cmd_derive, "render a derivation document", json_=False)
+    p.add_argument("--format", required=True, choices=("md", "tex", "html"), help="Markdown, LaTeX or HTML")
+    p.add_argument("--lang", default="en", choices=("en", "zh"), help="English or Chinese")
+    p.add_argument("--title", help="the document's title")
+    p.add_argument("-o", "--output", help="write to this file (default: standard output)")
+    p.add_argument("--template", help="render your own Jinja template (sandboxed)")
+
+
+def _add_explore_commands(sub, model_command) -> None:
+    """Issue 5: solve, sweep, shell."""
+    p = model_command("solve", cmd_solve, "the integer value of a symbol whose count is nearest a target")
+    p.add_argument("--target", required=True, help="the parameter count to aim at")
+    p.add_argument("--for", dest="symbol", required=True, help="the symbol to solve for (e.g. H)")
+    p = model_command("sweep", cmd_sweep, "evaluate the count over a grid of values")
+    p.add_argument("--grid", action="append", default=[], metavar="KEY=SPEC",
+                   help="start:stop:step or a,b,c (repeatable)")
+    p.add_argument("--csv", help="write CSV to this file")
+    p.add_argument("--plot", help="draw count against the first grid key into an SVG file")
+    p.add_argument("--force", action="store_true", help="allow grids over 10^9 points")
+    p = model_command("shell", cmd_shell, "an interactive Python prompt with the model loaded", json_=False)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="symparams", description="Exact, symbolic parameter counts for Transformer models.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -147,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="a value (V P S H L A r C ...) or a switch (pooler, positions, tie, bias, layernorm)")
         p.add_argument("--head", help="a task head, e.g. masked-lm")
+        p.add_argument("--config", metavar="PATH", help="read a HuggingFace config.json instead of naming a model")
         if json_:
             p.add_argument("--json", action="store_true", help="machine-readable output")
         p.set_defaults(func=func)
@@ -157,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     model_command("formula", cmd_formula, "the simplified closed form", json_=False).add_argument(
         "--latex", action="store_true", help="print LaTeX")
     model_command("prove", cmd_prove, "prove whether the count depends on the head count A")
+    _add_document_commands(sub, model_command)
+    _add_explore_commands(sub, model_command)
     return parser
 
 

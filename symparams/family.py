@@ -156,3 +156,15 @@ def parse_value(name: str, raw: Any) -> sp.Expr:
     if value <= 0:
         raise SymparamsError(f"{name} must be a positive whole number, not {str(raw)!r}")
     return sp.Integer(value)
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    family: str
+    values: Mapping[str, Any]
+    switches: Mapping[str, Any] = field(default_factory=dict)
+    en: str = ""
+    zh: str = ""
+    #: the transformers class that builds the same model (for the cross-checks)
+    reference: str | None = None

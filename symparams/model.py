@@ -25,6 +25,7 @@ import sympy as sp
 
 from .architectures import FAMILIES, family as get_family
 from .blocks import Block
+from .display import ModelDisplay
 from .errors import SymparamsError
 from .family import Family, parse_value
 from .presets import PRESETS
@@ -47,7 +48,7 @@ def closed_form(expr: sp.Expr) -> sp.Expr:
     return sp.Add(*terms)
 
 
-class Model:
+class Model(ModelDisplay):
     """A parameter-count model.
 
     Parameters

@@ -1,31 +1,25 @@
 """Named variants: a family, values for its symbols, and switches.
 
+The core presets live here; a family module may add its own as a
+``PRESETS`` sequence of :class:`~symparams.family.Preset`.
+
 >>> PRESETS["bert-base"].values["H"]
 768
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+import importlib
+import pkgutil
 
-
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    family: str
-    values: Mapping[str, Any]
-    switches: Mapping[str, Any] = field(default_factory=dict)
-    en: str = ""
-    zh: str = ""
-    #: the transformers class that builds the same model (for the cross-checks)
-    reference: str | None = None
+from . import architectures
+from .family import Preset
 
 
 _BERT = dict(V=30522, P=512, S=2, r=4)
 _TRANSFORMER = dict(V=37000, P=512, L=6, r=4)
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (
+_CORE = (
     Preset("bert-base", "bert", {**_BERT, "H": 768, "L": 12, "A": 12},
            en="BERT-base (uncased), Devlin et al. 2018", zh="BERT-base（uncased），Devlin 等 2018",
            reference="BertModel"),
@@ -44,4 +38,17 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
            en="Transformer base in the article's weights-only accounting (V=32000, learned positions, "
               "no biases, no LayerNorm)",
            zh="文章口径的 Transformer base（V=32000，可学习位置编码，只计权重，不计偏置与 LayerNorm）"),
-)}
+)
+
+
+def _collect() -> dict[str, Preset]:
+    """The core presets, then every family module's ``PRESETS`` sequence."""
+    found = {p.name: p for p in _CORE}
+    for info in sorted(pkgutil.iter_modules(architectures.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{architectures.__name__}.{info.name}")
+        for p in getattr(module, "PRESETS", ()):
+            found[p.name] = p
+    return found
+
+
+PRESETS: dict[str, Preset] = _collect()

@@ -33,6 +33,7 @@ from typing import Any
 import sympy as sp
 from sympy import divisors
 
+from .display import ProofDisplay
 from .symbols import A, H
 
 
@@ -66,7 +67,7 @@ class Condition:
 
 
 @dataclass(frozen=True)
-class Proof:
+class Proof(ProofDisplay):
     """The verdict on head-count invariance and how it was reached."""
 
     model: str
