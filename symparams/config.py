@@ -1,10 +1,148 @@
-"""HuggingFace config.json import (issue 4). Placeholder until implemented."""
+"""HuggingFace ``config.json`` import.
+
+``model_type`` picks the family (each :class:`~symparams.family.Family`
+lists the ``model_type`` values it reads in ``config_types``); the family's
+``from_config(reader)`` maps its own keys to values and switches, with the
+defaults of that family's transformers config class for missing keys.  A
+malformed file, an unknown ``model_type``, a missing required key or a value
+of the wrong type is one line naming the key.
+
+>>> import json, tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "config.json")
+>>> _ = open(path, "w").write(json.dumps({"model_type": "bert"}))
+>>> load(path).count  # every key missing: BertConfig's defaults (bert-base-uncased)
+109482240
+"""
 
 from __future__ import annotations
 
+import json
+import os
+from fractions import Fraction
+from typing import Any, Mapping
+
 from .errors import SymparamsError
 
+REQUIRED = object()
 
-def load(path: str, head: str | None = None, overrides: dict[str, str] | None = None):
+
+class ConfigReader:
+    """Typed access to a config dict; every error names the key and the file."""
+
+    def __init__(self, data: Mapping[str, Any], source: str = "config.json"):
+        self.data = data
+        self.source = source
+
+    def has(self, key: str) -> bool:
+        return key in self.data and self.data[key] is not None
+
+    def _find(self, keys, default):
+        for key in keys:
+            if self.has(key):
+                return key, self.data[key]
+        if default is REQUIRED:
+            raise SymparamsError(f"{self.source}: missing required key {' / '.join(keys)}")
+        return None, default
+
+    def int(self, *keys: str, default: Any = REQUIRED, minimum: int = 1) -> Any:
+        """The first of ``keys`` present, as a whole number ≥ ``minimum``."""
+        key, value = self._find(keys, default)
+        if key is None:
+            return value
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SymparamsError(f"{self.source}: key {key} must be a whole number, not {json.dumps(value)}")
+        if value < minimum:
+            raise SymparamsError(f"{self.source}: key {key} must be at least {minimum}, not {value}")
+        return value
+
+    def bool(self, *keys: str, default: Any = REQUIRED) -> Any:
+        key, value = self._find(keys, default)
+        if key is not None and not isinstance(value, bool):
+            raise SymparamsError(f"{self.source}: key {key} must be true or false, not {json.dumps(value)}")
+        return value
+
+    def str(self, *keys: str, default: Any = REQUIRED, choices: tuple[str, ...] | None = None) -> Any:
+        key, value = self._find(keys, default)
+        if key is None:
+            return value
+        if not isinstance(value, str):
+            raise SymparamsError(f"{self.source}: key {key} must be a string, not {json.dumps(value)}")
+        if choices is not None and value not in choices:
+            raise SymparamsError(f"{self.source}: key {key} is {value!r}; symparams knows {', '.join(choices)}")
+        return value
+
+    def labels(self, default: int = 2) -> int:
+        """The number of labels: ``num_labels``, else the size of ``id2label``, else ``default``."""
+        if self.has("num_labels"):
+            return self.int("num_labels")
+        if self.has("id2label"):
+            id2label = self.data["id2label"]
+            if not isinstance(id2label, dict) or not id2label:
+                raise SymparamsError(f"{self.source}: key id2label must be a non-empty object")
+            return len(id2label)
+        return default
+
+
+def ratio(numerator: int, denominator: int) -> Fraction:
+    """An exact ratio (e.g. r = intermediate_size / hidden_size)."""
+    return Fraction(numerator, denominator)
+
+
+def read(path: str) -> dict[str, Any]:
+    """The JSON object in ``path`` (one-line errors for a missing or malformed file)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise SymparamsError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SymparamsError(f"{path}: is a directory, not a config.json") from None
+    except OSError as exc:
+        raise SymparamsError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise SymparamsError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise SymparamsError(f"{path}: malformed JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise SymparamsError(f"{path}: a config.json must hold a JSON object, not {type(data).__name__}")
+    return data
+
+
+def family_for(model_type: str, source: str):
+    from .architectures import FAMILIES
+
+    known = []
+    for fam in FAMILIES.values():
+        if fam.from_config is None:
+            continue
+        known.extend(fam.config_types)
+        if model_type in fam.config_types:
+            return fam
+    raise SymparamsError(f"{source}: unknown model_type {model_type!r} (symparams reads: {', '.join(sorted(known))})")
+
+
+def from_dict(data: Mapping[str, Any], head: str | None = None, overrides: Mapping[str, str] | None = None,
+              source: str = "config.json"):
+    """A :class:`~symparams.model.Model` from a config dict."""
+    from .model import Model
+    from .symbols import SYMBOLS
+
+    reader = ConfigReader(data, source)
+    fam = family_for(reader.str("model_type"), source)
+    values, switches = fam.from_config(reader)
+    values, switches = dict(values), dict(switches)
+    optional = frozenset(values)  # e.g. num_labels, used only with a classification head
+    for key, value in (overrides or {}).items():
+        if key in SYMBOLS:
+            values[key] = value
+        else:
+            fam.switch(key)
+            switches[key] = value
+    stem = os.path.splitext(os.path.basename(source))[0]
+    name = os.path.basename(os.path.dirname(os.path.abspath(source))) if stem == "config" else stem
+    return Model(fam, values, switches, head, name or source, optional=optional - set(overrides or {}))
+
+
+def load(path: str, head: str | None = None, overrides: Mapping[str, str] | None = None):
     """A :class:`~symparams.model.Model` from the ``config.json`` at ``path``."""
-    raise SymparamsError("config.json import is not available yet")
+    return from_dict(read(path), head, overrides, source=path)

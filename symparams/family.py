@@ -87,6 +87,11 @@ class Family:
     defaults: Mapping[sp.Symbol, sp.Expr] = field(default_factory=dict)  # e.g. C = 2 labels
     components: tuple[str, ...] = ()  # top-level components always reported
     resolve_switches: Callable[[dict, str | None], dict] | None = None
+    #: ``model_type`` values of the config.json files this family reads
+    config_types: tuple[str, ...] = ()
+    #: ``from_config(reader) -> (values, switches)``, reader a :class:`symparams.config.ConfigReader`;
+    #: missing keys take the defaults of the family's transformers config class
+    from_config: Callable[[Any], tuple[dict, dict]] | None = None
 
     def switch(self, name: str) -> Switch:
         for sw in self.switches:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..config import ratio
 from ..blocks import _add, _mul, embedding, group, layer_norm, linear, parameter, per_head_linear
 from ..family import FFN_SIZE, HEAD_DIM, Family, Switch
 from ..symbols import A, C, H, L, P, S, V, r
@@ -90,6 +91,16 @@ def _resolve(switches, head):
     return switches
 
 
+def from_config(cfg):
+    """Values from a ``BertConfig`` (defaults: bert-base-uncased, as transformers has them)."""
+    hidden = cfg.int("hidden_size", default=768)
+    values = dict(V=cfg.int("vocab_size", default=30522), P=cfg.int("max_position_embeddings", default=512),
+                  S=cfg.int("type_vocab_size", default=2), H=hidden,
+                  L=cfg.int("num_hidden_layers", default=12), A=cfg.int("num_attention_heads", default=12),
+                  r=ratio(cfg.int("intermediate_size", default=3072), hidden), C=cfg.labels())
+    return values, {}
+
+
 FAMILY = Family(
     name="bert",
     title={"en": "BERT", "zh": "BERT"},
@@ -105,4 +116,6 @@ FAMILY = Family(
     defaults={C: sp.Integer(2)},
     components=("embeddings", "encoder", "pooler"),
     resolve_switches=_resolve,
+    config_types=("bert",),
+    from_config=from_config,
 )
