@@ -44,6 +44,8 @@ P = _size("P")
 S = _size("S")
 H = _size("H")
 L = _size("L")
+L_d = _size("L_d")
+V_d = _size("V_d")
 A = _size("A")
 r = sp.Symbol("r", positive=True, rational=True)
 C = _size("C")
@@ -61,6 +63,8 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(S, "segment (token type) vocabulary", "句子类型（segment）数"),
         SymbolInfo(H, "hidden size", "隐藏层维度"),
         SymbolInfo(L, "layers", "层数"),
+        SymbolInfo(L_d, "decoder layers (when they differ from the encoder's)", "解码器层数（与编码器不同时）"),
+        SymbolInfo(V_d, "decoder vocabulary (the decoder's own token table)", "解码器词表大小（解码器有独立词表时）"),
         SymbolInfo(A, "attention heads", "注意力头数"),
         SymbolInfo(r, "FFN ratio (intermediate size = r·H)", "前馈网络扩张倍数（中间层维度 = r·H）", rational=True),
         SymbolInfo(C, "labels of the classification head", "分类头的类别数"),
