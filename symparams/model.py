@@ -18,6 +18,7 @@ H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
 from typing import Any, Mapping
 
@@ -25,7 +26,7 @@ import sympy as sp
 
 from .architectures import FAMILIES, family as get_family
 from .blocks import Block
-from .display import ModelDisplay
+from .display import Breakdown, ModelDisplay
 from .errors import SymparamsError
 from .family import Family, parse_value
 from .presets import PRESETS
@@ -176,21 +177,25 @@ class Model(ModelDisplay):
         self._require_values("count")
         out: dict[str, tuple[int, bool]] = {}
         for path, size, trainable in self.tree.reference_params():
-            out[path] = (int(self.evaluate(size)), trainable)
+            # several of our blocks may map to one tensor path (GPT-2's fused c_attn) or to one
+            # layer-folded path (T5's layer.0 / layer.1 / layer.2): they add up
+            before, _ = out.get(path, (0, trainable))
+            out[path] = (before + int(self.evaluate(size)), trainable)
         return out
 
-    def breakdown(self) -> list[tuple[str, Any, sp.Rational | None]]:
+    def breakdown(self) -> Breakdown:
         """Rows ``(component, count, share)`` for the top-level components.
 
         The share is an exact ``Rational`` of the total (``None`` while the
-        count is symbolic).
+        count is symbolic).  The rows come as a :class:`~symparams.display.Breakdown`,
+        a tuple that notebooks show as a table.
         """
         total = None if self.free else self.count
         rows = []
         for name, value in self.components.items():
             share = sp.Rational(value, total) if total else None
             rows.append((name, value, share))
-        return rows
+        return Breakdown(rows, total if total is not None else self.total, self.name)
 
     def rows(self, depth: int = 2):
         """Yield ``(level, path, block, count, share)`` for blocks down to ``depth``.
@@ -247,14 +252,22 @@ def _json_number(v: sp.Expr):
     return int(v) if v.is_Integer else str(v)
 
 
-def model(name: str, *, head: str | None = None, **values_and_switches) -> Model:
+def model(name: "str | os.PathLike | Mapping", *, head: str | None = None, **values_and_switches) -> Model:
     """A model from a preset or family name, with values and switches as keywords.
+
+    ``name`` may also be the path of a HuggingFace ``config.json`` (or of the
+    folder holding one), or such a config as a dict; keywords then override
+    its values (see :mod:`symparams.config`).
 
     >>> model("bert-base", L=24).count
     194536704
     >>> model("transformer-base", tie=False).components["output"]
     18944000
+    >>> model({"model_type": "bert", "num_hidden_layers": 24}, H=1024, A=16).count
+    335141888
     """
+    if not isinstance(name, str) or (name not in PRESETS and name not in FAMILIES and _is_config_path(name)):
+        return _from_config(name, head, values_and_switches)
     if name in PRESETS:
         preset = PRESETS[name]
         fam = get_family(preset.family)
@@ -275,3 +288,21 @@ def model(name: str, *, head: str | None = None, **values_and_switches) -> Model
             names = ", ".join(sw.name for sw in fam.switches) or "none"
             raise SymparamsError(f"unknown key {key!r} for {name} (symbols: {symbols}; switches: {names})")
     return Model(fam, values, switches, head, name, optional)
+
+
+def _is_config_path(name: str) -> bool:
+    return name.endswith(".json") or os.sep in name or "/" in name or os.path.exists(name)
+
+
+def _from_config(source, head, overrides) -> Model:
+    """A model from a config.json path (or its folder) or a config dict."""
+    from . import config
+
+    if isinstance(source, Mapping):
+        return config.from_dict(source, head, overrides, source="config")
+    if not isinstance(source, (str, os.PathLike)):
+        raise SymparamsError(f"model() takes a name, a config.json path or a dict, not {type(source).__name__}")
+    path = os.fspath(source)
+    if os.path.isdir(path):
+        path = os.path.join(path, "config.json")
+    return config.load(path, head, overrides)
