@@ -110,7 +110,7 @@ def _per_head_steps(tree) -> list[Step]:
     forms: dict[sp.Expr, list[str]] = {}
     for path, block, _ in tree.walk():
         if block.is_leaf and block.tied_to is None and A in block.as_written.free_symbols:
-            forms.setdefault(block.as_written, []).append(path)
+            forms.setdefault(block.as_written, []).append(path.split(".", 1)[-1])  # relative to the root
     return [Step("per_head", lhs=w, rhs=sp.expand(w.doit()), paths=tuple(p)) for w, p in forms.items()]
 
 

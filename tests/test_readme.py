@@ -1,0 +1,44 @@
+"""The README's console examples are real: each command is run and its output compared."""
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def examples():
+    for block in re.findall(r"```console\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S):
+        command, output = None, []
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                if command:
+                    yield command, output
+                command, output = line[2:], []
+            else:
+                output.append(line)
+        if command:
+            yield command, output
+
+
+EXAMPLES = list(examples())
+
+
+def test_readme_has_console_examples():
+    assert len(EXAMPLES) >= 3
+
+
+@pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c for c, _ in EXAMPLES])
+def test_readme_console_example_output_is_what_the_program_prints(command, expected):
+    argv = shlex.split(command)
+    assert argv[0] == "symparams"
+    proc = subprocess.run([sys.executable, "-m", "symparams", *argv[1:]], capture_output=True, text=True,
+                          cwd=README.parent)
+    assert proc.returncode == 0, proc.stderr
+    while expected and not expected[-1]:
+        expected = expected[:-1]
+    assert proc.stdout.rstrip("\n").splitlines() == expected
