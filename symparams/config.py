@@ -27,11 +27,16 @@ REQUIRED = object()
 
 
 class ConfigReader:
-    """Typed access to a config dict; every error names the key and the file."""
+    """Typed access to a config dict; every error names the key and the file.
 
-    def __init__(self, data: Mapping[str, Any], source: str = "config.json"):
+    ``head`` is the task head asked for (``None``: the base model), for the
+    families whose keys matter only with some heads.
+    """
+
+    def __init__(self, data: Mapping[str, Any], source: str = "config.json", head: str | None = None):
         self.data = data
         self.source = source
+        self.head = head
 
     def has(self, key: str) -> bool:
         return key in self.data and self.data[key] is not None
@@ -70,6 +75,23 @@ class ConfigReader:
         if choices is not None and value not in choices:
             raise SymparamsError(f"{self.source}: key {key} is {value!r}; symparams knows {', '.join(choices)}")
         return value
+
+    def refuse(self, key: str, value: Any, *, default: Any, family: str, what: str) -> None:
+        """Raise when ``key`` holds ``value`` (missing: ``default``): a structure ``family`` does not model.
+
+        For keys transformers reads that would change the count in a way
+        symparams cannot say: an error naming the key, never a wrong number.
+
+        >>> ConfigReader({"add_cross_attention": True}, "c.json").refuse(
+        ...     "add_cross_attention", True, default=False, family="bert", what="cross-attention in every layer")
+        Traceback (most recent call last):
+        ...
+        symparams.errors.SymparamsError: c.json: key add_cross_attention=true (cross-attention in every layer) is not modelled by symparams' bert family
+        """
+        read = self.bool(key, default=default) if isinstance(value, bool) else self._find((key,), default)[1]
+        if read == value:
+            raise SymparamsError(
+                f"{self.source}: key {key}={json.dumps(value)} ({what}) is not modelled by symparams' {family} family")
 
     def labels(self, default: int = 2) -> int:
         """The number of labels: ``num_labels``, else the size of ``id2label``, else ``default``."""
@@ -123,13 +145,19 @@ def family_for(model_type: str, source: str):
 
 def from_dict(data: Mapping[str, Any], head: str | None = None, overrides: Mapping[str, str] | None = None,
               source: str = "config.json"):
-    """A :class:`~symparams.model.Model` from a config dict."""
+    """A :class:`~symparams.model.Model` from a config dict.
+
+    ``head`` adds a task head (``None``: the base model, what ``AutoModel``
+    builds); ``overrides`` are ``--set`` values and switches, applied after
+    the config's.  Errors in the values (H not divisible by A, ...) name the
+    file.
+    """
     from .model import Model
     from .symbols import SYMBOLS
 
-    reader = ConfigReader(data, source)
-    fam = family_for(reader.str("model_type"), source)
-    values, switches = fam.from_config(reader)
+    fam = family_for(ConfigReader(data, source).str("model_type"), source)
+    head = fam.check_head(head)
+    values, switches = fam.from_config(ConfigReader(data, source, head))
     values, switches = dict(values), dict(switches)
     optional = frozenset(values)  # e.g. num_labels, used only with a classification head
     for key, value in (overrides or {}).items():
@@ -140,7 +168,10 @@ def from_dict(data: Mapping[str, Any], head: str | None = None, overrides: Mappi
             switches[key] = value
     stem = os.path.splitext(os.path.basename(source))[0]
     name = os.path.basename(os.path.dirname(os.path.abspath(source))) if stem == "config" else stem
-    return Model(fam, values, switches, head, name or source, optional=optional - set(overrides or {}))
+    try:
+        return Model(fam, values, switches, head, name or source, optional=optional - set(overrides or {}))
+    except SymparamsError as exc:
+        raise SymparamsError(f"{source}: {exc}") from None
 
 
 def load(path: str, head: str | None = None, overrides: Mapping[str, str] | None = None):

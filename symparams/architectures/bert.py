@@ -98,6 +98,10 @@ def from_config(cfg):
                   S=cfg.int("type_vocab_size", default=2), H=hidden,
                   L=cfg.int("num_hidden_layers", default=12), A=cfg.int("num_attention_heads", default=12),
                   r=ratio(cfg.int("intermediate_size", default=3072), hidden), C=cfg.labels())
+    cfg.refuse("add_cross_attention", True, default=False, family="bert", what="cross-attention in every layer")
+    if cfg.head in ("masked-lm", "pretraining"):
+        cfg.refuse("tie_word_embeddings", False, default=True, family="bert",
+                   what="an untied masked-LM decoder, with its own weight and bias")
     return values, {}
 
 
