@@ -131,15 +131,12 @@ def read(path: str) -> dict[str, Any]:
 
 
 def family_for(model_type: str, source: str):
-    from .architectures import FAMILIES
+    from .architectures import all_families, for_config_type
 
-    known = []
-    for fam in FAMILIES.values():
-        if fam.from_config is None:
-            continue
-        known.extend(fam.config_types)
-        if model_type in fam.config_types:
-            return fam
+    fam = for_config_type(model_type)
+    if fam is not None:
+        return fam
+    known = [t for f in all_families().values() if f.from_config is not None for t in f.config_types]
     raise SymparamsError(f"{source}: unknown model_type {model_type!r} (symparams reads: {', '.join(sorted(known))})")
 
 

@@ -24,12 +24,12 @@ from typing import Any, Mapping
 
 import sympy as sp
 
-from .architectures import FAMILIES, family as get_family
+from .architectures import all_families, family as get_family, find as find_family
 from .blocks import Block
 from .display import Breakdown, ModelDisplay
 from .errors import SymparamsError
 from .family import Family, parse_value
-from .presets import PRESETS
+from .presets import all_presets, find as find_preset
 from .symbols import SYMBOLS, A, H, L, ordered
 
 
@@ -266,16 +266,17 @@ def model(name: "str | os.PathLike | Mapping", *, head: str | None = None, **val
     >>> model({"model_type": "bert", "num_hidden_layers": 24}, H=1024, A=16).count
     335141888
     """
-    if not isinstance(name, str) or (name not in PRESETS and name not in FAMILIES and _is_config_path(name)):
+    preset = find_preset(name) if isinstance(name, str) else None
+    fam = None if preset is not None or not isinstance(name, str) else find_family(name)
+    if preset is None and fam is None and (not isinstance(name, str) or _is_config_path(name)):
         return _from_config(name, head, values_and_switches)
-    if name in PRESETS:
-        preset = PRESETS[name]
+    if preset is not None:
         fam = get_family(preset.family)
         values, switches = dict(preset.values), dict(preset.switches)
-    elif name in FAMILIES:
-        fam, values, switches = get_family(name), {}, {}
+    elif fam is not None:
+        values, switches = {}, {}
     else:
-        known = ", ".join([*PRESETS, *FAMILIES])
+        known = ", ".join([*all_presets(), *all_families()])
         raise SymparamsError(f"unknown model {name!r} (presets and families: {known})")
     optional = frozenset(values) - frozenset(values_and_switches)
     for key, value in values_and_switches.items():

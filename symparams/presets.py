@@ -3,14 +3,13 @@
 The core presets live here; a family module may add its own as a
 ``PRESETS`` sequence of :class:`~symparams.family.Preset`.
 
->>> PRESETS["bert-base"].values["H"]
+>>> find("bert-base").values["H"]
 768
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 
 from . import architectures
 from .family import Preset
@@ -41,14 +40,31 @@ _CORE = (
 )
 
 
-def _collect() -> dict[str, Preset]:
+_ALL: dict[str, Preset] | None = None
+
+
+def all_presets() -> dict[str, Preset]:
     """The core presets, then every family module's ``PRESETS`` sequence."""
-    found = {p.name: p for p in _CORE}
-    for info in sorted(pkgutil.iter_modules(architectures.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{architectures.__name__}.{info.name}")
-        for p in getattr(module, "PRESETS", ()):
-            found[p.name] = p
-    return found
+    global _ALL
+    if _ALL is None:
+        found = {p.name: p for p in _CORE}
+        for name in sorted(architectures.module_names()):
+            module = importlib.import_module(f"{architectures.__name__}.{name}")
+            for p in getattr(module, "PRESETS", ()):
+                found[p.name] = p
+        _ALL = found
+    return _ALL
 
 
-PRESETS: dict[str, Preset] = _collect()
+def find(name: str) -> Preset | None:
+    """The preset called ``name`` (core presets without importing every family), or None."""
+    for p in _CORE:
+        if p.name == name:
+            return p
+    return all_presets().get(name)
+
+
+def __getattr__(name: str):
+    if name == "PRESETS":  # built on first use: it imports every family module
+        return all_presets()
+    raise AttributeError(name)
