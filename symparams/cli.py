@@ -205,6 +205,7 @@ def _add_explore_commands(sub, model_command) -> None:
     p.add_argument("--plot", help="draw count against the first grid key into an SVG file")
     p.add_argument("--force", action="store_true", help="allow grids over 10^9 points")
     p = model_command("shell", cmd_shell, "an interactive Python prompt with the model loaded", json_=False)
+    p.add_argument("--plain", action="store_true", help="the standard Python console even if IPython is installed")
 
 
 def build_parser() -> argparse.ArgumentParser:
