@@ -13,7 +13,15 @@ The proof is a derivation, not a lookup of ``free_symbols``:
    are stated;
 5. with values given, every admissible head count is substituted into the
    as-written total, exactly: the same number every time is the numeric
-   witness; two different numbers are a counterexample.
+   witness; two different numbers are a counterexample;
+6. when ``∂N/∂A ≠ 0`` the terms holding A are isolated (``dependence``), and
+   a counterexample is found even for a symbolic model: at the model's own
+   values, else at a preset's of the same family, else at small canonical
+   sizes (``counterexample_values`` and ``counterexample_source`` say which),
+   with head counts that satisfy every constraint (A | H, G | A, ...);
+7. when the model has key/value heads G, the prover holds G/A fixed
+   (``G = ρ·A``), re-derives N and ∂N/∂A, and says whether invariance is
+   restored (``fixed_ratio``).
 
 >>> from symparams import model
 >>> p = model("bert-base").prove()
@@ -23,18 +31,45 @@ The proof is a derivation, not a lookup of ``free_symbols``:
 [109482240]
 >>> len(p.witness)  # the divisors of 768
 18
+
+Grouped-query attention (Llama 2 70B: A = 64 query heads, G = 8 key/value
+heads) depends on A, and does not once G/A is held fixed:
+
+>>> p = model("llama-2-70b").prove()
+>>> p.invariant, p.dependence
+(False, 2*G*H**2*L/A)
+>>> p.counterexample
+((64, 68714504192), (128, 68043415552))
+>>> p.fixed_ratio.substitution, p.fixed_ratio.derivative, p.fixed_ratio.value
+(A*rho, 0, 1/8)
+
+T5's heads have their own width D, and a relative attention bias per stack:
+
+>>> p = model("t5").prove()
+>>> p.dependence
+2*A*B + 12*A*D*H*L
+>>> p.counterexample_source, p.counterexample
+('preset t5-small', ((8, 60506624), (16, 79381504)))
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import sympy as sp
 from sympy import divisors
 
 from .display import ProofDisplay
-from .symbols import A, H
+from .symbols import A, G, H
+
+#: the ratio G/A held fixed when the prover re-derives a grouped-query model
+RHO = sp.Symbol("rho", positive=True, rational=True)
+
+#: small admissible sizes for a counterexample when neither the model nor a preset gives a value
+CANONICAL = {"V": 1000, "V_d": 1000, "P": 128, "S": 2, "H": 64, "L": 2, "L_d": 2, "A": 8, "r": 4, "C": 2,
+             "E": 32, "G": 2, "D": 16, "B": 32, "F": 256}
 
 
 @dataclass(frozen=True)
@@ -66,6 +101,49 @@ class Condition:
     zh: str
 
 
+#: head counts of another kind that the fixed-ratio step holds in proportion to A
+PROPORTIONAL = {
+    G: Condition(r"G = \rho A", "G/A = ρ is held fixed: G = ρ·A key/value heads, a whole number dividing A",
+                 "固定 G/A = ρ：键值头数 G = ρ·A，为整除 A 的整数"),
+}
+
+
+@dataclass(frozen=True)
+class FixedRatio:
+    """The model re-derived with another head count held in proportion to A.
+
+    ``symbol`` (G) is replaced by ``substitution`` (``ρ·A``, ρ = ``ratio``, a
+    positive rational); ``derivative`` is ∂N/∂A of the result, and
+    ``invariant`` says whether it is 0.  ``value`` is the model's own G/A
+    when both are given.
+    """
+
+    symbol: sp.Symbol
+    ratio: sp.Symbol
+    substitution: sp.Expr
+    written: sp.Expr
+    closed_form: sp.Expr
+    derivative: sp.Expr
+    invariant: bool
+    condition: Condition
+    value: sp.Rational | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "symbol": self.symbol.name,
+            "ratio": self.ratio.name,
+            "substitution": sp.sstr(self.substitution),
+            "substitution_latex": sp.latex(self.substitution),
+            "closed_form": sp.sstr(self.closed_form),
+            "closed_form_latex": sp.latex(self.closed_form),
+            "derivative": sp.sstr(self.derivative),
+            "invariant": self.invariant,
+            "condition": self.condition.en,
+            "condition_latex": self.condition.latex,
+            "value": None if self.value is None else sp.sstr(self.value),
+        }
+
+
 @dataclass(frozen=True)
 class Proof(ProofDisplay):
     """The verdict on head-count invariance and how it was reached."""
@@ -80,6 +158,12 @@ class Proof(ProofDisplay):
     dependence: sp.Expr       # the terms of N that hold A (0 when invariant)
     witness: dict[int, int] = field(default_factory=dict)   # admissible A → total (with values)
     counterexample: tuple[tuple[int, int], tuple[int, int]] | None = None
+    #: G/A held fixed (G = ρ·A), re-derived; None for a model without such a head count, or invariant anyway
+    fixed_ratio: FixedRatio | None = None
+    #: the values of the other symbols at which ``counterexample`` holds
+    counterexample_values: dict[sp.Symbol, sp.Expr] = field(default_factory=dict)
+    #: where they come from: "model", "preset NAME" or "canonical" (small sizes picked by the prover)
+    counterexample_source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,7 +178,14 @@ class Proof(ProofDisplay):
             "witness": {str(a): n for a, n in self.witness.items()},
             "counterexample": (None if self.counterexample is None else
                                [{"A": a, "total": n} for a, n in self.counterexample]),
+            "counterexample_values": {s.name: _json_number(v) for s, v in self.counterexample_values.items()},
+            "counterexample_source": self.counterexample_source,
+            "fixed_ratio": None if self.fixed_ratio is None else self.fixed_ratio.to_dict(),
         }
+
+
+def _json_number(v: sp.Expr):
+    return int(v) if v.is_Integer else sp.sstr(v)
 
 
 def _written_total(tree) -> sp.Expr:
@@ -114,18 +205,89 @@ def _per_head_steps(tree) -> list[Step]:
     return [Step("per_head", lhs=w, rhs=sp.expand(w.doit()), paths=tuple(p)) for w, p in forms.items()]
 
 
-def _admissible_heads(m) -> list[int]:
-    """Head counts that satisfy every constraint at the model's other values."""
-    if H not in m.values:
+def _admissible(values, constraints) -> list[int]:
+    """Head counts (divisors of H) that satisfy every constraint at ``values``."""
+    if H not in values:
         return []
     out = []
-    for a in divisors(int(m.values[H])):
-        values = {**m.values, A: sp.Integer(a)}
-        if all(not c.expr.free_symbols <= set(values) or
-               (lambda v: v.is_Integer and v > 0)(c.expr.xreplace(values))
-               for c in m.family.constraints):
+    for a in divisors(int(values[H])):
+        trial = {**values, A: sp.Integer(a)}
+        if all(not c.expr.free_symbols <= set(trial) or
+               (lambda v: v.is_Integer and v > 0)(c.expr.xreplace(trial))
+               for c in constraints):
             out.append(a)
     return out
+
+
+def _admissible_heads(m) -> list[int]:
+    """Head counts that satisfy every constraint at the model's other values."""
+    return _admissible(m.values, m.family.constraints)
+
+
+def _pair(totals: dict[int, int], a0) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """Two head counts with different totals: ``a0`` and its nearest neighbour, else the extremes."""
+    if a0 in totals:
+        others = [a for a in totals if totals[a] != totals[a0]]
+        if not others:
+            return None
+        b = min(others, key=lambda a: (max(Fraction(a, a0), Fraction(a0, a)), -a))
+        return (a0, totals[a0]), (b, totals[b])
+    distinct = sorted(set(totals.values()))
+    if len(distinct) < 2:
+        return None
+    by_total = {n: a for a, n in sorted(totals.items())}
+    return (by_total[distinct[0]], distinct[0]), (by_total[distinct[-1]], distinct[-1])
+
+
+def _totals(written, values, heads) -> dict[int, int]:
+    fixed = sp.expand(written.xreplace(values))
+    return {a: int(sp.expand(fixed.xreplace({A: sp.Integer(a)}))) for a in heads}
+
+
+def _candidates(m):
+    """Values for every symbol but A: the model's, else a preset's, else canonical ones; and a head count to start at."""
+    from .family import parse_value
+    from .presets import PRESETS
+
+    need = [s for s in m.symbols if s != A]
+    own = {s: v for s, v in m.values.items() if s != A}
+    a_own = int(m.values[A]) if A in m.values else None
+    if all(s in own for s in need):
+        yield own, a_own, "model"
+        return
+    for preset in PRESETS.values():
+        if preset.family != m.family.name:
+            continue
+        given = {s: parse_value(s.name, preset.values[s.name]) for s in need if s.name in preset.values}
+        if all(s in given or s in own for s in need):
+            a0 = a_own or (int(preset.values["A"]) if "A" in preset.values else None)
+            yield {**given, **own}, a0, f"preset {preset.name}"
+    picked = {s: parse_value(s.name, CANONICAL.get(s.name, 2)) for s in need if s not in own}
+    yield {**picked, **own}, a_own or CANONICAL["A"], "canonical"
+
+
+def _counterexample(m, written):
+    for values, a0, source in _candidates(m):
+        pair = _pair(_totals(written, values, _admissible(values, m.family.constraints)), a0)
+        if pair is not None:
+            return pair, values, source
+        if source == "model":
+            break
+    return None, {}, None
+
+
+def _fixed_ratio(m, written) -> FixedRatio | None:
+    from .model import closed_form
+
+    for sym, condition in PROPORTIONAL.items():
+        if sym not in m.symbols:
+            continue
+        sub = RHO * A
+        fixed = written.xreplace({sym: sub})
+        derivative = sp.cancel(sp.together(sp.diff(fixed, A)))
+        value = (sp.Rational(m.values[sym], m.values[A]) if sym in m.values and A in m.values else None)
+        return FixedRatio(sym, RHO, sub, fixed, closed_form(fixed), derivative, derivative == 0, condition, value)
+    return None
 
 
 def prove(m) -> "Proof":
@@ -136,27 +298,36 @@ def prove(m) -> "Proof":
     derivative = sp.cancel(sp.together(sp.diff(written, A)))
     invariant = derivative == 0
     dependence = sp.Add(*(t for t in sp.Add.make_args(sp.expand(closed)) if t.has(A)))
+    used = set(m.symbols)
     conditions = tuple(Condition(*c.condition) for c in m.family.constraints
-                       if c.condition is not None and A in c.expr.free_symbols)
+                       if c.condition is not None and A in c.expr.free_symbols and c.expr.free_symbols <= used)
     steps = _per_head_steps(tree)
     steps += [
         Step("total_as_written", lhs=tree.total_as_written),
         Step("simplified", rhs=closed),
         Step("derivative", rhs=derivative),
     ]
+    fixed = None
     if not invariant:
         steps.append(Step("dependence", rhs=dependence))
+        fixed = _fixed_ratio(m, written)
+        if fixed is not None:
+            steps += [Step("fixed_ratio", lhs=fixed.symbol, rhs=fixed.substitution),
+                      Step("fixed_ratio_simplified", rhs=fixed.closed_form),
+                      Step("fixed_ratio_derivative", rhs=fixed.derivative)]
 
     witness: dict[int, int] = {}
-    counterexample = None
+    counterexample, at, source = None, {}, None
     others = {s: v for s, v in m.values.items() if s != A}
     if A in m.symbols and set(m.symbols) - {A} <= set(others):
-        for a in _admissible_heads(m):
-            witness[a] = int(sp.expand(written.xreplace({**others, A: sp.Integer(a)})))
-        distinct = sorted(set(witness.values()))
-        if len(distinct) > 1:
-            by_total = {n: a for a, n in sorted(witness.items())}
-            counterexample = ((by_total[distinct[0]], distinct[0]), (by_total[distinct[-1]], distinct[-1]))
+        witness = _totals(written, others, _admissible_heads(m))
+        counterexample = _pair(witness, int(m.values[A]) if A in m.values else None)
+        if counterexample is not None:
+            at, source = others, "model"
         steps.append(Step("witness"))
+    elif not invariant and A in m.symbols:
+        counterexample, at, source = _counterexample(m, written)
+    if counterexample is not None:
+        steps.append(Step("counterexample"))
     return Proof(m.name, invariant, tuple(steps), conditions, written, closed, derivative,
-                 dependence, witness, counterexample)
+                 dependence, witness, counterexample, fixed, dict(at), source)

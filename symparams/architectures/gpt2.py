@@ -96,16 +96,17 @@ def build(switches, head):
 def from_config(cfg):
     """Values from a ``GPT2Config`` (defaults: gpt2, as transformers 5 has them).
 
-    ``n_inner`` missing or ``null`` is 4H; the config's ``hidden_size`` /
-    ``max_position_embeddings`` / ``num_attention_heads`` /
-    ``num_hidden_layers`` aliases are read too.
+    ``n_inner`` missing or ``null`` is 4H.  The aliases transformers maps
+    (``hidden_size``, ``max_position_embeddings``, ``num_attention_heads``,
+    ``num_hidden_layers``) win over ``n_embd`` ... when both are present, as
+    in ``GPT2Config.from_dict``.
     """
-    hidden = cfg.int("n_embd", "hidden_size", default=768)
+    hidden = cfg.int("hidden_size", "n_embd", default=768)
     inner = cfg.int("n_inner", default=4 * hidden)
-    values = dict(V=cfg.int("vocab_size", default=50257), P=cfg.int("n_positions", "max_position_embeddings",
+    values = dict(V=cfg.int("vocab_size", default=50257), P=cfg.int("max_position_embeddings", "n_positions",
                                                                       default=1024),
-                  H=hidden, L=cfg.int("n_layer", "num_hidden_layers", default=12),
-                  A=cfg.int("n_head", "num_attention_heads", default=12), r=ratio(inner, hidden), C=cfg.labels())
+                  H=hidden, L=cfg.int("num_hidden_layers", "n_layer", default=12),
+                  A=cfg.int("num_attention_heads", "n_head", default=12), r=ratio(inner, hidden), C=cfg.labels())
     switches = dict(tie=cfg.bool("tie_word_embeddings", default=True),
                     cross_attention=cfg.bool("add_cross_attention", default=False))
     return values, switches

@@ -10,7 +10,8 @@ grows with A.  The first block of each stack also holds the relative
 attention bias, an embedding of B buckets × A heads.  Both make the count
 depend on A.  The FFN is ReLU (``wi``, ``wo``) or gated-GELU (``wi_0``,
 ``wi_1``, ``wo``; T5 v1.1, Flan-T5, mT5) with intermediate size F (``d_ff``).
-The ``seq2seq-lm`` head is tied to ``shared`` (``tie=true``) or not.
+The ``seq2seq-lm`` head is tied to ``shared`` (``tie=true``) or not.  The
+decoder has L layers, or its own L_d (``split_layers``).
 
 >>> from symparams import model
 >>> model("t5-base").count
@@ -28,7 +29,7 @@ import sympy as sp
 from ..blocks import _mul, embedding, group, linear, per_head_linear, rms_norm
 from ..errors import SymparamsError
 from ..family import Family, Preset, Switch
-from ..symbols import A, B, C, D, F, H, L, V
+from ..symbols import A, B, C, D, F, H, L, L_d, V
 
 #: heads, with the transformers class that builds each and its base-model prefix
 CLASSES = {
@@ -68,14 +69,14 @@ def ffn(gated):
                  title="gated_ffn" if gated else "ffn")
 
 
-def stack(name, decoder, gated):
+def stack(name, decoder, gated, layers=L):
     block = group("block", [
         sublayer("self_attention", attention("SelfAttention", "masked_attention" if decoder
                                              else "multi_head_attention"), "self_attention"),
         sublayer("cross_attention", attention("EncDecAttention", "cross_attention"), "cross_attention")
         if decoder else None,
         sublayer("feed_forward", ffn(gated), "feed_forward"),
-    ], repeat=L, ref="block.*", title="decoder_layer" if decoder else "encoder_layer")
+    ], repeat=layers, ref="block.*", title="decoder_layer" if decoder else "encoder_layer")
     return group(name, [
         embedding("embed_tokens", V, H, tied_to="shared", title="token_embedding"),
         # only the first block's self-attention holds it (has_relative_attention_bias = i == 0)
@@ -105,7 +106,8 @@ def build(switches, head):
     return group("t5", [
         embedding("shared", V, H, title="token_embedding"),
         stack("encoder", False, gated),
-        stack("decoder", True, gated) if head != "token-classification" else None,
+        stack("decoder", True, gated, L_d if switches["split_layers"] else L)
+        if head != "token-classification" else None,
         group("head", [task], ref="", title="task_head") if task is not None else None,
     ], ref="")
 
@@ -115,7 +117,7 @@ def from_config(cfg):
 
     ``feed_forward_proj`` is ``ACT`` or ``gated-ACT``; an explicit
     ``is_gated_act`` wins, as in transformers.  ``num_decoder_layers`` other
-    than ``num_layers`` is refused (one symbol L counts both stacks).  The
+    than ``num_layers`` is L_d (``split_layers``).  The
     ``seq2seq-lm`` head is untied when ``tie_word_embeddings`` is false, or
     when ``scale_decoder_outputs`` is false: transformers 5 writes that flag
     (and ``tie_word_embeddings: true``) for a T5 v1.1/Flan config whose
@@ -124,11 +126,10 @@ def from_config(cfg):
     """
     model_type = cfg.str("model_type")
     d = DEFAULTS.get(model_type, DEFAULTS["t5"])
-    layers = cfg.int("num_layers", "num_hidden_layers", default=d["num_layers"])
-    decoder_layers = cfg.int("num_decoder_layers", default=layers)
-    if decoder_layers != layers:
-        raise SymparamsError(f"{cfg.source}: key num_decoder_layers ({decoder_layers}) differs from num_layers "
-                             f"({layers}); symparams counts both T5 stacks with one L")
+    # the aliases (num_hidden_layers, hidden_size, num_attention_heads, head_dim) win, as in
+    # T5Config.from_dict; the decoder's default is num_layers itself, not its alias
+    layers = cfg.int("num_hidden_layers", "num_layers", default=d["num_layers"])
+    decoder_layers = cfg.int("num_decoder_layers", "num_layers", default=d["num_layers"])
     proj = cfg.str("feed_forward_proj", default=d["feed_forward_proj"])
     parts = proj.split("-")
     if len(parts) > 2 or (len(parts) == 2 and parts[0] != "gated") or not all(parts):
@@ -138,12 +139,14 @@ def from_config(cfg):
     tie = cfg.bool("tie_word_embeddings", default=True)
     if cfg.bool("scale_decoder_outputs", default=True) is False:
         tie = False
-    values = dict(V=cfg.int("vocab_size", default=d["vocab_size"]), H=cfg.int("d_model", "hidden_size",
+    values = dict(V=cfg.int("vocab_size", default=d["vocab_size"]), H=cfg.int("hidden_size", "d_model",
                                                                                default=d["d_model"]),
-                  L=layers, A=cfg.int("num_heads", "num_attention_heads", default=d["num_heads"]),
-                  D=cfg.int("d_kv", "head_dim", default=d["d_kv"]), F=cfg.int("d_ff", default=d["d_ff"]),
+                  L=layers, A=cfg.int("num_attention_heads", "num_heads", default=d["num_heads"]),
+                  D=cfg.int("head_dim", "d_kv", default=d["d_kv"]), F=cfg.int("d_ff", default=d["d_ff"]),
                   B=cfg.int("relative_attention_num_buckets", default=32), C=cfg.labels())
-    return values, dict(gated=gated, tie=tie)
+    if decoder_layers != layers:
+        values["L_d"] = decoder_layers
+    return values, dict(gated=gated, tie=tie, split_layers=decoder_layers != layers)
 
 
 FAMILY = Family(
@@ -154,6 +157,8 @@ FAMILY = Family(
         Switch("gated", False, en="gated-GELU FFN (wi_0, wi_1, wo; T5 v1.1, Flan-T5) instead of ReLU (wi, wo)",
                zh="门控 GELU 前馈网络（wi_0、wi_1、wo；T5 v1.1、Flan-T5），否则为 ReLU（wi、wo）"),
         Switch("tie", True, en="seq2seq-lm head tied to the shared embedding", zh="语言模型头与共享词嵌入共享权重"),
+        Switch("split_layers", False, en="the decoder has its own layer count L_d (num_decoder_layers ≠ num_layers)",
+               zh="解码器层数 L_d 与编码器不同（num_decoder_layers ≠ num_layers）"),
     ),
     heads=tuple(h for h in CLASSES if h is not None),
     constraints=(),
