@@ -134,8 +134,20 @@ def cmd_prove(args) -> None:
             print(f"  dN/dA = {sp.sstr(step.rhs)}")
         elif step.key == "dependence":
             print(f"  terms holding A: {sp.sstr(step.rhs)}")
+        elif step.key == "fixed_ratio":
+            fr = proof.fixed_ratio
+            print(f"  holding {fr.symbol}/A = {fr.ratio} fixed ({fr.symbol} = {sp.sstr(fr.substitution)}): "
+                  f"N = {sp.sstr(fr.closed_form)}, dN/dA = {sp.sstr(fr.derivative)}: "
+                  + ("invariant again" if fr.invariant else "still depends on A")
+                  + ("" if fr.value is None else f" (here {fr.ratio} = {fr.value})"))
     for c in proof.conditions:
         print(f"  side condition: {c.en}")
+    if proof.counterexample and not proof.witness:  # values picked by the prover: say which
+        (a1, n1), (a2, n2) = proof.counterexample
+        at = " ".join(f"{s.name}={ratio(v)}" for s, v in proof.counterexample_values.items())
+        source = proof.counterexample_source
+        where = f"values of {source}" if source.startswith("preset") else "small sizes picked by the prover"
+        print(f"  counterexample ({where}: {at}): A={a1} gives {thousands(n1)}, A={a2} gives {thousands(n2)}")
     if proof.witness:
         counts = sorted(set(proof.witness.values()))
         heads = ", ".join(map(str, proof.witness))
