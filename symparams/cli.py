@@ -31,13 +31,18 @@ def _parse_sets(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def load(args) -> Any:
-    """The model named on the command line (or read with --config), with --set and --head applied."""
+def load(args, free: Sequence[str] = ()) -> Any:
+    """The model named on the command line (or read with --config), with --set and --head applied.
+
+    Symbols in ``free`` keep no value (a preset's is dropped): ``solve`` finds them.
+    """
     from .model import model
+    from .symbols import SYMBOLS
 
     name = getattr(args, "model", None)
     config = getattr(args, "config", None)
     sets = _parse_sets(getattr(args, "set", ()))
+    sets.update({key: None for key in free if key in SYMBOLS})
     head = getattr(args, "head", None)
     if name and config:
         raise SymparamsError("give a model name or --config PATH, not both")
@@ -180,13 +185,13 @@ def _write(text: str, output: str | None) -> None:
 def cmd_solve(args) -> None:
     from .explore import cmd_solve as run
 
-    run(load(args), args)
+    run(load(args, free=(args.symbol,)), args)
 
 
 def cmd_sweep(args) -> None:
     from .explore import cmd_sweep as run
 
-    run(load(args), args)
+    run(load(args, free=[item.partition("=")[0].strip() for item in args.grid]), args)
 
 
 def cmd_shell(args) -> None:

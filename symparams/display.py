@@ -204,7 +204,20 @@ class Breakdown(tuple):
 
 # -- models -----------------------------------------------------------------
 
-class ModelDisplay:
+class _OwnPretty:
+    """Puts ``_repr_pretty_`` in each subclass's own namespace.
+
+    IPython's pretty printer walks the MRO and takes a class's own
+    ``__repr__`` (Model's, or the one ``@dataclass`` writes for Proof) before
+    an inherited ``_repr_pretty_``.
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._repr_pretty_ = cls._repr_pretty_
+
+
+class ModelDisplay(_OwnPretty):
     """Display methods for :class:`~symparams.model.Model`.
 
     The formula is the closed form in the symbols, then, when values are
@@ -272,7 +285,7 @@ class ModelDisplay:
 _VERDICT = {True: "does not depend", False: "depends"}
 
 
-class ProofDisplay:
+class ProofDisplay(_OwnPretty):
     """Display methods for :class:`~symparams.proof.Proof`.
 
     >>> from symparams import model

@@ -75,7 +75,7 @@ class Model(ModelDisplay):
         self.switches = self.family.resolve(dict(switches or {}), self.head)
         self.name = name or self.family.name
         self.tree: Block = self.family.build(self.switches, self.head)
-        given = {k: parse_value(k, v) for k, v in (values or {}).items()}
+        given = {k: parse_value(k, v) for k, v in (values or {}).items() if v is not None}  # None: leave free
         used = {s.name for s in self.symbols}
         for key in list(given):
             if key not in used and key in optional:
@@ -265,6 +265,11 @@ def model(name: "str | os.PathLike | Mapping", *, head: str | None = None, **val
     18944000
     >>> model({"model_type": "bert", "num_hidden_layers": 24}, H=1024, A=16).count
     335141888
+
+    A value of ``None`` leaves a symbol free (drops a preset's value):
+
+    >>> model("bert-base", H=None, A=20).free
+    [H]
     """
     preset = find_preset(name) if isinstance(name, str) else None
     fam = None if preset is not None or not isinstance(name, str) else find_family(name)

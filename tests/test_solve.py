@@ -1,0 +1,151 @@
+"""symparams solve: the admissible value nearest a target, checked against brute force."""
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from symparams import SymparamsError, model, solve
+
+
+def bert(H, L, A=12, V=30522, P=512, S=2, r=Fraction(4)):
+    """BERT's count by hand (embeddings, L layers, pooler), exact."""
+    layer = 4 * (H * H + H) + 4 * H + H * (r * H) + r * H + (r * H) * H + H
+    total = (V + P + S) * H + 2 * H + L * layer + H * H + H
+    assert total.denominator == 1 if isinstance(total, Fraction) else True
+    return int(total)
+
+
+def nearest(candidates, count, target):
+    """Brute force: the candidate with the smallest |count - target| (ties: the smaller)."""
+    return min(candidates, key=lambda v: (abs(count(v) - target), v))
+
+
+def run(*args):
+    proc = subprocess.run([sys.executable, "-m", "symparams", *args], capture_output=True, text=True)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_bert_hidden_size_nearest_a_billion_at_24_layers_16_heads():
+    # N(H) = 289 H² + 31351 H at L = 24, r = 4 and bert-base's vocabulary; H runs over multiples of 16
+    count = lambda h: 289 * h * h + 31351 * h  # noqa: E731
+    assert all(count(h) == bert(h, 24, 16) for h in (16, 768, 1808))
+    best = nearest(range(16, 4000, 16), count, 10**9)
+    s = solve(model("bert-base", L=24, A=16), 10**9, "H")
+    assert (s.value, s.count) == (best, count(best)) == (1808, 1_001_384_304)
+    assert s.below == (1792, count(1792)) and s.above == (1824, count(1824))
+    assert s.step == 16 and s.difference == count(1808) - 10**9
+
+
+def test_cli_solve_prints_the_answer_and_its_neighbours():
+    code, out, err = run("solve", "bert-base", "--set", "L=24", "--set", "A=16", "--target", "1e9", "--for", "H")
+    assert code == 0 and err == ""
+    assert "H = 1808 gives 1,001,384,304 parameters" in out
+    assert "1792" in out and "1824" in out and "nearest" in out
+
+
+def test_cli_solve_json():
+    code, out, _ = run("solve", "bert-base", "--set", "L=24", "--set", "A=16", "--target", "1_000_000_000",
+                       "--for", "H", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert (data["symbol"], data["value"], data["count"], data["target"]) == ("H", 1808, 1_001_384_304, 10**9)
+    assert data["below"] == {"value": 1792, "count": bert(1792, 24, 16), "difference": bert(1792, 24, 16) - 10**9}
+    assert data["above"]["value"] == 1824 and data["step"] == 16
+    assert data["values"] == {"V": 30522, "P": 512, "S": 2, "L": 24, "A": 16, "r": 4}
+
+
+@settings(max_examples=40, deadline=None)
+@given(target=st.integers(min_value=1, max_value=3 * 10**9), heads=st.sampled_from([1, 4, 12, 16, 20]),
+       layers=st.integers(min_value=1, max_value=30))
+def test_solving_for_h_equals_brute_force(target, heads, layers):
+    s = solve(model("bert-base", H=None, L=layers, A=heads), target, "H")
+    # every multiple of A up to well past the target (the count grows with H)
+    limit = heads
+    while bert(limit, layers, heads) < 2 * target:
+        limit += heads
+    best = nearest(range(heads, limit + heads, heads), lambda h: bert(h, layers, heads), target)
+    assert (s.value, s.count) == (best, bert(best, layers, heads))
+    assert s.below == (None if best == heads else (best - heads, bert(best - heads, layers, heads)))
+    assert s.above == (best + heads, bert(best + heads, layers, heads))
+
+
+@settings(max_examples=30, deadline=None)
+@given(target=st.integers(min_value=1, max_value=10**10))
+def test_solving_for_layers_equals_brute_force(target):
+    s = solve(model("bert-base"), target, "L")
+    best = nearest(range(1, target // 7_000_000 + 3), lambda n: bert(768, n), target)
+    assert (s.value, s.count) == (best, bert(768, best))
+
+
+def test_solving_for_vocabulary():
+    s = solve(model("bert-base"), 200_000_000, "V")
+    best = nearest(range(1, 200_000), lambda v: bert(768, 12, V=v), 200_000_000)
+    assert (s.value, s.count) == (best, bert(768, 12, V=best))
+    assert s.step == 1 and s.below[0] == best - 1
+
+
+def test_solving_for_the_ratio_steps_over_multiples_of_one_over_h():
+    # r·H must be whole, so r runs over k/768; the answer is an exact fraction
+    s = solve(model("bert-base"), 150_000_000, "r")
+    best = nearest([Fraction(k, 768) for k in range(1, 20 * 768)], lambda q: bert(768, 12, r=q), 150_000_000)
+    assert s.value == best and s.count == bert(768, 12, r=best)
+    assert s.step == Fraction(1, 768)
+    assert solve(model("bert-base"), 150_000_000, "r").to_dict()["value"] == f"{best.numerator}/{best.denominator}"
+
+
+def test_rational_ratio_and_heads_combine_into_one_step():
+    # r = 43/16 needs H a multiple of 16, A = 24 a multiple of 24: H runs over multiples of 48
+    m = model("bert-base", r="43/16", A=24)
+    s = solve(m, 500_000_000, "H")
+    best = nearest(range(48, 6000, 48), lambda h: bert(h, 12, 24, r=Fraction(43, 16)), 500_000_000)
+    assert s.step == 48 and s.value == best
+    assert s.count == m.subs(H=best).count
+
+
+def test_a_target_below_everything_gives_the_smallest_value():
+    s = solve(model("bert-base", A=16), 1, "H")
+    assert s.value == 16 and s.below is None and s.above[0] == 32
+
+
+def test_a_tie_goes_to_the_smaller_value():
+    per_layer = bert(768, 13) - bert(768, 12)
+    s = solve(model("bert-base"), bert(768, 12) + per_layer // 2, "L")
+    assert per_layer % 2 == 0 and s.value == 12
+
+
+def test_solving_for_heads_says_the_count_does_not_depend_on_them():
+    with pytest.raises(SymparamsError, match="does not depend on A: every admissible A gives 109,482,240"):
+        solve(model("bert-base"), 10**9, "A")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--target", "0", "--for", "H"), "target must be a positive whole number"),
+    (("--target", "-5", "--for", "H"), "target must be a positive whole number"),
+    (("--target", "1.5", "--for", "H"), "whole number of parameters"),
+    (("--target", "lots", "--for", "H"), "whole number of parameters"),
+    (("--target", "1e9", "--for", "Q"), "unknown symbol 'Q'"),
+    (("--target", "1e9", "--for", "pooler"), "pooler is a switch of bert"),
+    (("--target", "1e9", "--for", "G"), "symbol G is not used by bert-base"),
+    (("--target", "1e9", "--for", "H", "--set", "H=1024"), "H is what --for solves"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    code, out, err = run("solve", "bert-base", *args)
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1
+
+
+def test_other_symbols_need_values():
+    code, _, err = run("solve", "bert", "--set", "V=30522", "--target", "1e9", "--for", "H")
+    assert code == 2 and "no value for P, S, L, A, r" in err and err.count("\n") == 1
+
+
+def test_the_presets_value_of_the_solved_symbol_does_not_get_in_the_way():
+    # bert-base has H = 768, which 20 heads do not divide; solving for H drops that value
+    code, out, err = run("solve", "bert-base", "--set", "A=20", "--target", "1e9", "--for", "H", "--json")
+    best = nearest(range(20, 3000, 20), lambda h: bert(h, 12, 20), 10**9)
+    assert code == 0 and err == ""
+    assert (json.loads(out)["value"], json.loads(out)["count"]) == (best, bert(best, 12, 20))
