@@ -374,25 +374,8 @@ def encoder_configs(draw, model_type):
     return data, head
 
 
+@pytest.mark.parametrize("family", FAMILY_NAMES)
 @SETTINGS
-@given(case=encoder_configs("roberta"))
-def test_roberta_random_configurations_match_transformers(case):
-    check(*case)
-
-
-@SETTINGS
-@given(case=encoder_configs("distilbert"))
-def test_distilbert_random_configurations_match_transformers(case):
-    check(*case)
-
-
-@SETTINGS
-@given(case=encoder_configs("electra"))
-def test_electra_random_configurations_match_transformers(case):
-    check(*case)
-
-
-@SETTINGS
-@given(case=encoder_configs("albert"))
-def test_albert_random_configurations_match_transformers(case):
-    check(*case)
+@given(data=st.data())
+def test_random_configurations_match_transformers(family, data):
+    check(*data.draw(encoder_configs(family), label="config, head"))
