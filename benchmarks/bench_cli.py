@@ -21,6 +21,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 #: name → (argv after ``python``, limit as a multiple of the baseline)
 COMMANDS = {
     "count bert-base": (["-m", "symparams", "count", "bert-base"], 1.3),
+    "count --config bert-base-uncased": (
+        ["-m", "symparams", "count", "--config", str(FIXTURES / "bert-base-uncased" / "config.json")], 1.3),
 }
 
 

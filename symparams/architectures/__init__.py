@@ -71,7 +71,10 @@ def for_config_type(model_type: str) -> Family | None:
     """The family that reads config.json files of ``model_type`` (its own module first)."""
     module = _module(model_type) if isinstance(model_type, str) else None
     candidates = _families_in(module) if module is not None else []
-    for fam in [*candidates, *all_families().values()]:
+    for fam in candidates:
+        if fam.from_config is not None and model_type in fam.config_types:
+            return fam
+    for fam in all_families().values():  # only now import every module
         if fam.from_config is not None and model_type in fam.config_types:
             return fam
     return None
