@@ -102,7 +102,9 @@ def from_config(cfg):
 
     ``num_key_value_heads`` missing or equal to ``num_attention_heads`` is
     plain multi-head attention (``gqa=false``, no G); ``head_dim`` missing or
-    equal to hidden/heads is H/A (no D).
+    equal to hidden/heads is H/A (no D).  As LlamaConfig does, a config is
+    refused when heads do not divide the hidden size, key/value heads do not
+    divide heads, or the head width is odd (rotary embeddings).
     """
     hidden = cfg.int("hidden_size", default=4096)
     heads = cfg.int("num_attention_heads", default=32)
@@ -114,6 +116,10 @@ def from_config(cfg):
         raise SymparamsError(f"{cfg.source}: key num_key_value_heads ({kv}) does not divide "
                              f"num_attention_heads ({heads})")
     head_dim = cfg.int("head_dim", default=hidden // heads)
+    if head_dim % 2:
+        key = "head_dim" if cfg.has("head_dim") else "hidden_size"
+        raise SymparamsError(f"{cfg.source}: key {key} gives an odd head width ({head_dim}); rotary "
+                             f"embeddings need an even one, and LlamaConfig refuses it")
     values = dict(V=cfg.int("vocab_size", default=32000), H=hidden, L=cfg.int("num_hidden_layers", default=32),
                   A=heads, F=cfg.int("intermediate_size", default=11008), C=cfg.labels())
     if kv != heads:
