@@ -72,8 +72,7 @@ def from_config(cfg):
     values["V"] = vocab = cfg.int("vocab_size", default=50265)
     values["C"] = cfg.labels(default=3)
     check_padding(cfg, 1, ("vocab_size", vocab))
-    switches["tie"] = cfg.bool("tie_word_embeddings", default=True)
-    return values, switches
+    return values, {"tie": cfg.bool("tie_word_embeddings", default=True), **switches}
 
 
 FAMILY = Family(

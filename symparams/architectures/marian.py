@@ -71,9 +71,8 @@ def from_config(cfg):
     # MarianConfig: decoder_vocab_size = decoder_vocab_size or vocab_size
     values["V_d"] = decoder_vocab = cfg.int("decoder_vocab_size", default=None, minimum=0) or vocab
     check_padding(cfg, 58100, ("vocab_size", vocab), ("decoder_vocab_size", decoder_vocab))
-    switches["share"] = cfg.bool("share_encoder_decoder_embeddings", default=True)
-    switches["tie"] = cfg.bool("tie_word_embeddings", default=True)
-    return values, switches
+    return values, {"share": cfg.bool("share_encoder_decoder_embeddings", default=True),
+                    "tie": cfg.bool("tie_word_embeddings", default=True), **switches}
 
 
 FAMILY = Family(
