@@ -3,9 +3,13 @@
 ``model_type`` picks the family (each :class:`~symparams.family.Family`
 lists the ``model_type`` values it reads in ``config_types``); the family's
 ``from_config(reader)`` maps its own keys to values and switches, with the
-defaults of that family's transformers config class for missing keys.  A
-malformed file, an unknown ``model_type``, a missing required key or a value
-of the wrong type is one line naming the key.
+defaults of that family's transformers config class for missing keys, and
+ignoring the keys it does not need.  Without a head the model is the base
+model (what ``AutoModel`` builds); the reader knows the head asked for, so a
+family can refuse a key that would change that head in a way it does not
+model (:meth:`ConfigReader.refuse`).  A malformed file, an unknown
+``model_type``, a missing required key, a value of the wrong type or a size
+below 1 is one line naming the file and the key.
 
 >>> import json, tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "config.json")
@@ -152,6 +156,8 @@ def from_dict(data: Mapping[str, Any], head: str | None = None, overrides: Mappi
     from .model import Model
     from .symbols import SYMBOLS
 
+    if not isinstance(data, Mapping):
+        raise SymparamsError(f"{source}: a config must be a JSON object (a dict), not {type(data).__name__}")
     fam = family_for(ConfigReader(data, source).str("model_type"), source)
     head = fam.check_head(head)
     values, switches = fam.from_config(ConfigReader(data, source, head))
@@ -160,9 +166,12 @@ def from_dict(data: Mapping[str, Any], head: str | None = None, overrides: Mappi
     for key, value in (overrides or {}).items():
         if key in SYMBOLS:
             values[key] = value
-        else:
-            fam.switch(key)
+        elif any(sw.name == key for sw in fam.switches):
             switches[key] = value
+        else:
+            names = ", ".join(sw.name for sw in fam.switches) or "none"
+            raise SymparamsError(f"unknown key {key!r} for {fam.name} (symbols: {' '.join(SYMBOLS)}; "
+                                 f"switches: {names})")
     stem = os.path.splitext(os.path.basename(source))[0]
     name = os.path.basename(os.path.dirname(os.path.abspath(source))) if stem == "config" else stem
     try:

@@ -256,7 +256,9 @@ def test_cli_bad_config_is_one_line_exit_2_and_names_the_key(bad, name, text, ne
     (["count", "bert-base", "--config", BERT_BASE], "not both"),
     (["count", "--config", BART_BASE, "--head", "masked-lm"], "unknown head 'masked-lm' for bart"),
     (["count", "--config", OPUS, "--head", "sequence-classification"], "unknown head 'sequence-classification'"),
-    (["count", "--config", BERT_BASE, "--set", "nope=1"], "unknown switch 'nope'"),
+    (["count", "--config", BERT_BASE, "--set", "nope=1"], "unknown key 'nope' for bert"),
+    (["count", "--config", BERT_BASE, "--set", "pooler=maybe"], "switch pooler takes true or false"),
+    (["count", "--config", BERT_BASE, "--set", "S=2", "--set", "E=3"], "symbol E is not used"),
     (["prove", "--config", FIXTURES / "no-such-model" / "config.json", "--json"], "no such file"),
     (["formula", "--config", FIXTURES], "is a directory"),
 ])
