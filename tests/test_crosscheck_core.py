@@ -77,8 +77,11 @@ def test_bert_base_heads_match_transformers_task_models(head):
     check_bert(model("bert-base", head=head))
 
 
-def test_sequence_classification_with_five_labels():
-    check_bert(model("bert-base", head="sequence-classification", C=5))
+@pytest.mark.parametrize("head", ["sequence-classification", "token-classification", "question-answering"])
+def test_heads_sized_by_the_number_of_labels(head):
+    m = model("bert-base", head=head, C=5)
+    assert m.count - model("bert-base", head=head, C=2).count == 3 * (768 + 1)
+    check_bert(m)
 
 
 @pytest.mark.parametrize("name", [p.name for p in PRESETS.values() if p.reference == "MarianModel"])
@@ -115,7 +118,7 @@ SETTINGS = settings(max_examples=200, deadline=None, derandomize=True,
 @SETTINGS
 @given(values=sizes(), head=st.sampled_from([None, *HEADS]), labels=st.integers(1, 20))
 def test_bert_random_configurations_match_transformers(values, head, labels):
-    extra = {"C": labels} if head in ("sequence-classification", "token-classification") else {}
+    extra = {"C": labels} if head in ("sequence-classification", "token-classification", "question-answering") else {}
     check_bert(model("bert", head=head, **values, **extra))
 
 

@@ -60,8 +60,8 @@ def heads(head):
     """The task head as transformers builds it (names as in ``BertFor*``)."""
     if head == "sequence-classification" or head == "token-classification":
         return linear("classifier", H, C, title="classifier")
-    if head == "question-answering":
-        return linear("qa_outputs", H, 2, title="qa_outputs")
+    if head == "question-answering":  # start and end logits: transformers sizes it by num_labels (2)
+        return linear("qa_outputs", H, C, title="qa_outputs")
     if head in ("masked-lm", "pretraining"):
         mlm = group("predictions", [
             parameter("bias", V, title="decoder_bias"),
