@@ -205,12 +205,18 @@ def _per_head_steps(tree) -> list[Step]:
     return [Step("per_head", lhs=w, rhs=sp.expand(w.doit()), paths=tuple(p)) for w, p in forms.items()]
 
 
-def _admissible(values, constraints) -> list[int]:
-    """Head counts (divisors of H) that satisfy every constraint at ``values``."""
+def _admissible(values, constraints, a0=None) -> list[int]:
+    """Head counts that satisfy every constraint at ``values``.
+
+    The candidates are the divisors of H (every head count a family with
+    ``A | H`` admits) and, for families whose heads have their own width
+    (T5), also ``a0`` and ``2·a0``.
+    """
     if H not in values:
         return []
     out = []
-    for a in divisors(int(values[H])):
+    extra = {a0, 2 * a0} if a0 else set()
+    for a in sorted(set(divisors(int(values[H]))) | extra):
         trial = {**values, A: sp.Integer(a)}
         if all(not c.expr.free_symbols <= set(trial) or
                (lambda v: v.is_Integer and v > 0)(c.expr.xreplace(trial))
@@ -221,7 +227,7 @@ def _admissible(values, constraints) -> list[int]:
 
 def _admissible_heads(m) -> list[int]:
     """Head counts that satisfy every constraint at the model's other values."""
-    return _admissible(m.values, m.family.constraints)
+    return _admissible(m.values, m.family.constraints, int(m.values[A]) if A in m.values else None)
 
 
 def _pair(totals: dict[int, int], a0) -> tuple[tuple[int, int], tuple[int, int]] | None:
@@ -268,7 +274,7 @@ def _candidates(m):
 
 def _counterexample(m, written):
     for values, a0, source in _candidates(m):
-        pair = _pair(_totals(written, values, _admissible(values, m.family.constraints)), a0)
+        pair = _pair(_totals(written, values, _admissible(values, m.family.constraints, a0)), a0)
         if pair is not None:
             return pair, values, source
         if source == "model":

@@ -1,0 +1,276 @@
+"""The prover on every family: invariant with its derivation, or not with the dependence and a counterexample.
+
+Counterexamples are re-checked by building both models with transformers on
+the meta device; the fixed-ratio step (G = ρ·A) is re-checked the same way.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import sympy as sp
+import transformers
+
+from hf import build, totals
+from hf_decoders import llama_config, t5_config
+from symparams import model
+from symparams.architectures import FAMILIES
+from symparams.blocks import embedding, group, per_head_linear
+from symparams.config import from_dict, load
+from symparams.family import Constraint, Family
+from symparams.model import Model
+from symparams.presets import PRESETS
+from symparams.proof import CANONICAL, RHO, prove
+from symparams.symbols import A, B, D, F, G, H, L, L_d, V
+
+pytestmark = pytest.mark.crosscheck
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+NOT_INVARIANT = {"t5", "llama"}  # with their default switches: T5's D and bias table, LLaMA's G
+
+
+def admissible(m, a, values):
+    """Head count ``a`` satisfies every constraint of ``m``'s family at ``values``."""
+    trial = {**values, A: sp.Integer(a)}
+    for c in m.family.constraints:
+        if c.expr.free_symbols <= set(trial):
+            v = c.expr.xreplace(trial)
+            if not (v.is_Integer and v > 0):
+                return False
+    return True
+
+
+# -- every family --------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_every_family_gets_its_verdict_with_a_reason(name):
+    p = Model(FAMILIES[name]).prove()
+    assert p.invariant == (name not in NOT_INVARIANT)
+    if p.invariant:
+        assert p.derivative == 0 and p.dependence == 0 and A not in p.closed_form.free_symbols
+        assert any(c.latex == r"A \mid H" for c in p.conditions)
+    else:
+        assert p.derivative != 0 and p.dependence != 0
+        (a1, n1), (a2, n2) = p.counterexample
+        assert a1 != a2 and n1 != n2
+        assert p.counterexample_source and p.counterexample_values
+
+
+@pytest.mark.parametrize("name", [n for n, p in PRESETS.items() if p.family in NOT_INVARIANT])
+def test_counterexample_head_counts_satisfy_every_constraint(name):
+    p = model(name).prove()
+    if p.invariant:
+        assert model(name).switches.get("gqa") is False  # llama-2-7b, -13b: plain multi-head attention
+        return
+    (a1, n1), (a2, n2) = p.counterexample
+    for a, n in ((a1, n1), (a2, n2)):
+        assert admissible(model(name), a, p.counterexample_values)
+        assert n == p.written.xreplace({**p.counterexample_values, A: a})
+    assert p.counterexample_source == "model" and a1 == model(name).values[A]
+
+
+# -- GPT-2: invariant -------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt2-medium", "gpt2-xl", "distilgpt2"])
+def test_gpt2_presets_are_invariant_and_every_divisor_gives_the_same_total(name):
+    m = model(name)
+    p = m.prove()
+    assert p.invariant and p.derivative == 0 and p.counterexample is None and p.fixed_ratio is None
+    assert sorted(p.witness) == sp.divisors(int(m.values[H]))
+    assert set(p.witness.values()) == {m.count}
+    assert [c.latex for c in p.conditions] == [r"A \mid H"]
+
+
+def test_gpt2_fused_c_attn_is_written_per_head_for_q_k_v_and_a_cancels():
+    p = Model("gpt2", switches={"cross_attention": True}).prove()
+    assert p.invariant
+    steps = [s for s in p.steps if s.key == "per_head"]
+    paths = {path for s in steps for path in s.paths}
+    assert {"decoder.h.attn.c_attn.query", "decoder.h.attn.c_attn.key", "decoder.h.attn.c_attn.value",
+            "decoder.h.crossattention.q_attn"} <= paths
+    assert all(A in s.lhs.free_symbols and s.rhs == H**2 + H for s in steps)
+
+
+# -- LLaMA: multi-head invariant, grouped-query not, fixed ratio invariant again ------
+
+def test_llama_2_7b_multi_head_attention_is_invariant():
+    for m in (model("llama-2-7b"), load(os.path.join(FIXTURES, "meta-llama/Llama-2-7b-hf/config.json"))):
+        p = m.prove()
+        assert p.invariant and p.derivative == 0 and G not in p.closed_form.free_symbols
+        assert set(p.witness.values()) == {6_607_343_616}
+        assert [c.latex for c in p.conditions] == [r"A \mid H"]  # no G | A: there is no G
+
+
+def test_llama_config_with_g_equal_a_is_plain_multi_head_attention_and_invariant():
+    data = {"model_type": "llama", "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 2,
+            "hidden_size": 1024, "intermediate_size": 2816, "vocab_size": 32000}
+    m = from_dict(data)
+    assert m.switches["gqa"] is False
+    assert m.prove().invariant
+
+
+def test_llama_2_70b_depends_on_a_through_the_key_value_projections():
+    p = model("llama-2-70b").prove()
+    assert not p.invariant
+    assert sp.simplify(p.derivative - (-2 * G * H**2 * L / A**2)) == 0
+    assert p.dependence == 2 * G * H**2 * L / A
+    kv = next(s for s in p.steps if s.key == "per_head" and G in s.lhs.free_symbols)
+    assert A in kv.lhs.free_symbols and kv.rhs == G * H**2 / A
+    assert set(kv.paths) == {"decoder.layers.self_attn.k_proj", "decoder.layers.self_attn.v_proj"}
+    assert [c.latex for c in p.conditions] == [r"A \mid H", r"G \mid A"]
+
+
+def test_llama_2_70b_counterexample_is_rechecked_by_building_both_models():
+    m = model("llama-2-70b")
+    p = m.prove()
+    (a1, n1), (a2, n2) = p.counterexample
+    assert (a1, n1) == (64, m.count) and n1 != n2
+    for a, n in ((a1, n1), (a2, n2)):
+        assert 8192 % a == 0 and a % 8 == 0 and (8192 // a) % 2 == 0
+        assert totals(build("LlamaModel", llama_config(m, num_attention_heads=a, head_dim=8192 // a)))[0] == n
+
+
+def test_llama_holding_g_over_a_fixed_is_invariant_again():
+    m = model("llama-2-70b")
+    fr = m.prove().fixed_ratio
+    assert fr.symbol == G and fr.substitution == RHO * A and fr.invariant and fr.derivative == 0
+    assert A not in fr.closed_form.free_symbols and RHO in fr.closed_form.free_symbols
+    assert fr.value == sp.Rational(1, 8)
+    at = {s: v for s, v in m.values.items() if s not in (A, G)}
+    assert fr.closed_form.xreplace({**at, RHO: fr.value}) == m.count
+    keys = [s.key for s in m.prove().steps]
+    assert keys.index("dependence") < keys.index("fixed_ratio") < keys.index("fixed_ratio_simplified") \
+        < keys.index("fixed_ratio_derivative")
+    # transformers agrees: with G/A = 1/8 held, 32, 64 and 128 heads give the same model size
+    sizes = {totals(build("LlamaModel", llama_config(m, num_attention_heads=a, num_key_value_heads=a // 8,
+                                                     head_dim=8192 // a, num_hidden_layers=1)))[0]
+             for a in (32, 64, 128)}
+    assert len(sizes) == 1
+
+
+def test_llama_gqa_written_with_g_equal_a_is_invariant_only_with_the_ratio_held():
+    m = model("llama", gqa=True, V=32000, H=4096, L=32, A=32, G=32, F=11008)
+    p = m.prove()
+    assert not p.invariant  # G held at 32 while A moves: K, V change
+    assert p.fixed_ratio.invariant and p.fixed_ratio.value == 1
+    assert m.count == model("llama-2-7b").count
+
+
+def test_llama_own_head_width_depends_on_a_even_with_g_over_a_fixed():
+    p = model("llama", free_head_dim=True).prove()
+    assert not p.invariant
+    assert p.dependence == sp.expand(2 * A * D * H * L)  # q_proj and o_proj: A·D each
+    assert p.fixed_ratio is not None and not p.fixed_ratio.invariant
+
+
+def test_symbolic_llama_counterexample_is_at_a_presets_values_and_says_which():
+    m = model("llama")
+    p = m.prove()
+    assert p.witness == {} and p.counterexample_source == "preset llama-2-70b"
+    assert p.counterexample_values == {V: 32000, H: 8192, L: 80, G: 8, F: 28672}
+    (a1, n1), (a2, n2) = p.counterexample
+    assert (a1, n1) == (64, model("llama-2-70b").count)
+    assert n2 == model("llama-2-70b", A=a2).count != n1
+
+
+# -- T5: not invariant -------------------------------------------------------------
+
+def test_t5_depends_on_a_through_the_bias_table_and_the_inner_dimension():
+    p = model("t5-small").prove()
+    assert not p.invariant and p.fixed_ratio is None and p.conditions == ()
+    assert p.dependence == 2 * A * B + 12 * A * D * H * L
+    assert p.derivative == 2 * B + 12 * D * H * L
+    bias = next(s for s in p.steps if s.key == "per_head" and B in s.lhs.free_symbols)
+    assert set(bias.paths) == {"encoder.relative_attention_bias", "decoder.relative_attention_bias"}
+    assert bias.rhs == A * B
+
+
+def test_t5_small_counterexample_is_rechecked_by_building_both_models():
+    m = model("t5-small")
+    (a1, n1), (a2, n2) = m.prove().counterexample
+    assert (a1, n1) == (8, 60_506_624) and n1 != n2
+    for a, n in ((a1, n1), (a2, n2)):
+        assert totals(build("T5Model", t5_config(m, num_heads=a)))[0] == n
+
+
+def test_symbolic_t5_counterexample_is_at_t5_small_and_keeps_given_values():
+    p = model("t5").prove()
+    assert p.counterexample_source == "preset t5-small"
+    assert p.counterexample == ((8, 60_506_624), (16, 79_381_504))
+    p = model("t5", L=2, gated=True).prove()
+    assert p.counterexample_values[L] == 2 and p.counterexample_values[H] == 512
+    (a1, n1), (a2, n2) = p.counterexample
+    m = model("t5-small", L=2, gated=True)
+    for a, n in ((a1, n1), (a2, n2)):
+        assert totals(build("T5Model", t5_config(m, num_heads=a)))[0] == n
+
+
+def test_t5_with_its_own_decoder_depth():
+    p = model("t5", split_layers=True).prove()
+    assert p.dependence == 2 * A * B + 4 * A * D * H * L + 8 * A * D * H * L_d
+    assert p.counterexample_source == "canonical"  # no preset has L_d: small sizes picked
+
+
+def test_canonical_values_when_no_preset_gives_them():
+    def build_toy(switches, head):
+        return group("toy", [embedding("emb", V, H), per_head_linear("q", H, A, D)], ref="")
+
+    toy = Family("toy", {"en": "toy", "zh": "toy"}, build_toy,
+                 constraints=(Constraint(H / A, "H={H} not divisible by A={A}"),))
+    p = prove(Model(toy))
+    assert p.counterexample_source == "canonical"
+    assert p.counterexample_values == {V: CANONICAL["V"], H: CANONICAL["H"], D: CANONICAL["D"]}
+    (a1, n1), (a2, n2) = p.counterexample
+    assert a1 == CANONICAL["A"] and CANONICAL["H"] % a2 == 0
+    for a, n in ((a1, n1), (a2, n2)):
+        assert n == CANONICAL["V"] * CANONICAL["H"] + a * CANONICAL["H"] * CANONICAL["D"] + a * CANONICAL["D"]
+
+
+# -- output -------------------------------------------------------------------------
+
+def test_proof_json_has_the_new_fields_and_keeps_the_old_ones():
+    data = json.loads(json.dumps(model("llama-2-70b").prove().to_dict()))
+    assert {"model", "invariant", "conditions", "closed_form", "derivative", "dependence", "steps", "witness",
+            "counterexample"} <= set(data)
+    assert data["counterexample_source"] == "model"
+    assert data["counterexample_values"] == {"V": 32000, "H": 8192, "L": 80, "G": 8, "F": 28672}
+    assert data["fixed_ratio"]["substitution"] == "A*rho" and data["fixed_ratio"]["invariant"] is True
+    assert data["fixed_ratio"]["value"] == "1/8"
+    assert json.loads(json.dumps(model("t5").prove().to_dict()))["fixed_ratio"] is None
+
+
+def run(*args):
+    proc = subprocess.run([sys.executable, "-m", "symparams", *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_cli_prove_t5_small_shows_dependence_and_counterexample():
+    out = run("prove", "t5-small")
+    assert "t5-small: the parameter count depends on the number of heads A." in out
+    assert "terms holding A: 2*A*B + 12*A*D*H*L" in out
+    assert "counterexample: A=8 gives 60,506,624, A=16 gives 79,381,504" in out
+
+
+def test_cli_prove_llama_2_70b_shows_the_fixed_ratio_and_symbolic_llama_says_which_values():
+    out = run("prove", "llama-2-70b")
+    assert "terms holding A: 2*G*H**2*L/A" in out
+    assert "holding G/A = rho fixed (G = A*rho)" in out and "dN/dA = 0: invariant again (here rho = 1/8)" in out
+    assert "side condition: G divides A" in out
+    out = run("prove", "llama")
+    assert "counterexample (values of preset llama-2-70b: V=32000 H=8192 L=80 G=8 F=28672): A=64 gives " \
+           "68,714,504,192, A=128 gives 68,043,415,552" in out
+
+
+def test_proving_every_family_and_preset_in_one_process_takes_under_two_seconds():
+    code = ("import time; t = time.perf_counter()\n"
+            "from symparams import model\nfrom symparams.model import Model\n"
+            "from symparams.architectures import FAMILIES\nfrom symparams.presets import PRESETS\n"
+            "[Model(f).prove() for f in FAMILIES.values()]\n[model(p).prove() for p in PRESETS]\n"
+            "print(time.perf_counter() - t)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert proc.returncode == 0, proc.stderr
+    assert float(proc.stdout) < 2.0
