@@ -66,7 +66,7 @@ def ffn(gated):
     ins = [linear("wi_0", H, F, bias=False, title="ffn_gate"), linear("wi_1", H, F, bias=False, title="ffn_up")] \
         if gated else [linear("wi", H, F, bias=False, title="ffn_up")]
     return group("DenseReluDense", [*ins, linear("wo", F, H, bias=False, title="ffn_down")],
-                 title="gated_ffn" if gated else "ffn")
+                 title="ffn")
 
 
 def stack(name, decoder, gated, layers=L):
