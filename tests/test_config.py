@@ -160,6 +160,16 @@ def test_errors_in_values_name_the_file():
         from_dict({"model_type": "bert", "num_attention_heads": 7}, source="my.json")
 
 
+def test_a_config_that_is_not_a_dict_is_a_one_line_error():
+    with pytest.raises(SymparamsError, match="^cfg: a config must be a JSON object"):
+        from_dict([("model_type", "bert")], source="cfg")
+
+
+def test_model_reads_a_config_path_or_dict():
+    assert model(str(OPUS)).count == 74_410_496
+    assert model(json.loads(BART_BASE.read_text()), head="question-answering").count == 139_420_416 + 768 * 2 + 2
+
+
 def test_reader_takes_the_first_key_present_and_skips_nulls():
     r = ConfigReader({"n_embd": None, "hidden_size": 64}, "c.json")
     assert r.int("n_embd", "hidden_size") == 64
