@@ -251,16 +251,14 @@ def _totals(written, values, heads) -> dict[int, int]:
 
 
 def _candidates(m):
-    """Values for every symbol but A: the model's, else a preset's, else canonical ones; and a head count to start at."""
+    """For a model with free symbols: values for every symbol but A (the model's own, the rest from a
+    preset of its family, else canonical sizes), a head count to start at, and where they come from."""
     from .family import parse_value
     from .presets import PRESETS
 
     need = [s for s in m.symbols if s != A]
     own = {s: v for s, v in m.values.items() if s != A}
     a_own = int(m.values[A]) if A in m.values else None
-    if all(s in own for s in need):
-        yield own, a_own, "model"
-        return
     for preset in PRESETS.values():
         if preset.family != m.family.name:
             continue
@@ -277,8 +275,6 @@ def _counterexample(m, written):
         pair = _pair(_totals(written, values, _admissible(values, m.family.constraints, a0)), a0)
         if pair is not None:
             return pair, values, source
-        if source == "model":
-            break
     return None, {}, None
 
 
