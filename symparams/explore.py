@@ -57,8 +57,10 @@ A range ``start:stop:step`` includes ``stop`` when the steps reach it
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import operator
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -478,6 +480,128 @@ def _integer_form(expr: sp.Expr, variables) -> tuple[sp.Expr, int]:
     return scaled, scale
 
 
+def _int_fraction(expr: sp.Expr, variables) -> tuple[sp.Expr, sp.Expr]:
+    """``expr = num / den`` with integer-coefficient polynomials, ``den`` positive at positive values."""
+    num, den = sp.fraction(sp.together(sp.sympify(expr)))
+    try:
+        cn, num_p = sp.Poly(num, *variables).clear_denoms()
+        cd, den_p = sp.Poly(den, *variables).clear_denoms()
+    except sp.PolynomialError:
+        raise SymparamsError(f"cannot sweep {sp.sstr(expr)}: not a ratio of polynomials") from None
+    num, den = sp.expand(num_p.as_expr() * cd), sp.expand(den_p.as_expr() * cn)
+    if any(t.as_coeff_Mul()[0] < 0 for t in sp.Add.make_args(den)):
+        num, den = sp.expand(-num), sp.expand(-den)
+    if any(t.as_coeff_Mul()[0] < 0 for t in sp.Add.make_args(den)):
+        raise SymparamsError(f"cannot sweep {sp.sstr(expr)}: its denominator may change sign")
+    return num, den
+
+
+_RELATIONS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+              ">=": operator.ge}
+
+
+def _condition(cond, variables):
+    """A Piecewise condition as a tree over integer polynomials: ``("rel", op, num)`` compares num with 0."""
+    if cond is sp.true or cond is sp.false:
+        return ("const", bool(cond))
+    if isinstance(cond, sp.core.relational.Relational) and cond.rel_op in _RELATIONS:
+        num, _ = _int_fraction(cond.lhs - cond.rhs, variables)  # den > 0: the sign is num's
+        return ("rel", cond.rel_op, num)
+    if isinstance(cond, (sp.And, sp.Or)):
+        return ("and" if isinstance(cond, sp.And) else "or", [_condition(a, variables) for a in cond.args])
+    if isinstance(cond, sp.Not):
+        return ("not", _condition(cond.args[0], variables))
+    raise SymparamsError(f"cannot sweep the condition {sp.sstr(cond)}")
+
+
+def _label(constraint: sp.Expr) -> tuple[str, str]:
+    """How a sweep reports a constraint: ``("value", "H/A")`` must be a positive whole number;
+    ``("condition", "E != H")`` must hold (a ``Piecewise((1, E ≠ H), (0, True))``)."""
+    parts = constraint.args if isinstance(constraint, sp.Piecewise) else ()
+    if len(parts) == 2 and parts[1][1] is sp.true and parts[0][0].is_Integer and parts[0][0] > 0 \
+            and parts[1][0].is_Integer and parts[1][0] <= 0:
+        cond = parts[0][1]
+        if isinstance(cond, sp.core.relational.Relational):
+            return "condition", f"{sp.sstr(cond.lhs)} {cond.rel_op} {sp.sstr(cond.rhs)}"
+        return "condition", sp.sstr(cond)
+    return "value", sp.sstr(constraint)
+
+
+class _Check:
+    """A constraint compiled for a sweep: where the piece whose condition holds first is a positive
+    whole number ``num/den`` (one unconditional piece for the usual ``H/A``)."""
+
+    def __init__(self, constraint: sp.Expr, expr: sp.Expr, variables):
+        self.kind, self.label = _label(constraint)
+        folded = sp.piecewise_fold(expr)
+        parts = folded.args if isinstance(folded, sp.Piecewise) else ((folded, sp.true),)
+        self.pieces = [(_condition(c, variables), *_int_fraction(e, variables)) for e, c in parts]
+
+    @property
+    def trivial(self) -> bool:
+        """One unconditional piece, ``den = 1``, positive coefficients: always a positive whole number."""
+        if len(self.pieces) != 1 or self.pieces[0][0] != ("const", True):
+            return False
+        _, num, den = self.pieces[0]
+        return _always_positive_integer(num, den)
+
+    def polynomials(self):
+        def walk(c):
+            if c[0] == "rel":
+                yield c[2]
+            elif c[0] in ("and", "or"):
+                for a in c[1]:
+                    yield from walk(a)
+            elif c[0] == "not":
+                yield from walk(c[1])
+        for cond, num, den in self.pieces:
+            yield num
+            yield den
+            yield from walk(cond)
+
+    def compile(self, variables, modules, np):
+        def fn(e):
+            return sp.lambdify(variables, e, modules=modules)
+
+        def cond(c):
+            kind = c[0]
+            if kind == "const":
+                return lambda *cols: c[1]
+            if kind == "rel":
+                f, op = fn(c[2]), _RELATIONS[c[1]]
+                return lambda *cols: op(f(*cols), 0)
+            if kind == "not":
+                inner = cond(c[1])
+                neg = np.logical_not if np is not None else operator.not_
+                return lambda *cols: neg(inner(*cols))
+            parts = [cond(a) for a in c[1]]
+            join = operator.and_ if kind == "and" else operator.or_
+            return lambda *cols: functools.reduce(join, (p(*cols) for p in parts))
+
+        self._compiled = [(None if c == ("const", True) else cond(c), fn(num), fn(den)) for c, num, den in self.pieces]
+
+    def passes(self, cols, n: int | None, np):
+        """A boolean array (NumPy, ``n`` points) or a bool (pure Python, one point)."""
+        if np is None:
+            for cond, fn_n, fn_d in self._compiled:
+                if cond is None or cond(*cols):
+                    num, den = fn_n(*cols), fn_d(*cols)
+                    return den > 0 and num > 0 and num % den == 0
+            return False
+        good = np.zeros(n, dtype=bool)
+        remaining = np.ones(n, dtype=bool)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for cond, fn_n, fn_d in self._compiled:
+                num, den = fn_n(*cols), fn_d(*cols)
+                piece = np.broadcast_to((den > 0) & (num > 0) & (num % den == 0), (n,))
+                if cond is None:
+                    return good | (remaining & piece)
+                chosen = remaining & np.broadcast_to(np.asarray(cond(*cols), dtype=bool), (n,))
+                good |= chosen & piece
+                remaining &= ~chosen
+        return good
+
+
 def _always_positive_integer(num: sp.Expr, den: sp.Expr) -> bool:
     """``num/den`` with ``den = 1`` and positive coefficients: positive and whole at positive integers."""
     if den != 1:
@@ -570,22 +694,26 @@ class Sweep:
         self._vars = [sp.Symbol(f"_{a.key}", integer=True, positive=True) for a in self.axes]
         to_int = {s: v / a.den for s, v, a in zip(symbols, self._vars, self.axes)}
         self.total = sp.expand(base.tree.total.xreplace(self.values))
-        self._f, self._scale = _integer_form(self.total.xreplace(to_int), self._vars)
-        # constraints: num/den must be a positive whole number at every point
+        try:
+            self._f, self._scale = _integer_form(self.total.xreplace(to_int), self._vars)
+        except sp.PolynomialError:
+            raise SymparamsError(f"cannot sweep {m.name}: its count is not a polynomial in {', '.join(self.keys)}") \
+                from None
+        # constraints: a positive whole number at every point kept
         self._checks = []
         for c in m.family.constraints:
             e = c.expr.xreplace(self.values)
             if not e.free_symbols & set(symbols):
                 continue
-            num, den = sp.fraction(sp.together(e.xreplace(to_int)))
-            cn, num_p = sp.Poly(num, *self._vars).clear_denoms()
-            cd, den_p = sp.Poly(den, *self._vars).clear_denoms()
-            num, den = sp.expand(num_p.as_expr() * cd), sp.expand(den_p.as_expr() * cn)
-            if not _always_positive_integer(num, den):
-                self._checks.append((sp.sstr(c.expr), num, den))
+            check = _Check(c.expr, e.xreplace(to_int), self._vars)
+            if not check.trivial:
+                self._checks.append(check)
+        #: how each label in ``skipped`` reads: "value" (must be a positive whole number) or "condition"
+        self.labels = {c.label: c.kind for c in self._checks}
         maxima = {v: a.max for v, a in zip(self._vars, self.axes)}
         self.bound = _bound(self._f, maxima)
-        widest = max([self.bound, *(_bound(e, maxima) for _, n, d in self._checks for e in (n, d)), *maxima.values()])
+        widest = max([self.bound, *(_bound(e, maxima) for c in self._checks for e in c.polynomials()),
+                      *maxima.values()])
         self._np = _numpy() if numpy else None
         self.dtype = ("int64" if widest <= INT64_MAX else "object") if self._np is not None else "python"
         self._compile()
@@ -596,8 +724,8 @@ class Sweep:
     def _compile(self):
         modules = "numpy" if self._np is not None else "math"
         self._fn = sp.lambdify(self._vars, self._f, modules=modules)
-        self._check_fns = [(label, sp.lambdify(self._vars, n, modules=modules),
-                            sp.lambdify(self._vars, d, modules=modules)) for label, n, d in self._checks]
+        for check in self._checks:
+            check.compile(self._vars, modules, self._np)
 
     # -- evaluation -----------------------------------------------------------
     def chunks(self) -> Iterator[Chunk]:
@@ -628,13 +756,12 @@ class Sweep:
             values = self._fn(*cols)
             if np.ndim(values) == 0:
                 values = np.full(n, values, dtype=dtype)
-            ok = np.ones(n, dtype=bool) if self._check_fns or self._scale != 1 else None
+            ok = np.ones(n, dtype=bool) if self._checks or self._scale != 1 else None
             skipped = {}
-            checks = [(label, fn_n(*cols), fn_d(*cols)) for label, fn_n, fn_d in self._check_fns]
+            checks = [(c.label, c.passes(cols, n, np)) for c in self._checks]
             if self._scale != 1:
-                checks.append(("count", values, self._scale))
-            for label, num, den in checks:
-                good = np.broadcast_to((num % den == 0) & (num > 0) & (den > 0), (n,))
+                checks.append(("count", (values % self._scale) == 0))
+            for label, good in checks:
                 bad = int(np.count_nonzero(ok & ~good))
                 if bad:
                     skipped[label] = bad
@@ -659,10 +786,9 @@ class Sweep:
             skipped: dict[str, int] = {}
             for p in block:
                 failed = None
-                for label, fn_n, fn_d in self._check_fns:
-                    num, den = fn_n(*p), fn_d(*p)
-                    if not (den > 0 and num > 0 and num % den == 0):
-                        failed = label
+                for check in self._checks:
+                    if not check.passes(p, None, None):
+                        failed = check.label
                         break
                 value = self._fn(*p)
                 if failed is None and value % self._scale:
@@ -764,8 +890,14 @@ def cmd_sweep(m, args) -> None:
         _write_table(s, consume)
     if plotter is not None:
         plotter(s, plotted)
-    note = "; ".join(f"{v:,} points where {k} is not a positive whole number" if k != "count" else
-                     f"{v:,} points where the count is not whole" for k, v in skipped.items())
+    def why(label):
+        if label == "count":
+            return "the count is not whole"
+        if s.labels.get(label) == "condition":
+            return f"{label} does not hold"
+        return f"{label} is not a positive whole number"
+
+    note = "; ".join(f"{v:,} points where {why(k)}" for k, v in skipped.items())
     if args.csv:
         print(f"wrote {kept:,} rows to {args.csv}" + (f" (left out {note})" if note else ""))
     elif note and not args.json:

@@ -106,14 +106,36 @@ def bigint_js(expr: sp.Expr) -> str:
 
 
 def fraction_js(expr: sp.Expr) -> str:
-    """``expr`` as a JavaScript function ``v => [numerator, denominator]`` over BigInt, exact."""
-    expr = _js_symbols(sp.expand(sp.sympify(expr)))
-    num, den = sp.fraction(sp.together(expr))
+    """``expr`` as a JavaScript function ``v => [numerator, denominator]`` over BigInt, exact.
+
+    A ``Piecewise`` (ELECTRA's "E ≠ H" constraint) becomes a chain of ``?:``.
+    """
+    from .explore import _condition, _int_fraction
+
+    expr = sp.piecewise_fold(_js_symbols(sp.expand(sp.sympify(expr))))
     gens = sorted(expr.free_symbols, key=lambda s: s.name) or [sp.Symbol("x_unused")]
-    cn, pn = sp.Poly(num, *gens).clear_denoms()
-    cd, pd = sp.Poly(den, *gens).clear_denoms()
-    num, den = sp.expand(pn.as_expr() * cd), sp.expand(pd.as_expr() * cn)
-    return f"(v) => [{bigint_js(num)}, {bigint_js(den)}]"
+
+    def pair(e):
+        num, den = _int_fraction(e, gens)
+        return f"[{bigint_js(num)}, {bigint_js(den)}]"
+
+    def cond(c):
+        kind = c[0]
+        if kind == "const":
+            return "true" if c[1] else "false"
+        if kind == "rel":
+            return f"({bigint_js(c[2])} {dict(zip(('==', '!='), ('===', '!=='))).get(c[1], c[1])} 0n)"
+        if kind == "not":
+            return f"!{cond(c[1])}"
+        return "(" + (" && " if kind == "and" else " || ").join(cond(a) for a in c[1]) + ")"
+
+    if not isinstance(expr, sp.Piecewise):
+        return f"(v) => {pair(expr)}"
+    code = "[0n, 1n]"  # no piece applies: not a positive whole number
+    for e, c in reversed(expr.args):
+        test = _condition(c, gens)
+        code = pair(e) if test == ("const", True) else f"({cond(test)} ? {pair(e)} : {code})"
+    return f"(v) => {code}"
 
 
 # -- catalog prose to HTML -------------------------------------------------------------------

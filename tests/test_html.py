@@ -185,3 +185,12 @@ def test_the_page_needs_no_network(bert_page):
     assert not re.search(r"https?://", text)
     assert not re.search(r"<(?:link|img|iframe)\b|\bsrc=", text)
     assert "<math" in text and "unevaluatedexpr" not in text
+
+
+def test_a_piecewise_constraint_is_checked_in_the_page(tmp_path):
+    path = tmp_path / "electra.html"
+    cli("derive", "electra-small", "--format", "html", "-o", str(path))
+    dom = open_in_chromium(path, "E=256")
+    assert "E=256 equals H=256" in dom.warnings
+    dom = open_in_chromium(path, "E=200")
+    assert dom.warnings == "" and dom.outputs["total"] == f"{model('electra-small', E=200).count:,}"

@@ -149,3 +149,15 @@ def test_the_presets_value_of_the_solved_symbol_does_not_get_in_the_way():
     best = nearest(range(20, 3000, 20), lambda h: bert(h, 12, 20), 10**9)
     assert code == 0 and err == ""
     assert (json.loads(out)["value"], json.loads(out)["count"]) == (best, bert(best, 12, 20))
+
+
+def test_a_value_ruled_out_by_a_piecewise_constraint_is_stepped_over():
+    # ELECTRA-small (H = 256): E = 256 would drop the projection, so E = H is not admissible
+    def count(e):
+        return (30522 + 512 + 2) * e + 2 * e + e * 256 + 256 + 12 * (12 * 256 * 256 + 13 * 256)
+
+    m = model("electra-small")
+    s = solve(m, count(256), "E")
+    best = nearest([e for e in range(1, 1000) if e != 256], count, count(256))
+    assert (s.value, s.count) == (best, count(best)) == (255, count(255))  # a tie with 257: the smaller
+    assert s.above == (257, count(257))

@@ -188,3 +188,23 @@ def test_force_allows_a_huge_grid_without_evaluating_it():
 def test_other_symbols_need_values():
     with pytest.raises(SymparamsError, match="no value for P, S, L, A, r, needed to sweep"):
         sweep(model("bert", V=30522), H="768")
+
+
+def electra_small(H, E):
+    """ELECTRA-small by hand: embeddings of width E, the projection E→H, 12 layers of width H (r = 4)."""
+    return (30522 + 512 + 2) * E + 2 * E + E * H + H + 12 * (12 * H * H + 13 * H)
+
+
+def test_a_piecewise_constraint_is_checked_per_point():
+    # ELECTRA's projection exists only when E ≠ H: points with E = H are left out, with or without NumPy
+    s = sweep(model("electra-small"), H="128:512:128", E="128,256")
+    expected = [(h, e, electra_small(h, e)) for h in (128, 256, 384, 512) for e in (128, 256) if h != e]
+    assert list(s) == expected
+    assert s.skipped() == {"E != H": 2} and s.labels["E != H"] == "condition"
+    code, out, err = run("sweep", "electra-small", "--grid", "H=128:512:128", "--grid", "E=128,256", "--json",
+                         prelude="import sys; sys.modules['numpy'] = None; ")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [(r["H"], r["E"], r["parameters"]) for r in data["rows"]] == expected and data["dtype"] == "python"
+    code, _, err = run("sweep", "electra-small", "--grid", "H=128,256", "--grid", "E=128")
+    assert "left out 1 points where E != H does not hold" in err
