@@ -47,7 +47,7 @@ class Claim:
     """
 
     key: str
-    en: str
+    en: str                            # what the figure is (catalog mini-markup: $math$, `code`)
     zh: str
     claimed: int | str
     parts: tuple[str, ...]
@@ -74,7 +74,7 @@ class Article:
     accounting_en: str
     accounting_zh: str
     claims: tuple[Claim, ...]
-    remarks: tuple[tuple[str, str], ...] = ()   # (en, zh): points of wording, not figures
+    remarks: tuple[tuple[str, str], ...] = ()   # (en, zh), with $math$: points of wording, not figures
     related: tuple[str, ...] = ()               # presets of the same model in full accounting
 
 
@@ -120,8 +120,8 @@ BERT_PARAMETER_COUNT = Article(
         Claim("embeddings", "Embedding layer", "Embedding 层", 23_837_184, ("embeddings",)),
         Claim("qkv", "Q, K, V of all heads, one layer", "所有头的 Q、K、V 矩阵（一层）", 1_771_776,
               (f"{_LAYER}.attention.self",), scope="copy"),
-        Claim("multi_head_attention", "multi-head attention with W^O, one layer",
-              "Multi_Head Attention 连同 W^O（一层）", 2_362_368,
+        Claim("multi_head_attention", "multi-head attention with $W^O$, one layer",
+              "Multi_Head Attention 连同 $W^O$（一层）", 2_362_368,
               (f"{_LAYER}.attention.self", f"{_LAYER}.attention.output.dense"), scope="copy"),
         Claim("add_norm", "Add & Norm after attention, one layer", "注意力之后的 Add&Norm（一层）", 1_536,
               (f"{_LAYER}.attention.output.LayerNorm",), scope="copy"),
@@ -132,11 +132,11 @@ BERT_PARAMETER_COUNT = Article(
         Claim("total", "BERT-base in total", "BERT-base 总参数量", 109_482_240, (TOTAL,)),
     ),
     remarks=(
-        ("The article says LayerNorm's parameters are a mean and a variance; they are a scale γ and a "
-         "shift β (H each). The mean and variance are computed from each input, not learned. The count, "
-         "2·H, is right.",
-         "原文说 layer normalization 的参数是均值和方差；实际上它的参数是缩放 γ 和平移 β（各 H 个），"
-         "均值和方差是对每个输入现算的，并不需要学习。参数个数 2·H 是对的。"),
+        ("The article says LayerNorm's parameters are a mean and a variance; they are a scale $\\gamma$ and a "
+         "shift $\\beta$, $H$ each. The mean and variance are computed from each input, not learned. The count, "
+         "$2H$, is right.",
+         "原文说 layer normalization 的参数是均值和方差；实际上它的参数是缩放 $\\gamma$ 和平移 $\\beta$（各 $H$ 个），"
+         "均值和方差是对每个输入现算的，并不需要学习。参数个数 $2H$ 是对的。"),
     ),
 )
 
@@ -153,20 +153,20 @@ BERT_ARCHITECTURE = Article(
         Claim("trainable", "learnable parameters", "可学习参数", 109_482_240, (TRAINABLE,)),
         Claim("about_110m", "BERT-base in the variants table", "变体对比表中的 BERT-base", "110M", (TOTAL,),
               approx=True),
-        Claim("word_embeddings", "word_embeddings", "word_embeddings", 23_440_896, (_WORD,)),
-        Claim("word_embeddings_share", "word_embeddings, share", "word_embeddings 占比", "21.41%", (_WORD,)),
-        Claim("position_embeddings", "position_embeddings", "position_embeddings", 393_216, (_POS,)),
-        Claim("position_embeddings_share", "position_embeddings, share", "position_embeddings 占比", "0.36%",
+        Claim("word_embeddings", "`word_embeddings`", "`word_embeddings`", 23_440_896, (_WORD,)),
+        Claim("word_embeddings_share", "`word_embeddings`, share", "`word_embeddings` 占比", "21.41%", (_WORD,)),
+        Claim("position_embeddings", "`position_embeddings`", "`position_embeddings`", 393_216, (_POS,)),
+        Claim("position_embeddings_share", "`position_embeddings`, share", "`position_embeddings` 占比", "0.36%",
               (_POS,)),
-        Claim("token_type_embeddings", "token_type_embeddings", "token_type_embeddings", 1_536, (_SEG,)),
-        Claim("token_type_embeddings_share", "token_type_embeddings, share", "token_type_embeddings 占比",
+        Claim("token_type_embeddings", "`token_type_embeddings`", "`token_type_embeddings`", 1_536, (_SEG,)),
+        Claim("token_type_embeddings_share", "`token_type_embeddings`, share", "`token_type_embeddings` 占比",
               "0.0014%", (_SEG,)),
         Claim("embedding_layer_norm", "LayerNorm of the embeddings", "嵌入层 LayerNorm", 1_536, (_ELN,)),
         Claim("embedding_layer_norm_share", "LayerNorm of the embeddings, share", "嵌入层 LayerNorm 占比",
               "0.0014%", (_ELN,)),
         Claim("embeddings", "Embeddings", "Embeddings 层", 23_837_184, ("embeddings",)),
         Claim("embeddings_share", "Embeddings, share", "Embeddings 层占比", "21.77%", ("embeddings",)),
-        Claim("word_in_embeddings", "word_embeddings within the embeddings", "词嵌入占嵌入层参数的比例",
+        Claim("word_in_embeddings", "`word_embeddings` within the embeddings", "词嵌入占嵌入层参数的比例",
               "98.34%", (_WORD,), of=("embeddings",)),
         Claim("attention_with_norm", "attention with its LayerNorm, one layer", "注意力部分小计（一层）",
               2_363_904, (f"{_LAYER}.attention",), scope="copy"),

@@ -27,6 +27,7 @@ the path of a BERT module: it works for any family.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,19 +46,63 @@ __all__ = ["Derivation", "Item", "SummaryRow", "ProofView", "derive", "latex", "
 
 # -- LaTeX of expressions ------------------------------------------------------
 
+_LATEX: dict = {}
+_NUMBERS: dict = {}
+_CLOSED: dict = {}
+_HOLE = re.compile("\u27e6([^\u27e7]+)\u27e7")
+
+
 def latex(expr: sp.Expr, *, written: bool = False) -> str:
     """``expr`` in LaTeX with ``\\cdot`` products; ``written`` keeps the order as written.
 
     The explicit ``\\cdot`` keeps the formula readable and unambiguous for a
     LaTeX parser (``A \\left(…\\right)`` could be read as a function call).
+    Memoized: presets of a family share their formulas.
     """
-    return sp.latex(expr, mul_symbol="dot", **({"order": "none"} if written else {}))
+    key = (expr, written)
+    text = _LATEX.get(key)
+    if text is None:
+        text = _LATEX[key] = sp.latex(expr, mul_symbol="dot", **({"order": "none"} if written else {}))
+    return text
 
 
 def latex_numbers(expr: sp.Expr, values: dict, *, written: bool = False) -> str:
-    """``expr`` with each symbol printed as its value, products as ``\\times``; not evaluated."""
-    names = {s: sp.latex(v) for s, v in values.items()}
-    return sp.latex(expr, mul_symbol="times", symbol_names=names, **({"order": "none"} if written else {}))
+    """``expr`` with each symbol printed as its value, products as ``\\times``; not evaluated.
+
+    Printed once per expression with placeholder names, which the values then
+    fill in (the same text ``sympy.latex(..., symbol_names=values)`` gives).
+    """
+    key = (expr, written)
+    pattern = _NUMBERS.get(key)
+    if pattern is None:
+        names = {s: f"\u27e6{s.name}\u27e7" for s in expr.free_symbols}
+        pattern = _NUMBERS[key] = sp.latex(expr, mul_symbol="times", symbol_names=names,
+                                           **({"order": "none"} if written else {}))
+    by_name = {s.name: v for s, v in values.items()}
+    return _HOLE.sub(lambda mo: _value_latex(by_name[mo.group(1)]), pattern)
+
+
+def _value_latex(v) -> str:
+    return str(v) if v.is_Integer else sp.latex(v)
+
+
+_DONE: dict = {}
+
+
+def _evaluated(expr: sp.Expr) -> sp.Expr:
+    """``expand(expr.doit())``, memoized: the count an as-written form stands for."""
+    out = _DONE.get(expr)
+    if out is None:
+        out = _DONE[expr] = sp.expand(expr.doit())
+    return out
+
+
+def simplified(expr: sp.Expr) -> sp.Expr:
+    """:func:`symparams.model.closed_form`, memoized."""
+    out = _CLOSED.get(expr)
+    if out is None:
+        out = _CLOSED[expr] = closed_form(expr)
+    return out
 
 
 def math_count(n) -> str:
@@ -237,13 +282,16 @@ def _runs(children):
 
 
 class _Builder:
-    def __init__(self, m: Model):
+    def __init__(self, m: Model, total: int):
         self.m = m
         self.values = dict(m.values)
-        self.grand = m.count
+        self.grand = total
 
     def number(self, expr) -> int:
-        value = self.m.evaluate(expr)
+        """``expr`` at the model's values: an exact whole number."""
+        value = sp.sympify(expr).xreplace(self.values)
+        if not value.is_Integer:
+            value = sp.expand(value.doit())
         if not value.is_Integer:
             raise SymparamsError(f"{self.m.name}: a part's count is not a whole number ({value})")
         return int(value)
@@ -251,8 +299,8 @@ class _Builder:
     def shape(self, block: Block) -> tuple[str, str]:
         if not block.shape:
             return "", ""
-        sym = r"\left[" + ", ".join(latex(d, written=True) for d in block.shape) + r"\right]"
-        num = r"\left[" + ", ".join(str(self.number(sp.sympify(d).doit())) for d in block.shape) + r"\right]"
+        sym = "[" + ", ".join(latex(d, written=True) for d in block.shape) + "]"
+        num = "[" + ", ".join(str(self.number(sp.sympify(d).doit())) for d in block.shape) + "]"
         return sym, num
 
     def item(self, run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: bool) -> Item:
@@ -275,7 +323,7 @@ class _Builder:
             expr = _mul(mult, one) if mult != 1 else one
             formula = latex(expr, written=True)
             substituted = latex_numbers(expr, self.values, written=True)
-            size = sp.expand(expr.doit())
+            size = _evaluated(expr)
             count = 0 if tied else self.number(size)
         else:
             inner_copies = copies * repeat
@@ -287,17 +335,17 @@ class _Builder:
                 formula = latex(expr, written=True)
                 substituted = latex_numbers(expr, self.values, written=True)
             else:
-                expr = closed_form(inner.count)
+                expr = simplified(inner.count)
                 formula = latex(expr)
                 parts = [sp.Integer(c.total) for c in children if not c.tied_to]
                 # the sum of the parts' counts, as the articles write it; one part needs no sum
                 substituted = sp.latex(_add(*parts), order="none") if len(parts) > 1 else ""
-            size = sp.expand(expr.doit())
+            size = _evaluated(expr)
             count = self.number(inner.count)
         per_head = A in expr.free_symbols
         cancels = per_head and A not in size.free_symbols
         collapsed = latex(size) if per_head else None
-        untied = self.number(size)
+        untied = self.number(size) if tied else count
         rep_value = self.number(repeat)
         if repeat != 1:
             total_expr = _mul(repeat, expr)
@@ -335,8 +383,8 @@ class _Builder:
         return tuple(rows)
 
     def row(self, item: Item, level: int) -> SummaryRow:
-        everything = sp.expand(item.copies * item.repeat * sp.expand(item.expr.doit()))
-        formula = "0" if item.tied_to else latex(closed_form(everything))
+        everything = sp.expand(item.copies * item.repeat * _evaluated(item.expr))
+        formula = "0" if item.tied_to else latex(simplified(everything))
         reps = sp.expand(item.copies * item.repeat)
         return SummaryRow(
             level=level, path=item.path, names=item.names, keys=item.keys,
@@ -456,7 +504,8 @@ def derive(m: Model) -> Derivation:
         return _CACHE[key]
     from .articles import notes_for, related_for
 
-    b = _Builder(m)
+    total = m.count
+    b = _Builder(m, total)
     sections = b.sections()
     preset, changes = _preset_of(m)
     notes = notes_for(m)
@@ -468,7 +517,7 @@ def derive(m: Model) -> Derivation:
         preset=preset.name if preset else None,
         preset_title={"en": preset.en, "zh": preset.zh} if preset else None,
         changes=changes, head=m.head, symbols=_symbols(m), switches=_switches(m), sections=sections,
-        summary=b.summary(sections), total=m.count, trainable=m.trainable, closed_form=closed,
+        summary=b.summary(sections), total=total, trainable=m.trainable, closed_form=closed,
         closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
         proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
         outline=_outline(sections, notes))

@@ -18,10 +18,10 @@ a :class:`~symparams.derivation.Derivation`; they do no arithmetic.
 >>> text = render(model("bert-base"), format="md")
 >>> "109,482,240" in text and "```mermaid" in text
 True
->>> escape_tex("100% _a_ {x}")
-'100\\\\% \\\\_a\\\\_ \\\\{x\\\\}'
->>> escape_md("$x$ _a_ #1")
-'\\\\$x\\\\$ \\\\_a\\\\_ \\\\#1'
+>>> print(escape_tex("100% #1 {x} $y$"))
+100\\% \\#1 \\{x\\} \\$y\\$
+>>> print(escape_md("$x$ _a_ #1"))
+\\$x\\$ \\_a\\_ \\#1
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ _TEX_ESCAPES = {
     "&": r"\&",
     "#": r"\#",
     "^": r"\textasciicircum{}",
-    "_": r"\_",
+    "_": r"\_\allowbreak{}",
     "~": r"\textasciitilde{}",
     "%": r"\%",
     "<": r"\textless{}",
@@ -92,12 +92,35 @@ _TEX_ESCAPES = {
     "\r": " ",
     "\t": " ",
 }
+#: symbols a Latin text font may lack, set in math instead (Greek letters are added below)
+_TEX_MATH_CHARS = {
+    "≠": r"\neq", "≤": r"\leq", "≥": r"\geq", "≈": r"\approx", "→": r"\to", "←": r"\leftarrow",
+    "∞": r"\infty", "±": r"\pm", "∂": r"\partial", "∑": r"\sum", "√": r"\surd", "∈": r"\in",
+    "⋅": r"\cdot", "∣": r"\mid",
+}
+_GREEK = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi o pi rho varsigma sigma " \
+         "tau upsilon phi chi psi omega".split()
+for _i, _name in enumerate(_GREEK):
+    if _name not in ("o", "varsigma"):
+        _TEX_MATH_CHARS[chr(0x03B1 + _i)] = "\\" + _name
+for _c, _cmd in _TEX_MATH_CHARS.items():
+    _TEX_ESCAPES[_c] = r"\ensuremath{" + _cmd + "}"
 _TEX_RE = re.compile("|".join(re.escape(c) for c in _TEX_ESCAPES))
 
 
 def escape_tex(text: Any) -> str:
     """``text`` as literal LaTeX text: every special character replaced by its text command."""
     return _TEX_RE.sub(lambda mo: _TEX_ESCAPES[mo.group()], str(text))
+
+
+def code_tex(text: Any) -> str:
+    """``text`` in ``\\texttt``, escaped, with break points after ``.``, ``-``, ``_`` and ``/``."""
+    out = []
+    for c in str(text):
+        out.append(escape_tex(c))
+        if c in ".-_/":
+            out.append(r"\allowbreak{}")
+    return r"\texttt{" + "".join(out) + "}"
 
 
 _MD_SPECIAL = set("\\`*_{}[]<>#+!|$~^&")
@@ -145,7 +168,7 @@ def _prose(text: str, values: dict, fmt: str) -> str:
             out.append("$" + _fill(seg[1:-1], values, str) + "$")
         elif seg.startswith("`") and seg.endswith("`"):
             code = _fill(seg[1:-1], values, str)
-            out.append(r"\texttt{" + escape_tex(code) + "}" if fmt == "tex" else "`" + code.replace("`", "") + "`")
+            out.append(code_tex(code) if fmt == "tex" else "`" + code.replace("`", "") + "`")
         elif seg.startswith("**") and seg.endswith("**"):
             inner = _prose(seg[2:-2], values, fmt)
             out.append(r"\textbf{" + inner + "}" if fmt == "tex" else "**" + inner + "**")
@@ -162,12 +185,19 @@ def _prose(text: str, values: dict, fmt: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=4096)
+def _prose_cached(text: str, fmt: str, values: tuple) -> str:
+    return _prose(text, dict(values), fmt)
+
+
 def prose_tex(text, **values) -> str:
-    return _prose(text, values, "tex")
+    """Catalog text as LaTeX (see :func:`_prose`)."""
+    return _prose_cached(str(text), "tex", tuple(sorted((k, str(v)) for k, v in values.items())))
 
 
 def prose_md(text, **values) -> str:
-    return _prose(text, values, "md")
+    """Catalog text as Markdown (see :func:`_prose`)."""
+    return _prose_cached(str(text), "md", tuple(sorted((k, str(v)) for k, v in values.items())))
 
 
 # -- display math --------------------------------------------------------------------------------
@@ -238,9 +268,25 @@ def math_width(s: str) -> float:
 
 
 def _breakable(s: str) -> str:
-    """``\\left( … \\right)`` pairs made into ``\\Bigl( … \\Bigr)`` so a line may end between them."""
-    return (s.replace(r"\left(", r"\Bigl(").replace(r"\right)", r"\Bigr)")
-             .replace(r"\left[", r"\Bigl[").replace(r"\right]", r"\Bigr]"))
+    """``\\left( … \\right)`` made into fixed-size delimiters, so a line may end between them.
+
+    Plain parentheses where nothing tall sits inside; ``\\Bigl( … \\Bigr)``
+    around fractions.
+    """
+    if r"\frac" in s:
+        pairs = ((r"\left(", r"\Bigl("), (r"\right)", r"\Bigr)"), (r"\left[", r"\Bigl["), (r"\right]", r"\Bigr]"))
+    else:
+        pairs = ((r"\left(", "("), (r"\right)", ")"), (r"\left[", "["), (r"\right]", "]"))
+    for a, b in pairs:
+        s = s.replace(a, b)
+    return s
+
+
+def inline_tex(s: str) -> str:
+    """Math for a table cell: plain delimiters, so TeX may break the line after any + (fractions are small)."""
+    for a, b in ((r"\left(", "("), (r"\right)", ")"), (r"\left[", "["), (r"\right]", "]")):
+        s = s.replace(a, b)
+    return s
 
 
 def _split(s: str, ops=(" + ", " - ")) -> list[str]:
@@ -288,6 +334,11 @@ def display_tex(parts, lhs: str = "") -> str:
     Short chains are one ``\\[ … \\]``; long ones an ``align*`` with one
     part per line, a long part broken after its terms.
     """
+    return _display_tex(tuple(parts), lhs)
+
+
+@lru_cache(maxsize=4096)
+def _display_tex(parts: tuple, lhs: str) -> str:
     parts = [p for i, p in enumerate(parts) if p and (i == 0 or p != parts[i - 1])]
     chain = " = ".join(([lhs] if lhs else []) + parts)
     if math_width(chain) <= _LINE_EM:
@@ -324,13 +375,27 @@ def _common_filters(env, fmt: str) -> None:
     env.filters["md"] = lambda text: escape_md(text, line_start=False)  # templates never start a line with it
     env.filters["prose"] = prose_tex if fmt == "tex" else prose_md
     env.filters["display"] = display_tex if fmt == "tex" else display_md
+    env.filters["code"] = code_tex if fmt == "tex" else (lambda text: "`" + str(text).replace("`", "") + "`")
+    env.filters["breakable"] = inline_tex if fmt == "tex" else str
     env.filters["letter"] = lambda n: "abcdefghijklmnopqrstuvwxyz"[(int(n) - 1) % 26]
+
+
+class _Environment(jinja2.Environment):
+    """Our templates read plain dicts: ``x.key`` looks the key up first (Jinja tries the attribute first)."""
+
+    def getattr(self, obj, attribute):
+        if type(obj) is dict:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
 
 
 @lru_cache(maxsize=None)
 def latex_environment() -> jinja2.Environment:
     """The Jinja environment for LaTeX: ``\\VAR{}``, ``\\BLOCK{}``, ``\\#{}``, ``%-`` line statements."""
-    env = jinja2.Environment(
+    env = _Environment(
         block_start_string=r"\BLOCK{", block_end_string="}",
         variable_start_string=r"\VAR{", variable_end_string="}",
         comment_start_string=r"\#{", comment_end_string="}",
@@ -344,13 +409,13 @@ def latex_environment() -> jinja2.Environment:
 @lru_cache(maxsize=None)
 def markdown_environment() -> jinja2.Environment:
     """The Jinja environment for Markdown (default delimiters)."""
-    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False, keep_trailing_newline=True,
+    env = _Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined, loader=_loader())
     _common_filters(env, "md")
     return env
 
 
-class _Sandbox(jinja2.sandbox.SandboxedEnvironment):
+class _Sandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
     """The sandbox for users' templates, with a cap on huge powers and repetitions."""
 
     intercepted_binops = frozenset({"**", "*"})
@@ -399,11 +464,18 @@ def _title_of(keys, names, family: str, t: dict) -> tuple[str, str]:
     return t["list_sep"].join(dict.fromkeys(titles)), " ".join(dict.fromkeys(abouts))
 
 
-def _item(i, d, t) -> dict:
+def _item(i, d, t, seen: set) -> dict:
+    """An item as plain data; ``seen`` holds the title keys (and "per_head") already explained."""
     from .derivation import math_count
     from .format import thousands
 
     title, about = _title_of(i.keys, i.names, d.family, t)
+    if i.keys in seen:  # explained once, at its first appearance
+        about = ""
+    seen.add(i.keys)
+    explain_per_head = i.per_head and "per_head" not in seen
+    if i.per_head:
+        seen.add("per_head")
     chain = [i.formula]
     if i.collapsed:
         chain.append(i.collapsed)
@@ -422,8 +494,8 @@ def _item(i, d, t) -> dict:
         "total": thousands(i.total), "total_math": math_count(i.total),
         "contribution": thousands(i.contribution), "share": _share_text(i.share),
         "tied_to": i.tied_to or "", "untied": thousands(i.untied), "trainable": i.trainable,
-        "per_head": i.per_head, "cancels": i.cancels, "chain": chain, "total_chain": total_chain,
-        "children": [_item(c, d, t) for c in i.children],
+        "per_head": i.per_head, "explain_per_head": explain_per_head, "cancels": i.cancels, "chain": chain, "total_chain": total_chain,
+        "children": [_item(c, d, t, seen) for c in i.children],
     }
 
 
@@ -433,15 +505,35 @@ def _latex(expr) -> str:
     return latex(expr)
 
 
+_CONTEXTS: dict = {}
+
+
 def context(m, lang: str = "en", title: str | None = None) -> dict:
-    """The plain data a template sees: ``doc`` (the derivation), ``t`` (the catalog), ``lang``, ``title``."""
-    from .derivation import derive, math_count
-    from .format import thousands
+    """The plain data a template sees: ``doc`` (the derivation), ``t`` (the catalog), ``lang``, ``title``.
+
+    Plain means strings, numbers, booleans, lists and dicts: no SymPy object
+    reaches a template (a sandboxed template could call its methods).
+    """
+    from .derivation import derive
 
     d = derive(m)
+    key = (id(d), lang)
+    doc = _CONTEXTS.get(key)
+    if doc is None or doc[0] is not d:
+        if len(_CONTEXTS) > 256:
+            _CONTEXTS.clear()
+        doc = _CONTEXTS[key] = (d, _doc(d, lang))
+    return {"doc": doc[1], "t": catalog(lang), "lang": lang, "title": title, "model_name": d.name}
+
+
+def _doc(d, lang: str) -> dict:
+    from .derivation import math_count
+    from .format import thousands
+
     t = catalog(lang)
     other = "zh" if lang == "en" else "en"
-    sections = [_item(s, d, t) for s in d.sections]
+    seen: set = set()
+    sections = [_item(s, d, t, seen) for s in d.sections]
     summary = []
     for row in d.summary:
         name_title, _ = _title_of(row.keys, row.names, d.family, t)
@@ -512,7 +604,7 @@ def context(m, lang: str = "en", title: str | None = None) -> dict:
                                       for c in o["children"]]) for o in d.outline],
         "numbers": {o["id"]: o["number"] for o in d.outline},
     }
-    return {"doc": doc, "t": t, "lang": lang, "title": title, "model_name": d.name}
+    return doc
 
 
 # -- render -------------------------------------------------------------------------------------------------
