@@ -131,8 +131,8 @@ class Item:
 
     path: str
     block_path: str
-    names: tuple[str, ...]
-    keys: tuple[str, ...]
+    names: tuple[str, ...]          # module names (a chain of single children: "pooler.dense")
+    keys: tuple[str, ...]           # title keys; a chain's second key says what its leaf is
     depth: int
     leaf: bool
     multiplicity: int
@@ -310,8 +310,12 @@ class _Builder:
         trainable = trainable and outer.trainable and inner.trainable
         names = tuple(b.name for b in run)
         keys = tuple(dict.fromkeys(b.title_key for b in run))
-        if mult == 1 and inner is not outer and outer.title is None and inner.title is not None and depth > 0:
-            keys = (inner.title,)  # an untitled wrapper (BERT's "intermediate") takes its part's title
+        if mult == 1 and inner is not outer:
+            names = (outer.name + inner_path[len(path):],)  # the module path down the chain: pooler.dense
+            if outer.title is None and inner.title is not None and depth > 0:
+                keys = (inner.title,)  # an untitled wrapper (BERT's "intermediate") takes its part's title
+            elif inner.is_leaf and inner.title is not None and inner.title != keys[0]:
+                keys = (keys[0], inner.title)  # "Task head", then what it is: "Classifier"
         if same is not None:  # a group of identical leaves only: one leaf item, several times
             trainable = trainable and inner.trainable
             inner_path = f"{inner_path}.{same[0].name}"

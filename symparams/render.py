@@ -450,18 +450,26 @@ def _share_text(q) -> str:
 
 
 def _title_of(keys, names, family: str, t: dict) -> tuple[str, str]:
-    """(title, about) in the catalog's mini-markup for an item with title ``keys``."""
+    """(title, about) in the catalog's mini-markup for an item with title ``keys``.
+
+    Several keys with as many names are merged siblings (query, key, value):
+    their titles are listed.  Two keys for one name are a chain (task head →
+    classifier): "Task head: Classifier".  A key missing from the catalog
+    shows the module's name.
+    """
     blocks = t["blocks"]
     titles, abouts = [], []
     for key, name in zip(keys, list(names) + [names[-1]] * len(keys)):
         entry = blocks.get(f"{family}/{key}") or blocks.get(key)
         if entry is None:
-            titles.append("`" + name + "`")
+            titles.append("`" + name.rsplit(".", 1)[-1] + "`")
         else:
             titles.append(entry["title"])
             if entry.get("about"):
                 abouts.append(entry["about"])
-    return t["list_sep"].join(dict.fromkeys(titles)), " ".join(dict.fromkeys(abouts))
+    titles = list(dict.fromkeys(titles))
+    sep = t["colon"] if len(names) == 1 and len(keys) == 2 else t["list_sep"]
+    return sep.join(titles), t["sp"].join(dict.fromkeys(abouts))
 
 
 def _item(i, d, t, seen: set) -> dict:

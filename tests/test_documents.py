@@ -1,0 +1,328 @@
+"""Derivation documents: content, structure, escaping, sandboxed templates, docs/ drift.
+
+Figures expected here are the articles' (checked by hand), not copied from
+the program's output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from symparams import Model, SymparamsError, model
+from symparams.cli import main
+from symparams.derivation import derive
+from symparams.docs import default_dir, documents, drift
+from symparams.format import percent
+from symparams.presets import PRESETS
+from symparams.render import catalog, escape_md, escape_tex, render
+
+HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {}"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- structure -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_section_and_component_is_present(name, lang):
+    t = catalog(lang)
+    text = render(model(name), format="md", lang=lang)
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    d = derive(model(name))
+    expected = ["intro", "computation", "summary", "closed_form", "heads", "conclusion"]
+    if d.notes:
+        expected.insert(5, "articles")
+    found = [h for h in headings if h.startswith("## ") and not h.startswith("## " + t["outline"])]
+    assert [h.split(". ", 1)[1] for h in found] == [t["sections"][k] for k in expected]
+    # one ### heading per top-level component of the model tree, in the tree's order
+    components = [h for h in headings if h.startswith("### ") and "`" in h]
+    assert [re.search(r"`([^`]+)`", h).group(1).split(".")[0] for h in components] == \
+        [c.name for c in model(name).tree.children]
+    assert text.count("```mermaid") == 1
+    assert t["outline"] in text
+
+
+def test_outline_lists_the_components_like_the_article():
+    text = render(model("bert-base"), format="md", lang="zh")
+    outline = text.split("## 提纲", 1)[1].split("## 1.", 1)[0]
+    assert [line.strip() for line in outline.strip().splitlines()] == [
+        "1. 简介", "2. 计算过程", "2.1 Embedding层", "2.2 Encoder层", "2.3 Pooling层", "3. 参数汇总", "4. 参数量公式",
+        "5. 参数量与注意力头数", "6. 与原文对照", "7. 总结"]
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_shares_add_up_exactly_and_parts_add_up_to_their_group(name):
+    m = model(name)
+    d = derive(m)
+    assert sum(s.share for s in d.sections) == 1
+    assert sum(r.share for r in d.summary if r.level == 1) == 1
+    for item in d.items:
+        if item.children:
+            assert sum(c.total for c in item.children if not c.tied_to) == item.count, item.path
+            assert sum(c.share for c in item.children) == item.share, item.path
+        assert item.total == item.repeat_value * item.count
+    # every component is what the model says it is
+    assert {s.path: s.contribution for s in d.sections} == {k: v for k, v in m.components.items()
+                                                              if k in {s.path for s in d.sections}}
+    assert d.total == m.count and d.trainable == m.trainable
+
+
+def test_rendered_shares_add_up_to_100_percent_within_rounding():
+    for name in ("bert-base", "transformer-base", "transformer-base-article"):
+        d = derive(model(name))
+        shown = [sp.Rational(percent(s.share)[:-1]) for s in d.sections]
+        assert abs(sum(shown) - 100) <= sp.Rational(5, 1000) * len(shown)
+
+
+# -- content: the article's figures, written here by hand -----------------------------------------
+
+@pytest.fixture(scope="module")
+def bert_en():
+    return render(model("bert-base"), format="md", lang="en")
+
+
+def test_bert_base_embeddings_are_written_as_the_article_writes_them(bert_en):
+    assert r"\left(V + P + S\right) \cdot H + 2 \cdot H" in bert_en
+    assert r"\left(30522 + 512 + 2\right) \times 768 + 2 \times 768 = 23{,}837{,}184" in bert_en
+
+
+def test_bert_base_attention_is_written_per_head_and_a_cancels(bert_en):
+    # 12*3*(768*(768/12)+768/12)=1771776 in the article
+    assert (r"3 \cdot A \cdot \left(H \cdot \frac{H}{A} + \frac{H}{A}\right) = 3 \cdot H^{2} + 3 \cdot H"
+            r" = 3 \times 12 \times \left(768 \times \frac{768}{12} + \frac{768}{12}\right) = 1{,}771{,}776") in bert_en
+
+
+def test_bert_base_encoder_is_twelve_layers_as_in_the_article(bert_en):
+    # 12(2362368+1536+4722432+1536)=85054464: our parts follow transformers' modules
+    assert r"12 \times 7087872 = 85{,}054{,}464" in bert_en
+    assert "**85,054,464**" in bert_en and "77.69%" in bert_en
+
+
+def test_bert_base_totals_closed_form_and_proof(bert_en):
+    assert "**109,482,240**" in bert_en
+    assert r"N = H^{2} \cdot \left(2 \cdot L \cdot \left(r + 2\right) + 1\right)" in bert_en
+    assert r"\frac{\partial N}{\partial A} = 0" in bert_en
+    assert "1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 768" in bert_en  # divisors of 768
+
+
+def test_bert_base_summary_table_has_shape_formula_count_share(bert_en):
+    rows = [line for line in bert_en.splitlines() if line.startswith("| ")]
+    word = next(r for r in rows if "Token embeddings" in r)
+    assert [c.strip() for c in word.strip("|").split("|")] == [
+        "&emsp;Token embeddings", "$[30522, 768]$", r"$H \cdot V$", "23,440,896", "21.41%"]
+
+
+def test_bert_base_names_the_article_figures_that_are_wrong(bert_en):
+    for wrong, right in (("4,717,824", "4,723,968"), ("7,081,728", "7,087,872"), ("84,980,736", "85,054,464"),
+                         ("77.62%", "77.69%"), ("33.38%", "33.35%"), ("66.62%", "66.65%"),
+                         ("56,613,888", "56,687,616")):
+        assert f"the article says {wrong}, it is **{right}**" in bert_en
+
+
+def test_chinese_document_names_the_wrong_figures_in_chinese():
+    text = render(model("bert-base"), format="md", lang="zh")
+    assert "原文为 4,717,824，应为 **4,723,968**" in text
+    assert "由此可知" in text and "Pooling层" in text
+
+
+def test_transformer_article_note_gives_the_exact_figure_for_about_60m():
+    text = render(model("transformer-base-article"), format="md")
+    assert "| about 60M | 60,686,336 | rounded |" in text
+    assert "| 16.38 million | 16,384,000 | rounded |" in text
+    for figure in ("16,384,000", "262,144", "18,874,368", "25,165,824"):
+        assert f"| {figure} | {figure} | right |" in text
+
+
+def test_transformer_base_points_to_the_article_accounting():
+    text = render(model("transformer-base"), format="md")
+    assert "about 60M" in text and "60,686,336" in text and "63,606,784" in text
+    assert "2,920,448" in text  # 63,606,784 - 60,686,336
+    assert "Tied to `embeddings.shared`" in text  # the output layer adds nothing
+
+
+@pytest.mark.parametrize("name,keys", [("bert-base", {"L": 24}), ("bert-large", {})])
+def test_no_article_note_for_a_model_no_article_counts(name, keys):
+    text = render(model(name, **keys), format="md")
+    assert "Comparison with the articles" not in text
+    assert "4,717,824" not in text
+
+
+def test_a_changed_preset_is_listed_as_a_change():
+    text = render(model("bert-base", L=24), format="md")
+    assert "$L$: 12 $\\to$ 24" in text
+    assert "194,536,704" in text  # 12 more layers of 7,087,872
+
+
+def test_symbolic_model_needs_values():
+    with pytest.raises(SymparamsError, match="needs a value for every symbol"):
+        render(model("bert"), format="md")
+
+
+def test_unknown_format_and_language_are_one_line_errors():
+    with pytest.raises(SymparamsError, match="unknown format"):
+        render(model("bert-base"), format="docx")
+    with pytest.raises(SymparamsError, match="unknown language"):
+        render(model("bert-base"), lang="fr")
+
+
+def test_catalogs_have_the_same_keys_and_cover_the_core_families():
+    def keys(d, prefix=""):
+        out = set()
+        for k, v in d.items():
+            out |= keys(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k}
+        return out
+
+    en, zh = catalog("en"), catalog("zh")
+    assert keys(en) == keys(zh)
+    for name in ("bert", "transformer"):
+        fam = model(name).family
+        for head in (None, *fam.heads):
+            tree = fam.build(fam.resolve({}, head), head)
+            for _, block, _ in tree.walk():
+                if block is not tree:
+                    assert block.title_key in en["blocks"] or f"{name}/{block.title_key}" in en["blocks"], \
+                        (name, head, block.title_key)
+
+
+# -- escaping -------------------------------------------------------------------------------
+
+def test_tex_escape_leaves_no_active_character():
+    out = escape_tex(HOSTILE)
+    stripped = re.sub(r"\\(textbackslash|textasciitilde|textasciicircum|allowbreak)\{\}|\\[{}$&#%_]", "", out)
+    assert not re.search(r"[\\{}$&#%_^~]", stripped), stripped
+
+
+def test_md_escape_escapes_every_markdown_special():
+    out = escape_md(HOSTILE)
+    assert out == r"\\input\{/etc/passwd\} \$x\$ 100% \_a\_ \#1 \~ \^ \& \{\}"
+    assert escape_md("- item") == r"\- item" and escape_md("1. x") == r"1\. x"
+
+
+def test_hostile_title_and_name_are_escaped_in_tex():
+    tex = render(model("bert-base"), format="tex", title=HOSTILE)
+    assert r"\input{/etc/passwd}" not in tex
+    assert r"\textbackslash{}input\{/etc/passwd\} \$x\$ 100\% \_\allowbreak{}a\_\allowbreak{} \#1" in tex
+    named = Model("bert", {s.name: v for s, v in model("bert-base").values.items()}, name=HOSTILE)
+    tex = render(named, format="tex", lang="zh")
+    assert r"\input{/etc/passwd}" not in tex and "passwd" in tex
+
+
+def test_hostile_title_in_markdown_is_escaped():
+    text = render(model("bert-base"), format="md", title=HOSTILE)
+    assert text.splitlines()[0] == "# " + escape_md(HOSTILE)
+    assert "$x$" not in text.splitlines()[0].replace(r"\$", "")
+
+
+# -- user templates (sandboxed) ---------------------------------------------------------------------
+
+def write(tmp_path, text, name="t.j2"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_user_template_sees_the_document_data(tmp_path):
+    path = write(tmp_path, "{{ doc.name }}: {{ doc.total }}{% for s in doc.sections %} {{ s.path }}={{ s.share }}"
+                           "{% endfor %} {{ title | md }}")
+    out = render(model("bert-base"), format="md", template=path, title="a_b")
+    assert out == r"bert-base: 109,482,240 embeddings=21.77% encoder=77.69% pooler=0.54% a\_b"
+
+
+def test_user_template_gets_no_sympy_objects(tmp_path):
+    # a SymPy object's methods would sympify strings (eval): the context holds plain data only
+    from symparams.render import context
+
+    def plain(x):
+        if isinstance(x, dict):
+            return all(isinstance(k, str) and plain(v) for k, v in x.items())
+        if isinstance(x, (list, tuple)):
+            return all(plain(v) for v in x)
+        return x is None or isinstance(x, (str, int, bool))
+
+    for name in ("bert-base", "llama-2-70b", "t5-small", "transformer-base"):
+        assert plain(context(model(name), "en")["doc"]), name
+
+
+@pytest.mark.parametrize("source,message", [
+    ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "not allowed in the sandbox"),
+    ("{{ doc.__class__ }}", "not allowed in the sandbox"),
+    ("{{ 2 ** 100000 }}", "not allowed in the sandbox"),
+    ("{{ 'x' * 100000000 }}", "not allowed in the sandbox"),
+    ("{% set _ = doc.update({'total': 1}) %}", "not allowed in the sandbox"),
+    ("{{ nothing_here }}", "'nothing_here' is undefined"),
+    ("{{ doc.no_such_key }}", "no_such_key"),
+    ("{% for x in %}", "line 1"),
+    ("line one\n{{ 1 / 0 }}", "ZeroDivisionError"),
+])
+def test_user_template_errors_are_one_line(tmp_path, source, message):
+    path = write(tmp_path, source)
+    with pytest.raises(SymparamsError) as info:
+        render(model("bert-base"), format="md", template=path)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_template_file_is_one_line(tmp_path):
+    with pytest.raises(SymparamsError, match="cannot read template"):
+        render(model("bert-base"), format="md", template=str(tmp_path / "none.j2"))
+
+
+def test_cli_derive_writes_a_file_and_reports_template_errors(tmp_path, capsys):
+    out = tmp_path / "bert.zh.tex"
+    assert main(["derive", "bert-base", "--format", "tex", "--lang", "zh", "-o", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("\\documentclass") and "109,482,240" in text
+    bad = write(tmp_path, "{{ missing }}")
+    assert main(["derive", "bert-base", "--format", "md", "--template", bad]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "symparams: error: template" in err and "missing" in err
+
+
+def test_cli_derive_with_set_and_head(capsys):
+    assert main(["derive", "bert-base", "--set", "L=24", "--head", "sequence-classification", "--format", "md"]) == 0
+    text = capsys.readouterr().out
+    assert "### 2.4 Task head: Classifier (`head.classifier`)" in text
+    assert "1,538" in text  # 768 × 2 + 2: the classifier of two labels
+
+
+# -- html delegation -------------------------------------------------------------------------------
+
+def test_html_delegates_to_the_html_module_when_there_is_one(monkeypatch):
+    fake = types.ModuleType("symparams.html")
+    fake.render_html = lambda m, lang, title: f"<html>{m.name}|{lang}|{title}</html>"
+    monkeypatch.setitem(sys.modules, "symparams.html", fake)
+    assert render(model("bert-base"), format="html", lang="zh", title="T") == "<html>bert-base|zh|T</html>"
+
+
+def test_html_without_the_html_module_is_a_one_line_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "symparams.html", None)
+    with pytest.raises(SymparamsError, match="html"):
+        render(model("bert-base"), format="html")
+
+
+# -- docs/ -----------------------------------------------------------------------------------------------
+
+def test_docs_folder_is_up_to_date():
+    """Regenerate every document; docs/ must hold exactly these (run ``python -m symparams.docs``)."""
+    directory = ROOT / "docs"
+    assert default_dir() == directory
+    docs = documents()
+    assert len(docs) == 4 * len(PRESETS)
+    problems = drift(directory, docs)
+    assert not problems, problems[:10]
+    assert (directory / "README.md").is_file()
+
+
+def test_drift_check_notices_changes(tmp_path):
+    docs = {"bert-base.en.md": "new text"}
+    (tmp_path / "bert-base.en.md").write_text("old text", encoding="utf-8")
+    (tmp_path / "gone.zh.tex").write_text("x", encoding="utf-8")
+    assert drift(tmp_path, docs) == ["changed: bert-base.en.md", "stale: gone.zh.tex"]
+    assert drift(tmp_path / "empty", docs) == ["missing: bert-base.en.md"]

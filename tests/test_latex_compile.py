@@ -1,0 +1,116 @@
+"""The LaTeX documents compile with ``latexmk -xelatex``, cleanly, and the PDF says the right things.
+
+Compiled: bert-base and transformer-base in English and Chinese, plus two
+documents carrying the hostile text (as the title, and as the model name).
+The log must have no error, no overfull box and no missing glyph; the PDF's
+text (pdftotext) must hold the key figures and the hostile text literally.
+Nothing is skipped: a missing TeX is a failure (CI installs it).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from symparams import Model, model
+from symparams.render import render
+
+HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {}"
+
+CASES = {
+    "bert-base.en": (lambda: model("bert-base"), "en", None),
+    "bert-base.zh": (lambda: model("bert-base"), "zh", None),
+    "transformer-base.en": (lambda: model("transformer-base"), "en", None),
+    "transformer-base.zh": (lambda: model("transformer-base"), "zh", None),
+    "hostile-title.en": (lambda: model("bert-base"), "en", HOSTILE),
+    "hostile-name.zh": (lambda: Model("transformer", {"V": 32000, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
+                                      name=HOSTILE), "zh", None),
+}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """Compile every case (in parallel); name → (returncode, log text, pdf text)."""
+    for tool in ("latexmk", "xelatex", "pdftotext"):
+        assert shutil.which(tool), f"{tool} is needed (texlive-xetex, latexmk, poppler-utils)"
+    work = tmp_path_factory.mktemp("latex")
+    procs = {}
+    for name, (make, lang, title) in CASES.items():
+        folder = work / name
+        folder.mkdir()
+        (folder / "doc.tex").write_text(render(make(), format="tex", lang=lang, title=title), encoding="utf-8")
+        procs[name] = subprocess.Popen(
+            ["latexmk", "-xelatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = {}
+    for name, proc in procs.items():
+        rc = proc.wait(timeout=600)
+        folder = work / name
+        log = (folder / "doc.log").read_text(encoding="utf-8", errors="replace")
+        pdf = folder / "doc.pdf"
+        text = ""
+        if pdf.is_file():
+            text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True,
+                                  text=True, check=True).stdout
+        out[name] = (rc, log, text)
+    return out
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_compiles_without_errors(compiled, name):
+    rc, log, text = compiled[name]
+    assert rc == 0, log[-3000:]
+    assert not re.search(r"^! ", log, flags=re.M), log[-3000:]
+    assert text.strip()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_no_overfull_boxes_and_no_missing_glyphs(compiled, name):
+    _, log, _ = compiled[name]
+    overfull = re.findall(r"^Overfull \\hbox.*$", log, flags=re.M)
+    assert not overfull, overfull
+    missing = re.findall(r"^Missing character.*$", log, flags=re.M)
+    assert not missing, missing[:5]
+
+
+def test_bert_base_pdf_holds_the_article_figures(compiled):
+    for name in ("bert-base.en", "bert-base.zh"):
+        text = flat(compiled[name][2])
+        for figure in ("109,482,240", "23,837,184", "85,054,464", "590,592", "7,087,872", "77.69%", "21.77%",
+                       "4,723,968", "4,717,824"):
+            assert figure in text, (name, figure)
+
+
+def test_chinese_pdf_reads_like_the_articles(compiled):
+    text = re.sub(r"\s+", "", compiled["bert-base.zh"][2])  # xeCJK spaces Latin from CJK; lines break anywhere
+    for phrase in ("提纲", "简介", "计算过程", "总结", "Embedding层", "Encoder层", "Pooling层",
+                   "参数量跟注意力头的个数"):
+        assert phrase in text, phrase
+
+
+def test_transformer_base_pdf_holds_its_total_and_the_article_comparison(compiled):
+    for name in ("transformer-base.en", "transformer-base.zh"):
+        text = flat(compiled[name][2])
+        # all parameters, the trainable ones (sinusoidal tables are frozen), the article's accounting
+        for figure in ("63,606,784", "63,082,496", "60,686,336"):
+            assert figure in text, (name, figure)
+
+
+def test_hostile_title_appears_literally_and_runs_nothing(compiled):
+    text = flat(compiled["hostile-title.en"][2])
+    assert HOSTILE in text
+    assert "root:" not in text  # \input{/etc/passwd} was not executed
+
+
+def test_hostile_model_name_appears_literally(compiled):
+    text = flat(compiled["hostile-name.zh"][2])
+    assert text.count(HOSTILE) >= 2  # the title and the introduction at least
+    assert "root:" not in text
