@@ -489,6 +489,12 @@ def _outline(sections, notes) -> tuple[dict, ...]:
     return tuple(out)
 
 
+def _whole(m: Model, expr: sp.Expr) -> int:
+    """``expr`` at ``m``'s values, exactly (what ``m.count`` gives, without expanding a number)."""
+    value = expr.xreplace(m.values)
+    return int(value if value.is_Integer else sp.expand(value))
+
+
 _CACHE: dict[Any, Derivation] = {}
 
 
@@ -508,7 +514,7 @@ def derive(m: Model) -> Derivation:
         return _CACHE[key]
     from .articles import notes_for, related_for
 
-    total = m.count
+    total = _whole(m, m.tree.total)
     b = _Builder(m, total)
     sections = b.sections()
     preset, changes = _preset_of(m)
@@ -521,7 +527,7 @@ def derive(m: Model) -> Derivation:
         preset=preset.name if preset else None,
         preset_title={"en": preset.en, "zh": preset.zh} if preset else None,
         changes=changes, head=m.head, symbols=_symbols(m), switches=_switches(m), sections=sections,
-        summary=b.summary(sections), total=total, trainable=m.trainable, closed_form=closed,
+        summary=b.summary(sections), total=total, trainable=_whole(m, m.tree.trainable_total), closed_form=closed,
         closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
         proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
         outline=_outline(sections, notes))

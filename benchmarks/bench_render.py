@@ -1,0 +1,80 @@
+"""Rendering every document in one process, against rendering one document.
+
+Each round starts two fresh processes side by side (so machine load hits
+both alike): one renders a single document (bert-base, Markdown, English),
+the other every preset × {md, tex} × {en, zh}, as ``python -m symparams.docs``
+does.  Medians of wall-clock and CPU time are compared.
+
+    python benchmarks/bench_render.py [--rounds 7] [--check]
+
+``--check`` exits 1 when all documents take more than 2× one document, or
+2 s or more (wall clock).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+ONE = """
+from symparams import model
+from symparams.render import render
+render(model("bert-base"), format="md", lang="en")
+"""
+
+ALL = """
+from symparams.docs import documents
+n = len(documents())
+print(n)
+"""
+
+
+def timed(code: str) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds, stdout) of a fresh ``python -c code``."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, out.stdout.strip()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    timed(ONE), timed(ALL)  # warm the file cache
+    one, every = [], []
+    count = ""
+    for _ in range(args.rounds):
+        one.append(timed(ONE))
+        w, c, count = timed(ALL)
+        every.append((w, c, count))
+    one_wall = statistics.median(w for w, _, _ in one)
+    one_cpu = statistics.median(c for _, c, _ in one)
+    all_wall = statistics.median(w for w, _, _ in every)
+    all_cpu = statistics.median(c for _, c, _ in every)
+    print(f"one document (bert-base, md, en):   median wall {one_wall:.3f} s, CPU {one_cpu:.3f} s")
+    print(f"all {count} documents in one process: median wall {all_wall:.3f} s, CPU {all_cpu:.3f} s")
+    print(f"ratio all/one: wall {all_wall / one_wall:.2f}x, CPU {all_cpu / one_cpu:.2f}x "
+          f"(limits: 2x and under 2 s); {args.rounds} rounds")
+    ok = all_wall / one_wall <= 2 and all_wall < 2
+    if args.check and not ok:
+        print("FAIL: over the limit")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
