@@ -13,7 +13,7 @@ the path of a BERT module: it works for any family.
 
 >>> from symparams import model
 >>> d = derive(model("bert-base"))
->>> [s.names[0] for s in d.sections]
+>>> [s.path for s in d.sections]
 ['embeddings', 'encoder', 'pooler']
 >>> d.sections[0].formula
 '\\\\left(V + P + S\\\\right) \\\\cdot H + 2 \\\\cdot H'
@@ -346,7 +346,8 @@ class _Builder:
                 substituted = sp.latex(_add(*parts), order="none") if len(parts) > 1 else ""
             size = _evaluated(expr)
             count = self.number(inner.count)
-        per_head = A in expr.free_symbols
+        # the per-head story is told where the form is as written (a group's simplified count has no story)
+        per_head = A in expr.free_symbols and (inner.is_leaf or inner.written is not None)
         cancels = per_head and A not in size.free_symbols
         collapsed = latex(size) if per_head else None
         untied = self.number(size) if tied else count

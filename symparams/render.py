@@ -487,7 +487,10 @@ def _item(i, d, t, seen: set) -> dict:
     chain = [i.formula]
     if i.collapsed:
         chain.append(i.collapsed)
-    chain += [i.substituted, math_count(i.untied if i.tied_to else i.count)]
+    shown = i.untied if i.tied_to else i.count
+    if i.substituted != str(shown):  # "H = 8192" needs no "= 8192" before "= 8,192"
+        chain.append(i.substituted)
+    chain.append(math_count(shown))
     total_chain = [i.total_formula, i.total_substituted, math_count(i.total)] if i.repeat_value != 1 \
         or i.repeat != 1 else []
     return {
