@@ -226,6 +226,8 @@ def _admissible(x, info, base_values, constraints):
     finite = None
     rest = []
     for c in constraints:
+        if not c.expr.free_symbols <= set(base_values) | {x}:
+            continue  # a symbol this model does not use (as Model skips it)
         e = sp.expand(c.expr.xreplace(base_values))
         if x not in e.free_symbols:
             continue
@@ -271,14 +273,10 @@ def solve(m, target, symbol: str) -> Solution:
         count = m.count if not m.free else None
         tail = f": every admissible {symbol} gives {thousands(count)}" if count is not None else ""
         raise SymparamsError(f"the count of {m.name} does not depend on {symbol}{tail}")
-    try:
-        poly = sp.Poly(n_x, x)
-    except sp.PolynomialError:
-        raise SymparamsError(f"the count of {m.name} is not a polynomial in {symbol}; solve handles polynomials") from None
     step, finite, rest = _admissible(x, SYMBOLS[symbol], values, m.family.constraints)
 
     def count_at(v) -> int | None:
-        n = poly.eval(sp.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else sp.Integer(v))
+        n = n_x.xreplace({x: sp.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else sp.Integer(v)})
         return int(n) if n.is_Integer else None
 
     def admissible(v) -> bool:
@@ -301,7 +299,11 @@ def solve(m, target, symbol: str) -> Solution:
         if step is None:
             raise SymparamsError(f"{symbol} is a ratio and no constraint fixes its step; nothing to settle on")
         k = sp.Dummy("k", integer=True, positive=True)
-        pk = sp.Poly(n_x.xreplace({x: k * sp.Rational(step.numerator, step.denominator)}), k)
+        try:
+            pk = sp.Poly(n_x.xreplace({x: k * sp.Rational(step.numerator, step.denominator)}), k)
+        except sp.PolynomialError:
+            raise SymparamsError(f"the count of {m.name} is not a polynomial in {symbol}, and {symbol} is not "
+                                 f"limited to finitely many values; solve settles polynomials") from None
         points = [sp.Integer(1)]
         for p in (pk - target, pk.diff(k)):
             if p.degree() > 0:
@@ -313,7 +315,7 @@ def solve(m, target, symbol: str) -> Solution:
                 if kk >= 1:
                     ks.add(kk)
 
-        def nearest_admissible(kk, direction, limit=100_000):
+        def nearest_admissible(kk, direction, limit=10_000):
             for _ in range(limit):
                 if kk < 1:
                     return None
@@ -702,6 +704,8 @@ class Sweep:
         # constraints: a positive whole number at every point kept
         self._checks = []
         for c in m.family.constraints:
+            if not c.expr.free_symbols <= set(self.values) | set(symbols):
+                continue  # a symbol this model does not use (as Model skips it)
             e = c.expr.xreplace(self.values)
             if not e.free_symbols & set(symbols):
                 continue

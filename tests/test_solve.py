@@ -161,3 +161,22 @@ def test_a_value_ruled_out_by_a_piecewise_constraint_is_stepped_over():
     best = nearest([e for e in range(1, 1000) if e != 256], count, count(256))
     assert (s.value, s.count) == (best, count(best)) == (255, count(255))  # a tie with 257: the smaller
     assert s.above == (257, count(257))
+
+
+def test_heads_of_a_grouped_query_model_run_over_a_finite_set():
+    # LLaMA-3-8B: K and V have G heads of width H/A, so the count falls as A grows; A must divide H and
+    # be a multiple of G: a finite set, every member compared exactly
+    m = model("llama-3-8b")
+    heads = []
+    for a in range(1, 4097):
+        try:
+            heads.append((a, model("llama-3-8b", A=a).count))
+        except SymparamsError:
+            pass
+    for target in (m.count + 10**8, 7_300_000_000, 10**9):
+        s = solve(model("llama-3-8b", A=None), target, "A")
+        best = min(heads, key=lambda p: (abs(p[1] - target), p[0]))
+        assert (s.value, s.count) == best and s.step is None
+        i = heads.index(best)
+        assert s.below == (heads[i - 1] if i else None)
+        assert s.above == (heads[i + 1] if i + 1 < len(heads) else None)
