@@ -180,3 +180,17 @@ def test_heads_of_a_grouped_query_model_run_over_a_finite_set():
         i = heads.index(best)
         assert s.below == (heads[i - 1] if i else None)
         assert s.above == (heads[i + 1] if i + 1 < len(heads) else None)
+
+
+def test_docs_explore_example_is_what_the_program_prints():
+    import doctest
+    import re
+    import shlex
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "explore.md"
+    [block] = re.findall(r"```console\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S)
+    command, *expected = block.rstrip("\n").splitlines()
+    code, out, _ = run(*shlex.split(command[2:])[1:])
+    assert code == 0 and out.rstrip("\n").splitlines() == expected
+    assert doctest.testfile(str(doc), module_relative=False).failed == 0
