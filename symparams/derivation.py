@@ -317,9 +317,9 @@ class _Builder:
             elif inner.is_leaf and inner.title is not None and inner.title != keys[0]:
                 keys = (keys[0], inner.title)  # "Task head", then what it is: "Classifier"
         if same is not None:  # a group of identical leaves only: one leaf item, several times
-            trainable = trainable and inner.trainable
             inner_path = f"{inner_path}.{same[0].name}"
             inner, mult, names = same[0], len(same), tuple(b.name for b in same)
+            trainable = trainable and inner.trainable
         tied = inner.tied_to
         children: tuple[Item, ...] = ()
         if inner.is_leaf:
