@@ -11,7 +11,20 @@
 """
 
 from .errors import SymparamsError
-from .explore import solve, sweep
 from .model import Model, model
 
 __all__ = ["Model", "SymparamsError", "model", "solve", "sweep"]
+
+_LAZY = ("solve", "sweep")  # from symparams.explore, imported on first use (the plain CLI stays fast)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from . import explore
+
+        return getattr(explore, name)
+    raise AttributeError(f"module 'symparams' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_LAZY})
