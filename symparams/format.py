@@ -13,6 +13,8 @@ rounded with integer arithmetic.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import sympy as sp
 
 
@@ -23,12 +25,17 @@ def thousands(n, sep: str = ",") -> str:
     return f"{int(n):,}".replace(",", sep)
 
 
-def round_rational(q: sp.Rational, digits: int) -> tuple[int, int]:
+def _fraction(q) -> Fraction:
+    """An exact Fraction from a SymPy Rational, a Fraction or an int."""
+    if isinstance(q, sp.Rational):
+        return Fraction(int(q.p), int(q.q))
+    return Fraction(q)
+
+
+def round_rational(q, digits: int) -> tuple[int, int]:
     """``q`` rounded half-up to ``digits`` decimals, as (integer part, fraction digits)."""
-    q = sp.Rational(q)
-    scaled = q * 10**digits
-    n = int(sp.floor(scaled + sp.Rational(1, 2)))
-    return divmod(n, 10**digits)
+    scaled = _fraction(q) * 10**digits + Fraction(1, 2)
+    return divmod(scaled.numerator // scaled.denominator, 10**digits)
 
 
 def decimal(q: sp.Rational, digits: int = 2) -> str:
@@ -40,7 +47,7 @@ def percent(share, digits: int = 2) -> str:
     """An exact share as a percentage string."""
     if share is None:
         return ""
-    share = sp.Rational(share) * 100
+    share = _fraction(share) * 100
     if share and round_rational(share, digits) == (0, 0):
         while digits < 8 and round_rational(share, digits) == (0, 0):
             digits += 1

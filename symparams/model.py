@@ -19,7 +19,7 @@ H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
 from __future__ import annotations
 
 import os
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Mapping
 
 import sympy as sp
@@ -33,6 +33,27 @@ from .presets import all_presets, find as find_preset
 from .symbols import SYMBOLS, A, H, L, ordered
 
 
+_TREES: dict[tuple, tuple[Family, Block]] = {}
+
+
+def _tree(family: Family, switches: Mapping[str, Any], head: str | None) -> Block:
+    """The family's Block tree for these switches and head, built once.
+
+    The tree depends on nothing else, so models that differ only in values
+    (every preset of a family) share one tree and its cached symbolic sums.
+    """
+    try:
+        key = (id(family), tuple(sorted(switches.items())), head)
+        hash(key)
+    except TypeError:  # an unhashable switch value: build afresh
+        return family.build(switches, head)
+    hit = _TREES.get(key)
+    if hit is None or hit[0] is not family:
+        hit = _TREES[key] = (family, family.build(switches, head))
+    return hit[1]
+
+
+@lru_cache(maxsize=4096)
 def closed_form(expr: sp.Expr) -> sp.Expr:
     """The simplified total: expanded, then collected in H² and H.
 
@@ -74,7 +95,7 @@ class Model(ModelDisplay):
         self.head = self.family.check_head(head)
         self.switches = self.family.resolve(dict(switches or {}), self.head)
         self.name = name or self.family.name
-        self.tree: Block = self.family.build(self.switches, self.head)
+        self.tree: Block = _tree(self.family, self.switches, self.head)
         given = {k: parse_value(k, v) for k, v in (values or {}).items() if v is not None}  # None: leave free
         used = {s.name for s in self.symbols}
         for key in list(given):

@@ -292,18 +292,30 @@ def _fixed_ratio(m, written) -> FixedRatio | None:
     return None
 
 
+_SYMBOLIC: dict[int, tuple] = {}
+
+
+def _symbolic(tree) -> tuple[sp.Expr, sp.Expr, tuple[Step, ...]]:
+    """N(A) as written, ∂N/∂A and the per-head steps: they depend on the tree only, so once per tree."""
+    hit = _SYMBOLIC.get(id(tree))
+    if hit is None or hit[0] is not tree:
+        written = _written_total(tree)
+        derivative = sp.cancel(sp.together(sp.diff(written, A)))
+        hit = _SYMBOLIC[id(tree)] = (tree, written, derivative, tuple(_per_head_steps(tree)))
+    return hit[1:]
+
+
 def prove(m) -> "Proof":
     """Prove (or refute) that ``m``'s count does not depend on ``A``."""
     tree = m.tree
-    written = _written_total(tree)
+    written, derivative, per_head = _symbolic(tree)
     closed = m.closed_form
-    derivative = sp.cancel(sp.together(sp.diff(written, A)))
     invariant = derivative == 0
     dependence = sp.Add(*(t for t in sp.Add.make_args(sp.expand(closed)) if t.has(A)))
     used = set(m.symbols)
     conditions = tuple(Condition(*c.condition) for c in m.family.constraints
                        if c.condition is not None and A in c.expr.free_symbols and c.expr.free_symbols <= used)
-    steps = _per_head_steps(tree)
+    steps = list(per_head)
     steps += [
         Step("total_as_written", lhs=tree.total_as_written),
         Step("simplified", rhs=closed),
