@@ -42,3 +42,10 @@ def test_readme_console_example_output_is_what_the_program_prints(command, expec
     while expected and not expected[-1]:
         expected = expected[:-1]
     assert proc.stdout.rstrip("\n").splitlines() == expected
+
+
+def test_readme_symbol_table_lists_every_symbol():
+    from symparams.symbols import SYMBOLS
+
+    rows = set(re.findall(r"^\| (\w+) \|", README.read_text(encoding="utf-8"), flags=re.M))
+    assert set(SYMBOLS) <= rows
