@@ -72,14 +72,24 @@ def latex_numbers(expr: sp.Expr, values: dict, *, written: bool = False) -> str:
     Printed once per expression with placeholder names, which the values then
     fill in (the same text ``sympy.latex(..., symbol_names=values)`` gives).
     """
+    by_name = {s.name: v for s, v in values.items()}
+    return _HOLE.sub(lambda mo: _value_latex(by_name[mo.group(1)]), _numbers_pattern(expr, written))
+
+
+def _numbers_pattern(expr: sp.Expr, written: bool) -> str:
+    """:func:`latex_numbers`'s text with a hole ``⟦name⟧`` for each symbol, printed once per expression."""
     key = (expr, written)
     pattern = _NUMBERS.get(key)
     if pattern is None:
         names = {s: f"\u27e6{s.name}\u27e7" for s in expr.free_symbols}
         pattern = _NUMBERS[key] = sp.latex(expr, mul_symbol="times", symbol_names=names,
                                            **({"order": "none"} if written else {}))
-    by_name = {s.name: v for s, v in values.items()}
-    return _HOLE.sub(lambda mo: _value_latex(by_name[mo.group(1)]), pattern)
+    return pattern
+
+
+def _fill_numbers(expr: sp.Expr, texts: dict, *, written: bool = False) -> str:
+    """:func:`latex_numbers` with the values already printed (``texts``: symbol name → LaTeX)."""
+    return _HOLE.sub(lambda mo: texts[mo.group(1)], _numbers_pattern(expr, written))
 
 
 def _value_latex(v) -> str:
@@ -281,10 +291,140 @@ def _runs(children):
     return runs
 
 
+def _sum_latex(parts) -> str:
+    """``sympy.latex(_add(*parts), order="none")`` for whole numbers ``parts`` (none negative)."""
+    terms = [str(int(p)) for p in parts if p != 0]
+    return " + ".join(terms) if terms else "0"
+
+
+def _times_latex(a: int, b: int) -> str:
+    """``sympy.latex(Mul(Integer(a), Integer(b), evaluate=False), mul_symbol="times")`` for whole a, b >= 0."""
+    return f"{int(a)} \\times {int(b)}"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What an :class:`Item` shows that depends on the Block tree only (symbols, formulas, LaTeX).
+
+    Built once per tree; :meth:`_Builder.item` adds a model's numbers.
+    """
+
+    path: str
+    block_path: str
+    names: tuple[str, ...]
+    keys: tuple[str, ...]
+    depth: int
+    leaf: bool
+    multiplicity: int
+    repeat: sp.Expr
+    repeated: bool          # repeat != 1
+    copies: sp.Expr
+    shape: str
+    shape_dims: tuple       # the shape's sizes, evaluated (doit), still in symbols
+    expr: sp.Expr
+    written: bool           # a group's form as written (else its simplified count)
+    formula: str
+    collapsed: str | None
+    count: sp.Expr          # a group's count in symbols (unused for a leaf)
+    size: sp.Expr
+    total_expr: sp.Expr
+    total_formula: str
+    tied: str | None
+    trainable: bool
+    per_head: bool
+    cancels: bool
+    reps: sp.Expr | None    # copies × repeat, expanded: for a summary row (depth 0 or 1), else None
+    row_repeat: str
+    row_formula: str
+    children: tuple["_Plan", ...] = ()
+
+
+def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: bool) -> _Plan:
+    outer = run[0]
+    mult = len(run)
+    inner, inner_path, repeat, same = _unwrap(outer, path, outer.repeat)
+    trainable = trainable and outer.trainable and inner.trainable
+    names = tuple(b.name for b in run)
+    keys = tuple(dict.fromkeys(b.title_key for b in run))
+    if mult == 1 and inner is not outer:
+        names = (outer.name + inner_path[len(path):],)  # the module path down the chain: pooler.dense
+        if outer.title is None and inner.title is not None and depth > 0:
+            keys = (inner.title,)  # an untitled wrapper (BERT's "intermediate") takes its part's title
+        elif inner.is_leaf and inner.title is not None and inner.title != keys[0]:
+            keys = (keys[0], inner.title)  # "Task head", then what it is: "Classifier"
+    if same is not None:  # a group of identical leaves only: one leaf item, several times
+        inner_path = f"{inner_path}.{same[0].name}"
+        inner, mult, names = same[0], len(same), tuple(b.name for b in same)
+        trainable = trainable and inner.trainable
+    tied = inner.tied_to
+    children: tuple[_Plan, ...] = ()
+    written = False
+    count = ONE
+    if inner.is_leaf:
+        one = inner.as_written
+        expr = _mul(mult, one) if mult != 1 else one
+        formula = latex(expr, written=True)
+    else:
+        inner_copies = copies * repeat
+        children = tuple(
+            _plan(r, f"{inner_path}.{r[0].name}", depth + 1, inner_copies, trainable)
+            for r in _runs(inner.children))
+        if inner.written is not None:
+            expr = inner.written
+            formula = latex(expr, written=True)
+            written = True
+        else:
+            expr = simplified(inner.count)
+            formula = latex(expr)
+        count = inner.count
+    size = _evaluated(expr)
+    # the per-head story is told where the form is as written (a group's simplified count has no story)
+    per_head = A in expr.free_symbols and (inner.is_leaf or inner.written is not None)
+    cancels = per_head and A not in size.free_symbols
+    collapsed = latex(size) if per_head else None
+    if repeat != 1:
+        total_expr = _mul(repeat, expr)
+        total_formula = latex(total_expr, written=inner.is_leaf or inner.written is not None)
+    else:
+        total_expr, total_formula = expr, formula
+    if inner.is_leaf and inner.shape:
+        shape = "[" + ", ".join(latex(d, written=True) for d in inner.shape) + "]"
+        dims = tuple(sp.sympify(d).doit() for d in inner.shape)
+    else:
+        shape, dims = "", ()
+    if depth <= 1:  # a row of the summary table: a component (depth 0) or one of its parts
+        reps = sp.expand(copies * repeat)
+        row_repeat = "" if reps == 1 else latex(reps)
+        row_formula = "0" if tied else latex(simplified(sp.expand(copies * repeat * size)))
+    else:
+        reps, row_repeat, row_formula = None, "", ""
+    return _Plan(
+        path=path, block_path=inner_path, names=names, keys=keys, depth=depth, leaf=inner.is_leaf,
+        multiplicity=mult, repeat=repeat, repeated=repeat != 1, copies=copies, shape=shape, shape_dims=dims,
+        expr=expr, written=written, formula=formula, collapsed=collapsed, count=count, size=size,
+        total_expr=total_expr, total_formula=total_formula, tied=tied, trainable=trainable, per_head=per_head,
+        cancels=cancels, reps=reps, row_repeat=row_repeat, row_formula=row_formula, children=children)
+
+
+_PLANS: dict[int, tuple[Block, tuple[_Plan, ...]]] = {}
+
+
+def _plans(tree: Block) -> tuple[_Plan, ...]:
+    """The plans of the tree's top-level components, built once per tree."""
+    hit = _PLANS.get(id(tree))
+    if hit is None or hit[0] is not tree:
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        hit = _PLANS[id(tree)] = (tree, tuple(_plan([child], child.name, 0, tree.repeat, tree.trainable)
+                                              for child in tree.children))
+    return hit[1]
+
+
 class _Builder:
     def __init__(self, m: Model, total: int):
         self.m = m
         self.values = dict(m.values)
+        self.texts = {s.name: _value_latex(v) for s, v in self.values.items()}
         self.grand = total
 
     def number(self, expr) -> int:
@@ -296,88 +436,46 @@ class _Builder:
             raise SymparamsError(f"{self.m.name}: a part's count is not a whole number ({value})")
         return int(value)
 
-    def shape(self, block: Block) -> tuple[str, str]:
-        if not block.shape:
-            return "", ""
-        sym = "[" + ", ".join(latex(d, written=True) for d in block.shape) + "]"
-        num = "[" + ", ".join(str(self.number(sp.sympify(d).doit())) for d in block.shape) + "]"
-        return sym, num
-
-    def item(self, run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: bool) -> Item:
-        outer = run[0]
-        mult = len(run)
-        inner, inner_path, repeat, same = _unwrap(outer, path, outer.repeat)
-        trainable = trainable and outer.trainable and inner.trainable
-        names = tuple(b.name for b in run)
-        keys = tuple(dict.fromkeys(b.title_key for b in run))
-        if mult == 1 and inner is not outer:
-            names = (outer.name + inner_path[len(path):],)  # the module path down the chain: pooler.dense
-            if outer.title is None and inner.title is not None and depth > 0:
-                keys = (inner.title,)  # an untitled wrapper (BERT's "intermediate") takes its part's title
-            elif inner.is_leaf and inner.title is not None and inner.title != keys[0]:
-                keys = (keys[0], inner.title)  # "Task head", then what it is: "Classifier"
-        if same is not None:  # a group of identical leaves only: one leaf item, several times
-            inner_path = f"{inner_path}.{same[0].name}"
-            inner, mult, names = same[0], len(same), tuple(b.name for b in same)
-            trainable = trainable and inner.trainable
-        tied = inner.tied_to
+    def item(self, plan: "_Plan") -> Item:
+        """The item of ``plan`` at this model's values (the numbers in the order they always were)."""
         children: tuple[Item, ...] = ()
-        if inner.is_leaf:
-            one = inner.as_written
-            expr = _mul(mult, one) if mult != 1 else one
-            formula = latex(expr, written=True)
-            substituted = latex_numbers(expr, self.values, written=True)
-            size = _evaluated(expr)
-            count = 0 if tied else self.number(size)
+        if plan.leaf:
+            substituted = _fill_numbers(plan.expr, self.texts, written=True)
+            count = 0 if plan.tied else self.number(plan.size)
         else:
-            inner_copies = copies * repeat
-            children = tuple(
-                self.item(r, f"{inner_path}.{r[0].name}", depth + 1, inner_copies, trainable)
-                for r in _runs(inner.children))
-            if inner.written is not None:
-                expr = inner.written
-                formula = latex(expr, written=True)
-                substituted = latex_numbers(expr, self.values, written=True)
+            children = tuple(self.item(c) for c in plan.children)
+            if plan.written:
+                substituted = _fill_numbers(plan.expr, self.texts, written=True)
             else:
-                expr = simplified(inner.count)
-                formula = latex(expr)
-                parts = [sp.Integer(c.total) for c in children if not c.tied_to]
+                parts = [c.total for c in children if not c.tied_to]
                 # the sum of the parts' counts, as the articles write it; one part needs no sum
-                substituted = sp.latex(_add(*parts), order="none") if len(parts) > 1 else ""
-            size = _evaluated(expr)
-            count = self.number(inner.count)
-        # the per-head story is told where the form is as written (a group's simplified count has no story)
-        per_head = A in expr.free_symbols and (inner.is_leaf or inner.written is not None)
-        cancels = per_head and A not in size.free_symbols
-        collapsed = latex(size) if per_head else None
-        untied = self.number(size) if tied else count
-        rep_value = self.number(repeat)
-        if repeat != 1:
-            total_expr = _mul(repeat, expr)
-            total_formula = latex(total_expr, written=inner.is_leaf or inner.written is not None)
-            total_substituted = sp.latex(sp.Mul(sp.Integer(rep_value), sp.Integer(count), evaluate=False),
-                                         mul_symbol="times")
+                substituted = _sum_latex(parts) if len(parts) > 1 else ""
+            count = self.number(plan.count)
+        untied = self.number(plan.size) if plan.tied else count
+        rep_value = self.number(plan.repeat)
+        if plan.repeated:
+            total_substituted = _times_latex(rep_value, count)
         else:
-            total_expr, total_formula, total_substituted = expr, formula, substituted
+            total_substituted = substituted
         total = rep_value * count
-        copies_value = self.number(copies)
+        copies_value = self.number(plan.copies)
         contribution = copies_value * total
-        sym_shape, num_shape = self.shape(inner) if inner.is_leaf else ("", "")
-        return Item(
-            path=path, block_path=inner_path, names=names, keys=keys, depth=depth, leaf=inner.is_leaf,
-            multiplicity=mult, repeat=repeat, repeat_value=rep_value, copies=copies, copies_value=copies_value,
-            shape=sym_shape, shape_values=num_shape, expr=expr, formula=formula, collapsed=collapsed,
-            substituted=substituted, count=count, total_expr=total_expr, total_formula=total_formula,
-            total_substituted=total_substituted, total=total, contribution=contribution,
-            share=sp.Rational(contribution, self.grand), tied_to=tied, untied=untied * rep_value,
-            trainable=trainable, per_head=per_head, cancels=cancels, children=children)
+        num_shape = ("[" + ", ".join(str(self.number(d)) for d in plan.shape_dims) + "]") if plan.shape else ""
+        item = Item(
+            path=plan.path, block_path=plan.block_path, names=plan.names, keys=plan.keys, depth=plan.depth,
+            leaf=plan.leaf, multiplicity=plan.multiplicity, repeat=plan.repeat, repeat_value=rep_value,
+            copies=plan.copies, copies_value=copies_value, shape=plan.shape, shape_values=num_shape,
+            expr=plan.expr, formula=plan.formula, collapsed=plan.collapsed, substituted=substituted, count=count,
+            total_expr=plan.total_expr, total_formula=plan.total_formula, total_substituted=total_substituted,
+            total=total, contribution=contribution, share=sp.Rational(contribution, self.grand),
+            tied_to=plan.tied, untied=untied * rep_value, trainable=plan.trainable, per_head=plan.per_head,
+            cancels=plan.cancels, children=children)
+        self.plans[id(item)] = plan
+        return item
 
     def sections(self) -> tuple[Item, ...]:
-        root = self.m.tree
-        out = []
-        for child in root.children:
-            out.append(self.item([child], child.name, 0, root.repeat, root.trainable))
-        return tuple(out)
+        self.plans: dict[int, _Plan] = {}
+        return tuple(self.item(p) for p in _plans(self.m.tree))
 
     def summary(self, sections) -> tuple[SummaryRow, ...]:
         rows = []
@@ -388,13 +486,11 @@ class _Builder:
         return tuple(rows)
 
     def row(self, item: Item, level: int) -> SummaryRow:
-        everything = sp.expand(item.copies * item.repeat * _evaluated(item.expr))
-        formula = "0" if item.tied_to else latex(simplified(everything))
-        reps = sp.expand(item.copies * item.repeat)
+        plan = self.plans[id(item)]
         return SummaryRow(
             level=level, path=item.path, names=item.names, keys=item.keys,
-            repeat="" if reps == 1 else latex(reps), repeat_value=self.number(reps),
-            shape=item.shape, shape_values=item.shape_values, formula=formula, count=item.contribution,
+            repeat=plan.row_repeat, repeat_value=self.number(plan.reps),
+            shape=item.shape, shape_values=item.shape_values, formula=plan.row_formula, count=item.contribution,
             share=item.share, tied_to=item.tied_to, trainable=item.trainable)
 
     def proof(self) -> ProofView:
@@ -497,6 +593,8 @@ def _whole(m: Model, expr: sp.Expr) -> int:
 
 
 _CACHE: dict[Any, Derivation] = {}
+#: how many derivations :func:`derive` keeps (a document is rendered in two formats and two languages)
+_KEEP = 16
 
 
 def _cache_key(m: Model):
@@ -532,7 +630,7 @@ def derive(m: Model) -> Derivation:
         closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
         proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
         outline=_outline(sections, notes))
-    if len(_CACHE) > 256:
-        _CACHE.clear()
+    while len(_CACHE) >= _KEEP:  # the oldest go: a run over many models need not keep them all
+        del _CACHE[next(iter(_CACHE))]
     _CACHE[key] = d
     return d

@@ -53,6 +53,26 @@ def _tree(family: Family, switches: Mapping[str, Any], head: str | None) -> Bloc
     return hit[1]
 
 
+_SYMBOLS: dict[int, tuple[Block, tuple]] = {}
+
+
+def _symbols_of(tree: Block) -> tuple:
+    """The symbols a tree is written in, ordered; once per tree."""
+    hit = _SYMBOLS.get(id(tree))
+    if hit is None or hit[0] is not tree:
+        found = set()
+        for _, block, copies in tree.walk():
+            found |= copies.free_symbols
+            if block.is_leaf:
+                found |= block.as_written.free_symbols
+                for _, n in block.params:
+                    found |= n.free_symbols
+        if len(_SYMBOLS) > 256:
+            _SYMBOLS.clear()
+        hit = _SYMBOLS[id(tree)] = (tree, tuple(ordered(found)))
+    return hit[1]
+
+
 @lru_cache(maxsize=4096)
 def closed_form(expr: sp.Expr) -> sp.Expr:
     """The simplified total: expanded, then collected in H² and H.
@@ -66,8 +86,14 @@ def closed_form(expr: sp.Expr) -> sp.Expr:
     collected = sp.collect(expr, H, evaluate=False)
     terms = []
     for power, coeff in collected.items():
-        terms.append(power * sp.factor_terms(sp.collect(coeff, L)))
+        terms.append(power * _coefficient(coeff))
     return sp.Add(*terms)
+
+
+@lru_cache(maxsize=4096)
+def _coefficient(coeff: sp.Expr) -> sp.Expr:
+    """A coefficient of the closed form, collected in L: many totals share their coefficients."""
+    return sp.factor_terms(sp.collect(coeff, L))
 
 
 class Model(ModelDisplay):
@@ -114,14 +140,7 @@ class Model(ModelDisplay):
     @cached_property
     def symbols(self) -> list[sp.Symbol]:
         """Symbols the model is written in (A included, though it may cancel)."""
-        found = set()
-        for _, block, copies in self.tree.walk():
-            found |= copies.free_symbols
-            if block.is_leaf:
-                found |= block.as_written.free_symbols
-                for _, n in block.params:
-                    found |= n.free_symbols
-        return ordered(found)
+        return list(_symbols_of(self.tree))
 
     @property
     def free(self) -> list[sp.Symbol]:

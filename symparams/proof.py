@@ -56,6 +56,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import sympy as sp
@@ -205,15 +206,37 @@ def _per_head_steps(tree) -> list[Step]:
     return [Step("per_head", lhs=w, rhs=sp.expand(w.doit()), paths=tuple(p)) for w, p in forms.items()]
 
 
+_ADMISSIBLE: dict = {}
+
+
 def _admissible(values, constraints, a0=None) -> list[int]:
     """Head counts that satisfy every constraint at ``values``.
 
     The candidates are the divisors of H (every head count a family with
     ``A | H`` admits) and, for families whose heads have their own width
-    (T5), also ``a0`` and ``2·a0``.
+    (T5), also ``a0`` and ``2·a0``.  Cached: the answer depends only on the
+    values of H and of the constraints' symbols (presets share them).
     """
     if H not in values:
         return []
+    exprs = tuple(c.expr for c in constraints)
+    key = (exprs, tuple((s, values.get(s)) for s in _constraint_symbols(exprs)), a0)
+    hit = _ADMISSIBLE.get(key)
+    if hit is None:
+        if len(_ADMISSIBLE) > 4096:
+            _ADMISSIBLE.clear()
+        hit = _ADMISSIBLE[key] = tuple(_admissible_uncached(values, constraints, a0))
+    return list(hit)
+
+
+@lru_cache(maxsize=256)
+def _constraint_symbols(exprs) -> tuple:
+    """H and the symbols of the constraints (but A, which the candidates replace), in a fixed order."""
+    found = set().union(*(e.free_symbols for e in exprs)) | {H}
+    return tuple(sorted(found - {A}, key=lambda s: s.name))
+
+
+def _admissible_uncached(values, constraints, a0) -> list[int]:
     out = []
     extra = {a0, 2 * a0} if a0 else set()
     for a in sorted(set(divisors(int(values[H]))) | extra):
@@ -245,8 +268,14 @@ def _pair(totals: dict[int, int], a0) -> tuple[tuple[int, int], tuple[int, int]]
     return (by_total[distinct[0]], distinct[0]), (by_total[distinct[-1]], distinct[-1])
 
 
+@lru_cache(maxsize=256)
+def _expanded(written: sp.Expr) -> sp.Expr:
+    """N(A) as written, expanded: once per tree, so each model only substitutes its values."""
+    return sp.expand(written)
+
+
 def _totals(written, values, heads) -> dict[int, int]:
-    fixed = sp.expand(written.xreplace(values))
+    fixed = sp.expand(_expanded(written).xreplace(values))
     return {a: int(sp.expand(fixed.xreplace({A: sp.Integer(a)}))) for a in heads}
 
 

@@ -106,24 +106,23 @@ for _i, _name in enumerate(_GREEK):
 for _c, _cmd in _TEX_MATH_CHARS.items():
     _TEX_ESCAPES[_c] = r"\ensuremath{" + _cmd + "}"
 _TEX_RE = re.compile("|".join(re.escape(c) for c in _TEX_ESCAPES))
+#: every key is one character, so a translation table does what ``_TEX_RE.sub`` does, faster
+_TEX_TABLE = str.maketrans(_TEX_ESCAPES)
+_CODE_TABLE = str.maketrans({**_TEX_ESCAPES, **{c: _TEX_ESCAPES.get(c, c) + r"\allowbreak{}" for c in ".-_/"}})
 
 
 def escape_tex(text: Any) -> str:
     """``text`` as literal LaTeX text: every special character replaced by its text command."""
-    return _TEX_RE.sub(lambda mo: _TEX_ESCAPES[mo.group()], str(text))
+    return str(text).translate(_TEX_TABLE)
 
 
 def code_tex(text: Any) -> str:
     """``text`` in ``\\texttt``, escaped, with break points after ``.``, ``-``, ``_`` and ``/``."""
-    out = []
-    for c in str(text):
-        out.append(escape_tex(c))
-        if c in ".-_/":
-            out.append(r"\allowbreak{}")
-    return r"\texttt{" + "".join(out) + "}"
+    return r"\texttt{" + str(text).translate(_CODE_TABLE) + "}"
 
 
 _MD_SPECIAL = set("\\`*_{}[]<>#+!|$~^&")
+_MD_TABLE = str.maketrans({c: "\\" + c for c in _MD_SPECIAL})
 _MD_LEADING = re.compile(r"^(\s*)([-+=>]|\d+[.)])")
 
 
@@ -134,7 +133,7 @@ def escape_md(text: Any, line_start: bool = True) -> str:
     ``=``, ``>`` or ``1.`` is escaped too, so it cannot start a list or a quote.
     """
     text = " ".join(str(text).split())
-    out = "".join("\\" + c if c in _MD_SPECIAL else c for c in text)
+    out = text.translate(_MD_TABLE)
     mo = _MD_LEADING.match(out) if line_start else None
     if mo:
         lead = mo.group(2)
@@ -187,17 +186,71 @@ def _prose(text: str, values: dict, fmt: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _prose_cached(text: str, fmt: str, values: tuple) -> str:
-    return _prose(text, dict(values), fmt)
+    return _run(_program(text, fmt), dict(values))
+
+
+@lru_cache(maxsize=2048)
+def _program(text: str, fmt: str) -> tuple:
+    """:func:`_prose` of ``text`` parsed once: literal pieces and the holes the values fill.
+
+    Steps: ``(0, text)`` literal; ``(1, name, context, tex)`` a hole in prose, escaped for ``fmt``;
+    ``(2, inner, lead, tail, tex)`` math (``$…$``) or code, filled by :func:`_fill`;
+    ``(3, program, lead, tail)`` bold.  (:func:`_prose` is the reference; the values are strings.)
+    """
+    own = escape_tex if fmt == "tex" else str
+    steps: list = []
+    for seg in _SEGMENT.split(str(text)):
+        if not seg:
+            continue
+        if seg.startswith("$") and seg.endswith("$") and len(seg) > 1:
+            steps.append((2, seg[1:-1], "$", "$", False))
+        elif seg.startswith("`") and seg.endswith("`"):
+            steps.append((2, seg[1:-1], None, None, fmt == "tex"))
+        elif seg.startswith("**") and seg.endswith("**"):
+            lead, tail = (r"\textbf{", "}") if fmt == "tex" else ("**", "**")
+            steps.append((3, _program(seg[2:-2], fmt), lead, tail))
+        else:
+            parts = _HOLE.split(seg)
+            for i, part in enumerate(parts):
+                if i % 2 == 0:
+                    steps.append((0, own(part)))
+                else:  # never at the start of the text: the part before it was appended first
+                    steps.append((1, part, str(text)[:60], fmt == "tex"))
+    return tuple(steps)
+
+
+def _run(program: tuple, values: dict) -> str:
+    out = []
+    for step in program:
+        kind = step[0]
+        if kind == 0:
+            out.append(step[1])
+        elif kind == 1:
+            if step[1] not in values:
+                raise SymparamsError(f"catalog string needs a value for [[{step[1]}]]: {step[2]!r}")
+            value = values[step[1]]
+            out.append(escape_tex(value) if step[3] else escape_md(value, False))
+        elif kind == 2:
+            filled = _fill(step[1], values, str)
+            if step[2] is not None:
+                out.append(step[2] + filled + step[3])
+            elif step[4]:
+                out.append(code_tex(filled))
+            else:
+                out.append("`" + filled.replace("`", "") + "`")
+        else:
+            out.append(step[2] + _run(step[1], values) + step[3])
+    return "".join(out)
 
 
 def prose_tex(text, **values) -> str:
     """Catalog text as LaTeX (see :func:`_prose`)."""
-    return _prose_cached(str(text), "tex", tuple(sorted((k, str(v)) for k, v in values.items())))
+    return _prose_cached(str(text), "tex", tuple(sorted((k, str(v)) for k, v in values.items())) if values else ())
 
 
 def prose_md(text, **values) -> str:
     """Catalog text as Markdown (see :func:`_prose`)."""
-    return _prose_cached(str(text), "md", tuple(sorted((k, str(v)) for k, v in values.items())))
+    return _prose_cached(str(text), "md", tuple(sorted((k, str(v)) for k, v in values.items())) if values else ())
 
 
 # -- display math --------------------------------------------------------------------------------
@@ -221,13 +274,17 @@ def _group(s: str, i: int) -> tuple[str, int]:
     return s[i + 1:], len(s)
 
 
+_COMMAND = re.compile(r"\\([a-zA-Z]+|.)")
+
+
+@lru_cache(maxsize=8192)
 def math_width(s: str) -> float:
     """Approximate width of LaTeX math ``s`` in em."""
     w, i = 0.0, 0
     while i < len(s):
         c = s[i]
         if c == "\\":
-            mo = re.match(r"\\([a-zA-Z]+|.)", s[i:])
+            mo = _COMMAND.match(s, i)
             cmd = mo.group(0)
             i += len(cmd)
             if cmd == r"\frac":
@@ -443,6 +500,7 @@ def plain(text: str) -> str:
 
 # -- the context ------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=8192)
 def _share_text(q) -> str:
     from .format import percent
 
@@ -472,14 +530,31 @@ def _title_of(keys, names, family: str, t: dict) -> tuple[str, str]:
     return sep.join(titles), t["sp"].join(dict.fromkeys(abouts))
 
 
-def _item(i, d, t, seen: set) -> dict:
-    """An item as plain data; ``seen`` holds the title keys (and "per_head") already explained."""
+_TITLES: dict = {}
+
+
+def _title_cached(keys: tuple, names: tuple, family: str, t: dict) -> tuple[str, str]:
+    """:func:`_title_of` for tuples, memoized per catalog."""
+    key = (id(t), keys, names, family)
+    hit = _TITLES.get(key)
+    if hit is None or hit[0] is not t:
+        if len(_TITLES) > 8192:
+            _TITLES.clear()
+        hit = _TITLES[key] = (t, _title_of(keys, names, family, t))
+    return hit[1]
+
+
+def _item_base(i, seen: set) -> tuple:
+    """The language-independent part of an item's data; ``seen`` holds the title keys (and
+    "per_head") already explained.
+
+    Returns ``(head, repeated, body, children)``: the keys before the title, whether the item's
+    about text was already given (then it is left out), the keys after it, the children's bases.
+    """
     from .derivation import math_count
     from .format import thousands
 
-    title, about = _title_of(i.keys, i.names, d.family, t)
-    if i.keys in seen:  # explained once, at its first appearance
-        about = ""
+    repeated = i.keys in seen  # explained once, at its first appearance
     seen.add(i.keys)
     explain_per_head = i.per_head and "per_head" not in seen
     if i.per_head:
@@ -493,9 +568,9 @@ def _item(i, d, t, seen: set) -> dict:
     chain.append(math_count(shown))
     total_chain = [i.total_formula, i.total_substituted, math_count(i.total)] if i.repeat_value != 1 \
         or i.repeat != 1 else []
-    return {
-        "path": i.path, "block_path": i.block_path, "names": list(i.names), "keys": list(i.keys),
-        "title": title, "about": about, "depth": i.depth, "leaf": i.leaf, "multiplicity": i.multiplicity,
+    head = {"path": i.path, "block_path": i.block_path, "names": list(i.names), "keys": list(i.keys)}
+    body = {
+        "depth": i.depth, "leaf": i.leaf, "multiplicity": i.multiplicity,
         "repeat": "" if i.repeat == 1 else _latex(i.repeat), "repeat_value": i.repeat_value,
         "copies": "" if i.copies == 1 else _latex(i.copies), "copies_value": i.copies_value,
         "shape": i.shape, "shape_values": i.shape_values,
@@ -505,9 +580,23 @@ def _item(i, d, t, seen: set) -> dict:
         "total": thousands(i.total), "total_math": math_count(i.total),
         "contribution": thousands(i.contribution), "share": _share_text(i.share),
         "tied_to": i.tied_to or "", "untied": thousands(i.untied), "trainable": i.trainable,
-        "per_head": i.per_head, "explain_per_head": explain_per_head, "cancels": i.cancels, "chain": chain, "total_chain": total_chain,
-        "children": [_item(c, d, t, seen) for c in i.children],
+        "per_head": i.per_head, "explain_per_head": explain_per_head, "cancels": i.cancels, "chain": chain,
+        "total_chain": total_chain,
     }
+    return head, repeated, body, [_item_base(c, seen) for c in i.children]
+
+
+def _item_lang(base, i, d, t) -> dict:
+    """An item as plain data: its base (:func:`_item_base`) with the title and about of ``t``."""
+    head, repeated, body, children = base
+    title, about = _title_cached(i.keys, i.names, d.family, t)
+    return {**head, "title": title, "about": "" if repeated else about, **body,
+            "children": [_item_lang(b, c, d, t) for b, c in zip(children, i.children)]}
+
+
+def _item(i, d, t, seen: set) -> dict:
+    """An item as plain data; ``seen`` holds the title keys (and "per_head") already explained."""
+    return _item_lang(_item_base(i, seen), i, d, t)
 
 
 def _latex(expr) -> str:
@@ -517,6 +606,8 @@ def _latex(expr) -> str:
 
 
 _CONTEXTS: dict = {}
+#: how many documents' data (model × language) :func:`context` keeps for the next format
+_KEEP = 8
 
 
 def context(m, lang: str = "en", title: str | None = None) -> dict:
@@ -531,10 +622,33 @@ def context(m, lang: str = "en", title: str | None = None) -> dict:
     key = (id(d), lang)
     doc = _CONTEXTS.get(key)
     if doc is None or doc[0] is not d:
-        if len(_CONTEXTS) > 256:
-            _CONTEXTS.clear()
+        while len(_CONTEXTS) >= _KEEP:  # the oldest go: a run over many models need not keep every document
+            del _CONTEXTS[next(iter(_CONTEXTS))]
         doc = _CONTEXTS[key] = (d, _doc(d, lang))
     return {"doc": doc[1], "t": catalog(lang), "lang": lang, "title": title, "model_name": d.name}
+
+
+_BASES: dict = {}
+
+
+def _base(d) -> tuple[list, list]:
+    """What the documents of ``d`` in every language share: the items' and summary rows' data
+    without their titles (see :func:`_item_base`), computed once per derivation."""
+    from .format import thousands
+
+    hit = _BASES.get(id(d))
+    if hit is None or hit[0] is not d:
+        while len(_BASES) >= _KEEP:
+            del _BASES[next(iter(_BASES))]
+        seen: set = set()
+        items = [_item_base(s, seen) for s in d.sections]
+        rows = [({"level": row.level, "path": row.path, "names": list(row.names)},
+                 {"repeat": row.repeat, "repeat_value": row.repeat_value, "shape": row.shape,
+                  "shape_values": row.shape_values, "formula": row.formula, "count": thousands(row.count),
+                  "share": _share_text(row.share), "tied_to": row.tied_to or "", "trainable": row.trainable})
+                for row in d.summary]
+        hit = _BASES[id(d)] = (d, items, rows)
+    return hit[1], hit[2]
 
 
 def _doc(d, lang: str) -> dict:
@@ -543,16 +657,12 @@ def _doc(d, lang: str) -> dict:
 
     t = catalog(lang)
     other = "zh" if lang == "en" else "en"
-    seen: set = set()
-    sections = [_item(s, d, t, seen) for s in d.sections]
+    bases, rows = _base(d)
+    sections = [_item_lang(b, i, d, t) for b, i in zip(bases, d.sections)]
     summary = []
-    for row in d.summary:
-        name_title, _ = _title_of(row.keys, row.names, d.family, t)
-        summary.append({
-            "level": row.level, "path": row.path, "names": list(row.names), "title": name_title,
-            "repeat": row.repeat, "repeat_value": row.repeat_value, "shape": row.shape,
-            "shape_values": row.shape_values, "formula": row.formula, "count": thousands(row.count),
-            "share": _share_text(row.share), "tied_to": row.tied_to or "", "trainable": row.trainable})
+    for row, (head, body) in zip(d.summary, rows):
+        name_title, _ = _title_cached(row.keys, row.names, d.family, t)
+        summary.append({**head, "title": name_title, **body})
     chart = [{"title": s["title"], "label": plain(s["title"]), "count": c.contribution, "share": s["share"],
               "share_number": s["share"][:-1]}
              for s, c in zip(sections, d.sections) if c.contribution > 0]
