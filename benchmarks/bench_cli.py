@@ -46,6 +46,9 @@ def main() -> int:
         samples["baseline"].append(timed(baseline_argv))
         for name, (argv, _) in COMMANDS.items():
             samples[name].append(timed(argv))
+    where = subprocess.run([sys.executable, "-c", "import symparams; print(symparams.__file__)"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    print(f"symparams imported from {where}")
     base = statistics.median(samples["baseline"])
     print(f"baseline python -c 'import sympy': median {base * 1000:.0f} ms over {args.rounds} rounds")
     failed = False

@@ -28,10 +28,15 @@ def default_dir() -> Path:
 
 def documents() -> dict[str, str]:
     """File name → text of every generated document."""
+    import gc
+
     from .model import model
     from .presets import PRESETS
     from .render import render
 
+    # A batch of many documents allocates many long-lived SymPy objects; the cyclic collector
+    # re-scanning the modules imported so far each time buys nothing, so those are frozen first.
+    gc.freeze()
     out = {}
     for name in PRESETS:
         m = model(name)

@@ -185,24 +185,63 @@ class Model(ModelDisplay):
                 f"{self.name}: no value for {', '.join(s.name for s in self.free)}, so the {what} is not a number "
                 f"(give them with --set KEY=VALUE, or start from a preset)")
 
+    def _int(self, expr) -> int:
+        """``expr`` at this model's values, as an exact integer."""
+        value = expr.xreplace(self.values) if isinstance(expr, sp.Basic) else sp.Integer(expr)
+        if not value.is_Integer:
+            value = sp.expand(value)
+        if not value.is_Integer:
+            raise ValueError(f"{self.name}: {expr} is {value} at these values, not a whole number")
+        return int(value)
+
+    @cached_property
+    def _per_copy(self) -> dict[int, tuple[int, int]]:
+        """id(block) → (parameters, trainable parameters) of one copy, as exact integers.
+
+        The numbers come from the same tree as :attr:`total`: each parameter's
+        size is evaluated at the values and the integers are added up, which
+        is cheaper than substituting into the symbolic sums (the test-suite
+        checks that both agree for every preset and head).
+        """
+        self._require_values("count")
+        out: dict[int, tuple[int, int]] = {}
+
+        def visit(block: Block) -> tuple[int, int]:
+            own = 0 if block.tied_to is not None else sum(self._int(n) for _, n in block.params)
+            total = trainable = own
+            for child in block.children:
+                copies = self._int(child.repeat)
+                c, t = visit(child)
+                total, trainable = total + copies * c, trainable + copies * t
+            if block.tied_to is not None:
+                total = trainable = 0
+            elif not block.trainable:
+                trainable = 0
+            out[id(block)] = (total, trainable)
+            return total, trainable
+
+        visit(self.tree)
+        return out
+
     @property
     def count(self) -> int:
         """The exact number of parameters (an error names any symbol without a value)."""
         self._require_values("count")
-        return int(self.evaluate(self.tree.total))
+        return self._int(self.tree.repeat) * self._per_copy[id(self.tree)][0]
 
     @property
     def trainable(self) -> int:
         """The exact number of trainable parameters."""
         self._require_values("trainable count")
-        return int(self.evaluate(self.tree.trainable_total))
+        return self._int(self.tree.repeat) * self._per_copy[id(self.tree)][1]
 
     @cached_property
     def components(self) -> dict[str, Any]:
         """Top-level components: name → count (an integer once all values are given)."""
         out = {name: 0 for name in self.family.components}
         for child in self.tree.children:
-            out[child.name] = self._number(child.total)
+            out[child.name] = (self._number(child.total) if self.free else
+                               self._int(child.repeat) * self._per_copy[id(child)][0])
         return out
 
     def block(self, path: str) -> Block:
@@ -247,7 +286,8 @@ class Model(ModelDisplay):
         for path, block, copies in self.tree.walk():
             level = path.count(".")
             if 1 <= level <= depth:
-                value = self._number(copies * block.count)
+                value = (self._number(copies * block.count) if total is None else
+                         self._int(copies) * self._per_copy[id(block)][0])
                 share = sp.Rational(value, total) if total else None
                 yield level, path.split(".", 1)[1], block, value, share
 

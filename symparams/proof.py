@@ -329,7 +329,9 @@ def _symbolic(tree) -> tuple[sp.Expr, sp.Expr, tuple[Step, ...]]:
     hit = _SYMBOLIC.get(id(tree))
     if hit is None or hit[0] is not tree:
         written = _written_total(tree)
-        derivative = sp.cancel(sp.together(sp.diff(written, A)))
+        # ∂N/∂A of N(A) as written, expanded first: each per-head term is multiplied out (where A
+        # cancels, it is gone), so the derivative is of a sum of monomials and cheap to simplify.
+        derivative = sp.cancel(sp.together(sp.diff(_expanded(written), A)))
         hit = _SYMBOLIC[id(tree)] = (tree, written, derivative, tuple(_per_head_steps(tree)))
     return hit[1:]
 

@@ -115,3 +115,13 @@ def test_public_surface_is_exactly_all():
     public = {n for n in dir(symparams) if not n.startswith("_")}
     modules = {n for n in public if isinstance(getattr(symparams, n), type(symparams))}
     assert public - modules == set(symparams.__all__)
+
+
+@pytest.mark.parametrize("m", list(every_variant()), ids=repr)
+def test_numeric_counts_equal_the_symbolic_totals_at_the_values(m):
+    assert m.count == m.evaluate(m.tree.total)
+    assert m.trainable == m.evaluate(m.tree.trainable_total)
+    assert m.components == {name: m.evaluate(m.block(name).total) if name in {c.name for c in m.tree.children}
+                            else 0 for name in m.components}
+    for _, path, block, value, _ in m.rows(depth=3):
+        assert value == m.evaluate(block.count * dict((p.split(".", 1)[-1], c) for p, _, c in m.tree.walk())[path])
