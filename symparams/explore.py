@@ -64,7 +64,7 @@ import operator
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import sympy as sp
 

@@ -594,11 +594,6 @@ def _item_lang(base, i, d, t) -> dict:
             "children": [_item_lang(b, c, d, t) for b, c in zip(children, i.children)]}
 
 
-def _item(i, d, t, seen: set) -> dict:
-    """An item as plain data; ``seen`` holds the title keys (and "per_head") already explained."""
-    return _item_lang(_item_base(i, seen), i, d, t)
-
-
 def _latex(expr) -> str:
     from .derivation import latex
 
