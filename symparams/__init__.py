@@ -8,21 +8,27 @@
 1808
 >>> [row for row in symparams.sweep(m, L="12,24")]
 [(12, 109482240), (24, 194536704)]
+
+The package is layered; each layer imports only the ones before it:
+``core`` (symbols, the Block tree, the Model), ``families`` (architectures,
+presets, config.json), ``analysis`` (proof, solve, sweep), ``documents``
+(derivations and their renderers), ``cli``.
 """
 
-from .errors import SymparamsError
-from .model import Model, model
+from .core.errors import SymparamsError
+from .core.model import Model
+from .families.lookup import model
 
 __all__ = ["Model", "SymparamsError", "model", "solve", "sweep"]
 
-_LAZY = ("solve", "sweep")  # from symparams.explore, imported on first use (the plain CLI stays fast)
+_LAZY = {"solve": "symparams.analysis.solve", "sweep": "symparams.analysis.sweep"}  # the plain CLI stays fast
 
 
 def __getattr__(name: str):
     if name in _LAZY:
-        from . import explore
+        import importlib
 
-        return getattr(explore, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'symparams' has no attribute {name!r}")
 
 

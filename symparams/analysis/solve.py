@@ -1,0 +1,237 @@
+"""Exact inverse solving: the admissible value of one symbol whose count is nearest a target.
+
+It works from the model's closed form and decides every number with exact
+integer arithmetic.
+
+With every other symbol given, the count is a polynomial ``N(x)`` in the
+symbol ``x`` solved for.  The values ``x`` may take form a lattice
+``x = k·g`` (``k = 1, 2, …``), the step ``g`` coming from the family's
+constraints (``A | H`` makes H a multiple of A; ``r·H`` whole makes r a
+multiple of 1/H), or a finite set (``A | H`` makes A a divisor of H).  Between
+consecutive real roots of ``N(x) − target`` and of ``N′(x)``, ``|N − target|``
+is monotone, so the nearest admissible value is one of the lattice points
+next to those roots (or the smallest one).  SymPy isolates the roots in exact
+rational intervals (``Poly.intervals``); the candidates are then compared
+with integer arithmetic.  Ties go to the smaller value.
+
+>>> from symparams import model
+>>> s = solve(model("bert-base", L=24, A=16), 1_000_000_000, "H")
+>>> s.value, s.count
+(1808, 1001384304)
+>>> s.below, s.above
+((1792, 984236288), (1824, 1018680288))
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import sympy as sp
+
+from ..core.errors import SymparamsError
+from ..core.formatting import json_number, ratio, table_row, thousands
+from ..core.symbols import SYMBOLS
+from ..core.values import parse_count, to_python
+from .variables import model_symbol, require_values, without
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The admissible value of ``symbol`` whose count is nearest ``target``.
+
+    ``below`` and ``above`` are the admissible neighbours ``(value, count)``
+    on either side (``None`` at the end of the range).  ``step`` is the
+    lattice the values run over (``16`` for H with A = 16), ``None`` for a
+    finite set (the divisors of H when solving for A).
+    """
+
+    model: str
+    symbol: str
+    target: int
+    value: int | Fraction
+    count: int
+    below: tuple[int | Fraction, int] | None
+    above: tuple[int | Fraction, int] | None
+    step: int | Fraction | None
+    values: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def difference(self) -> int:
+        return self.count - self.target
+
+    def to_dict(self) -> dict[str, Any]:
+        def point(p):
+            return None if p is None else {"value": json_number(p[0]), "count": p[1], "difference": p[1] - self.target}
+
+        return {
+            "model": self.model, "symbol": self.symbol, "target": self.target,
+            "value": json_number(self.value), "count": self.count, "difference": self.difference,
+            "below": point(self.below), "above": point(self.above),
+            "step": None if self.step is None else json_number(self.step),
+            "values": {k: json_number(v) for k, v in self.values.items()},
+        }
+
+    def __str__(self) -> str:
+        x = self.symbol
+        fixed = " ".join(f"{k}={ratio(v)}" for k, v in self.values.items())
+        where = (f"{x} runs over multiples of {ratio(self.step)}" if self.step not in (None, 1) else
+                 f"{x} runs over the whole numbers" if self.step == 1 else f"{x} runs over its admissible values")
+        lines = [f"{self.model}: {x} = {ratio(self.value)} gives {thousands(self.count)} parameters, "
+                 f"nearest to {thousands(self.target)}",
+                 f"  at {fixed}; {where}"]
+        rows = [(p, mark) for p, mark in ((self.below, ""), ((self.value, self.count), "  <- nearest"),
+                                          (self.above, "")) if p is not None]
+        cells = [(ratio(v), thousands(n), f"{n - self.target:+,}", mark) for (v, n), mark in rows]
+        head = (x, "parameters", "vs target", "")
+        widths = [max(len(c[i]) for c in [head, *cells]) for i in range(3)]
+        lines += [("  " + table_row(c[:3], widths, "rrr") + c[3]).rstrip() for c in [head, *cells]]
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(str(self))
+
+
+def _lcm(a: Fraction, b: Fraction) -> Fraction:
+    """The least positive rational whose multiples are multiples of both ``a`` and ``b``."""
+    return Fraction(math.lcm(a.numerator, b.numerator), math.gcd(a.denominator, b.denominator))
+
+
+def _admissible(x, info, base_values, constraints):
+    """(step, finite set or None, remaining constraint expressions) for values of ``x``."""
+    step = None if info.rational else Fraction(1)
+    finite = None
+    rest = []
+    for c in constraints:
+        if not c.expr.free_symbols <= set(base_values) | {x}:
+            continue  # a symbol this model does not use (as Model skips it)
+        e = sp.expand(c.expr.xreplace(base_values))
+        if x not in e.free_symbols:
+            continue
+        rest.append(e)
+        alpha, beta = sp.cancel(e / x), sp.cancel(e * x)
+        if alpha.is_Rational and alpha > 0:  # alpha·x whole: x a multiple of 1/alpha
+            unit = 1 / Fraction(int(alpha.p), int(alpha.q))
+            step = unit if step is None else _lcm(step, unit)
+        elif beta.is_Integer and beta > 0:  # beta/x whole: x divides beta
+            divs = set(sp.divisors(int(beta)))
+            finite = divs if finite is None else finite & divs
+    return step, finite, tuple(rest)
+
+
+def _ok(rest, x, value) -> bool:
+    for e in rest:
+        v = e.xreplace({x: sp.Rational(value.numerator, value.denominator) if isinstance(value, Fraction) else value})
+        if not (v.is_Integer and v > 0):
+            return False
+    return True
+
+
+def solve(m, target, symbol: str) -> Solution:
+    """The admissible value of ``symbol`` whose count is nearest ``target``.
+
+    The model's own value for ``symbol`` (a preset's) is ignored; every other
+    symbol needs a value.
+
+    >>> from symparams import model
+    >>> solve(model("bert-base"), 200_000_000, "L").value  # bert-base layers for 200M
+    25
+    >>> solve(model("bert-base"), 1e9, "A")
+    Traceback (most recent call last):
+    ...
+    symparams.SymparamsError: the count of bert-base does not depend on A: every admissible A gives 109,482,240
+    """
+    target = parse_count(target)
+    x = model_symbol(m, symbol)
+    base = without(m, {x})
+    values = require_values(base, {x}, f"solve for {symbol}")
+    n_x = sp.expand(base.tree.total.xreplace(values))
+    if x not in n_x.free_symbols:
+        count = m.count if not m.free else None
+        tail = f": every admissible {symbol} gives {thousands(count)}" if count is not None else ""
+        raise SymparamsError(f"the count of {m.name} does not depend on {symbol}{tail}")
+    step, finite, rest = _admissible(x, SYMBOLS[symbol], values, m.family.constraints)
+    count = _Count(x, n_x, finite, rest)
+    if finite is not None:
+        best, below, above = _nearest_in_set(count, finite, step, target, symbol)
+        step_out = None
+    elif step is None:
+        raise SymparamsError(f"{symbol} is a ratio and no constraint fixes its step; nothing to settle on")
+    else:
+        best, below, above = _nearest_on_lattice(count, step, target, m.name, symbol)
+        step_out = _norm(step)
+    return Solution(
+        model=m.name, symbol=symbol, target=target, value=best, count=count.at(best),
+        below=None if below is None else (below, count.at(below)),
+        above=None if above is None else (above, count.at(above)),
+        step=step_out, values={s.name: to_python(v) for s, v in values.items()})
+
+
+def _norm(v) -> int | Fraction:
+    v = Fraction(v)
+    return int(v) if v.denominator == 1 else v
+
+
+@dataclass(frozen=True)
+class _Count:
+    """The count as a function of the value of the symbol solved for ``x``; which values are admissible."""
+
+    x: sp.Symbol
+    n_x: sp.Expr
+    finite: set | None
+    rest: tuple
+
+    def at(self, v) -> int | None:
+        exact = sp.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else sp.Integer(v)
+        n = self.n_x.xreplace({self.x: exact})
+        return int(n) if n.is_Integer else None
+
+    def admissible(self, v) -> bool:
+        return (v > 0 and (self.finite is None or v in self.finite) and _ok(self.rest, self.x, v)
+                and self.at(v) is not None)
+
+
+def _nearest_in_set(count: _Count, finite, step, target: int, symbol: str):
+    """The best of finitely many values (the divisors of H, for A), and its neighbours."""
+    candidates = sorted(_norm(v) for v in finite
+                        if (step is None or Fraction(v) % step == 0) and count.admissible(v))
+    if not candidates:
+        raise SymparamsError(f"no admissible value of {symbol} at the other values")
+    best = min(candidates, key=lambda v: (abs(count.at(v) - target), v))
+    i = candidates.index(best)
+    return best, candidates[i - 1] if i > 0 else None, candidates[i + 1] if i + 1 < len(candidates) else None
+
+
+def _nearest_on_lattice(count: _Count, step: Fraction, target: int, name: str, symbol: str):
+    """The best multiple ``k·step`` and its admissible neighbours, from the real roots of N − target and N′."""
+    k = sp.Dummy("k", integer=True, positive=True)
+    try:
+        pk = sp.Poly(count.n_x.xreplace({count.x: k * sp.Rational(step.numerator, step.denominator)}), k)
+    except sp.PolynomialError:
+        raise SymparamsError(f"the count of {name} is not a polynomial in {symbol}, and {symbol} is not "
+                             f"limited to finitely many values; solve settles polynomials") from None
+    points = [sp.Integer(1)]
+    for p in (pk - target, pk.diff(k)):
+        if p.degree() > 0:
+            for (lo, hi), _ in p.intervals(eps=sp.Rational(1, 2)):
+                points += [sp.floor(lo), sp.ceiling(hi)]
+    ks = {kk for p in points for kk in range(int(p) - 1, int(p) + 2) if kk >= 1}
+
+    def nearest_admissible(kk, direction, limit=10_000):
+        for _ in range(limit):
+            if kk < 1:
+                return None
+            if count.admissible(kk * step):
+                return kk
+            kk += direction
+        return None
+
+    found = {nearest_admissible(kk, d) for kk in ks for d in (-1, 1)} - {None}
+    if not found:
+        raise SymparamsError(f"no admissible value of {symbol} found near the target")
+    kbest = min(found, key=lambda kk: (abs(count.at(kk * step) - target), kk))
+    kb, ka = nearest_admissible(kbest - 1, -1), nearest_admissible(kbest + 1, 1)
+    return (_norm(kbest * step), None if kb is None else _norm(kb * step),
+            None if ka is None else _norm(ka * step))

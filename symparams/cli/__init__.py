@@ -1,0 +1,29 @@
+"""The command line: ``symparams COMMAND ...``, a thin layer over the library.
+
+Every problem with the input is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from ..core.errors import SymparamsError
+from .commands import HANDLERS
+from .parser import build_parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser(HANDLERS)
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        args.func(args)
+    except SymparamsError as exc:
+        print(f"symparams: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return 0

@@ -1,0 +1,133 @@
+"""What each subcommand does: load the model named on the command line, and print what was asked."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Sequence
+
+import sympy as sp
+
+from ..core.errors import SymparamsError
+from ..core.formatting import percent, text_table, thousands, values_line
+from ..core.symbols import SYMBOLS
+from .parser import parse_sets, print_json
+
+
+def load(args, free: Sequence[str] = ()) -> Any:
+    """The model named on the command line (or read with --config), with --set and --head applied.
+
+    Symbols in ``free`` keep no value (a preset's is dropped): ``solve`` finds them.
+    """
+    from ..families.lookup import from_config, model
+
+    name = getattr(args, "model", None)
+    config = getattr(args, "config", None)
+    sets = parse_sets(getattr(args, "set", ()))
+    sets.update({key: None for key in free if key in SYMBOLS})
+    head = getattr(args, "head", None)
+    if name and config:
+        raise SymparamsError("give a model name or --config PATH, not both")
+    if config:
+        return from_config(config, head=head, overrides=sets)
+    if not name:
+        raise SymparamsError("name a model (a preset or a family; see `symparams list`) or give --config PATH")
+    return model(name, head=head, **sets)
+
+
+def cmd_list(args) -> None:
+    from ..families.presets import all_presets
+    from ..families.registry import all_families
+
+    presets = all_presets()
+    print("presets:")
+    width = max(map(len, presets))
+    for p in presets.values():
+        print(f"  {p.name:<{width}}  {p.family:<12} {p.en}")
+    print("families:")
+    for f in all_families().values():
+        heads = f"  heads: {', '.join(f.heads)}" if f.heads else ""
+        switches = ", ".join(s.name for s in f.switches) or "none"
+        print(f"  {f.name:<{width}}  switches: {switches}{heads}")
+
+
+def cmd_count(args) -> None:
+    m = load(args)
+    if args.json:
+        print_json(m.to_dict())
+        return
+    total = m.count  # raises (one line) when a value is missing
+    rows = []
+    for level, path, block, value, share in m.rows(depth=2):
+        label = "  " * (level - 1) + block.name + (f" × {m.evaluate(block.repeat)}" if block.repeat != 1 else "")
+        if block.tied_to:
+            label += f" (tied to {block.tied_to})"
+        elif not block.trainable:
+            label += " (frozen)"
+        rows.append((label, thousands(value), percent(share)))
+    rows.append(("total", thousands(total), "100.00%"))
+    rows.append(("trainable", thousands(m.trainable), percent(m.trainable_share)))
+    print(f"{m.name} ({m.family.title['en']}): {values_line(m.values, m.switches, m.head)}")
+    print(text_table(("component", "parameters", "share"), rows, "lrr", rule_before=len(rows) - 2,
+                     min_widths=(0, 0, 8)))
+
+
+def cmd_formula(args) -> None:
+    from ..core.model import Model
+
+    m = load(args)
+    # Preset and config values are not substituted (they would collapse the
+    # formula to a number); values given with --set are.
+    given = {k: v for k, v in parse_sets(args.set).items() if k in {s.name for s in m.symbols}}
+    expr = Model(m.family, given, m.switches, m.head, m.name).total
+    print(sp.latex(expr) if args.latex else sp.sstr(expr))
+
+
+def cmd_prove(args) -> None:
+    from ..documents.proof_text import proof_lines
+
+    proof = load(args).prove()
+    if args.json:
+        print_json(proof.to_dict())
+        return
+    print("\n".join(proof_lines(proof)))
+
+
+def cmd_derive(args) -> None:
+    from ..documents.render import render
+
+    m = load(args)
+    text = render(m, format=args.format, lang=args.lang, title=args.title, template=args.template)
+    _write(text, args.output)
+
+
+def _write(text: str, output: str | None) -> None:
+    if not output or output == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise SymparamsError(f"cannot write {output}: {exc.strerror}") from None
+
+
+def cmd_solve(args) -> None:
+    from .explore import solve_command
+
+    solve_command(load(args, free=(args.symbol,)), args)
+
+
+def cmd_sweep(args) -> None:
+    from .explore import sweep_command
+
+    sweep_command(load(args, free=[item.partition("=")[0].strip() for item in args.grid]), args)
+
+
+def cmd_shell(args) -> None:
+    from .shell import shell_command
+
+    shell_command(load(args) if (args.model or args.config) else None, args)
+
+
+HANDLERS = {"list": cmd_list, "count": cmd_count, "formula": cmd_formula, "prove": cmd_prove,
+            "derive": cmd_derive, "solve": cmd_solve, "sweep": cmd_sweep, "shell": cmd_shell}

@@ -1,0 +1,197 @@
+"""``symparams solve`` and ``symparams sweep``: their options and output (table, CSV, JSON, SVG plot)."""
+
+from __future__ import annotations
+
+import sys
+from fractions import Fraction
+from typing import Sequence
+
+from ..analysis.solve import solve
+from ..analysis.sweep import Axis, Sweep
+from ..core.errors import SymparamsError
+from ..core.formatting import json_number, ratio, thousands
+from ..core.symbols import describe
+from .parser import parse_sets, print_json
+
+#: ``--plot`` draws at most this many points
+MAX_PLOT = 100_000
+
+
+def solve_command(m, args) -> None:
+    """``symparams solve MODEL --target N --for SYMBOL [--set ...] [--json]``."""
+    if args.symbol in parse_sets(args.set):
+        raise SymparamsError(f"{args.symbol} is what --for solves; do not also --set it")
+    result = solve(m, args.target, args.symbol)
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(result)
+
+
+
+# -- the command ------------------------------------------------------------------
+
+def _parse_grid(items: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or ():
+        key, sep, spec = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not spec.strip():
+            raise SymparamsError(f"--grid takes KEY=SPEC (start:stop:step or a,b,c), not {item!r}")
+        if key in out:
+            raise SymparamsError(f"--grid {key} is given twice")
+        out[key] = spec
+    return out
+
+
+def sweep_command(m, args) -> None:
+    """``symparams sweep MODEL --grid KEY=SPEC ... [--set ...] [--csv PATH | --json] [--plot PATH.svg]``."""
+    grid = _parse_grid(args.grid)
+    both = sorted(set(grid) & set(parse_sets(args.set)))
+    if both:
+        raise SymparamsError(f"{', '.join(both)} given both by --set and by --grid")
+    if args.csv and args.json:
+        raise SymparamsError("choose one of --csv and --json")
+    plotter = _plotter(args.plot) if args.plot else None
+    s = Sweep(m, grid, force=args.force)
+    if plotter is not None and s.points > MAX_PLOT:
+        raise SymparamsError(f"--plot draws at most {thousands(MAX_PLOT)} points; this grid has {thousands(s.points)}")
+    kept, skipped, plotted = 0, {}, []
+
+    def consume(chunk):
+        nonlocal kept
+        kept += len(chunk)
+        for k, v in chunk.skipped.items():
+            skipped[k] = skipped.get(k, 0) + v
+        if plotter is not None:
+            plotted.extend(chunk.rows())
+
+    if args.json:
+        _write_json(s, consume)
+    elif args.csv:
+        _write_csv(s, args.csv, consume)
+    else:
+        _write_table(s, consume)
+    if plotter is not None:
+        plotter(s, plotted)
+    def why(label):
+        if label == "count":
+            return "the count is not whole"
+        if s.labels.get(label) == "condition":
+            return f"{label} does not hold"
+        return f"{label} is not a positive whole number"
+
+    note = "; ".join(f"{v:,} points where {why(k)}" for k, v in skipped.items())
+    if args.csv:
+        print(f"wrote {kept:,} rows to {args.csv}" + (f" (left out {note})" if note else ""))
+    elif note and not args.json:
+        print(f"symparams: left out {note}", file=sys.stderr)
+    if plotter is not None:
+        print(f"drew {len(plotted):,} points into {args.plot}")
+
+
+def _header(s: Sweep) -> list[str]:
+    return [*s.keys, "parameters"]
+
+
+def _write_table(s: Sweep, consume) -> None:
+    widths = [max(len(k), max(len(ratio(v)) for v in _sample(a))) for k, a in zip(s.keys, s.axes)]
+    widths.append(max(len("parameters"), len(thousands(s.bound))))
+    out = sys.stdout
+    out.write("  ".join(f"{h:>{w}}" for h, w in zip(_header(s), widths)) + "\n")
+    for chunk in s.chunks():
+        consume(chunk)
+        lines = []
+        for row in chunk.rows():
+            cells = [ratio(v) for v in row[:-1]] + [thousands(row[-1])]
+            lines.append("  ".join(f"{c:>{w}}" for c, w in zip(cells, widths)))
+        if lines:
+            out.write("\n".join(lines) + "\n")
+
+
+def _sample(axis: Axis) -> list:
+    """The values that decide a column's width (the ends of a range, or the list)."""
+    if axis.items is not None:
+        return axis.values()
+    return [axis.value(0), axis.value(axis.count - 1)]
+
+
+def _write_csv(s: Sweep, path: str, consume) -> None:
+    try:
+        fh = open(path, "w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise SymparamsError(f"cannot write {path}: {exc.strerror}") from None
+    with fh:
+        fh.write(",".join(_header(s)) + "\n")
+        for chunk in s.chunks():
+            consume(chunk)
+            cols = chunk.text_columns()
+            if cols[0]:
+                fh.write("\n".join(map(",".join, zip(*cols))) + "\n")
+
+
+def _write_json(s: Sweep, consume) -> None:
+    import json
+
+    m = s.model
+    out = sys.stdout
+    head = {
+        "model": m.name, "family": m.family.name, "head": m.head,
+        "values": {k: json_number(v) for k, v in s.fixed.items()}, "switches": dict(m.switches),
+        "grid": {a.key: [json_number(v) for v in a.values()] if a.items is not None else
+                 {"start": json_number(a.value(0)), "stop": json_number(a.value(a.count - 1)),
+                  "step": json_number(Fraction(a.step, a.den) if a.step % a.den else a.step // a.den),
+                  "count": a.count} for a in s.axes},
+        "points": s.points, "dtype": s.dtype,
+    }
+    text = json.dumps(head, indent=2, ensure_ascii=False)
+    out.write(text[:-2] + ',\n  "rows": [')
+    first = True
+    skipped: dict[str, int] = {}
+    for chunk in s.chunks():
+        consume(chunk)
+        for k, v in chunk.skipped.items():
+            skipped[k] = skipped.get(k, 0) + v
+        parts = []
+        for row in chunk.rows():
+            item = {k: json_number(v) for k, v in zip(s.keys, row[:-1])}
+            item["parameters"] = row[-1]
+            parts.append(json.dumps(item))
+        if parts:
+            out.write(("\n    " if first else ",\n    ") + ",\n    ".join(parts))
+            first = False
+    out.write(("\n  ]" if not first else "]") + ',\n  "skipped": ' + json.dumps(skipped) + "\n}\n")
+
+
+def _plotter(path: str):
+    """A function drawing the sweep into ``path`` (SVG); checks matplotlib first."""
+    if not path.lower().endswith(".svg"):
+        raise SymparamsError(f"--plot writes SVG: give a path ending in .svg, not {path!r}")
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise SymparamsError("--plot needs matplotlib: pip install 'symparams[plot]'") from None
+
+    def draw(s: Sweep, rows: list[tuple]) -> None:
+        fig = Figure(figsize=(7, 4.5))
+        ax = fig.add_subplot()
+        series: dict[tuple, list] = {}
+        for row in rows:
+            series.setdefault(tuple(row[1:-1]), []).append((row[0], row[-1]))
+        for label, points in series.items():
+            points.sort()
+            name = ", ".join(f"{k} = {ratio(v)}" for k, v in zip(s.keys[1:], label)) or s.model.name
+            ax.plot([float(x) for x, _ in points], [float(n) for _, n in points], marker=".", label=name)
+        ax.set_xlabel(f"{s.keys[0]} ({describe(s.keys[0])})")
+        ax.set_ylabel("parameters")
+        ax.set_title(f"{s.model.name}: parameters against {s.keys[0]}")
+        ax.grid(True, alpha=0.3)
+        if len(series) > 1 or len(s.keys) > 1:
+            ax.legend()
+        fig.tight_layout()
+        try:
+            fig.savefig(path, format="svg", metadata={"Date": None})
+        except OSError as exc:
+            raise SymparamsError(f"cannot write {path}: {exc.strerror}") from None
+
+    return draw

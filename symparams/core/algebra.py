@@ -1,0 +1,99 @@
+"""The two ways a Block tree becomes numbers: its simplified closed form, and exact integers.
+
+:func:`closed_form` is the total as a reader sees it (collected in H² and H).
+:func:`exact_counts` is the one exact evaluation every number any output
+shows comes from: each parameter's size is evaluated at the values and the
+integers are added up the tree (cheaper than substituting into the symbolic
+sums; the test-suite checks that both agree for every preset and head).
+
+>>> from symparams import model
+>>> m = model("bert-base")
+>>> counts = exact_counts(m.tree, m.values)
+>>> counts[id(m.tree.find("embeddings"))]
+BlockCounts(repeat=1, total=23837184, trainable=23837184, untied=23837184)
+>>> closed_form(m.tree.total)
+H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Mapping
+
+import sympy as sp
+
+from .blocks import Block
+from .symbols import H, L
+
+
+@lru_cache(maxsize=4096)
+def closed_form(expr: sp.Expr) -> sp.Expr:
+    """The simplified total: expanded, then collected in H² and H.
+
+    Collecting by powers of the hidden size reads like the articles'
+    "quadratic part plus linear part".
+    """
+    expr = sp.expand(expr)
+    if not expr.has(H):
+        return expr
+    collected = sp.collect(expr, H, evaluate=False)
+    return sp.Add(*(power * _coefficient(coeff) for power, coeff in collected.items()))
+
+
+@lru_cache(maxsize=4096)
+def _coefficient(coeff: sp.Expr) -> sp.Expr:
+    """A coefficient of the closed form, collected in L: many totals share their coefficients."""
+    return sp.factor_terms(sp.collect(coeff, L))
+
+
+@lru_cache(maxsize=8192)
+def evaluated(expr: sp.Expr) -> sp.Expr:
+    """``expand(expr.doit())``: the count an as-written form stands for."""
+    return sp.expand(expr.doit())
+
+
+def whole(expr, values: Mapping[sp.Symbol, sp.Expr], what: str = "") -> int:
+    """``expr`` at ``values`` as an exact integer (a ``ValueError`` when it is not whole)."""
+    value = expr.xreplace(values) if isinstance(expr, sp.Basic) else sp.Integer(expr)
+    if not value.is_Integer:
+        value = sp.expand(value.doit())
+    if not value.is_Integer:
+        raise ValueError(f"{what}{expr} is {value} at these values, not a whole number")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class BlockCounts:
+    """One block's numbers at given values.
+
+    ``repeat`` is how many copies its parent holds; ``total`` and
+    ``trainable`` count one copy (0 when tied); ``untied`` is one copy's
+    size as if it held its own weights (what a tied block would add).
+    """
+
+    repeat: int
+    total: int
+    trainable: int
+    untied: int
+
+
+def exact_counts(tree: Block, values: Mapping[sp.Symbol, sp.Expr], what: str = "") -> dict[int, BlockCounts]:
+    """``id(block)`` → :class:`BlockCounts` for every block of ``tree``, every symbol given a value."""
+    out: dict[int, BlockCounts] = {}
+
+    def visit(block: Block) -> BlockCounts:
+        untied = sum(whole(n, values, what) for _, n in block.params)
+        trainable = untied
+        for child in block.children:
+            c = visit(child)
+            untied += c.repeat * c.total
+            trainable += c.repeat * c.trainable
+        tied = block.tied_to is not None
+        counts = BlockCounts(whole(block.repeat, values, what), 0 if tied else untied,
+                             0 if tied or not block.trainable else trainable, untied)
+        out[id(block)] = counts
+        return counts
+
+    visit(tree)
+    return out

@@ -1,0 +1,280 @@
+"""The Block tree: a model as nested, named, symbolic parameter counts.
+
+A :class:`Block` mirrors a PyTorch module.  A leaf owns parameters (``weight``,
+``bias``, ...) whose sizes are SymPy expressions; a group holds children.  A
+block may repeat (``L`` layers), may be tied to another block (it reuses that
+block's weights and adds nothing) and may be non-trainable (a registered
+sinusoidal table).
+
+Each block also keeps its count **as written** in the articles: the per-head
+form ``A·(H·(H/A) + H/A)`` keeps ``A`` visible (``UnevaluatedExpr``), so a
+document can show ``A`` and then show it cancel.  ``written.doit()`` always
+equals the simplified count (the test-suite checks every block).
+
+>>> from symparams.core.symbols import H, A
+>>> q = per_head_linear("query", H, A, H / A)
+>>> q.written
+A*(H*(H/A) + H/A)
+>>> q.count
+H**2 + H
+>>> layer = group("layer", [q, layer_norm("LayerNorm", H)], repeat=2, ref="layer.*")
+>>> layer.total
+2*H**2 + 6*H
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable, Iterator, TypeVar
+
+import sympy as sp
+
+from .symbols import ordered
+
+ONE = sp.Integer(1)
+ZERO = sp.Integer(0)
+
+
+def product_as_written(*factors) -> sp.Expr:
+    """A product kept as the articles write it (no reordering, no powers): ``2·H``, ``L·(…)``."""
+    factors = [sp.sympify(f) for f in factors if f != 1]
+    if not factors:
+        return ONE
+    return factors[0] if len(factors) == 1 else sp.Mul(*factors, evaluate=False)
+
+
+def sum_as_written(*terms) -> sp.Expr:
+    """A sum kept as the articles write it (nested sums are spliced: (a + b) + c = a + b + c)."""
+    flat = []
+    for t in map(sp.sympify, terms):
+        flat.extend(t.args if t.is_Add else (t,))
+    terms = [t for t in flat if t != 0]
+    if not terms:
+        return ZERO
+    return terms[0] if len(terms) == 1 else sp.Add(*terms, evaluate=False)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One module of a model.
+
+    Parameters
+    ----------
+    name : str
+        Our path segment (``"attention"``); paths join names with dots.
+    params : tuple of (str, Expr)
+        This block's own parameters and their sizes (simplified).
+    children : tuple of Block
+        Sub-modules.
+    repeat : Expr
+        Number of distinct copies (``L`` for a layer stack).
+    written : Expr or None
+        The count of one copy as the articles write it; by default the sum of
+        the parts as written.
+    shape : tuple of Expr
+        The shape a reader expects, ``(in, out)`` for a linear map.
+    trainable : bool
+        False for registered, frozen tables (sinusoidal positions).
+    tied_to : str or None
+        Path of the block whose weights this block reuses; it then adds 0.
+    ref : str or None
+        The path segment of the same module in the ``transformers``
+        implementation (``""`` for a grouping it does not have); default
+        ``name``.
+    title : str or None
+        Key of the block's title in the documents' string catalogs.
+    """
+
+    name: str
+    params: tuple[tuple[str, sp.Expr], ...] = ()
+    children: tuple["Block", ...] = ()
+    repeat: sp.Expr = ONE
+    written: sp.Expr | None = None
+    shape: tuple[sp.Expr, ...] = ()
+    trainable: bool = True
+    tied_to: str | None = None
+    ref: str | None = None
+    title: str | None = None
+    note: str | None = field(default=None, compare=False)
+
+    # -- counts --------------------------------------------------------
+    @cached_property
+    def count(self) -> sp.Expr:
+        """Parameters of one copy (0 when tied)."""
+        if self.tied_to is not None:
+            return ZERO
+        return sp.expand(sp.Add(*(n for _, n in self.params), *(c.total for c in self.children)))
+
+    @cached_property
+    def total(self) -> sp.Expr:
+        """Parameters of all copies."""
+        return sp.expand(self.repeat * self.count)
+
+    @cached_property
+    def trainable_total(self) -> sp.Expr:
+        if self.tied_to is not None or not self.trainable:
+            return ZERO
+        own = sp.Add(*(n for _, n in self.params))
+        return sp.expand(self.repeat * (own + sp.Add(*(c.trainable_total for c in self.children))))
+
+    @cached_property
+    def as_written(self) -> sp.Expr:
+        """One copy's count as the articles write it (A kept visible)."""
+        if self.written is not None:
+            return self.written
+        if self.children:
+            return sum_as_written(*(c.total_as_written for c in self.children if c.tied_to is None))
+        return sum_as_written(*(n for _, n in self.params))
+
+    @cached_property
+    def total_as_written(self) -> sp.Expr:
+        return product_as_written(self.repeat, self.as_written) if self.repeat != 1 else self.as_written
+
+    @cached_property
+    def symbols(self) -> tuple[sp.Symbol, ...]:
+        """The symbols the tree is written in (A included, though it may cancel), in the house order."""
+        found = set()
+        for _, block, copies in self.walk():
+            found |= copies.free_symbols
+            if block.is_leaf:
+                found |= block.as_written.free_symbols
+                for _, n in block.params:
+                    found |= n.free_symbols
+        return tuple(ordered(found))
+
+    @cached_property
+    def facts(self) -> dict:
+        """What other layers derive from this tree alone, kept with it (see :func:`tree_fact`)."""
+        return {}
+
+    @property
+    def title_key(self) -> str:
+        return self.title or self.name
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+    # -- navigation ----------------------------------------------------
+    def walk(self, prefix: str = "", times: sp.Expr = ONE) -> Iterator[tuple[str, "Block", sp.Expr]]:
+        """Yield ``(path, block, copies)`` for this block and every descendant.
+
+        ``copies`` is how many copies of the block the model holds (the
+        product of the repeats above and including it).
+        """
+        path = f"{prefix}.{self.name}" if prefix else self.name
+        times = times * self.repeat
+        yield path, self, times
+        for child in self.children:
+            yield from child.walk(path, times)
+
+    def find(self, path: str) -> "Block":
+        """The descendant at dotted ``path`` (relative to this block)."""
+        block = self
+        for part in path.split("."):
+            for child in block.children:
+                if child.name == part:
+                    block = child
+                    break
+            else:
+                raise KeyError(path)
+        return block
+
+    def reference_params(self, prefix: str = "") -> Iterator[tuple[str, sp.Expr, bool]]:
+        """Yield ``(reference path, total size, trainable)`` per parameter.
+
+        Paths follow the ``transformers`` module tree (``ref`` segments), with
+        repeated layers written as ``*``, so they compare directly with
+        ``named_parameters()`` once its layer indices are replaced by ``*``.
+        Tied blocks yield nothing (PyTorch lists shared tensors once).
+        """
+        yield from self._reference_params(prefix, ONE, True)
+
+    def _reference_params(self, prefix, times, trainable):
+        if self.tied_to is not None:
+            return
+        seg = self.name if self.ref is None else self.ref
+        path = ".".join(p for p in (prefix, seg) if p)
+        times = times * self.repeat
+        trainable = trainable and self.trainable
+        for pname, size in self.params:
+            yield ".".join(p for p in (path, pname) if p), sp.expand(times * size), trainable
+        for child in self.children:
+            yield from child._reference_params(path, times, trainable)
+
+
+T = TypeVar("T")
+
+
+def tree_fact(derive: Callable[[Block], T]) -> Callable[[Block], T]:
+    """``derive(tree)`` computed once per tree and kept on it: it lives exactly as long as the tree.
+
+    Models of one family with the same switches and head share one tree, so
+    what depends on the tree only (a proof's symbolic part, a document's
+    formulas) is worked out once for all of them.
+    """
+    @functools.wraps(derive)
+    def once(tree: Block) -> T:
+        facts = tree.facts
+        if derive not in facts:
+            facts[derive] = derive(tree)
+        return facts[derive]
+
+    return once
+
+
+# -- leaf constructors (they mirror torch.nn modules) ----------------------
+
+def embedding(name, num, dim, *, trainable=True, tied_to=None, ref=None, title=None) -> Block:
+    """``nn.Embedding(num, dim)``: a ``num × dim`` table."""
+    return Block(name, params=(("weight", sp.expand(num * dim)),), written=product_as_written(num, dim),
+                 shape=(num, dim), trainable=trainable, tied_to=tied_to, ref=ref, title=title)
+
+
+def linear(name, n_in, n_out, *, bias=True, tied_to=None, ref=None, title=None) -> Block:
+    """``nn.Linear(n_in, n_out, bias)``: weight ``n_in·n_out`` and bias ``n_out``."""
+    params = (("weight", sp.expand(n_in * n_out)),) + ((("bias", sp.expand(n_out)),) if bias else ())
+    written = sum_as_written(product_as_written(n_in, n_out), n_out if bias else 0)
+    return Block(name, params=params, written=written, shape=(n_in, n_out),
+                 tied_to=tied_to, ref=ref, title=title)
+
+
+def per_head_linear(name, n_in, heads, head_dim, *, bias=True, ref=None, title=None) -> Block:
+    """A Q/K/V projection written per head: ``heads·(n_in·head_dim + head_dim)``.
+
+    PyTorch holds it as one ``nn.Linear(n_in, heads·head_dim)``; the written
+    form keeps ``heads`` and ``head_dim`` apart so documents can show how
+    the head count cancels (when ``head_dim = H/A``).
+    """
+    hd = sp.UnevaluatedExpr(head_dim) if not head_dim.is_Atom else head_dim
+    written = product_as_written(heads, sum_as_written(product_as_written(n_in, hd), hd if bias else 0))
+    out = sp.expand(heads * head_dim)
+    params = (("weight", sp.expand(n_in * out)),) + ((("bias", out),) if bias else ())
+    return Block(name, params=params, written=written, shape=(n_in, product_as_written(heads, hd)), ref=ref, title=title)
+
+
+def layer_norm(name, dim, *, bias=True, ref=None, title=None) -> Block:
+    """``nn.LayerNorm(dim)``: scale γ and shift β (not "mean and variance")."""
+    params = (("weight", dim),) + ((("bias", dim),) if bias else ())
+    return Block(name, params=params, written=product_as_written(2, dim) if bias else dim, shape=(dim,),
+                 ref=ref, title=title or "layer_norm")
+
+
+def rms_norm(name, dim, *, ref=None, title=None) -> Block:
+    """RMSNorm: a scale only."""
+    return Block(name, params=(("weight", dim),), written=dim, shape=(dim,), ref=ref, title=title or "rms_norm")
+
+
+def parameter(name, size, *, ref=None, title=None, pname="bias") -> Block:
+    """A bare ``nn.Parameter`` of ``size`` elements (e.g. the MLM decoder bias)."""
+    return Block(name, params=((pname, sp.sympify(size)),), written=sp.sympify(size), shape=(size,),
+                 ref=ref if ref is not None else "", title=title)
+
+
+def group(name, children, *, repeat=ONE, written=None, ref=None, title=None, trainable=True) -> Block:
+    """A module holding ``children``, repeated ``repeat`` times."""
+    children = tuple(c for c in children if c is not None)
+    return Block(name, children=children, repeat=sp.sympify(repeat), written=written, ref=ref,
+                 title=title, trainable=trainable)

@@ -1,0 +1,144 @@
+"""What an architecture family declares: switches, heads, constraints, builder.
+
+Every family module in :mod:`symparams.families` defines one :class:`Family`
+(and may name :class:`Preset` variants of it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import sympy as sp
+
+from .blocks import Block
+from .errors import SymparamsError
+from .symbols import SYMBOLS, A, H, r
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A structural option: a boolean, or one of ``choices``."""
+
+    name: str
+    default: Any
+    choices: tuple[str, ...] = ()  # empty: boolean
+    en: str = ""
+    zh: str = ""
+
+    def parse(self, raw: Any) -> Any:
+        if not self.choices:
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in _TRUE:
+                return True
+            if text in _FALSE:
+                return False
+            raise SymparamsError(f"switch {self.name} takes true or false, not {str(raw)!r}")
+        text = str(raw).strip().lower()
+        if text not in self.choices:
+            raise SymparamsError(f"switch {self.name} takes one of {', '.join(self.choices)}, not {str(raw)!r}")
+        return text
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """``expr`` must be a positive whole number once its symbols have values."""
+
+    expr: sp.Expr
+    message: str  # formatted with the values, e.g. "H={H} is not divisible by A={A}"
+    #: the side condition as the proof states it: (LaTeX, English, Chinese)
+    condition: tuple[str, str, str] | None = None
+
+
+#: The usual head-count constraint: H/A (the head dimension) is whole.
+HEAD_DIM = Constraint(
+    H / A, "H={H} is not divisible by A={A} (the head dimension H/A must be a whole number)",
+    (r"A \mid H", "A divides H: H/A is the head dimension, a whole number",
+     "A 整除 H：H/A 即每个头的维度，必须是整数"))
+
+#: The FFN's intermediate size r·H is whole.
+FFN_SIZE = Constraint(r * H, "r·H={value} is not a whole number (the intermediate size r·H must be one)")
+
+
+@dataclass(frozen=True, eq=False)  # a family is itself: hashed by identity (its trees are cached per family)
+class Family:
+    """An architecture family.
+
+    ``build(switches, head)`` returns the Block tree; ``resolve`` fills
+    defaults (some depend on the head: BERT's pooler).
+    """
+
+    name: str
+    title: Mapping[str, str]
+    build: Callable[[Mapping[str, Any], str | None], Block]
+    switches: tuple[Switch, ...] = ()
+    heads: tuple[str, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    defaults: Mapping[sp.Symbol, sp.Expr] = field(default_factory=dict)  # e.g. C = 2 labels
+    components: tuple[str, ...] = ()  # top-level components always reported
+    resolve_switches: Callable[[dict, str | None], dict] | None = None
+    #: ``model_type`` values of the config.json files this family reads
+    config_types: tuple[str, ...] = ()
+    #: ``from_config(reader) -> (values, switches)``, reader a :class:`symparams.families.config.ConfigReader`;
+    #: missing keys take the defaults of the family's transformers config class
+    from_config: Callable[[Any], tuple[dict, dict]] | None = None
+
+    def switch(self, name: str) -> Switch:
+        for sw in self.switches:
+            if sw.name == name:
+                return sw
+        known = ", ".join(s.name for s in self.switches) or "none"
+        raise SymparamsError(f"unknown switch {name!r} for {self.name} (switches: {known})")
+
+    def split(self, given: Mapping[str, Any], label: str) -> tuple[dict, dict]:
+        """Keyword values and switches told apart: ``({"H": 1024}, {"pooler": "false"})``.
+
+        ``label`` names the model in the error for a key that is neither.
+        """
+        values, switches = {}, {}
+        for key, value in given.items():
+            if key in SYMBOLS:
+                values[key] = value
+            elif any(sw.name == key for sw in self.switches):
+                switches[key] = value
+            else:
+                names = ", ".join(sw.name for sw in self.switches) or "none"
+                raise SymparamsError(f"unknown key {key!r} for {label} (symbols: {' '.join(SYMBOLS)}; "
+                                     f"switches: {names})")
+        return values, switches
+
+    def check_head(self, head: str | None) -> str | None:
+        if head is None or head in ("", "none", "base"):
+            return None
+        if head not in self.heads:
+            known = ", ".join(self.heads) or "none"
+            raise SymparamsError(f"unknown head {head!r} for {self.name} (heads: {known})")
+        return head
+
+    def resolve(self, given: Mapping[str, Any], head: str | None) -> dict[str, Any]:
+        """All switches, parsed, with defaults filled in."""
+        switches = {}
+        for name, raw in given.items():
+            switches[name] = self.switch(name).parse(raw)
+        for sw in self.switches:
+            switches.setdefault(sw.name, sw.default)
+        if self.resolve_switches is not None:
+            switches = self.resolve_switches(switches, head)
+        return switches
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    family: str
+    values: Mapping[str, Any]
+    switches: Mapping[str, Any] = field(default_factory=dict)
+    en: str = ""
+    zh: str = ""
+    #: the transformers class that builds the same model (for the cross-checks)
+    reference: str | None = None

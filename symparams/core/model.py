@@ -1,0 +1,329 @@
+"""The Model: one family's Block tree plus values for (some of) its symbols.
+
+Everything the package shows (counts, JSON, formulas, documents, proofs)
+comes from a :class:`Model`.  It is immutable: :meth:`Model.subs` returns a
+new one.
+
+>>> from symparams import model
+>>> m = model("bert-base")
+>>> m.count
+109482240
+>>> m.components["embeddings"]
+23837184
+>>> m.subs(L=24, H=1024, A=16).count
+335141888
+>>> model("bert").total
+H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import cached_property, lru_cache
+from typing import Any, Mapping
+
+import sympy as sp
+
+from .algebra import BlockCounts, closed_form, exact_counts, whole
+from .blocks import Block
+from .display import Displayable, presentation
+from .errors import SymparamsError
+from .family import Family
+from .formatting import json_number, percent, text_table, thousands
+from .values import parse_value
+
+
+@lru_cache(maxsize=256)
+def build_tree(family: Family, switches: tuple, head: str | None) -> Block:
+    """The family's Block tree for these switches and head, built once.
+
+    The tree depends on nothing else, so models that differ only in values
+    (every preset of a family) share one tree and what is derived from it.
+    """
+    return family.build(dict(switches), head)
+
+
+def _tree(family: Family, switches: Mapping[str, Any], head: str | None) -> Block:
+    key = tuple(sorted(switches.items()))
+    try:
+        hash(key)
+    except TypeError:  # an unhashable switch value: build afresh
+        return family.build(switches, head)
+    return build_tree(family, key, head)
+
+
+class Model(Displayable):
+    """A parameter-count model.
+
+    Parameters
+    ----------
+    family : Family
+        (:func:`symparams.model` takes a family's or a preset's name.)
+    values : mapping of symbol name to value
+        Values for some or all symbols; the rest stay symbolic.
+    switches : mapping of switch name to value
+    head : str or None
+        A task head (``"masked-lm"``, ...).
+    name : str or None
+        A display name (preset name, config path).
+    optional : set of str
+        Keys of ``values`` that may go unused (a preset's, when switches
+        drop a symbol); others must be used.
+    """
+
+    def __init__(self, family: Family | str, values: Mapping[str, Any] | None = None,
+                 switches: Mapping[str, Any] | None = None, head: str | None = None,
+                 name: str | None = None, optional: frozenset[str] = frozenset()):
+        if not isinstance(family, Family):
+            raise SymparamsError(f"Model() takes a Family, not {type(family).__name__} "
+                                 f"(symparams.model({family!r}) takes a name)")
+        self.family = family
+        self.head = self.family.check_head(head)
+        self.switches = self.family.resolve(dict(switches or {}), self.head)
+        self.name = name or self.family.name
+        self.tree: Block = _tree(self.family, self.switches, self.head)
+        given = {k: parse_value(k, v) for k, v in (values or {}).items() if v is not None}  # None: leave free
+        used = {s.name for s in self.symbols}
+        for key in list(given):
+            if key not in used and key in optional:
+                del given[key]  # a preset's value for a symbol this variant does not use
+            elif key not in used:
+                raise SymparamsError(
+                    f"symbol {key} is not used by {self.name} (its symbols: {' '.join(s.name for s in self.symbols)})")
+        self.values: dict[sp.Symbol, sp.Expr] = {
+            s: given[s.name] if s.name in given else self.family.defaults[s]
+            for s in self.symbols if s.name in given or s in self.family.defaults
+        }
+        self._check_constraints()
+
+    # -- structure ---------------------------------------------------------
+    @cached_property
+    def symbols(self) -> list[sp.Symbol]:
+        """Symbols the model is written in (A included, though it may cancel)."""
+        return list(self.tree.symbols)
+
+    @property
+    def free(self) -> list[sp.Symbol]:
+        """Symbols still without a value."""
+        return [s for s in self.symbols if s not in self.values]
+
+    def _check_constraints(self):
+        names = {s.name: v for s, v in self.values.items()}
+        for c in self.family.constraints:
+            if not c.expr.free_symbols <= set(self.values):
+                continue
+            value = c.expr.xreplace(self.values)
+            if not (value.is_Integer and value > 0):
+                raise SymparamsError(c.message.format(value=value, **names))
+
+    # -- counts -------------------------------------------------------------
+    def evaluate(self, expr: sp.Expr) -> sp.Expr:
+        """``expr`` with this model's values substituted (exact)."""
+        return sp.expand(sp.sympify(expr).xreplace(self.values))
+
+    def _number(self, expr: sp.Expr):
+        value = self.evaluate(expr)
+        return int(value) if value.is_Integer else value
+
+    @cached_property
+    def closed_form(self) -> sp.Expr:
+        """The simplified total in all the symbols (values not substituted)."""
+        return closed_form(self.tree.total)
+
+    @cached_property
+    def total(self) -> sp.Expr:
+        """The simplified total with the values given substituted."""
+        return closed_form(self.evaluate(self.tree.total))
+
+    @cached_property
+    def trainable_total(self) -> sp.Expr:
+        return closed_form(self.evaluate(self.tree.trainable_total))
+
+    def _require_values(self, what: str):
+        if self.free:
+            raise SymparamsError(
+                f"{self.name}: no value for {', '.join(s.name for s in self.free)}, so the {what} is not a number "
+                f"(give them with --set KEY=VALUE, or start from a preset)")
+
+    @cached_property
+    def _exact(self) -> dict[int, BlockCounts]:
+        self._require_values("count")
+        return exact_counts(self.tree, self.values, f"{self.name}: ")
+
+    def counts_of(self, block: Block) -> BlockCounts:
+        """The exact numbers of ``block`` (a block of this model's tree) at this model's values."""
+        return self._exact[id(block)]
+
+    @property
+    def count(self) -> int:
+        """The exact number of parameters (an error names any symbol without a value)."""
+        self._require_values("count")
+        c = self.counts_of(self.tree)
+        return c.repeat * c.total
+
+    @property
+    def trainable(self) -> int:
+        """The exact number of trainable parameters."""
+        self._require_values("trainable count")
+        c = self.counts_of(self.tree)
+        return c.repeat * c.trainable
+
+    @property
+    def trainable_share(self) -> Fraction:
+        """Trainable parameters as an exact fraction of all of them."""
+        return Fraction(self.trainable, self.count)
+
+    def _contribution(self, block: Block, copies: sp.Expr) -> Any:
+        """What ``block`` (held ``copies`` times) adds: an integer once every symbol has a value."""
+        if self.free:
+            return self._number(copies * block.count)
+        c = self.counts_of(block)
+        return whole(copies, self.values) * c.total
+
+    @cached_property
+    def components(self) -> dict[str, Any]:
+        """Top-level components: name → count (an integer once all values are given)."""
+        out = {name: 0 for name in self.family.components}
+        for child in self.tree.children:
+            out[child.name] = self._contribution(child, child.repeat)
+        return out
+
+    def block(self, path: str) -> Block:
+        """The block at dotted ``path`` (e.g. ``"encoder.layer.attention"``)."""
+        try:
+            return self.tree.find(path)
+        except KeyError:
+            raise SymparamsError(f"{self.name} has no component {path!r}") from None
+
+    def reference_counts(self) -> dict[str, tuple[int, bool]]:
+        """Parameter path (transformers naming, layers as ``*``) → (count, trainable)."""
+        self._require_values("count")
+        out: dict[str, tuple[int, bool]] = {}
+        for path, size, trainable in self.tree.reference_params():
+            # several of our blocks may map to one tensor path (GPT-2's fused c_attn) or to one
+            # layer-folded path (T5's layer.0 / layer.1 / layer.2): they add up
+            before, _ = out.get(path, (0, trainable))
+            out[path] = (before + whole(size, self.values), trainable)
+        return out
+
+    def breakdown(self) -> Breakdown:
+        """Rows ``(component, count, share)`` for the top-level components.
+
+        The share is an exact ``Rational`` of the total (``None`` while the
+        count is symbolic).  The rows come as a :class:`Breakdown`, a tuple
+        that notebooks show as a table.
+        """
+        total = None if self.free else self.count
+        rows = []
+        for name, value in self.components.items():
+            share = sp.Rational(value, total) if total else None
+            rows.append((name, value, share))
+        return Breakdown(rows, total if total is not None else self.total, self.name)
+
+    def rows(self, depth: int = 2):
+        """Yield ``(level, path, block, count, share)`` for blocks down to ``depth``.
+
+        ``count`` is what the block contributes to the model (all its copies);
+        ``share`` its exact fraction of the total (``None`` while symbolic).
+        """
+        total = None if self.free else self.count
+        for path, block, copies in self.tree.walk():
+            level = path.count(".")
+            if 1 <= level <= depth:
+                value = self._contribution(block, copies)
+                share = sp.Rational(value, total) if total else None
+                yield level, path.split(".", 1)[1], block, value, share
+
+    # -- variants --------------------------------------------------------------
+    def subs(self, **values) -> "Model":
+        """A new model with more (or other) values."""
+        merged = {s.name: v for s, v in self.values.items()}
+        merged.update(values)
+        return Model(self.family, merged, self.switches, self.head, self.name)
+
+    def with_switches(self, **switches) -> "Model":
+        merged = dict(self.switches)
+        merged.update(switches)
+        return Model(self.family, {s.name: v for s, v in self.values.items()}, merged, self.head, self.name)
+
+    def prove(self):
+        """The head-count (in)variance proof for this model (see :mod:`symparams.analysis.proof`).
+
+        A call-time hook into the analysis layer, like SymPy's ``Printable._repr_latex_``:
+        one of the two upward imports ``tests/test_layers.py`` allows.
+        """
+        from ..analysis.proof import prove
+
+        return prove(self)
+
+    def derive(self, format: str = "md", lang: str = "en", title: str | None = None,
+               template: str | None = None) -> str:
+        """The derivation document of this model (``format``: ``md``, ``tex`` or ``html``)."""
+        return presentation().derive(self, format=format, lang=lang, title=title, template=template)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready summary the CLI prints with ``--json``."""
+        self._require_values("count")
+        return {
+            "model": self.name,
+            "family": self.family.name,
+            "head": self.head,
+            "values": {s.name: json_number(v) for s, v in self.values.items()},
+            "switches": dict(self.switches),
+            "total": self.count,
+            "trainable": self.trainable,
+            "components": dict(self.components),
+        }
+
+    def __repr__(self) -> str:
+        vals = ", ".join(f"{s.name}={v}" for s, v in self.values.items())
+        return f"<Model {self.name} ({self.family.name}{', ' + self.head if self.head else ''}) {vals}>"
+
+
+class Breakdown(Displayable, tuple):
+    """The rows ``(component, count, share)`` of a model's top-level components.
+
+    A tuple of rows (iterate it, index it, sum its shares), plus the total
+    and the notebook displays.  A count is an ``int`` once every symbol has
+    a value (an expression before); a share is an exact ``Rational`` of the
+    total (``None`` while symbolic).
+
+    >>> from symparams import model
+    >>> b = model("bert-base").breakdown()
+    >>> b[0]
+    ('embeddings', 23837184, 4434/20365)
+    >>> print(b)
+    component    parameters    share
+    embeddings   23,837,184   21.77%
+    encoder      85,054,464   77.69%
+    pooler          590,592    0.54%
+    total       109,482,240  100.00%
+    """
+
+    total: Any
+    name: str
+
+    def __new__(cls, rows, total=None, name: str = ""):
+        self = super().__new__(cls, (tuple(r) for r in rows))
+        self.total = total
+        self.name = name
+        return self
+
+    def cells(self, number, formula) -> tuple[list[tuple], Any]:
+        """The rows with counts shown by ``number`` (or ``formula`` while symbolic), shares as
+        percentages; and the total shown the same way (None when there is none)."""
+        rows = []
+        for comp, value, share in self:
+            numeric = share is not None or not isinstance(value, sp.Basic) or value.is_Integer
+            rows.append((comp, number(value) if numeric else formula(value), percent(share) if share is not None
+                         else ""))
+        total = None
+        if self.total is not None:
+            total = number(self.total) if isinstance(self.total, int) else formula(self.total)
+        return rows, total
+
+    def __str__(self) -> str:
+        rows, total = self.cells(thousands, sp.sstr)
+        if total is not None:
+            rows.append(("total", total, "100.00%" if isinstance(self.total, int) else ""))
+        return text_table(("component", "parameters", "share"), rows, "lrr")

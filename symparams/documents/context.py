@@ -1,0 +1,193 @@
+"""A derivation as the plain data a template sees (strings, numbers, lists, dicts)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..core.formatting import percent, thousands
+from .derivation import Derivation, derive, latex, math_count
+from .environment import catalog
+from .markup import plain
+
+
+@lru_cache(maxsize=8192)
+def _share_text(q) -> str:
+    return percent(q)
+
+
+def title_of(keys, names, family: str, t: dict) -> tuple[str, str]:
+    """(title, about) in the catalog's mini-markup for an item with title ``keys``.
+
+    Several keys with as many names are merged siblings (query, key, value):
+    their titles are listed.  Two keys for one name are a chain (task head →
+    classifier): "Task head: Classifier".  A key missing from the catalog
+    shows the module's name.
+    """
+    blocks = t["blocks"]
+    titles, abouts = [], []
+    for key, name in zip(keys, list(names) + [names[-1]] * len(keys)):
+        entry = blocks.get(f"{family}/{key}") or blocks.get(key)
+        if entry is None:
+            titles.append("`" + name.rsplit(".", 1)[-1] + "`")
+        else:
+            titles.append(entry["title"])
+            if entry.get("about"):
+                abouts.append(entry["about"])
+    titles = list(dict.fromkeys(titles))
+    sep = t["colon"] if len(names) == 1 and len(keys) == 2 else t["list_sep"]
+    return sep.join(titles), t["sp"].join(dict.fromkeys(abouts))
+
+
+@lru_cache(maxsize=8192)
+def _title(keys: tuple, names: tuple, family: str, lang: str) -> tuple[str, str]:
+    """:func:`title_of` in the catalog of ``lang``, memoized."""
+    return title_of(keys, names, family, catalog(lang))
+
+
+def _item_base(i, seen: set) -> tuple:
+    """The language-independent part of an item's data; ``seen`` holds the title keys (and
+    "per_head") already explained.
+
+    Returns ``(head, repeated, body, children)``: the keys before the title, whether the item's
+    about text was already given (then it is left out), the keys after it, the children's bases.
+    """
+    repeated = i.keys in seen  # explained once, at its first appearance
+    seen.add(i.keys)
+    explain_per_head = i.per_head and "per_head" not in seen
+    if i.per_head:
+        seen.add("per_head")
+    chain = [i.formula]
+    if i.collapsed:
+        chain.append(i.collapsed)
+    shown = i.untied if i.tied_to else i.count
+    if i.substituted != str(shown):  # "H = 8192" needs no "= 8192" before "= 8,192"
+        chain.append(i.substituted)
+    chain.append(math_count(shown))
+    total_chain = [i.total_formula, i.total_substituted, math_count(i.total)] if i.repeat_value != 1 \
+        or i.repeat != 1 else []
+    head = {"path": i.path, "block_path": i.block_path, "names": list(i.names), "keys": list(i.keys)}
+    body = {
+        "depth": i.depth, "leaf": i.leaf, "multiplicity": i.multiplicity,
+        "repeat": "" if i.repeat == 1 else latex(i.repeat), "repeat_value": i.repeat_value,
+        "copies": "" if i.copies == 1 else latex(i.copies), "copies_value": i.copies_value,
+        "shape": i.shape, "shape_values": i.shape_values,
+        "formula": i.formula, "collapsed": i.collapsed or "", "substituted": i.substituted,
+        "count": thousands(i.count), "count_math": math_count(i.count),
+        "total_formula": i.total_formula, "total_substituted": i.total_substituted,
+        "total": thousands(i.total), "total_math": math_count(i.total),
+        "contribution": thousands(i.contribution), "share": _share_text(i.share),
+        "tied_to": i.tied_to or "", "untied": thousands(i.untied), "trainable": i.trainable,
+        "per_head": i.per_head, "explain_per_head": explain_per_head, "cancels": i.cancels, "chain": chain,
+        "total_chain": total_chain,
+    }
+    return head, repeated, body, [_item_base(c, seen) for c in i.children]
+
+
+def _item_lang(base, i, d, lang: str) -> dict:
+    """An item as plain data: its base (:func:`_item_base`) with the title and about in ``lang``."""
+    head, repeated, body, children = base
+    title, about = _title(i.keys, i.names, d.family, lang)
+    return {**head, "title": title, "about": "" if repeated else about, **body,
+            "children": [_item_lang(b, c, d, lang) for b, c in zip(children, i.children)]}
+
+
+def context(m, lang: str = "en", title: str | None = None) -> dict:
+    """The plain data a template sees: ``doc`` (the derivation), ``t`` (the catalog), ``lang``, ``title``.
+
+    Plain means strings, numbers, booleans, lists and dicts: no SymPy object
+    reaches a template (a sandboxed template could call its methods).
+    """
+    d = derive(m)
+    return {"doc": _doc(d, lang), "t": catalog(lang), "lang": lang, "title": title, "model_name": d.name}
+
+
+@lru_cache(maxsize=8)
+def _base(d: Derivation) -> tuple[list, list]:
+    """What the documents of ``d`` in every language share: the items' and summary rows' data
+    without their titles (see :func:`_item_base`)."""
+    seen: set = set()
+    items = [_item_base(s, seen) for s in d.sections]
+    rows = [({"level": row.level, "path": row.path, "names": list(row.names)},
+             {"repeat": row.repeat, "repeat_value": row.repeat_value, "shape": row.shape,
+              "shape_values": row.shape_values, "formula": row.formula, "count": thousands(row.count),
+              "share": _share_text(row.share), "tied_to": row.tied_to or "", "trainable": row.trainable})
+            for row in d.summary]
+    return items, rows
+
+
+@lru_cache(maxsize=8)
+def _doc(d: Derivation, lang: str) -> dict:
+    t = catalog(lang)
+    other = "zh" if lang == "en" else "en"
+    bases, rows = _base(d)
+    sections = [_item_lang(b, i, d, lang) for b, i in zip(bases, d.sections)]
+    summary = [{**head, "title": _title(row.keys, row.names, d.family, lang)[0], **body}
+               for row, (head, body) in zip(d.summary, rows)]
+    chart = [{"title": s["title"], "label": plain(s["title"]), "count": c.contribution, "share": s["share"],
+              "share_number": s["share"][:-1]}
+             for s, c in zip(sections, d.sections) if c.contribution > 0]
+    related = [{**r, "accounting": r[f"accounting_{lang}"], "preset_total": thousands(r["preset_total"]),
+                "total": thousands(r["total"]), "difference": thousands(r["difference"])} for r in d.related]
+    largest = None
+    if d.largest is not None:
+        lt, _ = title_of(d.largest.keys, d.largest.names, d.family, t)
+        largest = {"title": lt, "names": list(d.largest.names), "share": _share_text(d.largest.share),
+                   "contribution": thousands(d.largest.contribution)}
+    biggest = max(d.sections, key=lambda s: s.contribution)
+    return {
+        "name": d.name, "family": d.family, "family_title": d.family_title.get(lang, d.family),
+        "preset": d.preset or "", "preset_title": (d.preset_title or {}).get(lang, ""),
+        "changes": [{"key": k, "before": b, "after": a} for k, b, a in d.changes],
+        "head": d.head or "",
+        "symbols": [{"name": s["name"], "latex": s["latex"], "meaning": s[lang], "value": s["value"],
+                     "value_latex": s["value_latex"]} for s in d.symbols],
+        "switch_names": [s["name"] for s in d.switches],
+        "switches": [{"name": s["name"], "value": s["value"], "meaning": s[lang] or s[other] or s["name"]}
+                     for s in d.switches],
+        "sections": sections, "summary": summary, "chart": chart,
+        "total": thousands(d.total), "total_math": math_count(d.total),
+        "trainable": thousands(d.trainable), "trainable_math": math_count(d.trainable),
+        "frozen": thousands(d.total - d.trainable), "all_trainable": d.total == d.trainable,
+        "trainable_share": _share_text(d.trainable_share),
+        "closed_formula": d.closed_formula, "closed_substituted": d.closed_substituted,
+        "proof": _proof(d.proof, lang), "notes": [_note(note, lang) for note in d.notes], "related": related,
+        "largest": largest,
+        "biggest": {"title": title_of(biggest.keys, biggest.names, d.family, t)[0],
+                    "share": _share_text(biggest.share)},
+        "outline": [dict(o, children=[dict(c, title=title_of(c["keys"], c["names"], d.family, t)[0])
+                                      for c in o["children"]]) for o in d.outline],
+        "numbers": {o["id"]: o["number"] for o in d.outline},
+    }
+
+
+def _proof(p, lang: str) -> dict:
+    """The head-count proof's data in ``lang``."""
+    text = 1 if lang == "en" else 2  # a condition is (LaTeX, English, Chinese)
+    return {
+        "invariant": p.invariant, "has_heads": p.has_heads,
+        "per_head": [{"lhs": lhs, "rhs": rhs, "paths": list(paths)} for lhs, rhs, paths in p.per_head],
+        "written": p.written, "closed": p.closed, "derivative": p.derivative, "dependence": p.dependence or "",
+        "conditions": [{"latex": c[0], "text": c[text]} for c in p.conditions],
+        "heads": [str(a) for a in p.heads], "totals": [thousands(n) for n in p.totals],
+        "counterexample": ([{"A": str(a), "total": thousands(n)} for a, n in p.counterexample]
+                           if p.counterexample else []),
+        "counterexample_source": p.counterexample_source,
+        "counterexample_values": [{"symbol": k, "value": v} for k, v in p.counterexample_values],
+        "fixed_ratio": None if p.fixed_ratio is None else {
+            **{k: v for k, v in p.fixed_ratio.items() if k != "condition"},
+            "condition": {"latex": p.fixed_ratio["condition"][0], "text": p.fixed_ratio["condition"][text]}},
+    }
+
+
+def _note(note, lang: str) -> dict:
+    """An article's note (its claims checked against the model) in ``lang``."""
+    a = note.article
+    return {
+        "key": a.key, "file": a.file, "title": a.title, "about": getattr(a, lang),
+        "preset": a.preset, "accounting": getattr(a, f"accounting_{lang}"),
+        "claims": [{"what": getattr(c.claim, lang), "claimed": c.claimed_text, "right": c.right_text,
+                    "status": c.status, "why": getattr(c.claim, f"why_{lang}")} for c in note.claims],
+        "wrong": [{"what": getattr(c.claim, lang), "claimed": c.claimed_text, "right": c.right_text,
+                   "why": getattr(c.claim, f"why_{lang}")} for c in note.wrong],
+        "remarks": [r[0] if lang == "en" else r[1] for r in a.remarks],
+    }

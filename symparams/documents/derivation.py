@@ -1,0 +1,582 @@
+"""Model → the data a derivation document shows.
+
+A :class:`Derivation` walks a model's Block tree top-down, like the articles:
+one :class:`Item` per component and part, each with its formula as written
+(``A`` kept visible in the per-head forms), the same formula with the
+numbers substituted but not evaluated, the count, and its exact share of the
+total.  Then the summary table, the closed form, the head-count proof and the
+notes comparing with the source articles.
+
+Every number and formula comes from the model tree; the templates only lay
+them out (and look up prose by the items' title keys).  Nothing here knows
+the path of a BERT module: it works for any family.
+
+>>> from symparams import model
+>>> d = derive(model("bert-base"))
+>>> [s.path for s in d.sections]
+['embeddings', 'encoder', 'pooler']
+>>> d.sections[0].formula
+'\\\\left(V + P + S\\\\right) \\\\cdot H + 2 \\\\cdot H'
+>>> d.sections[0].substituted
+'\\\\left(30522 + 512 + 2\\\\right) \\\\times 768 + 2 \\\\times 768'
+>>> d.sections[0].count, percent(d.sections[0].share)
+(23837184, '21.77%')
+>>> sum(s.share for s in d.sections)
+1
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy as sp
+
+from functools import lru_cache
+
+from ..core.algebra import closed_form, evaluated, whole
+from ..core.blocks import ONE, Block, product_as_written, tree_fact
+from ..core.errors import SymparamsError
+from ..core.formatting import percent, ratio, thousands
+from ..core.model import Model
+from ..core.symbols import SYMBOLS, A
+from ..core.values import parse_value
+from ..families.presets import all_presets
+from .articles import notes_for, related_for
+
+__all__ = ["Derivation", "Item", "SummaryRow", "ProofView", "derive", "latex", "latex_numbers",
+           "math_count"]
+
+
+# -- LaTeX of expressions ------------------------------------------------------
+
+_HOLE = re.compile("\u27e6([^\u27e7]+)\u27e7")
+
+
+def latex(expr: sp.Expr, *, written: bool = False) -> str:
+    """``expr`` in LaTeX with ``\\cdot`` products; ``written`` keeps the order as written.
+
+    The explicit ``\\cdot`` keeps the formula readable and unambiguous for a
+    LaTeX parser (``A \\left(…\\right)`` could be read as a function call).
+    Memoized: presets of a family share their formulas.
+    """
+    return _latex(expr, written)
+
+
+@lru_cache(maxsize=8192)
+def _latex(expr: sp.Expr, written: bool) -> str:
+    return sp.latex(expr, mul_symbol="dot", **({"order": "none"} if written else {}))
+
+
+def latex_numbers(expr: sp.Expr, values: dict, *, written: bool = False) -> str:
+    """``expr`` with each symbol printed as its value, products as ``\\times``; not evaluated.
+
+    Printed once per expression with placeholder names, which the values then
+    fill in (the same text ``sympy.latex(..., symbol_names=values)`` gives).
+    """
+    by_name = {s.name: v for s, v in values.items()}
+    return _HOLE.sub(lambda mo: _value_latex(by_name[mo.group(1)]), _numbers_pattern(expr, written))
+
+
+@lru_cache(maxsize=8192)
+def _numbers_pattern(expr: sp.Expr, written: bool) -> str:
+    """:func:`latex_numbers`'s text with a hole ``⟦name⟧`` for each symbol, printed once per expression."""
+    names = {s: f"\u27e6{s.name}\u27e7" for s in expr.free_symbols}
+    return sp.latex(expr, mul_symbol="times", symbol_names=names, **({"order": "none"} if written else {}))
+
+
+def _fill_numbers(expr: sp.Expr, texts: dict, *, written: bool = False) -> str:
+    """:func:`latex_numbers` with the values already printed (``texts``: symbol name → LaTeX)."""
+    return _HOLE.sub(lambda mo: texts[mo.group(1)], _numbers_pattern(expr, written))
+
+
+def _value_latex(v) -> str:
+    return str(v) if v.is_Integer else sp.latex(v)
+
+
+def math_count(n) -> str:
+    """A count for math mode, thousands grouped: ``23{,}837{,}184``."""
+    return thousands(n, "{,}")
+
+
+# -- the data ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Item:
+    """One component or part of a model, as a document shows it.
+
+    A group with a single child is shown as one item (``pooler`` → its
+    ``dense``); identical consecutive siblings are merged into one item with
+    a ``multiplicity`` (``query``, ``key``, ``value`` → ``3·A·(…)``).
+
+    ``expr`` is one copy's count (times the multiplicity) as the document
+    writes it: a leaf's count as written (``A`` visible), a group's given
+    written form or else its simplified count.  ``formula`` is its LaTeX,
+    ``substituted`` the same with numbers (for a group without a written
+    form: the sum of its parts' counts, as the articles write
+    ``12(2362368+1536+4722432+1536)``).  ``total_*`` is for all ``repeat``
+    copies; ``contribution`` and ``share`` count every copy in the model.
+    """
+
+    path: str
+    block_path: str
+    names: tuple[str, ...]          # module names (a chain of single children: "pooler.dense")
+    keys: tuple[str, ...]           # title keys; a chain's second key says what its leaf is
+    depth: int
+    leaf: bool
+    multiplicity: int
+    repeat: sp.Expr
+    repeat_value: int
+    copies: sp.Expr
+    copies_value: int
+    shape: str
+    shape_values: str
+    expr: sp.Expr
+    formula: str
+    collapsed: str | None
+    substituted: str
+    count: int
+    total_expr: sp.Expr
+    total_formula: str
+    total_substituted: str
+    total: int
+    contribution: int
+    share: sp.Rational
+    tied_to: str | None
+    untied: int
+    trainable: bool
+    per_head: bool
+    cancels: bool
+    children: tuple["Item", ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.keys[0]
+
+    def walk(self):
+        """This item and every item below it, depth first."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """A row of the summary table (a component, or one of its parts)."""
+
+    level: int
+    path: str
+    names: tuple[str, ...]
+    keys: tuple[str, ...]
+    repeat: str          # "L" (LaTeX) when the part repeats, else ""
+    repeat_value: int
+    shape: str
+    shape_values: str
+    formula: str         # simplified, all copies
+    count: int           # all copies
+    share: sp.Rational
+    tied_to: str | None
+    trainable: bool
+
+
+@dataclass(frozen=True)
+class ProofView:
+    """The head-count proof (:class:`symparams.proof.Proof`) as LaTeX strings and numbers."""
+
+    invariant: bool
+    per_head: tuple[tuple[str, str, tuple[str, ...]], ...]   # (as written, evaluated, paths)
+    written: str
+    closed: str
+    derivative: str
+    dependence: str | None
+    conditions: tuple[tuple[str, str, str], ...]             # (LaTeX, en, zh)
+    heads: tuple[int, ...]
+    totals: tuple[int, ...]
+    counterexample: tuple[tuple[int, int], tuple[int, int]] | None
+    has_heads: bool
+    counterexample_source: str = ""                          # "model", "preset NAME", "canonical"
+    counterexample_values: tuple[tuple[str, str], ...] = ()  # (symbol LaTeX, value LaTeX)
+    fixed_ratio: dict | None = None                          # G = ρA re-derived: LaTeX strings
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: the documents' data is cached per derivation
+class Derivation:
+    """Everything a derivation document shows, computed once per model."""
+
+    name: str
+    family: str
+    family_title: dict
+    preset: str | None
+    preset_title: dict | None
+    changes: tuple[tuple[str, str, str], ...]   # (symbol or switch, preset value, this value)
+    head: str | None
+    symbols: tuple[dict, ...]
+    switches: tuple[dict, ...]
+    sections: tuple[Item, ...]
+    summary: tuple[SummaryRow, ...]
+    total: int
+    trainable: int
+    closed_form: sp.Expr
+    closed_formula: str
+    closed_substituted: str
+    proof: ProofView
+    notes: tuple = ()
+    related: tuple = ()
+    largest: Item | None = None
+    outline: tuple[dict, ...] = field(default=())
+
+    @property
+    def trainable_share(self) -> sp.Rational:
+        return sp.Rational(self.trainable, self.total)
+
+    @property
+    def items(self):
+        """Every item of every section, depth first."""
+        for s in self.sections:
+            yield from s.walk()
+
+
+# -- building ------------------------------------------------------------------------
+
+def _unwrap(block: Block, path: str):
+    """Follow single-child groups down.
+
+    Returns (innermost block, its path, the blocks whose repeats multiply,
+    run): ``run`` is the list of identical leaves when the innermost group
+    holds nothing else (BERT's ``self``: query, key, value), else None.
+    """
+    chain = [block]
+    while block.children and block.tied_to is None and block.written is None:
+        runs = _runs(block.children)
+        if len(runs) == 1 and len(runs[0]) > 1 and block.children[0].repeat == 1:
+            return block, path, tuple(chain), runs[0]
+        if len(block.children) != 1:
+            break
+        block = block.children[0]
+        path = f"{path}.{block.name}"
+        chain.append(block)
+    return block, path, tuple(chain), None
+
+
+def _same(a: Block, b: Block) -> bool:
+    return (a.is_leaf and b.is_leaf and a.as_written == b.as_written and a.shape == b.shape
+            and a.repeat == b.repeat and a.tied_to == b.tied_to and a.trainable == b.trainable
+            and bool(a.tied_to) == bool(b.tied_to))
+
+
+def _runs(children):
+    """Consecutive identical leaves grouped: [[query, key, value], [dense], ...]."""
+    runs: list[list[Block]] = []
+    for child in children:
+        if runs and _same(runs[-1][-1], child) and _same(runs[-1][0], child):
+            runs[-1].append(child)
+        else:
+            runs.append([child])
+    return runs
+
+
+def _sum_latex(parts) -> str:
+    """``sympy.latex(sum_as_written(*parts), order="none")`` for whole numbers ``parts`` (none negative)."""
+    terms = [str(int(p)) for p in parts if p != 0]
+    return " + ".join(terms) if terms else "0"
+
+
+def _times_latex(a: int, b: int) -> str:
+    """``sympy.latex(Mul(Integer(a), Integer(b), evaluate=False), mul_symbol="times")`` for whole a, b >= 0."""
+    return f"{int(a)} \\times {int(b)}"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What an :class:`Item` shows that depends on the Block tree only (symbols, formulas, LaTeX).
+
+    Built once per tree; :meth:`_Builder.item` adds a model's numbers.
+    """
+
+    path: str
+    block_path: str
+    names: tuple[str, ...]
+    keys: tuple[str, ...]
+    depth: int
+    leaf: bool
+    multiplicity: int
+    repeat: sp.Expr
+    repeated: bool          # repeat != 1
+    copies: sp.Expr
+    shape: str
+    shape_dims: tuple       # the shape's sizes, evaluated (doit), still in symbols
+    expr: sp.Expr
+    written: bool           # a group's form as written (else its simplified count)
+    formula: str
+    collapsed: str | None
+    counted: tuple          # the blocks whose counts the item adds up (several: merged identical leaves)
+    repeats: tuple          # the blocks whose repeats multiply into ``repeat``
+    total_expr: sp.Expr
+    total_formula: str
+    tied: str | None
+    trainable: bool
+    per_head: bool
+    cancels: bool
+    row_repeat: str
+    row_formula: str
+    children: tuple["_Plan", ...] = ()
+
+
+def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: bool) -> _Plan:
+    outer = run[0]
+    inner, inner_path, chain, same = _unwrap(outer, path)
+    repeat = sp.Mul(*(b.repeat for b in chain))
+    names, keys = _names_and_keys(run, inner, inner_path[len(path):], depth)
+    trainable = trainable and outer.trainable and inner.trainable
+    counted = tuple(run) if inner is outer else (inner,)
+    if same is not None:  # a group of identical leaves only: one leaf item, several times
+        inner_path = f"{inner_path}.{same[0].name}"
+        inner, counted, names = same[0], tuple(same), tuple(b.name for b in same)
+        trainable = trainable and inner.trainable
+    mult = len(counted)
+    children: tuple[_Plan, ...] = ()
+    written = inner.is_leaf or inner.written is not None
+    if inner.is_leaf:
+        expr = product_as_written(mult, inner.as_written) if mult != 1 else inner.as_written
+    else:
+        children = tuple(_plan(r, f"{inner_path}.{r[0].name}", depth + 1, copies * repeat, trainable)
+                         for r in _runs(inner.children))
+        expr = inner.written if inner.written is not None else closed_form(inner.count)
+    formula = latex(expr, written=written)
+    size = evaluated(expr)
+    # the per-head story is told where the form is as written (a group's simplified count has no story)
+    per_head = A in expr.free_symbols and written
+    total_expr = product_as_written(repeat, expr) if repeat != 1 else expr
+    shape = "[" + ", ".join(latex(d, written=True) for d in inner.shape) + "]" if inner.is_leaf and inner.shape else ""
+    summary_row = depth <= 1  # a component (depth 0) or one of its parts
+    reps = sp.expand(copies * repeat)
+    return _Plan(
+        path=path, block_path=inner_path, names=names, keys=keys, depth=depth, leaf=inner.is_leaf,
+        multiplicity=mult, repeat=repeat, repeated=repeat != 1, copies=copies, shape=shape,
+        shape_dims=tuple(sp.sympify(d).doit() for d in inner.shape) if shape else (),
+        expr=expr, written=inner.written is not None and not inner.is_leaf, formula=formula,
+        collapsed=latex(size) if per_head else None, counted=counted, repeats=chain, total_expr=total_expr,
+        total_formula=latex(total_expr, written=written) if repeat != 1 else formula, tied=inner.tied_to,
+        trainable=trainable, per_head=per_head, cancels=per_head and A not in size.free_symbols,
+        row_repeat="" if not summary_row or reps == 1 else latex(reps),
+        row_formula="" if not summary_row else "0" if inner.tied_to else latex(closed_form(sp.expand(reps * size))),
+        children=children)
+
+
+def _names_and_keys(run: list[Block], inner: Block, chain_path: str, depth: int) -> tuple[tuple, tuple]:
+    """The module names and title keys of an item (a chain of single children reads ``pooler.dense``)."""
+    outer = run[0]
+    names = tuple(b.name for b in run)
+    keys = tuple(dict.fromkeys(b.title_key for b in run))
+    if len(run) == 1 and inner is not outer:
+        names = (outer.name + chain_path,)
+        if outer.title is None and inner.title is not None and depth > 0:
+            keys = (inner.title,)  # an untitled wrapper (BERT's "intermediate") takes its part's title
+        elif inner.is_leaf and inner.title is not None and inner.title != keys[0]:
+            keys = (keys[0], inner.title)  # "Task head", then what it is: "Classifier"
+    return names, keys
+
+
+@tree_fact
+def _plans(tree: Block) -> tuple[_Plan, ...]:
+    """The plans of the tree's top-level components."""
+    return tuple(_plan([child], child.name, 0, tree.repeat, tree.trainable) for child in tree.children)
+
+
+class _Builder:
+    """A model's numbers laid on the plans: every count from the model's one exact evaluation."""
+
+    def __init__(self, m: Model, total: int):
+        self.m = m
+        self.values = dict(m.values)
+        self.texts = {s.name: _value_latex(v) for s, v in self.values.items()}
+        self.grand = total
+
+    def item(self, plan: "_Plan", copies_value: int) -> Item:
+        """The item of ``plan`` at this model's values, held ``copies_value`` times in the model."""
+        counts = [self.m.counts_of(b) for b in plan.counted]
+        count, untied = sum(c.total for c in counts), sum(c.untied for c in counts)
+        rep_value = math.prod(self.m.counts_of(b).repeat for b in plan.repeats)
+        children: tuple[Item, ...] = ()
+        if plan.leaf or plan.written:
+            substituted = _fill_numbers(plan.expr, self.texts, written=True)
+        if not plan.leaf:
+            children = tuple(self.item(c, copies_value * rep_value) for c in plan.children)
+        if not plan.leaf and not plan.written:
+            parts = [c.total for c in children if not c.tied_to]
+            # the sum of the parts' counts, as the articles write it; one part needs no sum
+            substituted = _sum_latex(parts) if len(parts) > 1 else ""
+        total = rep_value * count
+        contribution = copies_value * total
+        shape = ("[" + ", ".join(str(whole(d, self.values)) for d in plan.shape_dims) + "]") if plan.shape else ""
+        item = Item(
+            path=plan.path, block_path=plan.block_path, names=plan.names, keys=plan.keys, depth=plan.depth,
+            leaf=plan.leaf, multiplicity=plan.multiplicity, repeat=plan.repeat, repeat_value=rep_value,
+            copies=plan.copies, copies_value=copies_value, shape=plan.shape, shape_values=shape,
+            expr=plan.expr, formula=plan.formula, collapsed=plan.collapsed, substituted=substituted, count=count,
+            total_expr=plan.total_expr, total_formula=plan.total_formula,
+            total_substituted=_times_latex(rep_value, count) if plan.repeated else substituted,
+            total=total, contribution=contribution, share=sp.Rational(contribution, self.grand),
+            tied_to=plan.tied, untied=untied * rep_value, trainable=plan.trainable, per_head=plan.per_head,
+            cancels=plan.cancels, children=children)
+        self.plans[id(item)] = plan
+        return item
+
+    def sections(self) -> tuple[Item, ...]:
+        self.plans: dict[int, _Plan] = {}
+        copies = self.m.counts_of(self.m.tree).repeat
+        return tuple(self.item(p, copies) for p in _plans(self.m.tree))
+
+    def summary(self, sections) -> tuple[SummaryRow, ...]:
+        rows = []
+        for s in sections:
+            rows.append(self.row(s, 1))
+            if not s.leaf:
+                rows.extend(self.row(c, 2) for c in s.children)
+        return tuple(rows)
+
+    def row(self, item: Item, level: int) -> SummaryRow:
+        plan = self.plans[id(item)]
+        return SummaryRow(
+            level=level, path=item.path, names=item.names, keys=item.keys,
+            repeat=plan.row_repeat, repeat_value=item.copies_value * item.repeat_value,
+            shape=item.shape, shape_values=item.shape_values, formula=plan.row_formula, count=item.contribution,
+            share=item.share, tied_to=item.tied_to, trainable=item.trainable)
+
+    def proof(self) -> ProofView:
+        p = self.m.prove()
+        per_head, written, closed, derivative, dependence = [], "", "", "0", None
+        for step in p.steps:
+            if step.key == "per_head":
+                per_head.append((latex(step.lhs, written=True), latex(step.rhs), tuple(step.paths)))
+            elif step.key == "total_as_written":
+                written = latex(step.lhs, written=True)
+            elif step.key == "simplified":
+                closed = latex(step.rhs)
+            elif step.key == "derivative":
+                derivative = latex(step.rhs)
+            elif step.key == "dependence":
+                dependence = latex(step.rhs)
+        heads = tuple(sorted(p.witness))
+        totals = tuple(sorted(set(p.witness.values())))
+        fixed = getattr(p, "fixed_ratio", None)
+        if fixed is not None:
+            fixed = {"symbol": sp.latex(fixed.symbol), "ratio": sp.latex(fixed.ratio),
+                     "substitution": latex(fixed.substitution), "closed": latex(fixed.closed_form),
+                     "derivative": latex(fixed.derivative), "invariant": bool(fixed.invariant),
+                     "condition": (fixed.condition.latex, fixed.condition.en, fixed.condition.zh),
+                     "value": "" if fixed.value is None else sp.latex(fixed.value)}
+        values = getattr(p, "counterexample_values", None) or {}
+        return ProofView(
+            invariant=bool(p.invariant), per_head=tuple(per_head), written=written, closed=closed,
+            derivative=derivative, dependence=dependence,
+            conditions=tuple((c.latex, c.en, c.zh) for c in p.conditions), heads=heads, totals=totals,
+            counterexample=p.counterexample, has_heads=A in self.m.symbols,
+            counterexample_source=getattr(p, "counterexample_source", None) or "",
+            counterexample_values=tuple((sp.latex(k), sp.latex(v)) for k, v in values.items()),
+            fixed_ratio=fixed)
+
+
+def _preset_of(m: Model):
+    """The preset ``m`` is named after (or None), and what ``m`` changes in it."""
+    preset = all_presets().get(m.name)
+    if preset is None or preset.family != m.family.name:
+        return None, ()
+    changes = []
+    for key, raw in preset.values.items():
+        sym = SYMBOLS[key].symbol
+        if sym in m.values and m.values[sym] != parse_value(key, raw):
+            changes.append((key, ratio(parse_value(key, raw)), ratio(m.values[sym])))
+    resolved = m.family.resolve(dict(preset.switches), m.head)
+    for key, value in m.switches.items():
+        if resolved.get(key) != value:
+            changes.append((key, _switch_text(resolved.get(key)), _switch_text(value)))
+    return preset, tuple(changes)
+
+
+def _switch_text(v) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _symbols(m: Model) -> tuple[dict, ...]:
+    rows = []
+    for s in m.symbols:
+        info = SYMBOLS.get(s.name)
+        value = m.values.get(s)
+        rows.append({
+            "name": s.name, "latex": sp.latex(s),
+            "en": info.en if info else s.name, "zh": info.zh if info else s.name,
+            "value": ratio(value) if value is not None else "",
+            "value_latex": sp.latex(value) if value is not None else "",
+        })
+    return tuple(rows)
+
+
+def _switches(m: Model) -> tuple[dict, ...]:
+    out = []
+    for sw in m.family.switches:
+        out.append({"name": sw.name, "value": _switch_text(m.switches.get(sw.name)), "en": sw.en, "zh": sw.zh})
+    return tuple(out)
+
+
+def _outline(sections, notes) -> tuple[dict, ...]:
+    ids = ["intro", "computation", "summary", "closed_form", "heads"]
+    if notes:
+        ids.append("articles")
+    ids.append("conclusion")
+    out = []
+    for i, ident in enumerate(ids, 1):
+        entry = {"id": ident, "number": str(i), "children": []}
+        if ident == "computation":
+            entry["children"] = [{"id": f"c-{s.path}", "number": f"{i}.{j}", "path": s.path, "keys": list(s.keys),
+                                  "names": list(s.names)} for j, s in enumerate(sections, 1)]
+        out.append(entry)
+    return tuple(out)
+
+
+class _ByValue:
+    """A model compared by what it is (name, family, head, values, switches): the key :func:`derive`
+    caches on, so equal models share their derivation."""
+
+    def __init__(self, m: Model):
+        self.m = m
+        self.key = (m.name, m.family.name, m.head, tuple(sorted((s.name, v) for s, v in m.values.items())),
+                    tuple(sorted((k, str(v)) for k, v in m.switches.items())))
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _ByValue) and self.key == other.key
+
+
+def derive(m: Model) -> Derivation:
+    """The derivation of ``m`` (all its symbols must have values)."""
+    if m.free:
+        raise SymparamsError(
+            f"{m.name}: a derivation needs a value for every symbol; none for {', '.join(s.name for s in m.free)} "
+            f"(give them with --set KEY=VALUE, or start from a preset)")
+    return _derive(_ByValue(m))
+
+
+@lru_cache(maxsize=16)  # a document is rendered in two formats and two languages
+def _derive(key: _ByValue) -> Derivation:
+    m = key.m
+    b = _Builder(m, m.count)
+    sections = b.sections()
+    preset, changes = _preset_of(m)
+    notes = notes_for(m)
+    closed = m.closed_form
+    leaves = [i for s in sections for i in s.walk() if i.leaf and not i.tied_to]
+    largest = max(leaves, key=lambda i: i.count // i.multiplicity, default=None)  # one table or matrix
+    return Derivation(
+        name=m.name, family=m.family.name, family_title=dict(m.family.title),
+        preset=preset.name if preset else None,
+        preset_title={"en": preset.en, "zh": preset.zh} if preset else None,
+        changes=changes, head=m.head, symbols=_symbols(m), switches=_switches(m), sections=sections,
+        summary=b.summary(sections), total=m.count, trainable=m.trainable, closed_form=closed,
+        closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
+        proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
+        outline=_outline(sections, notes))

@@ -1,0 +1,125 @@
+"""BERT, as ``bert-parameter-count.zh.txt`` walks through it.
+
+Embeddings → encoder layer × L → pooler, then an optional task head, each
+named as in ``transformers``' ``BertModel`` so counts compare module by
+module.
+
+>>> from symparams.architectures.bert import FAMILY
+>>> tree = FAMILY.build(FAMILY.resolve({}, None), None)
+>>> [c.name for c in tree.children]
+['embeddings', 'encoder', 'pooler']
+>>> tree.find("encoder.layer").repeat
+L
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from .config import ratio
+from ..core.blocks import sum_as_written, product_as_written, embedding, group, layer_norm, linear, parameter, per_head_linear
+from ..core.family import FFN_SIZE, HEAD_DIM, Family, Switch
+from ..core.symbols import A, C, H, L, P, S, V, r
+
+#: heads and whether transformers builds them on a BertModel with a pooler
+HEADS = {
+    "sequence-classification": True,
+    "token-classification": False,
+    "question-answering": False,
+    "masked-lm": False,
+    "pretraining": True,
+}
+
+
+def embeddings():
+    return group("embeddings", [
+        embedding("word_embeddings", V, H),
+        embedding("position_embeddings", P, H),
+        embedding("token_type_embeddings", S, H),
+        layer_norm("LayerNorm", H),
+    ], written=sum_as_written(product_as_written(sum_as_written(V, P, S), H), product_as_written(2, H)))
+
+
+def encoder_layer(inter):
+    """One Transformer encoder layer: attention + Add&Norm, FFN + Add&Norm."""
+    head_dim = H / A
+    return group("layer", [
+        group("attention", [
+            group("self", [per_head_linear(n, H, A, head_dim) for n in ("query", "key", "value")],
+                  title="multi_head_attention"),
+            group("output", [linear("dense", H, H, title="attention_output"),
+                             layer_norm("LayerNorm", H)], title="attention_output_norm"),
+        ]),
+        group("intermediate", [linear("dense", H, inter, title="ffn_up")], title="ffn_up"),
+        group("output", [linear("dense", inter, H, title="ffn_down"), layer_norm("LayerNorm", H)],
+              title="ffn_down_norm"),
+    ], repeat=L, ref="layer.*", title="encoder_layer")
+
+
+def heads(head):
+    """The task head as transformers builds it (names as in ``BertFor*``)."""
+    if head == "sequence-classification" or head == "token-classification":
+        return linear("classifier", H, C, title="classifier")
+    if head == "question-answering":  # start and end logits: transformers sizes it by num_labels (2)
+        return linear("qa_outputs", H, C, title="qa_outputs")
+    if head in ("masked-lm", "pretraining"):
+        mlm = group("predictions", [
+            parameter("bias", V, title="decoder_bias"),
+            group("transform", [linear("dense", H, H, title="mlm_transform"), layer_norm("LayerNorm", H)],
+                  title="mlm_transform"),
+            linear("decoder", H, V, bias=False, tied_to="embeddings.word_embeddings", title="mlm_decoder"),
+        ], title="mlm_head")
+        nsp = linear("seq_relationship", H, 2, title="nsp_head") if head == "pretraining" else None
+        return group("cls", [mlm, nsp], title="pretraining_heads" if nsp else "mlm_head")
+    return None
+
+
+def build(switches, head):
+    inter = product_as_written(r, H)
+    tree = [embeddings(), group("encoder", [encoder_layer(inter)])]
+    if switches["pooler"]:
+        tree.append(group("pooler", [linear("dense", H, H, title="pooler")]))
+    task = heads(head)
+    if task is not None:
+        tree.append(group("head", [task], ref="", title="task_head"))
+    return group("bert", tree, ref="")
+
+
+def _resolve(switches, head):
+    if switches["pooler"] is None:
+        switches["pooler"] = HEADS.get(head, True)
+    return switches
+
+
+def from_config(cfg):
+    """Values from a ``BertConfig`` (defaults: bert-base-uncased, as transformers has them)."""
+    hidden = cfg.int("hidden_size", default=768)
+    values = dict(V=cfg.int("vocab_size", default=30522), P=cfg.int("max_position_embeddings", default=512),
+                  S=cfg.int("type_vocab_size", default=2), H=hidden,
+                  L=cfg.int("num_hidden_layers", default=12), A=cfg.int("num_attention_heads", default=12),
+                  r=ratio(cfg.int("intermediate_size", default=3072), hidden), C=cfg.labels())
+    cfg.refuse("add_cross_attention", True, default=False, family="bert", what="cross-attention in every layer")
+    if cfg.head in ("masked-lm", "pretraining"):
+        cfg.refuse("tie_word_embeddings", False, default=True, family="bert",
+                   what="an untied masked-LM decoder, with its own weight and bias")
+    return values, {}
+
+
+FAMILY = Family(
+    name="bert",
+    title={"en": "BERT", "zh": "BERT"},
+    build=build,
+    switches=(
+        Switch("pooler", None, en="the pooler (a dense layer on [CLS])", zh="池化层（[CLS] 上的全连接层）"),
+    ),
+    heads=tuple(HEADS),
+    constraints=(
+        HEAD_DIM,
+        FFN_SIZE,
+    ),
+    defaults={C: sp.Integer(2)},
+    components=("embeddings", "encoder", "pooler"),
+    resolve_switches=_resolve,
+    config_types=("bert",),
+    from_config=from_config,
+)

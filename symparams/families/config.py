@@ -1,0 +1,181 @@
+"""HuggingFace ``config.json`` import.
+
+``model_type`` picks the family (each :class:`~symparams.core.family.Family`
+lists the ``model_type`` values it reads in ``config_types``); the family's
+``from_config(reader)`` maps its own keys to values and switches, with the
+defaults of that family's transformers config class for missing keys, and
+ignoring the keys it does not need.  Without a head the model is the base
+model (what ``AutoModel`` builds); the reader knows the head asked for, so a
+family can refuse a key that would change that head in a way it does not
+model (:meth:`ConfigReader.refuse`).  A malformed file, an unknown
+``model_type``, a missing required key, a value of the wrong type or a size
+below 1 is one line naming the file and the key.
+
+>>> import json, tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "config.json")
+>>> _ = open(path, "w").write(json.dumps({"model_type": "bert"}))
+>>> settings(read(path)).values["H"]  # every key missing: BertConfig's defaults (bert-base-uncased)
+768
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Mapping
+
+from ..core.errors import SymparamsError
+from ..core.family import Family
+from .registry import all_families, for_config_type
+
+REQUIRED = object()
+
+
+class ConfigReader:
+    """Typed access to a config dict; every error names the key and the file.
+
+    ``head`` is the task head asked for (``None``: the base model), for the
+    families whose keys matter only with some heads.
+    """
+
+    def __init__(self, data: Mapping[str, Any], source: str = "config.json", head: str | None = None):
+        self.data = data
+        self.source = source
+        self.head = head
+
+    def has(self, key: str) -> bool:
+        return key in self.data and self.data[key] is not None
+
+    def _find(self, keys, default):
+        for key in keys:
+            if self.has(key):
+                return key, self.data[key]
+        if default is REQUIRED:
+            raise SymparamsError(f"{self.source}: missing required key {' / '.join(keys)}")
+        return None, default
+
+    def int(self, *keys: str, default: Any = REQUIRED, minimum: int = 1) -> Any:
+        """The first of ``keys`` present, as a whole number ≥ ``minimum``."""
+        key, value = self._find(keys, default)
+        if key is None:
+            return value
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SymparamsError(f"{self.source}: key {key} must be a whole number, not {json.dumps(value)}")
+        if value < minimum:
+            raise SymparamsError(f"{self.source}: key {key} must be at least {minimum}, not {value}")
+        return value
+
+    def bool(self, *keys: str, default: Any = REQUIRED) -> Any:
+        key, value = self._find(keys, default)
+        if key is not None and not isinstance(value, bool):
+            raise SymparamsError(f"{self.source}: key {key} must be true or false, not {json.dumps(value)}")
+        return value
+
+    def str(self, *keys: str, default: Any = REQUIRED, choices: tuple[str, ...] | None = None) -> Any:
+        key, value = self._find(keys, default)
+        if key is None:
+            return value
+        if not isinstance(value, str):
+            raise SymparamsError(f"{self.source}: key {key} must be a string, not {json.dumps(value)}")
+        if choices is not None and value not in choices:
+            raise SymparamsError(f"{self.source}: key {key} is {value!r}; symparams knows {', '.join(choices)}")
+        return value
+
+    def refuse(self, key: str, value: Any, *, default: Any, family: str, what: str) -> None:
+        """Raise when ``key`` holds ``value`` (missing: ``default``): a structure ``family`` does not model.
+
+        For keys transformers reads that would change the count in a way
+        symparams cannot say: an error naming the key, never a wrong number.
+
+        >>> ConfigReader({"add_cross_attention": True}, "c.json").refuse(
+        ...     "add_cross_attention", True, default=False, family="bert", what="cross-attention in every layer")
+        Traceback (most recent call last):
+        ...
+        symparams.SymparamsError: c.json: key add_cross_attention=true (cross-attention in every layer) is not modelled by symparams' bert family
+        """
+        read = self.bool(key, default=default) if isinstance(value, bool) else self._find((key,), default)[1]
+        if read == value:
+            raise SymparamsError(
+                f"{self.source}: key {key}={json.dumps(value)} ({what}) is not modelled by symparams' {family} family")
+
+    def labels(self, default: int = 2) -> int:
+        """The number of labels: ``num_labels``, else the size of ``id2label``, else ``default``."""
+        if self.has("num_labels"):
+            return self.int("num_labels")
+        if self.has("id2label"):
+            id2label = self.data["id2label"]
+            if not isinstance(id2label, dict) or not id2label:
+                raise SymparamsError(f"{self.source}: key id2label must be a non-empty object")
+            return len(id2label)
+        return default
+
+
+def ratio(numerator: int, denominator: int) -> Fraction:
+    """An exact ratio (e.g. r = intermediate_size / hidden_size)."""
+    return Fraction(numerator, denominator)
+
+
+def read(path: str) -> dict[str, Any]:
+    """The JSON object in ``path`` (one-line errors for a missing or malformed file)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise SymparamsError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SymparamsError(f"{path}: is a directory, not a config.json") from None
+    except OSError as exc:
+        raise SymparamsError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise SymparamsError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise SymparamsError(f"{path}: malformed JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise SymparamsError(f"{path}: a config.json must hold a JSON object, not {type(data).__name__}")
+    return data
+
+
+def family_for(model_type: str, source: str) -> Family:
+    fam = for_config_type(model_type)
+    if fam is not None:
+        return fam
+    known = [t for f in all_families().values() if f.from_config is not None for t in f.config_types]
+    raise SymparamsError(f"{source}: unknown model_type {model_type!r} (symparams reads: {', '.join(sorted(known))})")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a config.json says: the family, its values and switches, the head, a name for the model.
+
+    ``optional`` are the values the model may leave unused (e.g. ``num_labels``
+    without a classification head).
+    """
+
+    family: Family
+    values: dict
+    switches: dict
+    head: str | None
+    name: str
+    optional: frozenset
+
+
+def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mapping[str, str] | None = None,
+             source: str = "config.json") -> Settings:
+    """The :class:`Settings` of a config dict.
+
+    ``head`` adds a task head (``None``: the base model, what ``AutoModel``
+    builds); ``overrides`` are ``--set`` values and switches, applied after
+    the config's.
+    """
+    if not isinstance(data, Mapping):
+        raise SymparamsError(f"{source}: a config must be a JSON object (a dict), not {type(data).__name__}")
+    fam = family_for(ConfigReader(data, source).str("model_type"), source)
+    head = fam.check_head(head)
+    values, switches = fam.from_config(ConfigReader(data, source, head))
+    given_values, given_switches = fam.split(overrides or {}, fam.name)
+    stem = os.path.splitext(os.path.basename(source))[0]
+    name = os.path.basename(os.path.dirname(os.path.abspath(source))) if stem == "config" else stem
+    return Settings(fam, {**values, **given_values}, {**switches, **given_switches}, head, name or source,
+                    frozenset(values) - set(overrides or {}))
