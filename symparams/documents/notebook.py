@@ -40,8 +40,8 @@ from ..analysis.proof import Proof
 from ..core.formatting import thousands, values_line
 from ..core.model import Breakdown, Model
 from .escape import escape_html, escape_md, escape_tex
-from .mathml import mathml, mathml_chain, mathml_inner
-from .proof_text import note_lines, proof_lines, verdict
+from .mathml import mathml, mathml_chain
+from .proof_text import note_lines, proof_equations, proof_lines, verdict
 
 
 def derive(m: Model, **options) -> str:
@@ -165,23 +165,6 @@ def _breakdown_html(b: Breakdown) -> str:
 
 
 # -- proofs -------------------------------------------------------------------------
-
-def proof_equations(proof: Proof) -> list[tuple[tuple, tuple]]:
-    """The proof's equations as (lhs, rhs) pairs, each side as (LaTeX, MathML)."""
-    out = []
-    for step in proof.steps:
-        if step.key == "per_head":
-            out.append(((sp.latex(step.lhs, order="none"), mathml_inner(step.lhs, "none")),
-                        (sp.latex(step.rhs), mathml_inner(step.rhs))))
-        elif step.key == "simplified":
-            out.append((("N", "<mi>N</mi>"), (sp.latex(step.rhs), mathml_inner(step.rhs))))
-        elif step.key in ("derivative", "dependence"):
-            lhs = ((r"\frac{\partial N}{\partial A}",
-                    "<mfrac><mrow><mo>&#x2202;</mo><mi>N</mi></mrow><mrow><mo>&#x2202;</mo><mi>A</mi></mrow></mfrac>")
-                   if step.key == "derivative" else (r"\text{terms holding } A", "<mtext>terms holding A</mtext>"))
-            out.append((lhs, (sp.latex(step.rhs), mathml_inner(step.rhs))))
-    return out
-
 
 def _proof_latex_body(proof: Proof) -> str:
     rows = " \\\\ ".join(f"{lhs[0]} &= {rhs[0]}" for lhs, rhs in proof_equations(proof))

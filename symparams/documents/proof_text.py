@@ -1,4 +1,4 @@
-"""A head-count proof in words: the one wording the command line and the notebooks share.
+"""A head-count proof in words and equations: what the command line, the notebooks and the HTML page share.
 
 >>> from symparams import model
 >>> print("\\n".join(proof_lines(model("bert-base").prove())))
@@ -15,6 +15,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..core.formatting import ratio, thousands
+from .mathml import mathml_inner
 
 _VERDICT = {True: "does not depend", False: "depends"}
 
@@ -69,3 +70,20 @@ def note_lines(proof) -> list[str]:
             (a1, n1), (a2, n2) = proof.counterexample
             lines.append(f"counterexample: A={a1} gives {thousands(n1)}, A={a2} gives {thousands(n2)}")
     return lines
+
+
+def proof_equations(proof: Proof) -> list[tuple[tuple, tuple]]:
+    """The proof's equations as (lhs, rhs) pairs, each side as (LaTeX, MathML)."""
+    out = []
+    for step in proof.steps:
+        if step.key == "per_head":
+            out.append(((sp.latex(step.lhs, order="none"), mathml_inner(step.lhs, "none")),
+                        (sp.latex(step.rhs), mathml_inner(step.rhs))))
+        elif step.key == "simplified":
+            out.append((("N", "<mi>N</mi>"), (sp.latex(step.rhs), mathml_inner(step.rhs))))
+        elif step.key in ("derivative", "dependence"):
+            lhs = ((r"\frac{\partial N}{\partial A}",
+                    "<mfrac><mrow><mo>&#x2202;</mo><mi>N</mi></mrow><mrow><mo>&#x2202;</mo><mi>A</mi></mrow></mfrac>")
+                   if step.key == "derivative" else (r"\text{terms holding } A", "<mtext>terms holding A</mtext>"))
+            out.append((lhs, (sp.latex(step.rhs), mathml_inner(step.rhs))))
+    return out
