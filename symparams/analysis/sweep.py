@@ -15,6 +15,7 @@ A range ``start:stop:step`` includes ``stop`` when the steps reach it
 (``256:1024:256`` is 256, 512, 768, 1024); ``start:stop`` steps by 1;
 ``a,b,c`` lists values.
 
+>>> from symparams import model
 >>> s = sweep(model("bert-base"), H="768:1024:64", L="12,24")
 >>> len(s), s.dtype
 (10, 'int64')
@@ -95,7 +96,7 @@ def parse_axis(key: str, spec) -> Axis:
     >>> parse_axis("H", "1:2:0")
     Traceback (most recent call last):
     ...
-    symparams.errors.SymparamsError: H=1:2:0: the step must be positive
+    symparams.SymparamsError: H=1:2:0: the step must be positive
     """
     if isinstance(spec, range):
         if spec.step <= 0 or spec.start <= 0:

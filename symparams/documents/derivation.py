@@ -183,7 +183,7 @@ class SummaryRow:
 
 @dataclass(frozen=True)
 class ProofView:
-    """The head-count proof (:class:`symparams.proof.Proof`) as LaTeX strings and numbers."""
+    """The head-count proof (:class:`symparams.analysis.proof.Proof`) as LaTeX strings and numbers."""
 
     invariant: bool
     per_head: tuple[tuple[str, str, tuple[str, ...]], ...]   # (as written, evaluated, paths)

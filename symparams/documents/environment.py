@@ -10,8 +10,8 @@ import jinja2
 import jinja2.sandbox
 
 from ..core.errors import SymparamsError
-from .escape import code_tex, escape_md, escape_tex
-from .markup import prose_md, prose_tex
+from .escape import code_tex, escape_html, escape_md, escape_tex
+from .markup import prose_html, prose_md, prose_tex
 from .math_layout import display_md, display_tex, inline_tex
 
 FORMATS = ("md", "tex", "html")
@@ -81,6 +81,17 @@ def markdown_environment() -> jinja2.Environment:
     env = _Environment(trim_blocks=True, lstrip_blocks=True, autoescape=False, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined, loader=_loader())
     _common_filters(env, "md")
+    return env
+
+
+@lru_cache(maxsize=None)
+def html_environment() -> jinja2.Environment:
+    """The Jinja environment for the HTML page: user text is escaped explicitly (``|html``), as in
+    the other formats; the page's prose, MathML and script arrive as HTML."""
+    env = _Environment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                       loader=_loader())
+    env.filters["html"] = escape_html
+    env.filters["prose"] = prose_html
     return env
 
 

@@ -90,6 +90,6 @@ def escape_md(text: Any, line_start: bool = True) -> str:
     return out
 
 
-def escape_html(text: Any) -> str:
-    """``text`` as literal HTML (quotes too, so it may stand in an attribute)."""
-    return html.escape(str(text))
+def escape_html(text: Any, quote: bool = True) -> str:
+    """``text`` as literal HTML (with ``quote``, quotes too, so it may stand in an attribute)."""
+    return html.escape(str(text), quote=quote)

@@ -1,15 +1,18 @@
-"""The catalogs' mini-markup: ``$math$``, ```code```, ``**bold**`` and ``[[placeholders]]``.
+r"""The catalogs' mini-markup: ``$math$``, ```code```, ``**bold**`` and ``[[placeholders]]``.
 
 Catalog strings (``templates/i18n/*.json``) are written once and shown in
 every format; this module is their one renderer.  A string is parsed once
-into a program of literal pieces and holes (:func:`_program`), then run with
-the values for the format asked for.  Values filling a hole in prose are user
-text, escaped for the format; math passes through untouched.
+into a program of literal pieces, holes, math, code and bold
+(:func:`_program`), then run with the values for the format asked for.
+Values filling a hole in prose are user text, escaped for the format; math
+passes through untouched.
 
->>> prose_tex("**[[model]]** has $n \\cdot d$ numbers", model="a_b")
-'\\textbf{a\\_\\allowbreak{}b} has $n \\cdot d$ numbers'
->>> prose_md("**[[model]]** has $n \\cdot d$ numbers", model="a_b")
-'**a\\_b** has $n \\cdot d$ numbers'
+>>> print(prose_tex("**[[model]]** has $n \\cdot d$ numbers", model="a_b"))
+\textbf{a\_\allowbreak{}b} has $n \cdot d$ numbers
+>>> print(prose_md("**[[model]]** has $n \\cdot d$ numbers", model="a_b"))
+**a\_b** has $n \cdot d$ numbers
+>>> print(prose_html("**[[model]]** has $n \\cdot d$ numbers", model="<x>"))
+<strong>&lt;x&gt;</strong> has <i class="m">n · d</i> numbers
 """
 
 from __future__ import annotations
@@ -18,88 +21,117 @@ import re
 from functools import lru_cache
 
 from ..core.errors import SymparamsError
-from .escape import code_tex, escape_md, escape_tex
+from .escape import code_tex, escape_html, escape_md, escape_tex
 
+FORMATS = ("tex", "md", "html")
 _SEGMENT = re.compile(r"(\$[^$]+\$|`[^`]+`|\*\*[^*]+\*\*)")
 _HOLE = re.compile(r"\[\[(\w+)\]\]")
 
 
-def _fill(text: str, values: dict, escape) -> str:
-    def hole(mo):
-        key = mo.group(1)
-        if key not in values:
-            raise SymparamsError(f"catalog string needs a value for [[{key}]]: {text[:60]!r}")
-        return escape(values[key])
-    return _HOLE.sub(hole, text)
-
-
-@lru_cache(maxsize=4096)
-def _prose_cached(text: str, fmt: str, values: tuple) -> str:
-    return _run(_program(text, fmt), dict(values))
-
-
 @lru_cache(maxsize=2048)
-def _program(text: str, fmt: str) -> tuple:
-    """:func:`_prose` of ``text`` parsed once: literal pieces and the holes the values fill.
-
-    Steps: ``(0, text)`` literal; ``(1, name, context, tex)`` a hole in prose, escaped for ``fmt``;
-    ``(2, inner, lead, tail, tex)`` math (``$…$``) or code, filled by :func:`_fill`;
-    ``(3, program, lead, tail)`` bold.  (:func:`_prose` is the reference; the values are strings.)
-    """
-    own = escape_tex if fmt == "tex" else str
+def _program(text: str) -> tuple:
+    """``text`` parsed once: ``("text", s)``, ``("hole", name)``, ``("math", inner)``, ``("code", inner)``
+    and ``("bold", program)`` steps (math and code keep their holes, filled when run)."""
     steps: list = []
-    for seg in _SEGMENT.split(str(text)):
+    for seg in _SEGMENT.split(text):
         if not seg:
             continue
         if seg.startswith("$") and seg.endswith("$") and len(seg) > 1:
-            steps.append((2, seg[1:-1], "$", "$", False))
+            steps.append(("math", seg[1:-1]))
         elif seg.startswith("`") and seg.endswith("`"):
-            steps.append((2, seg[1:-1], None, None, fmt == "tex"))
+            steps.append(("code", seg[1:-1]))
         elif seg.startswith("**") and seg.endswith("**"):
-            lead, tail = (r"\textbf{", "}") if fmt == "tex" else ("**", "**")
-            steps.append((3, _program(seg[2:-2], fmt), lead, tail))
+            steps.append(("bold", _program(seg[2:-2])))
         else:
             parts = _HOLE.split(seg)
-            for i, part in enumerate(parts):
-                if i % 2 == 0:
-                    steps.append((0, own(part)))
-                else:  # never at the start of the text: the part before it was appended first
-                    steps.append((1, part, str(text)[:60], fmt == "tex"))
+            steps += [("text" if i % 2 == 0 else "hole", part) for i, part in enumerate(parts) if part or i % 2]
     return tuple(steps)
 
 
-def _run(program: tuple, values: dict) -> str:
+def _fill(text: str, values: dict, context: str, escape=str) -> str:
+    def hole(mo):
+        return escape(_value(values, mo.group(1), context))
+    return _HOLE.sub(hole, text)
+
+
+def _value(values: dict, name: str, context: str) -> str:
+    if name not in values:
+        raise SymparamsError(f"catalog string needs a value for [[{name}]]: {context[:60]!r}")
+    return values[name]
+
+
+#: per format: (literal text, a hole's value, math, code, bold) — each a function of the filled text
+_EMIT = {
+    "tex": (escape_tex, escape_tex, lambda m: f"${m}$", code_tex, lambda b: r"\textbf{" + b + "}"),
+    "md": (str, lambda v: escape_md(v, line_start=False), lambda m: f"${m}$",
+           lambda c: "`" + c.replace("`", "") + "`", lambda b: f"**{b}**"),
+    "html": (lambda t: escape_html_text(t), lambda v: escape_html_text(v),
+             lambda m: f'<i class="m">{_math_text(escape_html_text(m))}</i>',
+             lambda c: f"<code>{escape_html_text(c)}</code>", lambda b: f"<strong>{b}</strong>"),
+}
+
+
+def _run(program: tuple, fmt: str, values: dict, context: str) -> str:
+    text, hole, math, code, bold = _EMIT[fmt]
     out = []
-    for step in program:
-        kind = step[0]
-        if kind == 0:
-            out.append(step[1])
-        elif kind == 1:
-            if step[1] not in values:
-                raise SymparamsError(f"catalog string needs a value for [[{step[1]}]]: {step[2]!r}")
-            value = values[step[1]]
-            out.append(escape_tex(value) if step[3] else escape_md(value, False))
-        elif kind == 2:
-            filled = _fill(step[1], values, str)
-            if step[2] is not None:
-                out.append(step[2] + filled + step[3])
-            elif step[4]:
-                out.append(code_tex(filled))
-            else:
-                out.append("`" + filled.replace("`", "") + "`")
+    for kind, arg in program:
+        if kind == "text":
+            out.append(text(arg))
+        elif kind == "hole":
+            out.append(hole(_value(values, arg, context)))
+        elif kind == "math":
+            out.append(math(_fill(arg, values, context)))
+        elif kind == "code":
+            out.append(code(_fill(arg, values, context)))
         else:
-            out.append(step[2] + _run(step[1], values) + step[3])
+            out.append(bold(_run(arg, fmt, values, context)))
     return "".join(out)
 
 
+@lru_cache(maxsize=4096)
+def _prose(text: str, fmt: str, values: tuple) -> str:
+    return _run(_program(text), fmt, dict(values), text)
+
+
+def prose(text, fmt: str, **values) -> str:
+    """Catalog text in ``fmt`` (``tex``, ``md`` or ``html``), its ``[[holes]]`` filled with ``values``."""
+    return _prose(str(text), fmt, tuple(sorted((k, str(v)) for k, v in values.items())))
+
+
 def prose_tex(text, **values) -> str:
-    """Catalog text as LaTeX (see :func:`_prose`)."""
-    return _prose_cached(str(text), "tex", tuple(sorted((k, str(v)) for k, v in values.items())) if values else ())
+    return prose(text, "tex", **values)
 
 
 def prose_md(text, **values) -> str:
-    """Catalog text as Markdown (see :func:`_prose`)."""
-    return _prose_cached(str(text), "md", tuple(sorted((k, str(v)) for k, v in values.items())) if values else ())
+    return prose(text, "md", **values)
+
+
+def prose_html(text, **values) -> str:
+    """Catalog text as HTML (escaped text, ``<i class="m">`` math, ``<code>``, ``<strong>``)."""
+    return prose(text, "html", **values)
+
+
+def escape_html_text(text: str) -> str:
+    """HTML text outside attributes: ``&``, ``<`` and ``>`` escaped (quotes may stay)."""
+    return escape_html(text, quote=False)
+
+
+#: LaTeX math commands a browser shows as characters
+_TEX = {r"\cdot": "·", r"\times": "×", r"\to": "→", r"\mid": "∣", r"\partial": "∂", r"\gamma": "γ",
+        r"\beta": "β", r"\alpha": "α", r"\rho": "ρ", r"\leq": "≤", r"\geq": "≥", r"\neq": "≠", r"\approx": "≈",
+        r"\left": "", r"\right": "", r"\,": " ", r"\;": " ", r"\ ": " "}
+
+
+def _math_text(tex: str) -> str:
+    """A catalog's inline LaTeX as HTML text: fractions as a/b, sub- and superscripts as tags."""
+    tex = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", tex)
+    tex = re.sub(r"([_^])(?:\{([^{}]*)\}|(\w))",
+                 lambda mo: f"<{'sup' if mo.group(1) == '^' else 'sub'}>{mo.group(2) or mo.group(3)}"
+                            f"</{'sup' if mo.group(1) == '^' else 'sub'}>", tex)
+    tex = re.sub(r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}", r"\1", tex)
+    for k in sorted(_TEX, key=len, reverse=True):
+        tex = tex.replace(k, _TEX[k])
+    return tex.replace("{", "").replace("}", "")
 
 
 def plain(text: str) -> str:

@@ -22,10 +22,10 @@ $\displaystyle N = H^{2} \left(2 L \left(r + 2\right) + 1\right) + H \left(L \le
 >>> print(text(model("bert", V=30522, P=512, S=2, r=4)))
 bert (BERT): V=30522 P=512 S=2 r=4 pooler=true
 N = H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3) = H**2*(12*L + 1) + H*(13*L + 31039)
-component  parameters  share
-embeddings  768*H + H*(H + 31036)
-encoder     L*(12*H**2 + 13*H)
-pooler      H**2 + H
+component                           parameters  share
+embeddings                             31038*H
+encoder                     12*H**2*L + 13*H*L
+pooler                                H**2 + H
 total       H**2*(12*L + 1) + H*(13*L + 31039)
 
 Every name a user can choose (a preset, a config path) is escaped for the

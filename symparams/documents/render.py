@@ -3,7 +3,7 @@
 One template per format (``templates/markdown/document.md.j2``,
 ``templates/latex/document.tex.j2``, ``templates/html/page.html.j2``) and one string catalog per language
 (``templates/i18n/en.json``, ``zh.json``).  The templates lay out the data of
-a :class:`~symparams.derivation.Derivation`; they do no arithmetic.
+a :class:`~symparams.documents.derivation.Derivation`; they do no arithmetic.
 
 * LaTeX uses TeX-friendly delimiters (``\\VAR{…}``, ``\\BLOCK{…}``, ``\\#{…}``,
   line statements ``%-``), ``StrictUndefined`` and ``trim_blocks``.

@@ -10,7 +10,7 @@
 
 **Sharing.**  The forward pass runs the L layers through these groups
 (layer i uses group ⌊i·G/L⌋), but the weights exist once per group and
-layer, not once per pass.  :class:`~symparams.blocks.Block` ``repeat``
+layer, not once per pass.  :class:`~symparams.core.blocks.Block` ``repeat``
 counts *distinct copies*, so the group's repeat is ``num_hidden_groups``
 (switch ``hidden_groups``) and the layer's is ``inner_group_num`` (switch
 ``inner_groups``) — never L.  L does not appear in the count at all:

@@ -4,7 +4,7 @@ Embeddings → encoder layer × L → pooler, then an optional task head, each
 named as in ``transformers``' ``BertModel`` so counts compare module by
 module.
 
->>> from symparams.architectures.bert import FAMILY
+>>> from symparams.families.bert import FAMILY
 >>> tree = FAMILY.build(FAMILY.resolve({}, None), None)
 >>> [c.name for c in tree.children]
 ['embeddings', 'encoder', 'pooler']

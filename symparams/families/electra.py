@@ -22,7 +22,7 @@ word embedding matrix unless ``tie=false``, bias V) and ``pretraining``
 >>> model("electra-small", H=128).count
 Traceback (most recent call last):
 ...
-symparams.errors.SymparamsError: E=128 equals H=128: transformers builds no embeddings_project then (use project=false)
+symparams.SymparamsError: E=128 equals H=128: transformers builds no embeddings_project then (use project=false)
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The module's name starts with ``_``, so the family discovery skips it.  What
 is here is built the same way by transformers in at least two of these
 families; what BERT already has is imported from :mod:`.bert` instead.
 
->>> from symparams.symbols import E
+>>> from symparams.core.symbols import E
 >>> embeddings(E).as_written
 E*(P + S + V) + 2*E
 >>> [b.name for b in lm_decoder(E, tie=True)], lm_decoder(E, tie=True)[1].count

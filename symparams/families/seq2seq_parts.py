@@ -10,7 +10,7 @@ When ``tie_word_embeddings`` is true (the default) transformers ties the
 encoder's and the decoder's ``embed_tokens`` (and the LM head) to
 ``shared``; when it is false every one of them keeps its own table.
 
->>> from symparams.symbols import H, L_d, V
+>>> from symparams.core.symbols import H, L_d, V
 >>> tokens(V, tied=True).count, tokens(V, tied=False).count
 (0, H*V)
 >>> decoder_layers({"split_layers": True}).repeat

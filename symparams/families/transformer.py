@@ -10,7 +10,7 @@ LayerNorm, tying) the count equals ``MarianModel``'s.
 Switches ``bias=false`` and ``layernorm=false`` with ``positions=learned``
 reproduce the article's weights-only accounting.
 
->>> from symparams.architectures.transformer import FAMILY
+>>> from symparams.families.transformer import FAMILY
 >>> sw = FAMILY.resolve({}, None)
 >>> sw["positions"], sw["tie"], sw["bias"], sw["layernorm"]
 ('sinusoidal', True, True, True)
