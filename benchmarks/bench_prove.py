@@ -2,7 +2,7 @@
 
 The representative is the family's first preset, else the first fixture
 config.json of its ``model_type``, else the family itself (symbolic).  Each
-proof builds its model and runs :func:`symparams.proof.prove` with values
+proof builds its model and runs :func:`symparams.analysis.proof.prove` with values
 (so the numeric witness or counterexample is computed too).  The import of
 symparams and the proving are timed apart; the limit applies to both
 together (2 s), and ``--check`` exits 1 above it.
@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))  # the checkout, installed or not
 
 def representatives():
     """(family name, what to load) for every family."""
-    from symparams.architectures import all_families
-    from symparams.presets import all_presets
+    from symparams.families.registry import all_families
+    from symparams.families.presets import all_presets
 
     presets = {}
     for p in all_presets().values():

@@ -2,7 +2,7 @@
 
 Each round starts two fresh processes side by side (so machine load hits
 both alike): one renders a single document (bert-base, Markdown, English),
-the other every preset × {md, tex} × {en, zh}, as ``python -m symparams.docs``
+the other every preset × {md, tex} × {en, zh}, as ``python -m symparams.documents.regenerate``
 does.  Medians of wall-clock and CPU time are compared.
 
     python benchmarks/bench_render.py [--rounds 7] [--check]
@@ -26,12 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 ONE = """
 from symparams import model
-from symparams.render import render
+from symparams.documents.render import render
 render(model("bert-base"), format="md", lang="en")
 """
 
 ALL = """
-from symparams.docs import documents
+from symparams.documents.regenerate import documents
 n = len(documents())
 print(n)
 """
