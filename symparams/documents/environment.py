@@ -27,7 +27,7 @@ def read_template(name: str) -> str:
     return files("symparams.templates").joinpath(*name.split("/")).read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=len(LANGS))
 def catalog(lang: str) -> dict:
     """The string catalog of ``lang`` (``en`` or ``zh``)."""
     if lang not in LANGS:
