@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))  # the checkout, installed or not
 
 def representatives():
     """(family name, what to load) for every family."""
-    from symparams.families.registry import all_families
     from symparams.families.presets import all_presets
+    from symparams.families.registry import all_families
 
     presets = {}
     for p in all_presets().values():

@@ -86,6 +86,7 @@ def transformers_sample(grid, k: int, seed: int = 0):
     """(configurations, seconds per configuration, their counts) built with transformers on the meta device."""
     import torch
     import transformers
+
     from symparams.analysis.sweep import parse_axis
 
     transformers.logging.set_verbosity_error()

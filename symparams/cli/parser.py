@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Callable, Sequence
 
 from ..core.errors import SymparamsError

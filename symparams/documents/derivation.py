@@ -19,6 +19,7 @@ the path of a BERT module: it works for any family.
 '\\\\left(V + P + S\\\\right) \\\\cdot H + 2 \\\\cdot H'
 >>> d.sections[0].substituted
 '\\\\left(30522 + 512 + 2\\\\right) \\\\times 768 + 2 \\\\times 768'
+>>> from symparams.core.formatting import percent
 >>> d.sections[0].count, percent(d.sections[0].share)
 (23837184, '21.77%')
 >>> sum(s.share for s in d.sections)
@@ -30,16 +31,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
 
 import sympy as sp
 
-from functools import lru_cache
-
 from ..core.algebra import closed_form, evaluated, whole
-from ..core.blocks import ONE, Block, product_as_written, tree_fact
+from ..core.blocks import Block, product_as_written, tree_fact
 from ..core.errors import SymparamsError
-from ..core.formatting import percent, ratio, thousands
+from ..core.formatting import ratio, thousands
 from ..core.model import Model
 from ..core.symbols import SYMBOLS, A
 from ..core.values import parse_value

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 import sympy as sp
 from sympy.printing.jscode import JavascriptCodePrinter

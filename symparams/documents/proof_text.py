@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..analysis.proof import Proof
 from ..core.formatting import ratio, thousands
 from .mathml import mathml_inner
 

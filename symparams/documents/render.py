@@ -29,8 +29,8 @@ import jinja2.sandbox
 
 from ..core.errors import SymparamsError
 from .context import context
-from .html import render_html
 from .environment import FORMATS, LANGS, TEMPLATES, latex_environment, markdown_environment, sandbox_environment
+from .html import render_html
 
 
 def _user_template(path: str, fmt: str, ctx: dict) -> str:

@@ -38,12 +38,12 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from . import bert
-from .encoder_parts import TIE, attention, embeddings, lm_decoder, qa_outputs, read_sizes, with_head
-from ..core.blocks import product_as_written, group, layer_norm, linear
+from ..core.blocks import group, layer_norm, linear, product_as_written
 from ..core.errors import SymparamsError
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
 from ..core.symbols import C, E, H, r
+from . import bert
+from .encoder_parts import TIE, attention, embeddings, lm_decoder, qa_outputs, read_sizes, with_head
 
 
 @dataclass(frozen=True)

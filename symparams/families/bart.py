@@ -27,8 +27,19 @@ import sympy as sp
 from ..core.blocks import embedding, group, linear
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset
 from ..core.symbols import C, H, P, V
-from .seq2seq_parts import (SHARED, SPLIT, TIE, check_padding, decoder_layers, embedding_norm, encoder_layers,
-                       lm_head, stack, stacks_from_config, tokens)
+from .seq2seq_parts import (
+    SHARED,
+    SPLIT,
+    TIE,
+    check_padding,
+    decoder_layers,
+    embedding_norm,
+    encoder_layers,
+    lm_head,
+    stack,
+    stacks_from_config,
+    tokens,
+)
 
 #: BartLearnedPositionalEmbedding: ``num_embeddings + 2`` rows
 OFFSET = 2

@@ -14,10 +14,20 @@ L
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import sympy as sp
 
-from .config import ratio
-from ..core.blocks import sum_as_written, product_as_written, embedding, group, layer_norm, linear, parameter, per_head_linear
+from ..core.blocks import (
+    embedding,
+    group,
+    layer_norm,
+    linear,
+    parameter,
+    per_head_linear,
+    product_as_written,
+    sum_as_written,
+)
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Switch
 from ..core.symbols import A, C, H, L, P, S, V, r
 
@@ -97,7 +107,7 @@ def from_config(cfg):
     values = dict(V=cfg.int("vocab_size", default=30522), P=cfg.int("max_position_embeddings", default=512),
                   S=cfg.int("type_vocab_size", default=2), H=hidden,
                   L=cfg.int("num_hidden_layers", default=12), A=cfg.int("num_attention_heads", default=12),
-                  r=ratio(cfg.int("intermediate_size", default=3072), hidden), C=cfg.labels())
+                  r=Fraction(cfg.int("intermediate_size", default=3072), hidden), C=cfg.labels())
     cfg.refuse("add_cross_attention", True, default=False, family="bert", what="cross-attention in every layer")
     if cfg.head in ("masked-lm", "pretraining"):
         cfg.refuse("tie_word_embeddings", False, default=True, family="bert",

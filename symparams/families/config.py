@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
@@ -110,11 +109,6 @@ class ConfigReader:
                 raise SymparamsError(f"{self.source}: key id2label must be a non-empty object")
             return len(id2label)
         return default
-
-
-def ratio(numerator: int, denominator: int) -> Fraction:
-    """An exact ratio (e.g. r = intermediate_size / hidden_size)."""
-    return Fraction(numerator, denominator)
 
 
 def read(path: str) -> dict[str, Any]:

@@ -29,12 +29,20 @@ from __future__ import annotations
 
 import sympy as sp
 
-from . import bert
-from .encoder_parts import (PROJECTION, TIE, classification_head, embeddings, qa_outputs, read_sizes,
-                        vocab_projection, with_head)
-from ..core.blocks import product_as_written, group, layer_norm, linear
+from ..core.blocks import group, layer_norm, linear, product_as_written
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
 from ..core.symbols import C, E, H, r
+from . import bert
+from .encoder_parts import (
+    PROJECTION,
+    TIE,
+    classification_head,
+    embeddings,
+    qa_outputs,
+    read_sizes,
+    vocab_projection,
+    with_head,
+)
 
 HEADS = ("sequence-classification", "token-classification", "question-answering", "masked-lm", "causal-lm",
          "pretraining")

@@ -13,10 +13,20 @@ E*(P + S + V) + 2*E
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import sympy as sp
 
-from ..core.blocks import sum_as_written, product_as_written, embedding, group, layer_norm, linear, parameter, per_head_linear
-from .config import ratio
+from ..core.blocks import (
+    embedding,
+    group,
+    layer_norm,
+    linear,
+    parameter,
+    per_head_linear,
+    product_as_written,
+    sum_as_written,
+)
 from ..core.family import Constraint, Switch
 from ..core.symbols import A, C, E, H, P, S, V
 
@@ -108,7 +118,7 @@ def read_sizes(cfg, defaults, keys=None):
     """
     keys = {**BERT_KEYS, **(keys or {})}
     values = {name: cfg.int(*keys[name], default=d) for name, d in defaults.items()}
-    values["r"] = ratio(values.pop("inter"), values["H"])
+    values["r"] = Fraction(values.pop("inter"), values["H"])
     values["C"] = cfg.labels()
     return values
 

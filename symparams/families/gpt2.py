@@ -20,10 +20,11 @@ cancels; their parameters are summed into ``h.*.attn.c_attn.weight`` and
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import sympy as sp
 
-from ..core.blocks import product_as_written, embedding, group, layer_norm, linear, per_head_linear
-from .config import ratio
+from ..core.blocks import embedding, group, layer_norm, linear, per_head_linear, product_as_written
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
 from ..core.symbols import A, C, H, L, P, V, r
 
@@ -106,7 +107,7 @@ def from_config(cfg):
     values = dict(V=cfg.int("vocab_size", default=50257), P=cfg.int("max_position_embeddings", "n_positions",
                                                                       default=1024),
                   H=hidden, L=cfg.int("num_hidden_layers", "n_layer", default=12),
-                  A=cfg.int("num_attention_heads", "n_head", default=12), r=ratio(inner, hidden), C=cfg.labels())
+                  A=cfg.int("num_attention_heads", "n_head", default=12), r=Fraction(inner, hidden), C=cfg.labels())
     switches = dict(tie=cfg.bool("tie_word_embeddings", default=True),
                     cross_attention=cfg.bool("add_cross_attention", default=False))
     return values, switches

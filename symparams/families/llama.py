@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..core.blocks import product_as_written, embedding, group, linear, per_head_linear, rms_norm
+from ..core.blocks import embedding, group, linear, per_head_linear, product_as_written, rms_norm
 from ..core.errors import SymparamsError
 from ..core.family import HEAD_DIM, Constraint, Family, Preset, Switch
 from ..core.symbols import A, C, D, F, G, H, L, V

@@ -21,8 +21,11 @@ from typing import Any, Mapping
 from ..core.errors import SymparamsError
 from ..core.model import Model
 from . import config
-from .presets import all_presets, find as find_preset
-from .registry import all_families, family as get_family, find as find_family
+from .presets import all_presets
+from .presets import find as find_preset
+from .registry import all_families
+from .registry import family as get_family
+from .registry import find as find_family
 
 
 def model(name: "str | os.PathLike | Mapping", *, head: str | None = None, **values_and_switches) -> Model:

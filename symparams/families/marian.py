@@ -33,8 +33,18 @@ from __future__ import annotations
 from ..core.blocks import embedding, group
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
 from ..core.symbols import H, P, V, V_d
-from .seq2seq_parts import (SHARED, SPLIT, TIE, check_padding, decoder_layers, encoder_layers, lm_head, stack,
-                       stacks_from_config, tokens)
+from .seq2seq_parts import (
+    SHARED,
+    SPLIT,
+    TIE,
+    check_padding,
+    decoder_layers,
+    encoder_layers,
+    lm_head,
+    stack,
+    stacks_from_config,
+    tokens,
+)
 
 SHARE = Switch("share", True,
                en="encoder and decoder use one token table, shared (share_encoder_decoder_embeddings)",

@@ -12,7 +12,6 @@ from __future__ import annotations
 from ..core.family import Preset
 from . import registry
 
-
 _BERT = dict(V=30522, P=512, S=2, r=4)
 _TRANSFORMER = dict(V=37000, P=512, L=6, r=4)
 

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from . import bert
-from .encoder_parts import (TIE, classification_head, lm_decoder, pooler_default, qa_outputs, read_sizes,
-                        with_head)
 from ..core.blocks import group, layer_norm, linear
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset
 from ..core.symbols import C, H
+from . import bert
+from .encoder_parts import TIE, classification_head, lm_decoder, pooler_default, qa_outputs, read_sizes, with_head
 
 #: heads and whether transformers builds the pooler under them (none does)
 HEADS = {

@@ -20,13 +20,13 @@ L_d
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 
-from ..core.blocks import product_as_written, embedding, group, layer_norm, linear
+from ..core.blocks import embedding, group, layer_norm, linear, product_as_written
 from ..core.errors import SymparamsError
 from ..core.family import Switch
 from ..core.symbols import H, L_d, r
 from . import transformer
-from .config import ratio
 
 #: the path of the shared token table in both base models
 SHARED = "shared"
@@ -88,7 +88,7 @@ def stacks_from_config(cfg, family, *, d_model, layers, heads, ffn, positions):
     heads = _same(cfg, family, ("num_attention_heads", "encoder_attention_heads"), "decoder_attention_heads", heads)
     ffn = _same(cfg, family, ("encoder_ffn_dim",), "decoder_ffn_dim", ffn)
     values = dict(P=cfg.int("max_position_embeddings", default=positions), H=hidden,
-                  L=enc_layers, A=heads, r=ratio(ffn, hidden))
+                  L=enc_layers, A=heads, r=Fraction(ffn, hidden))
     switches = {"split_layers": enc_layers != dec_layers}
     if switches["split_layers"]:
         values["L_d"] = dec_layers

@@ -18,7 +18,7 @@ reproduce the article's weights-only accounting.
 
 from __future__ import annotations
 
-from ..core.blocks import product_as_written, embedding, group, layer_norm, linear, per_head_linear
+from ..core.blocks import embedding, group, layer_norm, linear, per_head_linear, product_as_written
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Switch
 from ..core.symbols import A, H, L, P, V, r
 
