@@ -10,7 +10,7 @@ import jinja2
 import jinja2.sandbox
 
 from ..core.errors import SymparamsError
-from .escape import code_tex, escape_html, escape_md, escape_tex
+from .escape import code_md, code_tex, escape_html, escape_md, escape_tex
 from .markup import prose_html, prose_md, prose_tex
 from .math_layout import display_md, display_tex, inline_tex
 
@@ -44,7 +44,7 @@ def _common_filters(env, fmt: str) -> None:
     env.filters["md"] = lambda text: escape_md(text, line_start=False)  # templates never start a line with it
     env.filters["prose"] = prose_tex if fmt == "tex" else prose_md
     env.filters["display"] = display_tex if fmt == "tex" else display_md
-    env.filters["code"] = code_tex if fmt == "tex" else (lambda text: "`" + str(text).replace("`", "") + "`")
+    env.filters["code"] = code_tex if fmt == "tex" else code_md
     env.filters["breakable"] = inline_tex if fmt == "tex" else str
     env.filters["letter"] = lambda n: "abcdefghijklmnopqrstuvwxyz"[(int(n) - 1) % 26]
 

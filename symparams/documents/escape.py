@@ -70,6 +70,11 @@ def code_tex(text: Any) -> str:
     return r"\texttt{" + str(text).translate(_CODE_TABLE) + "}"
 
 
+def code_md(text: Any) -> str:
+    """``text`` as Markdown inline code (a backtick inside would end it, so it is dropped)."""
+    return "`" + str(text).replace("`", "") + "`"
+
+
 _MD_SPECIAL = set("\\`*_{}[]<>#+!|$~^&")
 _MD_TABLE = str.maketrans({c: "\\" + c for c in _MD_SPECIAL})
 _MD_LEADING = re.compile(r"^(\s*)([-+=>]|\d+[.)])")

@@ -21,7 +21,7 @@ import re
 from functools import lru_cache
 
 from ..core.errors import SymparamsError
-from .escape import code_tex, escape_html, escape_md, escape_tex
+from .escape import code_md, code_tex, escape_html, escape_md, escape_tex
 
 FORMATS = ("tex", "md", "html")
 _SEGMENT = re.compile(r"(\$[^$]+\$|`[^`]+`|\*\*[^*]+\*\*)")
@@ -63,8 +63,7 @@ def _value(values: dict, name: str, context: str) -> str:
 #: per format: (literal text, a hole's value, math, code, bold) — each a function of the filled text
 _EMIT = {
     "tex": (escape_tex, escape_tex, lambda m: f"${m}$", code_tex, lambda b: r"\textbf{" + b + "}"),
-    "md": (str, lambda v: escape_md(v, line_start=False), lambda m: f"${m}$",
-           lambda c: "`" + c.replace("`", "") + "`", lambda b: f"**{b}**"),
+    "md": (str, lambda v: escape_md(v, line_start=False), lambda m: f"${m}$", code_md, lambda b: f"**{b}**"),
     "html": (lambda t: escape_html_text(t), lambda v: escape_html_text(v),
              lambda m: f'<i class="m">{_math_text(escape_html_text(m))}</i>',
              lambda c: f"<code>{escape_html_text(c)}</code>", lambda b: f"<strong>{b}</strong>"),
