@@ -4,11 +4,13 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+from symparams.core.symbols import SYMBOLS
+from tests.reference import ROOT
+
+README = ROOT / "README.md"
 
 
 def examples():
@@ -28,8 +30,11 @@ def examples():
 EXAMPLES = list(examples())
 
 
-def test_readme_has_console_examples():
-    assert len(EXAMPLES) >= 3
+def test_every_command_the_readme_shows_is_a_checked_example():
+    commands = [line[2:] for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("$ ")]
+    # all but the interactive shell, whose session the README shows in a block of its own
+    assert [c for c, _ in EXAMPLES] == [c for c in commands if not c.startswith("symparams shell")]
+    assert {c.split()[1] for c, _ in EXAMPLES} == {"count", "formula", "prove", "solve", "sweep"}
 
 
 @pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c for c, _ in EXAMPLES])
@@ -45,7 +50,5 @@ def test_readme_console_example_output_is_what_the_program_prints(command, expec
 
 
 def test_readme_symbol_table_lists_every_symbol():
-    from symparams.symbols import SYMBOLS
-
     rows = set(re.findall(r"^\| (\w+) \|", README.read_text(encoding="utf-8"), flags=re.M))
     assert set(SYMBOLS) <= rows

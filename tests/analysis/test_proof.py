@@ -1,13 +1,14 @@
 """The head-count invariance proof, and that the prover can say no."""
 
+import pytest
 import sympy as sp
 
 from symparams import model
-from symparams.blocks import embedding, group, per_head_linear
-from symparams.family import Constraint, Family
-from symparams.model import Model
-from symparams.proof import prove
-from symparams.symbols import A, D, H, V
+from symparams.analysis.proof import prove
+from symparams.core.blocks import embedding, group, per_head_linear
+from symparams.core.family import Constraint, Family
+from symparams.core.model import Model
+from symparams.core.symbols import A, D, H, V
 
 
 def test_bert_is_invariant_and_derivative_is_zero():
@@ -36,11 +37,13 @@ def test_bert_base_witness_every_divisor_of_768_gives_109482240():
     assert p.counterexample is None
 
 
-def test_transformer_is_invariant_with_biases_and_without():
-    for name in ("transformer-base", "transformer-base-article"):
-        p = model(name).prove()
-        assert p.invariant
-        assert len(set(p.witness.values())) == 1
+@pytest.mark.parametrize("name", ["transformer-base", "transformer-base-article"])
+def test_transformer_is_invariant_with_biases_and_without(name):
+    m = model(name)
+    p = m.prove()
+    assert p.invariant and p.derivative == 0 and p.counterexample is None
+    assert sorted(p.witness) == sp.divisors(512)
+    assert set(p.witness.values()) == {m.count}
 
 
 def _fixed_head_dim_family():
@@ -57,8 +60,8 @@ def test_prover_finds_dependence_when_head_width_is_fixed():
     assert not p.invariant
     assert p.derivative == H * D + D
     assert p.dependence == A * D * H + A * D
-    # with every other value known, the witness tries every divisor of H
-    assert sorted(p.witness) == sp.divisors(64) and len(set(p.witness.values())) == 7
+    # with every other value known, the witness tries every divisor of H: N = V·H + A·(H·D + D) for each
+    assert p.witness == {a: 10 * 64 + a * (64 * 8 + 8) for a in sp.divisors(64)}
 
 
 def test_prover_gives_a_numeric_counterexample():

@@ -5,29 +5,27 @@ the meta device; the fixed-ratio step (G = ρ·A) is re-checked the same way.
 """
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 import sympy as sp
-import transformers
 
-from hf import build, totals
-from hf_decoders import llama_config, t5_config
 from symparams import model
-from symparams.architectures import FAMILIES
-from symparams.blocks import embedding, group, per_head_linear
-from symparams.config import from_dict, load
-from symparams.family import Constraint, Family
-from symparams.model import Model
-from symparams.presets import PRESETS
-from symparams.proof import CANONICAL, RHO, prove
-from symparams.symbols import A, B, D, F, G, H, L, L_d, V
+from symparams.analysis.proof import CANONICAL, RHO, prove
+from symparams.core.blocks import embedding, group, per_head_linear
+from symparams.core.family import Constraint, Family
+from symparams.core.model import Model
+from symparams.core.symbols import A, B, D, F, G, H, L, L_d, V
+from symparams.families.lookup import from_config
+from symparams.families.presets import all_presets
+from symparams.families.registry import all_families, family
+from tests.reference import FIXTURES, ROOT
+from tests.reference.decoders import llama_config, t5_config
+from tests.reference.hf import build, totals
 
 pytestmark = pytest.mark.crosscheck
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 NOT_INVARIANT = {"t5", "llama"}  # with their default switches: T5's D and bias table, LLaMA's G
 
 
@@ -44,9 +42,9 @@ def admissible(m, a, values):
 
 # -- every family --------------------------------------------------------------
 
-@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.parametrize("name", list(all_families()))
 def test_every_family_gets_its_verdict_with_a_reason(name):
-    p = Model(FAMILIES[name]).prove()
+    p = Model(family(name)).prove()
     assert p.invariant == (name not in NOT_INVARIANT)
     if p.invariant:
         assert p.derivative == 0 and p.dependence == 0 and A not in p.closed_form.free_symbols
@@ -58,7 +56,7 @@ def test_every_family_gets_its_verdict_with_a_reason(name):
         assert p.counterexample_source and p.counterexample_values
 
 
-@pytest.mark.parametrize("name", [n for n, p in PRESETS.items() if p.family in NOT_INVARIANT])
+@pytest.mark.parametrize("name", [n for n, p in all_presets().items() if p.family in NOT_INVARIANT])
 def test_counterexample_head_counts_satisfy_every_constraint(name):
     p = model(name).prove()
     if p.invariant:
@@ -84,7 +82,7 @@ def test_gpt2_presets_are_invariant_and_every_divisor_gives_the_same_total(name)
 
 
 def test_gpt2_fused_c_attn_is_written_per_head_for_q_k_v_and_a_cancels():
-    p = Model("gpt2", switches={"cross_attention": True}).prove()
+    p = Model(family("gpt2"), switches={"cross_attention": True}).prove()
     assert p.invariant
     steps = [s for s in p.steps if s.key == "per_head"]
     paths = {path for s in steps for path in s.paths}
@@ -96,17 +94,18 @@ def test_gpt2_fused_c_attn_is_written_per_head_for_q_k_v_and_a_cancels():
 # -- LLaMA: multi-head invariant, grouped-query not, fixed ratio invariant again ------
 
 def test_llama_2_7b_multi_head_attention_is_invariant():
-    for m in (model("llama-2-7b"), load(os.path.join(FIXTURES, "meta-llama/Llama-2-7b-hf/config.json"))):
+    for m in (model("llama-2-7b"), from_config(str(FIXTURES / "meta-llama/Llama-2-7b-hf/config.json"))):
         p = m.prove()
         assert p.invariant and p.derivative == 0 and G not in p.closed_form.free_symbols
-        assert set(p.witness.values()) == {6_607_343_616}
+        assert sorted(p.witness) == sp.divisors(4096)
+        assert set(p.witness.values()) == {m.count} == {6_607_343_616}
         assert [c.latex for c in p.conditions] == [r"A \mid H"]  # no G | A: there is no G
 
 
 def test_llama_config_with_g_equal_a_is_plain_multi_head_attention_and_invariant():
     data = {"model_type": "llama", "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 2,
             "hidden_size": 1024, "intermediate_size": 2816, "vocab_size": 32000}
-    m = from_dict(data)
+    m = model(data)
     assert m.switches["gqa"] is False
     assert m.prove().invariant
 
@@ -143,11 +142,12 @@ def test_llama_holding_g_over_a_fixed_is_invariant_again():
     keys = [s.key for s in m.prove().steps]
     assert keys.index("dependence") < keys.index("fixed_ratio") < keys.index("fixed_ratio_simplified") \
         < keys.index("fixed_ratio_derivative")
-    # transformers agrees: with G/A = 1/8 held, 32, 64 and 128 heads give the same model size
+    # transformers agrees: with G/A = 1/8 held, 32, 64 and 128 heads give the same model size, the one-layer
+    # llama-2-70b's (64 heads, 8 key/value heads)
     sizes = {totals(build("LlamaModel", llama_config(m, num_attention_heads=a, num_key_value_heads=a // 8,
                                                      head_dim=8192 // a, num_hidden_layers=1)))[0]
              for a in (32, 64, 128)}
-    assert len(sizes) == 1
+    assert sizes == {model("llama-2-70b", L=1).count}
 
 
 def test_llama_gqa_written_with_g_equal_a_is_invariant_only_with_the_ratio_held():
@@ -266,11 +266,10 @@ def test_cli_prove_llama_2_70b_shows_the_fixed_ratio_and_symbolic_llama_says_whi
 
 def test_proving_every_family_and_preset_in_one_process_takes_under_two_seconds():
     code = ("import time; t = time.perf_counter()\n"
-            "from symparams import model\nfrom symparams.model import Model\n"
-            "from symparams.architectures import FAMILIES\nfrom symparams.presets import PRESETS\n"
-            "[Model(f).prove() for f in FAMILIES.values()]\n[model(p).prove() for p in PRESETS]\n"
+            "from symparams import Model, model\n"
+            "from symparams.families.registry import all_families\nfrom symparams.families.presets import all_presets\n"
+            "[Model(f).prove() for f in all_families().values()]\n[model(p).prove() for p in all_presets()]\n"
             "print(time.perf_counter() - t)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=os.path.dirname(os.path.dirname(__file__)))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert float(proc.stdout) < 2.0

@@ -1,32 +1,16 @@
-"""symparams solve: the admissible value nearest a target, checked against brute force."""
+"""Solving for a symbol: the admissible value nearest a target, checked against brute force.
 
-import json
-import subprocess
-import sys
+The command line's ``symparams solve`` is tested in tests/cli/test_explore.py.
+"""
+
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from symparams import SymparamsError, model, solve
-
-
-def bert(H, L, A=12, V=30522, P=512, S=2, r=Fraction(4)):
-    """BERT's count by hand (embeddings, L layers, pooler), exact."""
-    layer = 4 * (H * H + H) + 4 * H + H * (r * H) + r * H + (r * H) * H + H
-    total = (V + P + S) * H + 2 * H + L * layer + H * H + H
-    assert total.denominator == 1 if isinstance(total, Fraction) else True
-    return int(total)
-
-
-def nearest(candidates, count, target):
-    """Brute force: the candidate with the smallest |count - target| (ties: the smaller)."""
-    return min(candidates, key=lambda v: (abs(count(v) - target), v))
-
-
-def run(*args):
-    proc = subprocess.run([sys.executable, "-m", "symparams", *args], capture_output=True, text=True)
-    return proc.returncode, proc.stdout, proc.stderr
+from symparams import SymparamsError, model
+from symparams.analysis.solve import solve
+from tests.reference.counts import bert, nearest
 
 
 def test_bert_hidden_size_nearest_a_billion_at_24_layers_16_heads():
@@ -38,24 +22,6 @@ def test_bert_hidden_size_nearest_a_billion_at_24_layers_16_heads():
     assert (s.value, s.count) == (best, count(best)) == (1808, 1_001_384_304)
     assert s.below == (1792, count(1792)) and s.above == (1824, count(1824))
     assert s.step == 16 and s.difference == count(1808) - 10**9
-
-
-def test_cli_solve_prints_the_answer_and_its_neighbours():
-    code, out, err = run("solve", "bert-base", "--set", "L=24", "--set", "A=16", "--target", "1e9", "--for", "H")
-    assert code == 0 and err == ""
-    assert "H = 1808 gives 1,001,384,304 parameters" in out
-    assert "1792" in out and "1824" in out and "nearest" in out
-
-
-def test_cli_solve_json():
-    code, out, _ = run("solve", "bert-base", "--set", "L=24", "--set", "A=16", "--target", "1_000_000_000",
-                       "--for", "H", "--json")
-    data = json.loads(out)
-    assert code == 0
-    assert (data["symbol"], data["value"], data["count"], data["target"]) == ("H", 1808, 1_001_384_304, 10**9)
-    assert data["below"] == {"value": 1792, "count": bert(1792, 24, 16), "difference": bert(1792, 24, 16) - 10**9}
-    assert data["above"]["value"] == 1824 and data["step"] == 16
-    assert data["values"] == {"V": 30522, "P": 512, "S": 2, "L": 24, "A": 16, "r": 4}
 
 
 @settings(max_examples=40, deadline=None)
@@ -122,35 +88,6 @@ def test_solving_for_heads_says_the_count_does_not_depend_on_them():
         solve(model("bert-base"), 10**9, "A")
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--target", "0", "--for", "H"), "target must be a positive whole number"),
-    (("--target", "-5", "--for", "H"), "target must be a positive whole number"),
-    (("--target", "1.5", "--for", "H"), "whole number of parameters"),
-    (("--target", "lots", "--for", "H"), "whole number of parameters"),
-    (("--target", "1e9", "--for", "Q"), "unknown symbol 'Q'"),
-    (("--target", "1e9", "--for", "pooler"), "pooler is a switch of bert"),
-    (("--target", "1e9", "--for", "G"), "symbol G is not used by bert-base"),
-    (("--target", "1e9", "--for", "H", "--set", "H=1024"), "H is what --for solves"),
-])
-def test_bad_input_is_one_line_and_exit_2(args, message):
-    code, out, err = run("solve", "bert-base", *args)
-    assert code == 2 and out == ""
-    assert message in err and err.count("\n") == 1
-
-
-def test_other_symbols_need_values():
-    code, _, err = run("solve", "bert", "--set", "V=30522", "--target", "1e9", "--for", "H")
-    assert code == 2 and "no value for P, S, L, A, r" in err and err.count("\n") == 1
-
-
-def test_the_presets_value_of_the_solved_symbol_does_not_get_in_the_way():
-    # bert-base has H = 768, which 20 heads do not divide; solving for H drops that value
-    code, out, err = run("solve", "bert-base", "--set", "A=20", "--target", "1e9", "--for", "H", "--json")
-    best = nearest(range(20, 3000, 20), lambda h: bert(h, 12, 20), 10**9)
-    assert code == 0 and err == ""
-    assert (json.loads(out)["value"], json.loads(out)["count"]) == (best, bert(best, 12, 20))
-
-
 def test_a_value_ruled_out_by_a_piecewise_constraint_is_stepped_over():
     # ELECTRA-small (H = 256): E = 256 would drop the projection, so E = H is not admissible
     def count(e):
@@ -182,15 +119,3 @@ def test_heads_of_a_grouped_query_model_run_over_a_finite_set():
         assert s.above == (heads[i + 1] if i + 1 < len(heads) else None)
 
 
-def test_docs_explore_example_is_what_the_program_prints():
-    import doctest
-    import re
-    import shlex
-    from pathlib import Path
-
-    doc = Path(__file__).resolve().parent.parent / "docs" / "explore.md"
-    [block] = re.findall(r"```console\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S)
-    command, *expected = block.rstrip("\n").splitlines()
-    code, out, _ = run(*shlex.split(command[2:])[1:])
-    assert code == 0 and out.rstrip("\n").splitlines() == expected
-    assert doctest.testfile(str(doc), module_relative=False).failed == 0

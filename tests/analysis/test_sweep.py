@@ -1,6 +1,8 @@
-"""symparams sweep: exact counts over grids, int64 only where provably safe, bounded chunks."""
+"""Sweeps: exact counts over grids, int64 only where provably safe, bounded chunks.
 
-import csv
+The command line's ``symparams sweep`` (table, CSV, JSON, plot) is tested in tests/cli/test_explore.py.
+"""
+
 import json
 import subprocess
 import sys
@@ -9,14 +11,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from symparams import SymparamsError, model, sweep
-from symparams.explore import INT64_MAX, parse_axis
-
-
-def bert(H, L, A=12, V=30522, P=512, S=2, r=Fraction(4)):
-    """BERT's count by hand, exact (Python integers)."""
-    layer = 4 * (H * H + H) + 4 * H + 2 * (r * H) * H + r * H + H
-    return int((V + P + S) * H + 2 * H + L * layer + H * H + H)
+from symparams import SymparamsError, model
+from symparams.analysis.sweep import INT64_MAX, parse_axis, sweep
+from tests.reference.counts import bert
 
 
 def run(*args, prelude=""):
@@ -99,51 +96,6 @@ def test_counts_array_is_exact():
     assert counts.tolist() == [bert(768, n) for n in range(1, 101)]
 
 
-def test_cli_table_csv_and_json(tmp_path):
-    code, out, err = run("sweep", "bert-base", "--grid", "H=768:1024:128", "--grid", "L=12,24")
-    assert code == 0
-    lines = out.splitlines()
-    assert lines[0].split() == ["H", "L", "parameters"]
-    assert lines[1].split() == ["768", "12", f"{bert(768, 12):,}"]
-    assert lines[2].split() == ["768", "24", f"{bert(768, 24):,}"]
-    assert "left out 4 points where H/A is not a positive whole number" in err
-
-    path = tmp_path / "out.csv"
-    code, out, _ = run("sweep", "bert-base", "--grid", "H=768:1024:128", "--grid", "L=12,24", "--csv", str(path))
-    assert code == 0 and f"wrote 2 rows to {path}" in out
-    rows = list(csv.reader(path.open()))
-    assert rows == [["H", "L", "parameters"], ["768", "12", str(bert(768, 12))], ["768", "24", str(bert(768, 24))]]
-
-    code, out, _ = run("sweep", "bert-base", "--grid", "r=3:4:1/2", "--grid", "H=768", "--json")
-    data = json.loads(out)
-    assert data["rows"] == [{"r": str(q) if Fraction(q).denominator > 1 else int(q), "H": 768,
-                             "parameters": bert(768, 12, r=Fraction(q))} for q in (3, Fraction(7, 2), 4)]
-    assert data["grid"]["r"] == {"start": 3, "stop": 4, "step": "1/2", "count": 3}
-    assert data["skipped"] == {} and data["dtype"] == "int64"
-
-
-def test_preset_value_of_a_grid_key_does_not_get_in_the_way():
-    code, out, _ = run("sweep", "bert-base", "--set", "A=20", "--grid", "H=20,40", "--json")
-    assert code == 0
-    assert [r["parameters"] for r in json.loads(out)["rows"]] == [bert(20, 12, 20), bert(40, 12, 20)]
-
-
-def test_plot_draws_an_svg(tmp_path):
-    path = tmp_path / "plot.svg"
-    code, out, _ = run("sweep", "bert-base", "--set", "A=16", "--grid", "H=256:1024:128", "--grid", "L=6,12,24",
-                       "--plot", str(path))
-    assert code == 0 and f"drew 21 points into {path}" in out
-    svg = path.read_text()
-    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    assert "L = 6" in svg and "L = 24" in svg  # one line (legend entry) per value of the second key
-
-
-def test_plot_without_matplotlib_is_one_line(tmp_path):
-    code, out, err = run("sweep", "bert-base", "--grid", "H=768", "--plot", str(tmp_path / "p.svg"),
-                         prelude="import sys; sys.modules['matplotlib'] = None; ")
-    assert code == 2 and "--plot needs matplotlib" in err and err.count("\n") == 1
-
-
 def test_without_numpy_the_pure_python_path_gives_the_same_answer():
     args = ("sweep", "bert-base", "--grid", "H=384:1152:192", "--grid", "r=3,43/16", "--json")
     code, with_numpy, _ = run(*args)
@@ -152,30 +104,6 @@ def test_without_numpy_the_pure_python_path_gives_the_same_answer():
     a, b = json.loads(with_numpy), json.loads(without)
     assert b["dtype"] == "python" and a["dtype"] == "int64"
     assert a["rows"] == b["rows"] and a["skipped"] == b["skipped"]
-
-
-@pytest.mark.parametrize("args, message", [
-    (("--grid", "Q=1:4"), "unknown symbol 'Q'"),
-    (("--grid", "G=1:4"), "symbol G is not used by bert-base"),
-    (("--grid", "pooler=1,0"), "pooler is a switch of bert"),
-    (("--grid", "H=1:4:2:8"), "a range is start:stop:step"),
-    (("--grid", "H=a:4"), "H must be a positive whole number"),
-    (("--grid", "H=1:4:0"), "the step must be positive"),
-    (("--grid", "H=1:4:x"), "the step must be a positive whole number"),
-    (("--grid", "H=12,,24"), "a list is a,b,c with no empty item"),
-    (("--grid", "H=0:24"), "H must be a positive whole number"),
-    (("--grid", "H"), "--grid takes KEY=SPEC"),
-    (("--grid", "H=24:12"), "an empty grid: H has no values"),
-    ((), "an empty grid"),
-    (("--grid", "H=1:100000", "--grid", "L=1:100000"), "10,000,000,000 points, over 10^9; pass --force"),
-    (("--grid", "H=768", "--set", "H=1024"), "H given both by --set and by --grid"),
-    (("--grid", "H=768", "--grid", "H=1024"), "--grid H is given twice"),
-    (("--grid", "H=768", "--plot", "x.png"), "give a path ending in .svg"),
-])
-def test_bad_input_is_one_line_and_exit_2(args, message):
-    code, out, err = run("sweep", "bert-base", *args)
-    assert code == 2 and out == ""
-    assert message in err and err.count("\n") == 1
 
 
 def test_force_allows_a_huge_grid_without_evaluating_it():

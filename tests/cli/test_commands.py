@@ -1,10 +1,13 @@
-"""The command line, run as a real process (python -m symparams)."""
+"""The command line's commands (symparams.cli.commands), run as a real process (python -m symparams)."""
 
 import json
 import subprocess
 import sys
 
 import pytest
+
+from symparams.families.presets import all_presets
+from symparams.families.registry import all_families
 
 
 def run(*args):
@@ -46,8 +49,12 @@ def test_count_with_set_and_rational_r():
 def test_count_transformer_json_components():
     _, out, _ = run("count", "transformer-base", "--json")
     data = json.loads(out)
-    assert set(data["components"]) >= {"embeddings", "encoder", "decoder"}
     assert data["switches"] == {"positions": "sinusoidal", "tie": True, "bias": True, "layernorm": True}
+    # MarianModel's count at these sizes (tests/families/test_bert_transformer.py): the shared 37000·512 table
+    # and two frozen sinusoidal tables 2·512·512; 6 encoder layers of 3,152,384; 6 decoder layers of 4,204,032
+    assert data["components"] == {"embeddings": 37000 * 512 + 2 * 512 * 512, "encoder": 6 * 3_152_384,
+                                  "decoder": 6 * 4_204_032, "output": 0}
+    assert (data["total"], data["trainable"]) == (63_606_784, 63_082_496)
     assert data["total"] - data["trainable"] == 2 * 512 * 512
 
 
@@ -77,10 +84,22 @@ def test_prove_json():
 
 
 def test_list_names_presets_and_families():
-    _, out, _ = run("list")
-    for name in ("bert-base", "bert-large", "bert-base-chinese", "transformer-base", "transformer-big", "bert",
-                 "transformer"):
-        assert name in out
+    code, out, err = run("list")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "presets:" and lines.count("families:") == 1
+    cut = lines.index("families:")
+    presets = [line.split()[0] for line in lines[1:cut]]
+    families = [line.split()[0] for line in lines[cut + 1:]]
+    assert presets == list(all_presets())
+    for name in ("bert-base", "bert-large", "bert-base-chinese", "transformer-base", "transformer-big"):
+        assert name in presets
+    # the families section names families only (preset names hold family names: "bert" is in "bert-base")
+    assert families == ["bert", "transformer", "albert", "bart", "distilbert", "electra", "gpt2", "llama", "marian",
+                        "roberta", "t5"] == list(all_families())
+    bert = next(line for line in lines[cut + 1:] if line.split()[0] == "bert")
+    assert bert.split(None, 1)[1] == ("switches: pooler  heads: sequence-classification, token-classification, "
+                                      "question-answering, masked-lm, pretraining")
 
 
 @pytest.mark.parametrize("args,needle", [

@@ -90,10 +90,12 @@ def test_ipython_when_installed(home):
     child.sendline("m.subs(L=24, H=1024, A=16).count")
     child.expect(r"In \[2\]:")
     assert f"Out[1]: \x1b[0m{BERT_LARGE}" in child.before or f"Out[1]: {BERT_LARGE}" in child.before
-    child.send("m.subs(L=24, H=1024, A=16).cou\t")  # IPython completes on the result of a call
-    child.sendline("")
+    # IPython completes on the result of a call ("componen": one candidate; "cou" would be two, count and
+    # counts_of, and Enter would then pick from the menu instead of running the line)
+    child.send("m.subs(L=24, H=1024, A=16).componen\t")
+    child.sendline('["encoder"]')
     child.expect(r"In \[3\]:")
-    assert str(BERT_LARGE) in child.before.split("Out[2]:")[1]
+    assert str(24 * (12 * 1024**2 + 13 * 1024)) in child.before.split("Out[2]:")[1]  # bert-large's 24 layers
     child.sendline("m")  # _repr_pretty_: the heading, the formula and the table
     child.expect(r"In \[4\]:")
     out = child.before.split("Out[3]:")[1]

@@ -1,4 +1,4 @@
-"""The articles' claims as data (symparams.articles), checked one figure per test.
+"""The articles' claims as data (symparams.documents.articles), checked one figure per test.
 
 The right figures are written here by hand (from the articles' own line items
 and plain arithmetic), not read from the program: the data in articles.py
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from symparams import model
-from symparams.articles import ARTICLES, check, notes_for, related_for
+from symparams.documents.articles import ARTICLES, check, notes_for, related_for
 
 # (article key, claim key) → the right figure
 RIGHT = {

@@ -15,9 +15,11 @@ import sympy as sp
 from sympy.parsing.latex import parse_latex
 
 from symparams import model
-from symparams.derivation import derive
-from symparams.presets import PRESETS
-from symparams.symbols import SYMBOLS
+from symparams.core.symbols import SYMBOLS
+from symparams.documents.derivation import derive
+from symparams.families.presets import all_presets
+
+PRESETS = all_presets()
 
 
 @lru_cache(maxsize=None)

@@ -1,4 +1,5 @@
-"""The live HTML page, run in real headless Chromium: values set in the page give the CLI's exact counts."""
+"""The live HTML page (symparams.documents.html): its formulas agree with the derivation, and, run in real
+headless Chromium, values set in the page give the CLI's exact counts."""
 
 import json
 import re
@@ -10,10 +11,16 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+import sympy as sp
 
 from symparams import model
-from symparams.format import percent
-from symparams.render import _title_of, catalog
+from symparams.core.formatting import percent
+from symparams.documents.context import title_of
+from symparams.documents.derivation import derive
+from symparams.documents.environment import catalog
+from symparams.documents.html import _contribution
+from symparams.families.presets import all_presets
+from symparams.families.registry import all_families
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -99,6 +106,7 @@ def bert_page(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.browser
 def test_setting_h_and_l_in_the_page_gives_the_clis_total(bert_page):
     dom = open_in_chromium(bert_page, "H=1536&L=24")
     expected = cli("count", "bert-base", "--set", "H=1536", "--set", "L=24", "--json")
@@ -112,6 +120,7 @@ def test_setting_h_and_l_in_the_page_gives_the_clis_total(bert_page):
     assert dom.warnings == ""
 
 
+@pytest.mark.browser
 def test_the_page_is_exact_beyond_two_to_the_53(bert_page):
     # numbers a float would round: BigInt arithmetic keeps every digit
     dom = open_in_chromium(bert_page, "H=12000000&L=1000000000&V=987654321")
@@ -121,6 +130,7 @@ def test_the_page_is_exact_beyond_two_to_the_53(bert_page):
     assert dom.outputs[dom.sections["embeddings"]] == f"{expected.components['embeddings']:,}"
 
 
+@pytest.mark.browser
 def test_a_rational_ratio_is_carried_exactly(bert_page):
     dom = open_in_chromium(bert_page, "H=4096&A=32&L=2&r=11008/4096")
     expected = cli("count", "bert-base", "--set", "H=4096", "--set", "A=32", "--set", "L=2", "--set", "r=11008/4096",
@@ -131,6 +141,7 @@ def test_a_rational_ratio_is_carried_exactly(bert_page):
     assert dom.outputs["total"] == f"{expected['total']:,}"
 
 
+@pytest.mark.browser
 def test_every_part_updates_and_shares_match_the_model(bert_page):
     dom = open_in_chromium(bert_page, "L=3&H=256&A=4&V=1000")
     m = model("bert-base", L=3, H=256, A=4, V=1000)
@@ -142,10 +153,11 @@ def test_every_part_updates_and_shares_match_the_model(bert_page):
     assert len(seen) == 3
     # parts below the sections changed too: no output still shows its bert-base value
     initial = re.findall(r'<output id="(i\d+)" data-init="(\d+)"', bert_page.read_text())
-    assert len(initial) > 10
+    assert len(initial) == len(list(derive(model("bert-base")).items))  # one output per item of the derivation
     assert all(dom.outputs[i] != f"{int(v):,}" for i, v in initial)
 
 
+@pytest.mark.browser
 def test_broken_constraints_and_bad_values_are_reported(bert_page):
     dom = open_in_chromium(bert_page, "H=1000")
     assert "H=1000 is not divisible by A=12" in dom.warnings
@@ -154,6 +166,7 @@ def test_broken_constraints_and_bad_values_are_reported(bert_page):
     assert dom.outputs["total"] == "—"
 
 
+@pytest.mark.browser
 def test_transformer_page_with_tied_and_frozen_parts(tmp_path):
     path = tmp_path / "t.html"
     cli("derive", "transformer-base", "--format", "html", "-o", str(path))
@@ -164,6 +177,7 @@ def test_transformer_page_with_tied_and_frozen_parts(tmp_path):
     assert dom.outputs[dom.sections["output"]] == "0"  # tied to the embedding
 
 
+@pytest.mark.browser
 def test_chinese_page_and_escaped_title(tmp_path):
     path = tmp_path / "zh.html"
     title = '<script>alert("x")</script> & $x$ 100%'
@@ -172,7 +186,7 @@ def test_chinese_page_and_escaped_title(tmp_path):
     assert '<html lang="zh-CN">' in text
     zh = catalog("zh")  # the documents' catalog: section and block titles come from it
     assert "取值" in text and f"<h2>{zh['sections']['computation']}</h2>" in text
-    assert f'<h3 class="title">{_title_of(("embeddings",), ("embeddings",), "bert", zh)[0]}</h3>' in text
+    assert f'<h3 class="title">{title_of(("embeddings",), ("embeddings",), "bert", zh)[0]}</h3>' in text
     dom = open_in_chromium(path, "L=24")
     assert dom.title == title  # shown literally
     assert dom.scripts == 1  # the page's own script only: the title added none
@@ -187,6 +201,7 @@ def test_the_page_needs_no_network(bert_page):
     assert "<math" in text and "unevaluatedexpr" not in text
 
 
+@pytest.mark.browser
 def test_a_piecewise_constraint_is_checked_in_the_page(tmp_path):
     path = tmp_path / "electra.html"
     cli("derive", "electra-small", "--format", "html", "-o", str(path))
@@ -194,3 +209,19 @@ def test_a_piecewise_constraint_is_checked_in_the_page(tmp_path):
     assert "E=256 equals H=256" in dom.warnings
     dom = open_in_chromium(path, "E=200")
     assert dom.warnings == "" and dom.outputs["total"] == f"{model('electra-small', E=200).count:,}"
+
+
+# -- the page's formulas and the derivation ---------------------------------------------------------
+
+def _every_preset_with_every_head():
+    families = all_families()
+    return [(name, head) for name, p in sorted(all_presets().items()) for head in (None, *families[p.family].heads)]
+
+
+@pytest.mark.parametrize("name,head", _every_preset_with_every_head())
+def test_every_contribution_on_the_page_is_the_derivations(name, head):
+    """The formula the page evaluates for each item (``_contribution``), at the model's values, is the
+    item's contribution in the derivation: the page recomputes every count it shows from these formulas."""
+    m = model(name, head=head)
+    for item in derive(m).items:
+        assert sp.expand(_contribution(item).xreplace(m.values)) == item.contribution, item.path

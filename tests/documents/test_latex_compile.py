@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from symparams import Model, model
-from symparams.render import render
+from symparams.documents.render import render
+from symparams.families.registry import family
+
+pytestmark = pytest.mark.tex
 
 HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {}"
 
@@ -27,7 +29,7 @@ CASES = {
     "transformer-base.en": (lambda: model("transformer-base"), "en", None),
     "transformer-base.zh": (lambda: model("transformer-base"), "zh", None),
     "hostile-title.en": (lambda: model("bert-base"), "en", HOSTILE),
-    "hostile-name.zh": (lambda: Model("transformer", {"V": 32000, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
+    "hostile-name.zh": (lambda: Model(family("transformer"), {"V": 32000, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
                                       name=HOSTILE), "zh", None),
 }
 
@@ -104,13 +106,28 @@ def test_transformer_base_pdf_holds_its_total_and_the_article_comparison(compile
             assert figure in text, (name, figure)
 
 
+def squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def occurrences_in_source(name: str) -> int:
+    """How often the hostile text is written into the LaTeX source of case ``name`` (escaped)."""
+    make, lang, title = CASES[name]
+    return render(make(), format="tex", lang=lang, title=title).count("passwd")
+
+
 def test_hostile_title_appears_literally_and_runs_nothing(compiled):
     text = flat(compiled["hostile-title.en"][2])
-    assert HOSTILE in text
+    assert occurrences_in_source("hostile-title.en") == 1  # the title only: the model is bert-base
+    assert text.count(HOSTILE) == 1
     assert "root:" not in text  # \input{/etc/passwd} was not executed
 
 
-def test_hostile_model_name_appears_literally(compiled):
-    text = flat(compiled["hostile-name.zh"][2])
-    assert text.count(HOSTILE) >= 2  # the title and the introduction at least
+def test_hostile_model_name_appears_literally_wherever_the_source_has_it(compiled):
+    text = compiled["hostile-name.zh"][2]
+    # the title, the introduction, the values, the head-count section, the conclusion, the command line ...:
+    # every occurrence in the source is in the PDF, literally (lines may break inside the command line's
+    # typewriter text, so spaces are left out of the comparison)
+    assert occurrences_in_source("hostile-name.zh") == 7
+    assert squeezed(text).count(squeezed(HOSTILE)) == 7
     assert "root:" not in text

@@ -12,15 +12,16 @@ import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from symparams import Model, model
-from symparams.presets import PRESETS
-from symparams.render import render
+from symparams.documents.render import render
+from symparams.families.presets import all_presets
+from symparams.families.registry import family
+from tests.reference import JS
 
-JS = Path(__file__).resolve().parent / "js"
+PRESETS = sorted(all_presets())
 HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {}"
 
 
@@ -58,6 +59,18 @@ def spans(markdown: str) -> list[tuple[str, bool]]:
     return found
 
 
+def dollars(markdown: str) -> int:
+    """The ``$`` signs outside code that are not escaped: each opens or closes math."""
+    count, fenced = 0, False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            count += len(re.findall(r"(?<!\\)\$", re.sub(r"`[^`]*`", "", line)))
+    return count
+
+
 def mermaid_blocks(markdown: str) -> list[str]:
     return re.findall(r"```mermaid\n(.*?)```", markdown, flags=re.S)
 
@@ -70,26 +83,35 @@ def documents():
 def test_span_extraction_finds_inline_and_display_math_and_skips_escapes_and_code():
     text = "a $x^2$ b \\$5 and \\$6 `$not$`\n\n$$N = 1$$\n\n```\n$$no$$\n```\n"
     assert spans(text) == [("x^2", False), ("N = 1", True)]
+    assert dollars(text) == 2 + 4
 
 
+def test_every_dollar_of_every_document_belongs_to_a_math_span_found(documents):
+    # an extraction bug would leave formulas unchecked: every unescaped $ outside code is a span's delimiter
+    for (name, lang), text in documents.items():
+        assert dollars(text) == sum(4 if display else 2 for _, display in spans(text)), (name, lang)
+
+
+@pytest.mark.node
 def test_every_math_span_of_every_document_parses_with_katex(documents):
     unique = {}
     for (name, lang), text in documents.items():
         for tex, display in spans(text):
             unique.setdefault((tex, display), (name, lang))
-    assert len(unique) > 200  # the documents are full of formulas; an extraction bug would find few
     keys = list(unique)
     result = node_check({"math": [{"tex": t, "display": d} for t, d in keys]})
     errors = [(unique[k], k[0][:80], err) for k, err in zip(keys, result["math"]) if err]
     assert not errors, errors[:5]
 
 
+@pytest.mark.node
 def test_katex_check_can_fail():
     result = node_check({"math": [{"tex": r"\frac{1}{", "display": True}, {"tex": r"\undefinedmacro x",
                                                                             "display": False}]})
     assert all(result["math"])
 
 
+@pytest.mark.node
 def test_every_document_has_one_valid_mermaid_pie_whose_values_add_up_to_the_total(documents):
     blocks, totals = [], []
     for (name, lang), text in documents.items():
@@ -105,6 +127,7 @@ def test_every_document_has_one_valid_mermaid_pie_whose_values_add_up_to_the_tot
         assert sum(v for _, v in parsed["sections"]) == total
 
 
+@pytest.mark.node
 def test_bert_base_pie_has_the_three_components_of_the_article():
     text = render(model("bert-base"), format="md")
     parsed = node_check({"mermaid": mermaid_blocks(text)})["mermaid"][0]
@@ -112,6 +135,7 @@ def test_bert_base_pie_has_the_three_components_of_the_article():
     assert parsed["showData"] is True
 
 
+@pytest.mark.node
 def test_mermaid_check_can_fail():
     parsed = node_check({"mermaid": ['pie\n    "a" 1\n']})["mermaid"][0]
     assert parsed["error"]
@@ -121,6 +145,7 @@ def _text(html_text: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", "", html_text)).split())
 
 
+@pytest.mark.node
 def test_hostile_title_is_literal_markdown_and_no_math():
     text = render(model("bert-base"), format="md", title=HOSTILE)
     heading = text.splitlines()[0]
@@ -130,12 +155,15 @@ def test_hostile_title_is_literal_markdown_and_no_math():
     assert spans(heading) == []  # "$x$" was escaped: GitHub shows it, it does not typeset it
 
 
+@pytest.mark.node
 def test_hostile_model_name_is_literal_wherever_it_appears():
-    m = Model("bert", {s.name: v for s, v in model("bert-base").values.items()}, name=HOSTILE)
+    m = Model(family("bert"), {s.name: v for s, v in model("bert-base").values.items()}, name=HOSTILE)
     for lang in ("en", "zh"):
         text = render(m, format="md", lang=lang)
         lines = [line for line in text.splitlines() if "passwd" in line]
-        assert len(lines) >= 4  # title, introduction, closed form, conclusion ...
+        # the title, the introduction, the values, the head-count section (twice), the articles' note,
+        # the conclusion and the command line in it: each line holds the name once
+        assert len(lines) == text.count("passwd") == 8, lang
         rendered = node_check({"markdown": lines})["markdown"]
         for line, out in zip(lines, rendered):
             assert HOSTILE in _text(out), (line, out)

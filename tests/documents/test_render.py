@@ -1,4 +1,4 @@
-"""Derivation documents: content, structure, escaping, sandboxed templates, docs/ drift.
+"""Derivation documents rendered (symparams.documents.render): content, structure, escaping, sandboxed templates.
 
 Figures expected here are the articles' (checked by hand), not copied from
 the program's output.
@@ -6,31 +6,31 @@ the program's output.
 
 from __future__ import annotations
 
-import json
 import re
-import sys
-import types
-from pathlib import Path
 
 import pytest
 import sympy as sp
 
+import symparams.documents.render as render_module
 from symparams import Model, SymparamsError, model
-from symparams.cli import main
-from symparams.derivation import derive
-from symparams.docs import default_dir, documents, drift
-from symparams.format import percent
-from symparams.presets import PRESETS
-from symparams.render import catalog, escape_md, escape_tex, render
+from symparams.core.formatting import percent
+from symparams.documents.context import context
+from symparams.documents.derivation import derive
+from symparams.documents.environment import catalog
+from symparams.documents.escape import escape_md, escape_tex
+from symparams.documents.html import render_html
+from symparams.documents.render import render
+from symparams.families.presets import all_presets
+from symparams.families.registry import family
 
 HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {}"
-ROOT = Path(__file__).resolve().parent.parent
+PRESETS = sorted(all_presets())
 
 
 # -- structure -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("name", sorted(PRESETS))
+@pytest.mark.parametrize("name", PRESETS)
 def test_every_section_and_component_is_present(name, lang):
     t = catalog(lang)
     text = render(model(name), format="md", lang=lang)
@@ -57,12 +57,13 @@ def test_outline_lists_the_components_like_the_article():
         "5. 参数量与注意力头数", "6. 与原文对照", "7. 总结"]
 
 
-@pytest.mark.parametrize("name", sorted(PRESETS))
+@pytest.mark.parametrize("name", PRESETS)
 def test_shares_add_up_exactly_and_parts_add_up_to_their_group(name):
     m = model(name)
     d = derive(m)
-    assert sum(s.share for s in d.sections) == 1
-    assert sum(r.share for r in d.summary if r.level == 1) == 1
+    # (that the components add up to the total, and their shares to 1, is tests/core/test_model.py's)
+    assert [s.share for s in d.sections] == [sp.Rational(s.contribution, m.count) for s in d.sections]
+    assert [r.share for r in d.summary if r.level == 1] == [s.share for s in d.sections]
     for item in d.items:
         if item.children:
             assert sum(c.total for c in item.children if not c.tied_to) == item.count, item.path
@@ -209,7 +210,7 @@ def test_hostile_title_and_name_are_escaped_in_tex():
     tex = render(model("bert-base"), format="tex", title=HOSTILE)
     assert r"\input{/etc/passwd}" not in tex
     assert r"\textbackslash{}input\{/etc/passwd\} \$x\$ 100\% \_\allowbreak{}a\_\allowbreak{} \#1" in tex
-    named = Model("bert", {s.name: v for s, v in model("bert-base").values.items()}, name=HOSTILE)
+    named = Model(family("bert"), {s.name: v for s, v in model("bert-base").values.items()}, name=HOSTILE)
     tex = render(named, format="tex", lang="zh")
     assert r"\input{/etc/passwd}" not in tex and "passwd" in tex
 
@@ -237,8 +238,6 @@ def test_user_template_sees_the_document_data(tmp_path):
 
 def test_user_template_gets_no_sympy_objects(tmp_path):
     # a SymPy object's methods would sympify strings (eval): the context holds plain data only
-    from symparams.render import context
-
     def plain(x):
         if isinstance(x, dict):
             return all(isinstance(k, str) and plain(v) for k, v in x.items())
@@ -274,55 +273,10 @@ def test_missing_template_file_is_one_line(tmp_path):
         render(model("bert-base"), format="md", template=str(tmp_path / "none.j2"))
 
 
-def test_cli_derive_writes_a_file_and_reports_template_errors(tmp_path, capsys):
-    out = tmp_path / "bert.zh.tex"
-    assert main(["derive", "bert-base", "--format", "tex", "--lang", "zh", "-o", str(out)]) == 0
-    text = out.read_text(encoding="utf-8")
-    assert text.startswith("\\documentclass") and "109,482,240" in text
-    bad = write(tmp_path, "{{ missing }}")
-    assert main(["derive", "bert-base", "--format", "md", "--template", bad]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "symparams: error: template" in err and "missing" in err
+# -- html ------------------------------------------------------------------------------------------
 
-
-def test_cli_derive_with_set_and_head(capsys):
-    assert main(["derive", "bert-base", "--set", "L=24", "--head", "sequence-classification", "--format", "md"]) == 0
-    text = capsys.readouterr().out
-    assert "### 2.4 Task head: Classifier (`head.classifier`)" in text
-    assert "1,538" in text  # 768 × 2 + 2: the classifier of two labels
-
-
-# -- html delegation -------------------------------------------------------------------------------
-
-def test_html_delegates_to_the_html_module_when_there_is_one(monkeypatch):
-    fake = types.ModuleType("symparams.html")
-    fake.render_html = lambda m, lang, title: f"<html>{m.name}|{lang}|{title}</html>"
-    monkeypatch.setitem(sys.modules, "symparams.html", fake)
-    assert render(model("bert-base"), format="html", lang="zh", title="T") == "<html>bert-base|zh|T</html>"
-
-
-def test_html_without_the_html_module_is_a_one_line_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "symparams.html", None)
-    with pytest.raises(SymparamsError, match="html"):
-        render(model("bert-base"), format="html")
-
-
-# -- docs/ -----------------------------------------------------------------------------------------------
-
-def test_docs_folder_is_up_to_date():
-    """Regenerate every document; docs/ must hold exactly these (run ``python -m symparams.docs``)."""
-    directory = ROOT / "docs"
-    assert default_dir() == directory
-    docs = documents()
-    assert len(docs) == 4 * len(PRESETS)
-    problems = drift(directory, docs)
-    assert not problems, problems[:10]
-    assert (directory / "README.md").is_file()
-
-
-def test_drift_check_notices_changes(tmp_path):
-    docs = {"bert-base.en.md": "new text"}
-    (tmp_path / "bert-base.en.md").write_text("old text", encoding="utf-8")
-    (tmp_path / "gone.zh.tex").write_text("x", encoding="utf-8")
-    assert drift(tmp_path, docs) == ["changed: bert-base.en.md", "stale: gone.zh.tex"]
-    assert drift(tmp_path / "empty", docs) == ["missing: bert-base.en.md"]
+def test_html_is_the_live_page_of_the_html_module(monkeypatch):
+    m = model("bert-base")
+    assert render(m, format="html", lang="zh", title="T") == render_html(m, lang="zh", title="T")
+    monkeypatch.setattr(render_module, "render_html", lambda m, lang, title: f"<html>{m.name}|{lang}|{title}</html>")
+    assert render(m, format="html", lang="zh", title="T") == "<html>bert-base|zh|T</html>"

@@ -1,6 +1,6 @@
 """BART and Marian against transformers on the meta device, read from config dicts.
 
-Each case writes a config dict, reads it with :func:`symparams.config.from_dict`
+Each case writes a config dict, reads it with :func:`symparams.model`
 and builds the transformers model from the *same* dict (``from_dict`` of the
 config class, as ``from_pretrained`` does); every parameter tensor, the total
 and the trainable count must agree.
@@ -11,10 +11,9 @@ import transformers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hf import assert_matches, build
 from symparams import SymparamsError, model
-from symparams.config import from_dict
-from symparams.symbols import A, H, L, L_d, V_d
+from symparams.core.symbols import A, H, L, L_d, V_d
+from tests.reference.hf import assert_matches, build
 
 pytestmark = pytest.mark.crosscheck
 
@@ -32,7 +31,7 @@ def reference(data, head=None):
 
 
 def check(data, head=None):
-    m = from_dict(data, head)
+    m = model(data, head=head)
     assert_matches(m, reference(data, head), strip="model." if head else None)
     return m
 
@@ -94,7 +93,7 @@ def test_final_logits_bias_is_a_buffer_not_a_parameter():
         module = reference(small(model_type), head)
         assert "final_logits_bias" in dict(module.named_buffers())
         assert "final_logits_bias" not in dict(module.named_parameters())
-        assert from_dict(small(model_type), head).count == from_dict(small(model_type)).count  # lm_head tied
+        assert model(small(model_type), head=head).count == model(small(model_type)).count  # lm_head tied
 
 
 @pytest.mark.parametrize("head", [None, "seq2seq-lm", "sequence-classification", "question-answering"])
@@ -104,9 +103,9 @@ def test_bart_heads_and_tying_match(head, tie):
 
 
 def test_bart_classification_head_default_is_three_labels():
-    m = from_dict(small("bart"), "sequence-classification")
+    m = model(small("bart"), head="sequence-classification")
     assert m.evaluate(m.block("head.classification_head.out_proj").count) == 8 * 3 + 3
-    assert from_dict(small("bart", id2label={"0": "a", "1": "b"}), "sequence-classification").count == m.count - 9
+    assert model(small("bart", id2label={"0": "a", "1": "b"}), head="sequence-classification").count == m.count - 9
     check(small("bart", num_labels=7), "sequence-classification")
 
 
@@ -123,14 +122,14 @@ def test_marian_share_tie_and_decoder_vocab_match(share, tie, decoder_vocab, hea
 
 def test_marian_untied_shared_model_holds_three_tables():
     # transformers 5: tie_word_embeddings=false unties encoder and decoder from `shared` too
-    tied = from_dict(small("marian"))
-    untied = from_dict(small("marian", tie_word_embeddings=False, decoder_vocab_size=77))
+    tied = model(small("marian"))
+    untied = model(small("marian", tie_word_embeddings=False, decoder_vocab_size=77))
     assert untied.count - tied.count == 100 * 8 + 77 * 8
     assert V_d in untied.tree.total.free_symbols
 
 
 def test_marian_decoder_vocab_size_is_irrelevant_while_shared_and_tied():
-    assert from_dict(small("marian", decoder_vocab_size=77)).count == from_dict(small("marian")).count
+    assert model(small("marian", decoder_vocab_size=77)).count == model(small("marian")).count
 
 
 @pytest.mark.parametrize("key", ["decoder_attention_heads", "decoder_ffn_dim"])
@@ -140,7 +139,7 @@ def test_different_heads_or_ffn_per_stack_is_an_error_naming_both_keys(model_typ
     reference(data)  # transformers builds it ...
     enc = "encoder_attention_heads" if key == "decoder_attention_heads" else "encoder_ffn_dim"
     with pytest.raises(SymparamsError, match=f"keys {enc}=.* and {key}=.* differ") as err:
-        from_dict(data)  # ... and symparams refuses rather than guess
+        model(data)  # ... and symparams refuses rather than guess
     assert "\n" not in str(err.value)
 
 
@@ -157,12 +156,12 @@ def test_padding_index_outside_the_vocabulary_is_refused():
     with pytest.raises(Exception):
         reference(data)
     with pytest.raises(SymparamsError, match="pad_token_id=58100 is outside vocab_size=100"):
-        from_dict(data)
+        model(data)
     check(small("marian", pad_token_id=None))  # null: no padding index
 
 
 def test_scale_embedding_and_static_positions_do_not_change_counts():
-    assert from_dict(small("bart", scale_embedding=True)).count == from_dict(small("bart")).count
+    assert model(small("bart", scale_embedding=True)).count == model(small("bart")).count
     check(small("marian", scale_embedding=True, static_position_embeddings=False))
 
 

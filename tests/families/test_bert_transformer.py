@@ -10,10 +10,10 @@ import transformers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hf import assert_matches, build
 from symparams import model
-from symparams.architectures.bert import HEADS
-from symparams.presets import PRESETS
+from symparams.families.bert import HEADS
+from symparams.families.presets import all_presets
+from tests.reference.hf import assert_matches, build
 
 pytestmark = pytest.mark.crosscheck
 
@@ -61,7 +61,7 @@ def _bert_without_pooler(config):
         return transformers.BertModel(config, add_pooling_layer=False)
 
 
-@pytest.mark.parametrize("name", [p.name for p in PRESETS.values() if p.reference == "BertModel"])
+@pytest.mark.parametrize("name", [p.name for p in all_presets().values() if p.reference == "BertModel"])
 def test_bert_presets_match_bert_model(name):
     check_bert(model(name))
 
@@ -84,9 +84,29 @@ def test_heads_sized_by_the_number_of_labels(head):
     check_bert(m)
 
 
-@pytest.mark.parametrize("name", [p.name for p in PRESETS.values() if p.reference == "MarianModel"])
+@pytest.mark.parametrize("name", [p.name for p in all_presets().values() if p.reference == "MarianModel"])
 def test_transformer_presets_match_marian_model(name):
     m = model(name)
+    assert_matches(m, build("MarianModel", marian_config(m)))
+
+
+def test_bert_large_is_335_141_888_and_matches_bert_model():
+    # 24·(12·1024² + 13·1024) + (30522 + 512 + 2 + 2)·1024 + 1024² + 1024
+    m = model("bert-large")
+    assert m.count == 24 * (12 * 1024**2 + 13 * 1024) + (30522 + 512 + 2 + 2) * 1024 + 1024**2 + 1024 == 335_141_888
+    check_bert(m)
+
+
+def test_transformer_base_is_63_606_784_with_63_082_496_trainable_and_matches_marian_model():
+    # shared 37000·512 and two sinusoidal tables 2·512·512 (frozen); encoder layer 4·(512² + 512)
+    # + (512·2048 + 2048) + (2048·512 + 512) + 2·2·512 = 3,152,384; a decoder layer adds cross-attention
+    # 4·(512² + 512) and its LayerNorm 2·512: 4,204,032; the output layer is tied to the shared table
+    m = model("transformer-base")
+    layer = 4 * (512**2 + 512) + (512 * 2048 + 2048) + (2048 * 512 + 512) + 2 * 2 * 512
+    assert (layer, layer + 4 * (512**2 + 512) + 2 * 512) == (3_152_384, 4_204_032)
+    assert m.components == {"embeddings": 37000 * 512 + 2 * 512 * 512, "encoder": 6 * 3_152_384,
+                            "decoder": 6 * 4_204_032, "output": 0}
+    assert (m.count, m.trainable) == (63_606_784, 63_606_784 - 2 * 512 * 512) == (63_606_784, 63_082_496)
     assert_matches(m, build("MarianModel", marian_config(m)))
 
 

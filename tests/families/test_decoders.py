@@ -16,16 +16,16 @@ import transformers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hf import assert_matches, build, totals
-from hf_decoders import gpt2_config, llama_config, reference, t5_config, untie
 from symparams import SymparamsError, model
-from symparams.config import from_dict, load
-from symparams.presets import PRESETS
-from symparams.symbols import A, B, D, F, G, H, L, L_d, P, V, r
+from symparams.core.symbols import A, B, D, F, G, H, L, L_d, P, V, r
+from symparams.families.lookup import from_config
+from symparams.families.presets import all_presets
+from tests.reference import FIXTURES
+from tests.reference.decoders import reference, untie
+from tests.reference.hf import assert_matches, build, totals
 
 pytestmark = pytest.mark.crosscheck
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 DECODER_FIXTURES = ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "t5-small", "t5-base", "google/flan-t5-base",
                     "meta-llama/Llama-2-7b-hf", "meta-llama/Llama-2-70b-hf", "meta-llama/Meta-Llama-3-8B"]
 FAMILIES = ("gpt2", "llama", "t5")
@@ -47,13 +47,13 @@ def check(m, config=None):
 
 
 def fixture(name):
-    return os.path.join(FIXTURES, name, "config.json")
+    return str(FIXTURES / name / "config.json")
 
 
 # -- presets and fixtures, every head -----------------------------------------
 
 def _variants():
-    for p in PRESETS.values():
+    for p in all_presets().values():
         if p.family in FAMILIES:
             for head in (None, *model(p.name).family.heads):
                 yield p.name, head
@@ -69,24 +69,24 @@ def test_presets_match_transformers_with_every_head(name, head):
                                   "token-classification", "question-answering"])
 def test_fixtures_match_the_model_transformers_reads_from_the_same_config(name, head):
     path = fixture(name)
-    m = load(path)
+    m = from_config(path)
     if head is not None and head not in m.family.heads:
         with pytest.raises(SymparamsError, match="unknown head"):
-            load(path, head=head)
+            from_config(path, head=head)
         return
-    m = load(path, head=head)
+    m = from_config(path, head=head)
     config = transformers.AutoConfig.from_pretrained(os.path.dirname(path))
     check(m, config)
 
 
 def test_fixture_values_are_the_published_configurations():
-    assert load(fixture("meta-llama/Llama-2-70b-hf")).values == {V: 32000, H: 8192, L: 80, A: 64, G: 8, F: 28672}
-    m = load(fixture("meta-llama/Meta-Llama-3-8B"))
+    assert from_config(fixture("meta-llama/Llama-2-70b-hf")).values == {V: 32000, H: 8192, L: 80, A: 64, G: 8, F: 28672}
+    m = from_config(fixture("meta-llama/Meta-Llama-3-8B"))
     assert m.values == {V: 128256, H: 4096, L: 32, A: 32, G: 8, F: 14336}
-    m = load(fixture("google/flan-t5-base"))
+    m = from_config(fixture("google/flan-t5-base"))
     assert m.values == {V: 32128, H: 768, L: 12, A: 12, D: 64, B: 32, F: 2048}
     assert m.switches == {"gated": True, "tie": False, "split_layers": False}
-    m = load(fixture("gpt2-xl"))
+    m = from_config(fixture("gpt2-xl"))
     assert m.values == {V: 50257, P: 1024, H: 1600, L: 48, A: 25, r: 4}
 
 
@@ -94,26 +94,26 @@ def test_fixture_values_are_the_published_configurations():
 
 def test_gpt2_total_is_124_439_808():
     assert model("gpt2").count == 124_439_808
-    assert load(fixture("gpt2")).count == 124_439_808
-    assert load(fixture("gpt2"), head="causal-lm").count == 124_439_808  # lm_head tied to wte
+    assert from_config(fixture("gpt2")).count == 124_439_808
+    assert from_config(fixture("gpt2"), head="causal-lm").count == 124_439_808  # lm_head tied to wte
 
 
 @pytest.mark.parametrize("name,total", [("gpt2-medium", 354_823_168), ("gpt2-large", 774_030_080),
                                         ("gpt2-xl", 1_557_611_200)])
 def test_gpt2_larger_totals(name, total):
     assert model(name).count == total
-    assert load(fixture(name), head="causal-lm").count == total
+    assert from_config(fixture(name), head="causal-lm").count == total
 
 
 def test_llama_2_7b_causal_lm_total_is_6_738_415_616():
     assert model("llama-2-7b", head="causal-lm").count == 6_738_415_616
-    m = load(fixture("meta-llama/Llama-2-7b-hf"), head="causal-lm")
+    m = from_config(fixture("meta-llama/Llama-2-7b-hf"), head="causal-lm")
     assert m.count == 6_738_415_616
     assert totals(reference(m)[0]) == (6_738_415_616, 6_738_415_616)
 
 
 def test_llama_3_8b_causal_lm_total_is_8_030_261_248():
-    m = load(fixture("meta-llama/Meta-Llama-3-8B"), head="causal-lm")
+    m = from_config(fixture("meta-llama/Meta-Llama-3-8B"), head="causal-lm")
     assert m.count == 8_030_261_248
     assert totals(reference(m)[0])[0] == 8_030_261_248
 
@@ -122,7 +122,7 @@ def test_llama_2_70b_causal_lm_total_is_68_976_648_192():
     # 2·32000·8192 + 80·(8192² + 2·8192·1024 + 8192² + 3·8192·28672 + 2·8192) + 8192
     assert 2 * 32000 * 8192 + 80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672 + 2 * 8192) + 8192 \
         == 68_976_648_192
-    m = load(fixture("meta-llama/Llama-2-70b-hf"), head="causal-lm")
+    m = from_config(fixture("meta-llama/Llama-2-70b-hf"), head="causal-lm")
     assert m.count == 68_976_648_192
     assert totals(reference(m)[0])[0] == 68_976_648_192
 
@@ -135,7 +135,7 @@ def test_t5_base_total_is_222_903_552_with_and_without_the_lm_head():
     assert model("t5-base").count == 222_903_552                          # T5Model
     assert model("t5-base", head="seq2seq-lm").count == 222_903_552       # T5ForConditionalGeneration, tied
     for head in (None, "seq2seq-lm"):
-        m = load(fixture("t5-base"), head=head)
+        m = from_config(fixture("t5-base"), head=head)
         assert m.count == 222_903_552
         assert totals(reference(m)[0])[0] == 222_903_552
 
@@ -148,9 +148,9 @@ def test_t5_family_conditional_generation_totals(name, total):
 
 
 def test_flan_t5_base_untied_lm_head_adds_v_times_h():
-    m = load(fixture("google/flan-t5-base"), head="seq2seq-lm")
+    m = from_config(fixture("google/flan-t5-base"), head="seq2seq-lm")
     assert m.count == 247_577_856 == 222_903_552 + 32128 * 768
-    assert load(fixture("google/flan-t5-base")).count == 222_903_552
+    assert from_config(fixture("google/flan-t5-base")).count == 222_903_552
 
 
 # -- T5's untied head: what from_pretrained really does ----------------------
@@ -171,23 +171,23 @@ def test_transformers_keeps_a_t5_checkpoints_own_lm_head_apart(tmp_path):
     loaded = transformers.T5ForConditionalGeneration.from_pretrained(tmp_path)
     assert loaded.lm_head.weight is not loaded.shared.weight
     # symparams reads the config transformers 5 saved (scale_decoder_outputs false: untied) ...
-    m = load(str(tmp_path / "config.json"), head="seq2seq-lm")
+    m = from_config(str(tmp_path / "config.json"), head="seq2seq-lm")
     assert m.switches["tie"] is False
     assert m.count == totals(loaded)[0] == tied_total + 50 * 8
     assert_matches(m, loaded)
     # ... and the same config as transformers 4 saved it (tie_word_embeddings false)
     saved.pop("scale_decoder_outputs")
     saved["tie_word_embeddings"] = False
-    assert from_dict(saved, head="seq2seq-lm").count == m.count
+    assert model(saved, head="seq2seq-lm").count == m.count
 
 
 def test_mt5_config_reads_as_the_t5_family_with_mt5_defaults():
-    m = from_dict({"model_type": "mt5", "tie_word_embeddings": False}, head="seq2seq-lm")
+    m = model({"model_type": "mt5", "tie_word_embeddings": False}, head="seq2seq-lm")
     assert m.family.name == "t5" and m.count == 300_176_768
     config = transformers.MT5Config()
     module = untie(build("MT5ForConditionalGeneration", config))
     assert_matches(m, module)
-    base = from_dict({"model_type": "mt5"})
+    base = model({"model_type": "mt5"})
     assert_matches(base, build("MT5Model", config))
 
 
@@ -196,13 +196,13 @@ def test_mt5_config_reads_as_the_t5_family_with_mt5_defaults():
 def test_missing_keys_take_the_transformers_config_class_defaults():
     for model_type, cls, head_cls in (("gpt2", "GPT2Config", "GPT2Model"), ("llama", "LlamaConfig", "LlamaModel"),
                                       ("t5", "T5Config", "T5Model")):
-        m = from_dict({"model_type": model_type})
+        m = model({"model_type": model_type})
         assert_matches(m, build(head_cls, getattr(transformers, cls)()))
 
 
 def test_gpt2_n_inner_null_is_four_h_and_a_given_n_inner_is_exact():
-    assert from_dict({"model_type": "gpt2", "n_inner": None}).values[r] == 4
-    m = from_dict({"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 1, "n_inner": 100})
+    assert model({"model_type": "gpt2", "n_inner": None}).values[r] == 4
+    m = model({"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 1, "n_inner": 100})
     assert m.values[r] == sp.Rational(100, 64)
     check(m, transformers.GPT2Config(n_embd=64, n_head=4, n_layer=1, n_inner=100))
 
@@ -210,25 +210,25 @@ def test_gpt2_n_inner_null_is_four_h_and_a_given_n_inner_is_exact():
 def test_gpt2_aliases_win_over_gpt2_keys_as_in_transformers():
     data = {"model_type": "gpt2", "n_embd": 64, "hidden_size": 96, "n_head": 4, "num_attention_heads": 8,
             "n_layer": 1}
-    m = from_dict(data)
+    m = model(data)
     assert (m.values[H], m.values[A]) == (96, 8)
     check(m, transformers.GPT2Config.from_dict(data))
 
 
 def test_gpt2_cross_attention_blocks():
     data = {"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2, "add_cross_attention": True}
-    m = from_dict(data, head="causal-lm")
+    m = model(data, head="causal-lm")
     check(m, transformers.GPT2Config.from_dict(data))
-    assert m.count - from_dict({**data, "add_cross_attention": False}).count == 2 * (4 * (64 * 64 + 64) + 2 * 64)
+    assert m.count - model({**data, "add_cross_attention": False}).count == 2 * (4 * (64 * 64 + 64) + 2 * 64)
 
 
 def test_llama_head_dim_independent_of_h_over_a_is_its_own_symbol():
     data = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
             "head_dim": 24, "num_hidden_layers": 2, "intermediate_size": 100, "vocab_size": 500}
-    m = from_dict(data, head="causal-lm")
+    m = model(data, head="causal-lm")
     assert m.switches["free_head_dim"] and m.values[D] == 24
     check(m, transformers.LlamaConfig(**{k: v for k, v in data.items() if k != "model_type"}))
-    same = from_dict({**data, "head_dim": 16})  # = hidden / heads: D is H/A
+    same = model({**data, "head_dim": 16})  # = hidden / heads: D is H/A
     assert not same.switches["free_head_dim"] and D not in same.values
 
 
@@ -236,13 +236,13 @@ def test_llama_biases_and_tied_head_from_config():
     data = {"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 1,
             "num_hidden_layers": 1, "intermediate_size": 40, "vocab_size": 300, "attention_bias": True,
             "mlp_bias": True, "tie_word_embeddings": True}
-    m = from_dict(data, head="causal-lm")
+    m = model(data, head="causal-lm")
     assert m.switches["tie"] and m.switches["attention_bias"] and m.switches["mlp_bias"]
     check(m, transformers.LlamaConfig(**{k: v for k, v in data.items() if k != "model_type"}))
 
 
 def test_llama_without_num_key_value_heads_is_multi_head_attention():
-    m = from_dict({"model_type": "llama", "num_hidden_layers": 1})
+    m = model({"model_type": "llama", "num_hidden_layers": 1})
     assert m.switches["gqa"] is False and G not in m.values
 
 
@@ -260,13 +260,13 @@ def test_llama_without_num_key_value_heads_is_multi_head_attention():
 ])
 def test_config_errors_are_one_line_naming_the_key(data, key):
     with pytest.raises(SymparamsError) as info:
-        from_dict(data)
+        model(data)
     assert key in str(info.value) and "\n" not in str(info.value)
 
 
 def test_t5_is_gated_act_wins_over_feed_forward_proj_as_in_transformers():
     data = {"model_type": "t5", "feed_forward_proj": "relu", "is_gated_act": True, "num_layers": 1}
-    m = from_dict(data)
+    m = model(data)
     assert m.switches["gated"]
     check(m, transformers.T5Config.from_dict(data))
 
@@ -277,7 +277,7 @@ def test_t5_is_gated_act_wins_over_feed_forward_proj_as_in_transformers():
     {"model_type": "t5", "num_layers": 2, "num_hidden_layers": 3},      # encoder 3, decoder 2
 ])
 def test_t5_decoder_layers_as_transformers_reads_them(data):
-    m = from_dict(data, head="seq2seq-lm")
+    m = model(data, head="seq2seq-lm")
     config = transformers.T5Config.from_dict(data)
     assert m.values[L] == config.num_layers
     assert m.values.get(L_d, m.values[L]) == config.num_decoder_layers

@@ -6,18 +6,16 @@ family is checked here too: read with symparams, built by ``AutoConfig`` /
 per parameter, in total and in trainable count.
 """
 
-from pathlib import Path
-
 import pytest
 import torch
 import transformers
 
-from hf import assert_matches
-from symparams.config import load
+from symparams.families.lookup import from_config
+from tests.reference import FIXTURES
+from tests.reference.hf import assert_matches
 
 pytestmark = pytest.mark.crosscheck
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PATHS = sorted(FIXTURES.rglob("config.json"))
 
 
@@ -28,7 +26,7 @@ def test_the_fixtures_include_the_bert_bart_and_marian_checkpoints():
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: p.parent.relative_to(FIXTURES).as_posix())
 def test_fixture_matches_automodel_on_meta(path):
-    m = load(str(path))
+    m = from_config(str(path))
     config = transformers.AutoConfig.from_pretrained(path.parent)
     with torch.device("meta"):
         module = transformers.AutoModel.from_config(config)

@@ -5,7 +5,7 @@ values, switches and head) and builds the matching class; ``untie(module)``
 is what ``from_pretrained`` does with a T5 v1.1 / Flan / mT5 checkpoint that
 holds its own ``lm_head`` (transformers 5 ties T5's head when it builds from
 a config, and keeps the checkpoint's head apart when it loads one;
-``tests/test_family_decoders.py`` checks that on a tiny real checkpoint).
+``tests/families/test_decoders.py`` checks that on a tiny real checkpoint).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 import torch
 import transformers
 
-from hf import build
-from symparams.architectures import gpt2, llama, t5
+from symparams.families import gpt2, llama, t5
+
+from .hf import build
 
 
 def values(m) -> dict:

@@ -1,0 +1,22 @@
+"""Shared test configuration: the markers of the tests that need an outside tool.
+
+``crosscheck`` (transformers on the meta device) is registered in
+pyproject.toml; the markers below say which tests need a tool outside Python.
+They only label tests (``-m "not tex"`` deselects them when asked): nothing
+is skipped, and a missing tool is a failure.
+
+The helpers the tests share live in the :mod:`tests.reference` package
+(``from tests.reference.hf import assert_matches``), imported like any
+package from the checkout's root.
+"""
+
+MARKERS = (
+    "tex: compiles LaTeX documents (needs TeX Live: latexmk, xelatex, ctex, pgfplots, and pdftotext)",
+    "browser: runs the live HTML page in headless Chromium (needs chromium)",
+    "node: checks Markdown documents with Node (needs node and `npm install` in tests/js)",
+)
+
+
+def pytest_configure(config):
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)

@@ -1,0 +1,40 @@
+"""User-given values and targets, parsed exactly and never evaluated as code."""
+
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+
+from symparams import SymparamsError
+from symparams.core.values import parse_count, parse_value, to_python
+
+
+def test_parse_value_never_evaluates_text():
+    with pytest.raises(SymparamsError):
+        parse_value("H", "__import__('os').system('true')")
+    with pytest.raises(SymparamsError):
+        parse_value("r", "2**10")
+
+
+def test_a_ratio_is_exact_from_a_fraction_or_a_decimal_but_not_from_a_float():
+    assert parse_value("r", "11008/4096") == parse_value("r", "2.6875") == sp.Rational(43, 16)
+    with pytest.raises(SymparamsError, match="r must be a positive rational such as 4 or 11008/4096, not '2.5'"):
+        parse_value("r", 2.5)  # a float may already be rounded: write it as text
+    with pytest.raises(SymparamsError, match="r must be a number, not True"):
+        parse_value("r", True)
+
+
+@pytest.mark.parametrize("text,value", [("1e9", 10**9), ("1_000_000_000", 10**9), ("1,000,000", 10**6), (5, 5)])
+def test_parse_count_reads_the_ways_a_count_is_written(text, value):
+    assert parse_count(text) == value
+
+
+@pytest.mark.parametrize("text", ["1.5", "lots", "-5", "0", "1e-3", "2**10", True])
+def test_parse_count_refuses_anything_but_a_positive_whole_number(text):
+    with pytest.raises(SymparamsError, match="the target must be a"):
+        parse_count(text)
+
+
+def test_to_python_gives_int_or_fraction():
+    assert to_python(sp.Integer(768)) == 768 and type(to_python(sp.Integer(768))) is int
+    assert to_python(sp.Rational(43, 16)) == Fraction(43, 16)

@@ -1,0 +1,66 @@
+"""model(): a Model from a preset or family name, a config.json path or folder, or a config dict."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from symparams import SymparamsError, model
+from symparams.families.lookup import from_config
+
+# bert-base by hand: embeddings, 12 encoder layers, pooler
+EMB = (30522 + 512 + 2) * 768 + 2 * 768
+ENC = 12 * (4 * (768 * 768 + 768) + 4 * 768 + 768 * 3072 + 3072 + 3072 * 768 + 768)
+POOL = 768 * 768 + 768
+BERT_BASE = EMB + ENC + POOL
+
+
+def write_config(folder: Path, **data) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "config.json"
+    path.write_text(json.dumps({"model_type": "bert", **data}))
+    return path
+
+
+def test_model_reads_a_config_path_a_folder_and_a_dict(tmp_path):
+    path = write_config(tmp_path / "tiny", hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
+                        intermediate_size=1024)
+    by_hand = ((30522 + 512 + 2) * 256 + 2 * 256 + 4 * (4 * (256 * 256 + 256) + 4 * 256 + 2 * 256 * 1024 + 1024 + 256)
+               + 256 * 256 + 256)
+    assert model(str(path)).count == by_hand
+    assert model(path).count == by_hand  # a pathlib.Path
+    assert model(str(path.parent)).count == by_hand  # the folder holding config.json
+    assert model(json.loads(path.read_text())).count == by_hand
+    assert from_config(str(path)).count == by_hand
+    assert model(str(path)).name == "tiny"
+
+
+def test_model_from_a_config_takes_keyword_overrides(tmp_path):
+    path = write_config(tmp_path / "m")  # every key missing: BertConfig's defaults, i.e. bert-base
+    assert model(str(path)).count == BERT_BASE == 109_482_240
+    assert model(str(path), L=24).count == BERT_BASE + 12 * (ENC // 12)
+    assert model(str(path), pooler=False).count == BERT_BASE - POOL
+    assert from_config(str(path), "masked-lm", {"L": "24"}).count == \
+        model(str(path), head="masked-lm", L=24).count == BERT_BASE + ENC - POOL + (768 * 768 + 768) + 2 * 768 + 30522
+
+
+def test_model_from_a_missing_config_is_one_line(tmp_path):
+    with pytest.raises(SymparamsError, match="no such file"):
+        model(str(tmp_path / "nothing" / "config.json"))
+    with pytest.raises(SymparamsError, match="takes a name, a config.json path or a dict"):
+        model(42)
+    with pytest.raises(SymparamsError, match="unknown model 'bert-bsae'"):
+        model("bert-bsae")
+
+
+def test_unknown_model_and_head():
+    with pytest.raises(SymparamsError, match="unknown model 'gpt-9'"):
+        model("gpt-9")
+    with pytest.raises(SymparamsError, match="unknown head 'causal-lm' for bert"):
+        model("bert-base", head="causal-lm")
+
+
+def test_none_leaves_a_presets_value_free():
+    m = model("bert-base", H=None, A=20)
+    assert [s.name for s in m.free] == ["H"]
+    assert m.subs(H=1280).count == model("bert-base", H=1280, A=20).count
