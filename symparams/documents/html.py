@@ -124,7 +124,7 @@ def fraction_js(expr: sp.Expr) -> str:
 
 # -- the page --------------------------------------------------------------------------------
 
-def _contribution(item) -> sp.Expr:
+def contribution_formula(item) -> sp.Expr:
     """What ``item`` adds to the model, in the symbols (all its copies): the page recomputes it live."""
     if item.tied_to:
         return sp.Integer(0)
@@ -158,7 +158,7 @@ def _item(i, d, lang: str, formulas: list) -> dict:
     """An item of the derivation as the page shows it; its live formula goes to ``formulas``."""
     title, about = title_of(i.keys, i.names, d.family, catalog(lang))
     ident = f"i{len(formulas)}"
-    formulas.append((ident, _contribution(i)))
+    formulas.append((ident, contribution_formula(i)))
     chain = [mathml_inner(i.expr, "none")]
     if i.collapsed:
         chain.append(mathml_inner(sp.expand(i.expr.doit())))
@@ -203,7 +203,7 @@ def render_html(m, lang: str = "en", title: str | None = None) -> str:
     proof = m.prove()
     equations = "".join(f'<mtr><mtd columnalign="right">{lhs[1]}</mtd><mtd columnalign="left"><mo>=</mo>{rhs[1]}'
                         f"</mtd></mtr>" for lhs, rhs in proof_equations(proof))
-    summary = [{"id": s["id"], "title": s["title"], "formula": _math(closed_form(_contribution(i))),
+    summary = [{"id": s["id"], "title": s["title"], "formula": _math(closed_form(contribution_formula(i))),
                 "count": s["count"], "share": s["share"]} for s, i in zip(sections, d.sections)]
     page = {
         "lang": "zh-CN" if lang == "zh" else "en",

@@ -18,7 +18,7 @@ from symparams.core.formatting import percent
 from symparams.documents.context import title_of
 from symparams.documents.derivation import derive
 from symparams.documents.environment import catalog
-from symparams.documents.html import _contribution
+from symparams.documents.html import contribution_formula
 from symparams.families.presets import all_presets
 from symparams.families.registry import all_families
 
@@ -220,8 +220,8 @@ def _every_preset_with_every_head():
 
 @pytest.mark.parametrize("name,head", _every_preset_with_every_head())
 def test_every_contribution_on_the_page_is_the_derivations(name, head):
-    """The formula the page evaluates for each item (``_contribution``), at the model's values, is the
+    """The formula the page evaluates for each item (``contribution_formula``), at the model's values, is the
     item's contribution in the derivation: the page recomputes every count it shows from these formulas."""
     m = model(name, head=head)
     for item in derive(m).items:
-        assert sp.expand(_contribution(item).xreplace(m.values)) == item.contribution, item.path
+        assert sp.expand(contribution_formula(item).xreplace(m.values)) == item.contribution, item.path
