@@ -5,10 +5,12 @@ both alike): one renders a single document (bert-base, Markdown, English),
 the other every preset × {md, tex} × {en, zh}, as ``python -m symparams.documents.regenerate``
 does.  Medians of wall-clock and CPU time are compared.
 
-    python benchmarks/bench_render.py [--rounds 7] [--check]
+    python benchmarks/bench_render.py [--rounds 7] [--check] [--base REV]
 
 ``--check`` exits 1 when all documents take more than 2× one document, or
-2 s or more (wall clock).
+2 s or more (wall clock).  ``--base REV`` also renders every document with
+revision REV of this repository (exported with ``git archive``), side by
+side, and prints how long this checkout takes against it.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import os
 import resource
 import statistics
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from revision import ROOT, export
 
 ONE = """
 from symparams import model
@@ -31,15 +34,18 @@ render(model("bert-base"), format="md", lang="en")
 """
 
 ALL = """
-from symparams.documents.regenerate import documents
+try:
+    from symparams.documents.regenerate import documents
+except ModuleNotFoundError:  # a revision before the package had layers
+    from symparams.docs import documents
 n = len(documents())
 print(n)
 """
 
 
-def timed(code: str) -> tuple[float, float, str]:
-    """(wall seconds, CPU seconds, stdout) of a fresh ``python -c code``."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def timed(code: str, root: Path = ROOT) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds, stdout) of a fresh ``python -c code`` importing symparams from ``root``."""
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
@@ -53,7 +59,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--base", help="also time every document at this revision, side by side")
     args = ap.parse_args()
+    if args.base:
+        with tempfile.TemporaryDirectory() as tmp:
+            export(args.base, Path(tmp))
+            against_base(Path(tmp), args.base, args.rounds)
     timed(ONE), timed(ALL)  # warm the file cache
     one, every = [], []
     count = ""
@@ -74,6 +85,18 @@ def main() -> int:
         print("FAIL: over the limit")
         return 1
     return 0
+
+
+def against_base(base: Path, rev: str, rounds: int) -> None:
+    """Every document rendered by the checkout and by revision ``rev`` (exported at ``base``), alternately."""
+    timed(ALL, base), timed(ALL)
+    before, after = [], []
+    for _ in range(rounds):
+        before.append(timed(ALL, base)[0])
+        after.append(timed(ALL)[0])
+    old, new = statistics.median(before), statistics.median(after)
+    print(f"all documents at {rev}: median wall {old:.3f} s; this checkout: {new:.3f} s; "
+          f"ratio {new / old:.2f}x; {rounds} rounds")
 
 
 if __name__ == "__main__":

@@ -27,11 +27,10 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from revision import ROOT, export
 
 
 def _run(argv: list[str]) -> dict:
@@ -114,12 +113,6 @@ def _snapshot_of(source: Path, pythonpath: bool) -> dict:
     return json.loads(done.stdout)
 
 
-def _export(rev: str, into: Path) -> None:
-    archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", help="the revision to compare the working tree with")
@@ -131,7 +124,7 @@ def main(argv=None) -> int:
     if not args.base:
         ap.error("give --base REV or --snapshot")
     with tempfile.TemporaryDirectory() as tmp:
-        _export(args.base, Path(tmp))
+        export(args.base, Path(tmp))
         before = _snapshot_of(Path(tmp), pythonpath=True)
     after = _snapshot_of(ROOT, pythonpath=False)
     differ = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
