@@ -162,11 +162,12 @@ def solve(m, target, symbol: str) -> Solution:
     else:
         best, below, above = _nearest_on_lattice(count, step, target, m.name, symbol)
         step_out = _norm(step)
-    return Solution(
-        model=m.name, symbol=symbol, target=target, value=best, count=count.at(best),
-        below=None if below is None else (below, count.at(below)),
-        above=None if above is None else (above, count.at(above)),
-        step=step_out, values={s.name: to_python(v) for s, v in values.items()})
+    def point(v):  # the count shown is the model's own, at that value
+        return None if v is None else (v, base.subs(**{symbol: v}).count)
+
+    return Solution(model=m.name, symbol=symbol, target=target, value=best, count=point(best)[1],
+                    below=point(below), above=point(above), step=step_out,
+                    values={s.name: to_python(v) for s, v in values.items()})
 
 
 def _norm(v) -> int | Fraction:

@@ -460,21 +460,20 @@ class _Builder:
                 dependence = latex(step.rhs)
         heads = tuple(sorted(p.witness))
         totals = tuple(sorted(set(p.witness.values())))
-        fixed = getattr(p, "fixed_ratio", None)
+        fixed = p.fixed_ratio
         if fixed is not None:
             fixed = {"symbol": sp.latex(fixed.symbol), "ratio": sp.latex(fixed.ratio),
                      "substitution": latex(fixed.substitution), "closed": latex(fixed.closed_form),
                      "derivative": latex(fixed.derivative), "invariant": bool(fixed.invariant),
                      "condition": (fixed.condition.latex, fixed.condition.en, fixed.condition.zh),
                      "value": "" if fixed.value is None else sp.latex(fixed.value)}
-        values = getattr(p, "counterexample_values", None) or {}
         return ProofView(
             invariant=bool(p.invariant), per_head=tuple(per_head), written=written, closed=closed,
             derivative=derivative, dependence=dependence,
             conditions=tuple((c.latex, c.en, c.zh) for c in p.conditions), heads=heads, totals=totals,
             counterexample=p.counterexample, has_heads=A in self.m.symbols,
-            counterexample_source=getattr(p, "counterexample_source", None) or "",
-            counterexample_values=tuple((sp.latex(k), sp.latex(v)) for k, v in values.items()),
+            counterexample_source=p.counterexample_source or "",
+            counterexample_values=tuple((sp.latex(k), sp.latex(v)) for k, v in p.counterexample_values.items()),
             fixed_ratio=fixed)
 
 
