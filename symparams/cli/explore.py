@@ -9,7 +9,7 @@ from typing import Sequence
 from ..analysis.solve import solve
 from ..analysis.sweep import Axis, Sweep
 from ..core.errors import SymparamsError
-from ..core.formatting import json_number, ratio, thousands
+from ..core.formatting import json_number, ratio, table_row, thousands
 from ..core.symbols import describe
 from .parser import parse_sets, print_json
 
@@ -95,16 +95,15 @@ def _header(s: Sweep) -> list[str]:
 
 
 def _write_table(s: Sweep, consume) -> None:
+    """The sweep as a console table, written chunk by chunk (column widths from the grid's ends and the bound)."""
     widths = [max(len(k), max(len(ratio(v)) for v in _sample(a))) for k, a in zip(s.keys, s.axes)]
     widths.append(max(len("parameters"), len(thousands(s.bound))))
+    align = "r" * len(widths)
     out = sys.stdout
-    out.write("  ".join(f"{h:>{w}}" for h, w in zip(_header(s), widths)) + "\n")
+    out.write(table_row(_header(s), widths, align) + "\n")
     for chunk in s.chunks():
         consume(chunk)
-        lines = []
-        for row in chunk.rows():
-            cells = [ratio(v) for v in row[:-1]] + [thousands(row[-1])]
-            lines.append("  ".join(f"{c:>{w}}" for c, w in zip(cells, widths)))
+        lines = [table_row([*map(ratio, row[:-1]), thousands(row[-1])], widths, align) for row in chunk.rows()]
         if lines:
             out.write("\n".join(lines) + "\n")
 

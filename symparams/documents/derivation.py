@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 
 import sympy as sp
@@ -217,6 +218,7 @@ class Derivation:
     summary: tuple[SummaryRow, ...]
     total: int
     trainable: int
+    trainable_share: Fraction
     closed_form: sp.Expr
     closed_formula: str
     closed_substituted: str
@@ -225,10 +227,6 @@ class Derivation:
     related: tuple = ()
     largest: Item | None = None
     outline: tuple[dict, ...] = field(default=())
-
-    @property
-    def trainable_share(self) -> sp.Rational:
-        return sp.Rational(self.trainable, self.total)
 
     @property
     def items(self):
@@ -574,7 +572,8 @@ def _derive(key: _ByValue) -> Derivation:
         preset=preset.name if preset else None,
         preset_title={"en": preset.en, "zh": preset.zh} if preset else None,
         changes=changes, head=m.head, symbols=_symbols(m), switches=_switches(m), sections=sections,
-        summary=b.summary(sections), total=m.count, trainable=m.trainable, closed_form=closed,
+        summary=b.summary(sections), total=m.count, trainable=m.trainable, trainable_share=m.trainable_share,
+        closed_form=closed,
         closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
         proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
         outline=_outline(sections, notes))
