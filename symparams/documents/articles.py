@@ -228,12 +228,18 @@ ARTICLES: tuple[Article, ...] = (BERT_PARAMETER_COUNT, BERT_ARCHITECTURE, TRANSF
 
 # -- checking -------------------------------------------------------------------------------
 
-def _contributions(m) -> dict[str, tuple[sp.Expr, sp.Expr]]:
-    """Relative path → (one copy's count, every copy's count), both symbolic."""
+def _contributions(m) -> dict[str, tuple[int, int]]:
+    """Relative path → (one copy's count, every copy's count), from the model's exact evaluation."""
     out = {}
-    for path, block, copies in m.tree.walk():
-        rel = path.split(".", 1)[1] if "." in path else ""
-        out[rel] = (block.count, copies * block.count)
+
+    def visit(block, rel: str, copies: int) -> None:
+        counts = m.counts_of(block)
+        copies *= counts.repeat
+        out[rel] = (counts.total, copies * counts.total)
+        for child in block.children:
+            visit(child, f"{rel}.{child.name}" if rel else child.name, copies)
+
+    visit(m.tree, "", 1)
     return out
 
 
@@ -252,7 +258,7 @@ def value_of(claim: Claim, m) -> int | sp.Rational:
                 total += m.trainable
             else:
                 one, every = parts[p]
-                total += int(m.evaluate(one if claim.scope == "copy" else every))
+                total += one if claim.scope == "copy" else every
         return total
 
     value = amount(claim.parts)
