@@ -60,9 +60,8 @@ from functools import lru_cache
 from typing import Any
 
 import sympy as sp
-from sympy import divisors
 
-from ..core.algebra import closed_form
+from ..core.algebra import closed_form, small_divisors
 from ..core.blocks import tree_fact
 from ..core.display import Displayable
 from ..core.formatting import json_number
@@ -207,8 +206,9 @@ def _per_head_steps(tree) -> list[Step]:
     return [Step("per_head", lhs=w, rhs=sp.expand(w.doit()), paths=tuple(p)) for w, p in forms.items()]
 
 
-def _admissible(values, constraints, a0=None) -> list[int]:
-    """Head counts that satisfy every constraint at ``values``.
+def _admissible(values, constraints, a0=None) -> list[int] | None:
+    """Head counts that satisfy every constraint at ``values``; None when H has too many divisors (or
+    too large a factor) to list them in a moment, and so no witness is given.
 
     The candidates are the divisors of H (every head count a family with
     ``A | H`` admits) and, for families whose heads have their own width
@@ -219,7 +219,8 @@ def _admissible(values, constraints, a0=None) -> list[int]:
         return []
     exprs = tuple(c.expr for c in constraints)
     given = tuple((s, values.get(s)) for s in _constraint_symbols(exprs))
-    return list(_admissible_cached(tuple(constraints), given, a0))
+    found = _admissible_cached(tuple(constraints), given, a0)
+    return None if found is None else list(found)
 
 
 @lru_cache(maxsize=256)
@@ -230,14 +231,18 @@ def _constraint_symbols(exprs) -> tuple:
 
 
 @lru_cache(maxsize=4096)
-def _admissible_cached(constraints: tuple, given: tuple, a0) -> tuple[int, ...]:
-    return tuple(_admissible_uncached({s: v for s, v in given if v is not None}, constraints, a0))
+def _admissible_cached(constraints: tuple, given: tuple, a0) -> tuple[int, ...] | None:
+    found = _admissible_uncached({s: v for s, v in given if v is not None}, constraints, a0)
+    return None if found is None else tuple(found)
 
 
-def _admissible_uncached(values, constraints, a0) -> list[int]:
+def _admissible_uncached(values, constraints, a0) -> list[int] | None:
+    divisors = small_divisors(int(values[H]))
+    if divisors is None:
+        return None
     out = []
     extra = {a0, 2 * a0} if a0 else set()
-    for a in sorted(set(divisors(int(values[H]))) | extra):
+    for a in sorted(set(divisors) | extra):
         trial = {**values, A: sp.Integer(a)}
         if all(not c.expr.free_symbols <= set(trial) or
                (lambda v: v.is_Integer and v > 0)(c.expr.xreplace(trial))
@@ -246,7 +251,7 @@ def _admissible_uncached(values, constraints, a0) -> list[int]:
     return out
 
 
-def _admissible_heads(m) -> list[int]:
+def _admissible_heads(m) -> list[int] | None:
     """Head counts that satisfy every constraint at the model's other values."""
     return _admissible(m.values, m.family.constraints, int(m.values[A]) if A in m.values else None)
 
@@ -296,7 +301,7 @@ def _candidates(m):
 
 def _counterexample(m, written):
     for values, a0, source in _candidates(m):
-        pair = _pair(_totals(written, values, _admissible(values, m.family.constraints, a0)), a0)
+        pair = _pair(_totals(written, values, _admissible(values, m.family.constraints, a0) or []), a0)
         if pair is not None:
             return pair, values, source
     return None, {}, None
@@ -352,8 +357,9 @@ def prove(m) -> "Proof":
     witness: dict[int, int] = {}
     counterexample, at, source = None, {}, None
     others = {s: v for s, v in m.values.items() if s != A}
-    if A in m.symbols and set(m.symbols) - {A} <= set(others):
-        witness = _totals(written, others, _admissible_heads(m))
+    heads = _admissible_heads(m) if A in m.symbols and set(m.symbols) - {A} <= set(others) else None
+    if heads is not None:
+        witness = _totals(written, others, heads)
         counterexample = _pair(witness, int(m.values[A]) if A in m.values else None)
         if counterexample is not None:
             at, source = others, "model"

@@ -31,11 +31,12 @@ from typing import Any
 
 import sympy as sp
 
+from ..core.algebra import small_divisors
 from ..core.errors import SymparamsError
 from ..core.formatting import json_number, ratio, table_row, thousands
 from ..core.symbols import SYMBOLS
 from ..core.values import parse_count, to_python
-from .variables import model_symbol, require_values, without
+from .variables import as_model, model_symbol, require_values, without
 
 
 @dataclass(frozen=True)
@@ -116,9 +117,17 @@ def _admissible(x, info, base_values, constraints):
             unit = 1 / Fraction(int(alpha.p), int(alpha.q))
             step = unit if step is None else _lcm(step, unit)
         elif beta.is_Integer and beta > 0:  # beta/x whole: x divides beta
-            divs = set(sp.divisors(int(beta)))
+            listed = small_divisors(int(beta))
+            if listed is None:
+                raise SymparamsError(f"{x} may be any divisor of {_short(beta)}, too many to search")
+            divs = set(listed)
             finite = divs if finite is None else finite & divs
     return step, finite, tuple(rest)
+
+
+def _short(n) -> str:
+    text = str(n)
+    return text if len(text) <= 30 else f"a {len(text)}-digit number"
 
 
 def _ok(rest, x, value) -> bool:
@@ -143,6 +152,7 @@ def solve(m, target, symbol: str) -> Solution:
     ...
     symparams.SymparamsError: the count of bert-base does not depend on A: every admissible A gives 109,482,240
     """
+    m = as_model(m)
     target = parse_count(target)
     x = model_symbol(m, symbol)
     base = without(m, {x})

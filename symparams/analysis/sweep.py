@@ -45,7 +45,7 @@ from ..core.formatting import ratio, thousands
 from ..core.symbols import SYMBOLS
 from ..core.values import parse_value, to_python
 from .integer_forms import RELATIONS, bound, condition_tree, int_fraction, integer_form
-from .variables import model_symbol, require_values, without
+from .variables import as_model, model_symbol, require_values, without
 
 INT64_MAX = 2**63 - 1
 #: grids larger than this need ``force=True`` (``--force``)
@@ -98,6 +98,8 @@ def parse_axis(key: str, spec) -> Axis:
     ...
     symparams.SymparamsError: H=1:2:0: the step must be positive
     """
+    if isinstance(spec, (bytes, bytearray)):
+        raise SymparamsError(f"{key}: give values as text (start:stop:step or a,b,c), a range or a list, not bytes")
     if isinstance(spec, range):
         if spec.step <= 0 or spec.start <= 0:
             raise SymparamsError(f"{key}: a range must start above 0 and step up")
@@ -297,8 +299,10 @@ class Sweep:
     """
 
     def __init__(self, m, grid: Mapping[str, Any], force: bool = False, chunk: int = CHUNK, numpy: bool = True):
-        self.model = m
-        self.chunk = max(1, int(chunk))
+        self.model = m = as_model(m)
+        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+            raise SymparamsError(f"chunk must be a whole number of points, 1 or more, not {chunk!r}")
+        self.chunk = chunk
         symbols = [model_symbol(m, key) for key in grid]
         self.axes = _axes(grid, force)
         self.keys = tuple(a.key for a in self.axes)

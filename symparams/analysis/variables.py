@@ -11,6 +11,17 @@ from ..core.model import Model
 from ..core.symbols import SYMBOLS
 
 
+def as_model(m) -> Model:
+    """``m`` itself, or the model a preset's or family's name stands for."""
+    if isinstance(m, Model):
+        return m
+    if isinstance(m, str):
+        from ..families.lookup import model
+
+        return model(m)
+    raise SymparamsError(f"a model or a model's name is needed, not {type(m).__name__}")
+
+
 def model_symbol(m, name: str) -> sp.Symbol:
     """The symbol ``name`` of model ``m`` (one-line errors for unknown or unused names)."""
     if name not in SYMBOLS:

@@ -26,4 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: no traceback, and no file half written (see cli.output)
+        print("symparams: interrupted", file=sys.stderr)
+        return 130
     return 0

@@ -10,6 +10,7 @@ import sympy as sp
 from ..core.errors import SymparamsError
 from ..core.formatting import percent, text_table, thousands, values_line
 from ..core.symbols import SYMBOLS
+from .output import write_text
 from .parser import parse_sets, print_json
 
 
@@ -103,12 +104,8 @@ def cmd_derive(args) -> None:
 def _write(text: str, output: str | None) -> None:
     if not output or output == "-":
         sys.stdout.write(text)
-        return
-    try:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise SymparamsError(f"cannot write {output}: {exc.strerror}") from None
+    else:
+        write_text(output, text)
 
 
 def cmd_solve(args) -> None:

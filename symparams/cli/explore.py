@@ -11,6 +11,7 @@ from ..analysis.sweep import Axis, Sweep
 from ..core.errors import SymparamsError
 from ..core.formatting import json_number, ratio, table_row, thousands
 from ..core.symbols import describe
+from .output import replacing
 from .parser import parse_sets, print_json
 
 #: ``--plot`` draws at most this many points
@@ -116,11 +117,7 @@ def _sample(axis: Axis) -> list:
 
 
 def _write_csv(s: Sweep, path: str, consume) -> None:
-    try:
-        fh = open(path, "w", encoding="utf-8", newline="")
-    except OSError as exc:
-        raise SymparamsError(f"cannot write {path}: {exc.strerror}") from None
-    with fh:
+    with replacing(path) as fh:
         fh.write(",".join(_header(s)) + "\n")
         for chunk in s.chunks():
             consume(chunk)
@@ -188,9 +185,7 @@ def _plotter(path: str):
         if len(series) > 1 or len(s.keys) > 1:
             ax.legend()
         fig.tight_layout()
-        try:
-            fig.savefig(path, format="svg", metadata={"Date": None})
-        except OSError as exc:
-            raise SymparamsError(f"cannot write {path}: {exc.strerror}") from None
+        with replacing(path, binary=True) as fh:
+            fig.savefig(fh, format="svg", metadata={"Date": None})
 
     return draw

@@ -18,9 +18,9 @@ def parse_sets(items: Sequence[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items or ():
         key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise SymparamsError(f"--set takes KEY=VALUE, not {item!r}")
+        key = key.strip(" ")
+        if not sep or not key.isidentifier():
+            raise SymparamsError(f"--set takes KEY=VALUE, KEY a symbol or a switch, not {item!r}")
         out[key] = value.strip()
     return out
 

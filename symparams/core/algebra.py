@@ -17,6 +17,7 @@ H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
@@ -97,3 +98,26 @@ def exact_counts(tree: Block, values: Mapping[sp.Symbol, sp.Expr], what: str = "
 
     visit(tree)
     return out
+
+
+#: head counts are found among the divisors of H; past this many, enumerating them is not worth its cost
+MAX_DIVISORS = 4096
+
+
+def small_divisors(n: int) -> list[int] | None:
+    """The divisors of ``n``, or None when finding them would be costly (a large factor that trial
+    division does not find, or more than :data:`MAX_DIVISORS` divisors).
+
+    >>> small_divisors(768)[:6], len(small_divisors(768))
+    ([1, 2, 3, 4, 6, 8], 18)
+    >>> small_divisors(1000000007 * 998244353 * 10**30 + 1) is None
+    True
+    """
+    factors = sp.factorint(n, limit=10**5, use_trial=True, use_rho=False, use_pm1=False, use_ecm=False)
+    rest = [p for p in factors if p > 10**5 and not sp.isprime(p)]  # a composite trial division left
+    if rest or math.prod(e + 1 for e in factors.values()) > MAX_DIVISORS:
+        return None
+    divisors = [1]
+    for p, e in factors.items():
+        divisors = [d * p**k for d in divisors for k in range(e + 1)]
+    return sorted(divisors)

@@ -18,6 +18,7 @@ H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
 
 from __future__ import annotations
 
+import numbers
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from typing import Any, Mapping
@@ -30,6 +31,7 @@ from .display import Displayable, presentation
 from .errors import SymparamsError
 from .family import Family
 from .formatting import json_number, percent, text_table, thousands
+from .symbols import SYMBOLS
 from .values import parse_value
 
 
@@ -117,9 +119,25 @@ class Model(Displayable):
                 raise SymparamsError(c.message.format(value=value, **names))
 
     # -- counts -------------------------------------------------------------
-    def evaluate(self, expr: sp.Expr) -> sp.Expr:
-        """``expr`` with this model's values substituted (exact)."""
-        return sp.expand(sp.sympify(expr).xreplace(self.values))
+    def evaluate(self, expr) -> sp.Expr:
+        """``expr`` (a SymPy expression, a number, or a symbol's name) with this model's values substituted.
+
+        Text other than a symbol's name is refused, never parsed: parsing text
+        with SymPy runs it as Python.
+
+        >>> from symparams import model
+        >>> model("bert-base").evaluate("H"), model("bert-base").evaluate(model("bert").tree.total) > 0
+        (768, True)
+        """
+        if isinstance(expr, str):
+            if expr not in SYMBOLS:
+                raise SymparamsError(f"evaluate() takes a SymPy expression or a symbol's name, not {expr[:40]!r}")
+            expr = SYMBOLS[expr].symbol
+        elif isinstance(expr, numbers.Rational) and not isinstance(expr, bool):
+            expr = sp.Rational(int(expr.numerator), int(expr.denominator))
+        elif not isinstance(expr, sp.Basic):
+            raise SymparamsError(f"evaluate() takes a SymPy expression or a symbol's name, not {type(expr).__name__}")
+        return sp.expand(expr.xreplace(self.values))
 
     def _number(self, expr: sp.Expr):
         value = self.evaluate(expr)
@@ -190,6 +208,8 @@ class Model(Displayable):
 
     def block(self, path: str) -> Block:
         """The block at dotted ``path`` (e.g. ``"encoder.layer.attention"``)."""
+        if not isinstance(path, str):
+            raise SymparamsError(f"a component's path is text such as 'encoder.layer', not {type(path).__name__}")
         try:
             return self.tree.find(path)
         except KeyError:
@@ -226,6 +246,8 @@ class Model(Displayable):
         ``count`` is what the block contributes to the model (all its copies);
         ``share`` its exact fraction of the total (``None`` while symbolic).
         """
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise SymparamsError(f"depth must be a whole number of levels, 1 or more, not {depth!r}")
         total = None if self.free else self.count
         for path, block, copies in self.tree.walk():
             level = path.count(".")

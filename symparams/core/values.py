@@ -1,11 +1,15 @@
 """User-given values, parsed exactly and never with ``sympify`` (which evaluates text).
 
 Sizes are parsed with ``int``, ratios with ``fractions.Fraction``, parameter
-counts (a ``solve`` target) with ``Fraction`` too.
+counts (a ``solve`` target) with ``Fraction`` too.  Text is checked against a
+pattern before it is converted, and no number may have more than
+:data:`MAX_DIGITS` digits, so no input costs more than a moment.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 from fractions import Fraction
 from typing import Any
@@ -14,6 +18,62 @@ import sympy as sp
 
 from .errors import SymparamsError
 from .symbols import SYMBOLS
+
+#: the most digits a number may have (Python's own limit for turning text into an int)
+MAX_DIGITS = 4300
+_LIMIT = 10**MAX_DIGITS
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?", re.ASCII)
+_FRACTION = re.compile(r"[+-]?\d+/\d+", re.ASCII)
+_WHOLE = re.compile(r"\+?\d+", re.ASCII)
+
+
+class NotANumber(SymparamsError):
+    """Text or an object that is not an exact number at all (callers word their own message)."""
+
+
+def exact_number(raw: Any, what: str) -> Fraction:
+    """``raw`` (an integer, a ratio, or text such as ``768``, ``43/16``, ``2.6875``, ``1e9``) as a Fraction.
+
+    ``what`` names the value in the error (``"H"``, ``"the target"``).
+
+    >>> exact_number("11008/4096", "r"), exact_number("1e9", "the target")
+    (Fraction(43, 16), Fraction(1000000000, 1))
+    >>> exact_number("1e100000000", "r")
+    Traceback (most recent call last):
+    ...
+    symparams.SymparamsError: r: '1e100000000' has more than 4300 digits
+    """
+    if isinstance(raw, bool) or isinstance(raw, float):
+        raise NotANumber(f"{what} must be an exact number (a whole number or a ratio), not {raw!r}")
+    if isinstance(raw, numbers.Rational):
+        value = Fraction(int(raw.numerator), int(raw.denominator))
+    elif isinstance(raw, str):
+        value = _from_text(raw.strip(), what)
+    else:
+        raise NotANumber(f"{what} must be a number, not {type(raw).__name__} {_short(raw)}")
+    if abs(value.numerator) >= _LIMIT or value.denominator >= _LIMIT:
+        raise SymparamsError(f"{what}: {_short(raw)} has more than {MAX_DIGITS} digits")
+    return value
+
+
+def _from_text(text: str, what: str) -> Fraction:
+    shown = _short(text)
+    if len(text) > MAX_DIGITS:
+        raise SymparamsError(f"{what}: {shown} has more than {MAX_DIGITS} digits")
+    decimal = _DECIMAL.fullmatch(text)
+    if decimal and decimal.group("exp") and abs(int(decimal.group("exp"))) > MAX_DIGITS:
+        raise SymparamsError(f"{what}: {shown} has more than {MAX_DIGITS} digits")
+    if not (decimal or _FRACTION.fullmatch(text)):
+        raise NotANumber(f"{what} must be a number such as 768, 43/16 or 2.6875, not {shown}")
+    try:
+        return Fraction(text)
+    except ZeroDivisionError:
+        raise NotANumber(f"{what} must be a number, not {shown} (a zero denominator)") from None
+
+
+def _short(raw: Any) -> str:
+    text = str(raw)
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def parse_value(name: str, raw: Any) -> sp.Expr:
@@ -38,25 +98,22 @@ def parse_value(name: str, raw: Any) -> sp.Expr:
         raise SymparamsError(f"{name} must be a number, not {raw!r}")
     if info.rational:
         try:
-            if isinstance(raw, float):
-                raise ValueError
-            value = Fraction(raw.strip() if isinstance(raw, str) else raw)
-        except (ValueError, ZeroDivisionError, TypeError):
-            raise SymparamsError(f"{name} must be a positive rational such as 4 or 11008/4096, not {str(raw)!r}") from None
+            value = exact_number(raw, name)
+        except NotANumber:
+            raise SymparamsError(f"{name} must be a positive rational such as 4 or 11008/4096, not {_short(raw)}") \
+                from None
         if value <= 0:
-            raise SymparamsError(f"{name} must be positive, not {str(raw)!r}")
+            raise SymparamsError(f"{name} must be positive, not {_short(raw)}")
         return sp.Rational(value.numerator, value.denominator)
-    if isinstance(raw, int):
-        value = raw
-    elif isinstance(raw, (sp.Integer,)):
-        value = int(raw)
-    elif isinstance(raw, str) and re.fullmatch(r"\+?[0-9]+", raw.strip(), flags=re.ASCII):
-        value = int(raw.strip())
-    else:
-        raise SymparamsError(f"{name} must be a positive whole number, not {str(raw)!r}")
-    if value <= 0:
-        raise SymparamsError(f"{name} must be a positive whole number, not {str(raw)!r}")
-    return sp.Integer(value)
+    try:
+        if isinstance(raw, str) and not _WHOLE.fullmatch(raw.strip()):
+            raise NotANumber(raw)
+        value = exact_number(raw, name)
+    except NotANumber:
+        raise SymparamsError(f"{name} must be a positive whole number, not {_short(raw)}") from None
+    if value.denominator != 1 or value <= 0:
+        raise SymparamsError(f"{name} must be a positive whole number, not {_short(raw)}")
+    return sp.Integer(value.numerator)
 
 
 def parse_count(text) -> int:
@@ -69,24 +126,18 @@ def parse_count(text) -> int:
     ...
     symparams.SymparamsError: the target must be a positive whole number of parameters, not '0'
     """
-    if isinstance(text, bool):
-        raise SymparamsError(f"the target must be a whole number, not {text!r}")
-    if isinstance(text, int):
-        value = text
-    else:
-        cleaned = str(text).strip().replace("_", "").replace(",", "")
-        try:
-            if not cleaned or not all(c in "0123456789eE+-." for c in cleaned):
-                raise ValueError
-            q = Fraction(cleaned)
-        except (ValueError, ZeroDivisionError):
-            raise SymparamsError(f"the target must be a whole number of parameters, not {str(text)!r}") from None
-        if q.denominator != 1:
-            raise SymparamsError(f"the target must be a whole number of parameters, not {str(text)!r}")
-        value = q.numerator
+    raw = str(text).strip().replace("_", "").replace(",", "") if isinstance(text, str) else text
+    if isinstance(raw, float) and math.isfinite(raw) and raw.is_integer():
+        raw = int(raw)  # 1e9 from Python is exact: a whole float converts without rounding
+    try:
+        value = exact_number(raw, "the target")
+    except NotANumber:
+        raise SymparamsError(f"the target must be a whole number of parameters, not {_short(text)}") from None
+    if value.denominator != 1:
+        raise SymparamsError(f"the target must be a whole number of parameters, not {_short(text)}")
     if value <= 0:
-        raise SymparamsError(f"the target must be a positive whole number of parameters, not {str(text)!r}")
-    return value
+        raise SymparamsError(f"the target must be a positive whole number of parameters, not {_short(text)}")
+    return value.numerator
 
 
 def to_python(v: sp.Expr) -> int | Fraction:

@@ -112,5 +112,6 @@ class _Sandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
 
 def sandbox_environment(fmt: str) -> jinja2.sandbox.SandboxedEnvironment:
     env = _Sandbox(undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, keep_trailing_newline=True)
+    del env.globals["lipsum"]  # lipsum(10**9) would write gigabytes of filler
     _common_filters(env, fmt)
     return env

@@ -18,7 +18,11 @@ import html
 import re
 from typing import Any
 
-_TEX_ESCAPES = {
+#: control characters (but tab, newline and return, which escapes turn into spaces): no format can show them,
+#: and XeLaTeX stops on them, so every escape drops them
+_CONTROL = {chr(c): "" for c in (*range(32), 127) if chr(c) not in "\t\n\r"}
+
+_TEX_ESCAPES = {**_CONTROL,
     "\\": r"\textbackslash{}",
     "{": r"\{",
     "}": r"\}",
@@ -76,7 +80,7 @@ def code_md(text: Any) -> str:
 
 
 _MD_SPECIAL = set("\\`*_{}[]<>#+!|$~^&")
-_MD_TABLE = str.maketrans({c: "\\" + c for c in _MD_SPECIAL})
+_MD_TABLE = str.maketrans({**_CONTROL, **{c: "\\" + c for c in _MD_SPECIAL}})
 _MD_LEADING = re.compile(r"^(\s*)([-+=>]|\d+[.)])")
 
 
@@ -95,6 +99,9 @@ def escape_md(text: Any, line_start: bool = True) -> str:
     return out
 
 
+_CONTROL_TABLE = str.maketrans(_CONTROL)
+
+
 def escape_html(text: Any, quote: bool = True) -> str:
     """``text`` as literal HTML (with ``quote``, quotes too, so it may stand in an attribute)."""
-    return html.escape(str(text), quote=quote)
+    return html.escape(str(text).translate(_CONTROL_TABLE), quote=quote)

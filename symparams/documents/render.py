@@ -22,12 +22,16 @@ True
 
 from __future__ import annotations
 
-from pathlib import Path
+import contextlib
+import io
+import signal
+import threading
 
 import jinja2
 import jinja2.sandbox
 
 from ..core.errors import SymparamsError
+from ..core.files import read_text
 from .context import context
 from .environment import FORMATS, LANGS, TEMPLATES, latex_environment, markdown_environment, sandbox_environment
 from .html import render_html
@@ -35,13 +39,12 @@ from .html import render_html
 
 def _user_template(path: str, fmt: str, ctx: dict) -> str:
     try:
-        source = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise SymparamsError(f"cannot read template {path}: {reason}") from None
+        source = read_text(path, "template")
+    except SymparamsError as exc:
+        raise SymparamsError(f"cannot read template {exc}") from None
     env = sandbox_environment(fmt)
     try:
-        return env.from_string(source).render(**ctx)
+        return _bounded(env.from_string(source), ctx)
     except jinja2.TemplateSyntaxError as exc:
         raise SymparamsError(f"template {path}, line {exc.lineno}: {exc.message}") from None
     except jinja2.sandbox.SecurityError as exc:
@@ -52,6 +55,40 @@ def _user_template(path: str, fmt: str, ctx: dict) -> str:
         raise SymparamsError(f"template {path}: {exc}") from None
     except Exception as exc:  # a user's template may fail in any way; one line, no traceback
         raise SymparamsError(f"template {path}: {type(exc).__name__}: {exc}") from None
+
+
+#: a user's template may run this long and write this much, no more
+RENDER_SECONDS = 10
+RENDER_BYTES = 16 << 20
+
+
+def _bounded(template: jinja2.Template, ctx: dict) -> str:
+    """The template rendered, stopped past :data:`RENDER_SECONDS` or :data:`RENDER_BYTES`."""
+    out = io.StringIO()
+    with _time_limit(RENDER_SECONDS):
+        for chunk in template.generate(**ctx):
+            if out.write(chunk) and out.tell() > RENDER_BYTES:
+                raise jinja2.sandbox.SecurityError(f"the output is over {RENDER_BYTES >> 20} MiB")
+    return out.getvalue()
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raise a SecurityError in the block after ``seconds`` (where a timer signal can: the main thread)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise jinja2.sandbox.SecurityError(f"it ran for more than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def render(m, format: str = "md", lang: str = "en", title: str | None = None, template: str | None = None) -> str:

@@ -27,6 +27,7 @@ from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
 from ..core.family import Family
+from ..core.files import read_text
 from .registry import all_families, for_config_type
 
 REQUIRED = object()
@@ -112,20 +113,16 @@ class ConfigReader:
 
 
 def read(path: str) -> dict[str, Any]:
-    """The JSON object in ``path`` (one-line errors for a missing or malformed file)."""
+    """The JSON object in ``path`` (one-line errors for a missing, oversized or malformed file)."""
+    text = read_text(path, "config.json")
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        raise SymparamsError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise SymparamsError(f"{path}: is a directory, not a config.json") from None
-    except OSError as exc:
-        raise SymparamsError(f"{path}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise SymparamsError(f"{path}: not UTF-8 text") from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SymparamsError(f"{path}: malformed JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise SymparamsError(f"{path}: nested too deeply to be a config.json") from None
+    except ValueError as exc:  # an integer too long to convert
+        raise SymparamsError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
         raise SymparamsError(f"{path}: a config.json must hold a JSON object, not {type(data).__name__}")
     return data

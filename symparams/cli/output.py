@@ -1,0 +1,82 @@
+"""Files the command line writes: complete or not at all.
+
+A file is written next to its target under a temporary name and renamed over
+the target only once it is complete, so an error, a full disk or Ctrl-C
+midway never leaves a partial file or destroys the old one, and two writers
+never interleave.  A character device (``/dev/null``, ``/dev/stdout``) is
+written directly; a FIFO (which could wait forever for a reader), a folder or
+anything else in the target's place is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from typing import IO, Iterator
+
+from ..core.errors import SymparamsError
+
+
+@contextlib.contextmanager
+def replacing(path: str, binary: bool = False) -> Iterator[IO]:
+    """A file to write that takes ``path``'s place when the ``with`` block ends without an error."""
+    mode = _mode_for(path)
+    if mode is None:
+        with _device(path, binary) as fh:
+            yield fh
+        return
+    try:
+        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".symparams-",
+                                         suffix=".part")
+    except OSError as exc:
+        raise SymparamsError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as fh:
+            yield fh
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as exc:
+        _remove(temporary)
+        raise SymparamsError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(temporary)
+        raise
+
+
+def write_text(path: str, text: str) -> None:
+    with replacing(path) as fh:
+        fh.write(text)
+
+
+@contextlib.contextmanager
+def _device(path: str, binary: bool) -> Iterator[IO]:
+    try:
+        with open(path, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as fh:
+            yield fh
+    except OSError as exc:
+        raise SymparamsError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _mode_for(path: str) -> int | None:
+    """The permissions the file will have: the old file's, else what a new file gets (0666 less the umask);
+    None for a character device, written in place."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+    except OSError as exc:
+        raise SymparamsError(f"cannot write {path}: {exc.strerror}") from None
+    if stat.S_ISCHR(st.st_mode):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        raise SymparamsError(f"cannot write {path}: not a regular file")
+    return stat.S_IMODE(st.st_mode)
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
