@@ -72,7 +72,11 @@ def _from_text(text: str, what: str) -> Fraction:
 
 
 def _short(raw: Any) -> str:
-    text = str(raw)
+    """``raw`` for an error message, cut to 40 characters."""
+    try:
+        text = str(raw)
+    except ValueError:  # an int too long for Python to print
+        return "a number"
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 

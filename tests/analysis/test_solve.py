@@ -119,3 +119,17 @@ def test_heads_of_a_grouped_query_model_run_over_a_finite_set():
         assert s.above == (heads[i + 1] if i + 1 < len(heads) else None)
 
 
+
+
+def test_solve_takes_a_models_name_and_refuses_anything_else():
+    assert solve("bert-base", 200_000_000, "L").value == solve(model("bert-base"), 200_000_000, "L").value == 25
+    with pytest.raises(SymparamsError, match="a model or a model's name is needed, not int"):
+        solve(3, 1, "H")
+    with pytest.raises(SymparamsError, match="unknown model 'bert-huge'"):
+        solve("bert-huge", 1, "H")
+
+
+def test_a_target_python_writes_as_a_float_must_be_whole():
+    assert solve(model("bert-base"), 2e8, "L").target == 200_000_000
+    with pytest.raises(SymparamsError, match="the target must be a whole number of parameters"):
+        solve(model("bert-base"), 2.5, "L")

@@ -136,3 +136,14 @@ def test_a_piecewise_constraint_is_checked_per_point():
     assert [(r["H"], r["E"], r["parameters"]) for r in data["rows"]] == expected and data["dtype"] == "python"
     code, _, err = run("sweep", "electra-small", "--grid", "H=128,256", "--grid", "E=128")
     assert "left out 1 points where E != H does not hold" in err
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    (dict(chunk="x", H="768"), "chunk must be a whole number of points"),
+    (dict(chunk=0, H="768"), "chunk must be a whole number of points"),
+    (dict(H=b"12"), "not bytes"),
+    (dict(H="768:9" + "9" * 4400 + ":12"), "more than 4300 digits"),
+])
+def test_wrong_sweep_arguments_are_symparams_errors(kwargs, needle):
+    with pytest.raises(SymparamsError, match=needle):
+        sweep(model("bert-base"), **kwargs)

@@ -136,3 +136,25 @@ def test_bad_values_are_one_line_errors(key, value, message):
 def test_sinusoidal_positions_are_counted_but_frozen():
     m = model("transformer-base")
     assert m.count - m.trainable == 2 * 512 * 512
+
+
+def test_evaluate_takes_expressions_and_symbol_names_never_code(tmp_path):
+    m = model("bert-base")
+    assert m.evaluate("H") == 768 and m.evaluate(m.tree.total) == 109_482_240 and m.evaluate(3) == 3
+    marker = tmp_path / "ran"
+    with pytest.raises(SymparamsError, match="a SymPy expression or a symbol's name"):
+        m.evaluate(f"__import__('pathlib').Path({str(marker)!r}).touch()")
+    with pytest.raises(SymparamsError, match="a SymPy expression or a symbol's name"):
+        m.evaluate("H*2")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda m: m.block(None), "a component's path is text"),
+    (lambda m: list(m.rows(depth="x")), "depth must be a whole number"),
+    (lambda m: list(m.rows(depth=0)), "depth must be a whole number"),
+    (lambda m: m.evaluate(1.5), "not float"),
+])
+def test_wrong_arguments_are_symparams_errors(call, needle):
+    with pytest.raises(SymparamsError, match=needle):
+        call(model("bert-base"))

@@ -38,3 +38,31 @@ def test_parse_count_refuses_anything_but_a_positive_whole_number(text):
 def test_to_python_gives_int_or_fraction():
     assert to_python(sp.Integer(768)) == 768 and type(to_python(sp.Integer(768))) is int
     assert to_python(sp.Rational(43, 16)) == Fraction(43, 16)
+
+
+def test_integers_of_any_kind_are_sizes_but_never_text_python_would_evaluate():
+    import numpy as np
+
+    from symparams import model
+
+    assert model("bert-base", H=np.int64(1024), A=16, L=24).count == 335_141_888
+    assert model("bert-base", H=Fraction(768)).count == 109_482_240
+    assert parse_value("r", np.int64(4)) == 4
+    with pytest.raises(SymparamsError, match="H must be a positive whole number"):
+        parse_value("H", Fraction(15, 2))
+    with pytest.raises(SymparamsError, match="H must be a positive whole number"):
+        parse_value("H", b"768")
+
+
+@pytest.mark.parametrize("raw", ["9" * 4301, 10**4300, "1e4301", "1e-100000000", "1/" + "3" * 4400],
+                         ids=["text", "int", "exponent", "negative exponent", "denominator"])
+def test_no_number_has_more_than_4300_digits(raw):
+    with pytest.raises(SymparamsError, match="more than 4300 digits"):
+        parse_value("r", raw)
+
+
+def test_the_largest_number_allowed_still_counts_exactly():
+    from symparams import model
+
+    v = 10**4299
+    assert model("bert-base", V=v).count == 109_482_240 + (v - 30522) * 768

@@ -7,6 +7,7 @@ the program's output.
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 import sympy as sp
@@ -280,3 +281,13 @@ def test_html_is_the_live_page_of_the_html_module(monkeypatch):
     assert render(m, format="html", lang="zh", title="T") == render_html(m, lang="zh", title="T")
     monkeypatch.setattr(render_module, "render_html", lambda m, lang, title: f"<html>{m.name}|{lang}|{title}</html>")
     assert render(m, format="html", lang="zh", title="T") == "<html>bert-base|zh|T</html>"
+
+
+def test_a_user_template_that_runs_too_long_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.setattr(render_module, "RENDER_SECONDS", 0.5)
+    slow = tmp_path / "slow.j2"
+    slow.write_text("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    start = time.monotonic()
+    with pytest.raises(SymparamsError, match="not allowed in the sandbox: it ran for more than 0.5 s"):
+        render_module.render(model("bert-base"), template=str(slow))
+    assert time.monotonic() - start < 5
