@@ -15,13 +15,14 @@ A value of ``None`` leaves a symbol free (drops a preset's value):
 
 from __future__ import annotations
 
+import difflib
 import os
 from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
 from ..core.model import Model
 from . import config
-from .presets import all_presets
+from .presets import aliases
 from .presets import find as find_preset
 from .registry import all_families
 from .registry import family as get_family
@@ -31,25 +32,54 @@ from .registry import find as find_family
 def model(name: "str | os.PathLike | Mapping", *, head: str | None = None, **values_and_switches) -> Model:
     """A model from a preset or family name, with values and switches as keywords.
 
-    ``name`` may also be the path of a HuggingFace ``config.json`` (or of the
-    folder holding one), or such a config as a dict; keywords then override
-    its values (see :mod:`symparams.families.config`).
+    A preset may also be named in any case or by its checkpoint's hub id
+    (``bert-base-uncased``, ``meta-llama/Meta-Llama-3-8B``).  ``name`` may
+    also be the path of a HuggingFace ``config.json`` (or of the folder
+    holding one), or such a config as a dict; keywords then override its
+    values (see :mod:`symparams.families.config`).
+
+    >>> model("google-bert/bert-base-uncased").name, model("BERT-Base").count
+    ('bert-base', 109482240)
     """
-    preset = find_preset(name) if isinstance(name, str) else None
-    fam = None if preset is not None or not isinstance(name, str) else find_family(name)
-    if preset is None and fam is None and (not isinstance(name, str) or _is_config_path(name)):
+    if not isinstance(name, str):
         return _from_config_source(name, head, values_and_switches)
+    preset = find_preset(name)
+    fam = None if preset is not None else find_family(name)
+    if preset is None and fam is None:
+        if os.path.exists(name):
+            return _from_config_source(name, head, values_and_switches)
+        preset, fam = _by_another_name(name)
+        if preset is None and fam is None:
+            if name.endswith(".json"):
+                return _from_config_source(name, head, values_and_switches)  # says: no such file
+            raise SymparamsError(_unknown(name))
     if preset is not None:
         fam = get_family(preset.family)
-        values, switches = dict(preset.values), dict(preset.switches)
-    elif fam is not None:
-        values, switches = {}, {}
+        values, switches, name = dict(preset.values), dict(preset.switches), preset.name
     else:
-        known = ", ".join([*all_presets(), *all_families()])
-        raise SymparamsError(f"unknown model {name!r} (presets and families: {known})")
+        values, switches, name = {}, {}, fam.name
     optional = frozenset(values) - frozenset(values_and_switches)
     given_values, given_switches = fam.split(values_and_switches, name)
     return Model(fam, {**values, **given_values}, {**switches, **given_switches}, head, name, optional)
+
+
+def _by_another_name(name: str):
+    """(preset, family) that ``name`` stands for in another case or as a hub id; (None, None) if none."""
+    alias = aliases().get(name.lower())
+    if alias is not None:
+        return find_preset(alias), None
+    families = {f.lower(): fam for f, fam in all_families().items()}
+    return None, families.get(name.lower())
+
+
+def _unknown(name: str) -> str:
+    """The error for a name that is nothing: the three closest names, if any are close."""
+    names = aliases()
+    close = difflib.get_close_matches(name.lower(), [*names, *all_families()], n=6, cutoff=0.6)
+    suggestions = list(dict.fromkeys(names.get(c, c) for c in close))[:3]
+    hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+    path = ", nor a config.json or a folder holding one" if "/" in name or os.sep in name else ""
+    return f"unknown model {name!r}{path}{hint} (`symparams list` shows every preset and family)"
 
 
 def from_config(path: str, head: str | None = None, overrides: Mapping[str, str] | None = None) -> Model:
@@ -62,10 +92,6 @@ def _from_settings(s: config.Settings, source: str) -> Model:
         return Model(s.family, s.values, s.switches, s.head, s.name, optional=s.optional)
     except SymparamsError as exc:  # H not divisible by A, ...: name the file
         raise SymparamsError(f"{source}: {exc}") from None
-
-
-def _is_config_path(name: str) -> bool:
-    return name.endswith(".json") or os.sep in name or "/" in name or os.path.exists(name)
 
 
 def _from_config_source(source: Any, head, overrides) -> Model:

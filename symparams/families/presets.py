@@ -60,7 +60,49 @@ def find(name: str) -> Preset | None:
     return all_presets().get(name)
 
 
-def __getattr__(name: str):
-    if name == "PRESETS":  # built on first use: it imports every family module
-        return all_presets()
-    raise AttributeError(name)
+#: the checkpoints on the Hugging Face hub each preset counts (its base model), by hub id; the part after
+#: the slash names it too (``bert-base-uncased``)
+HUB_IDS = {
+    "google-bert/bert-base-uncased": "bert-base",
+    "google-bert/bert-large-uncased": "bert-large",
+    "google-bert/bert-base-chinese": "bert-base-chinese",
+    "FacebookAI/roberta-base": "roberta-base",
+    "FacebookAI/roberta-large": "roberta-large",
+    "distilbert/distilroberta-base": "distilroberta-base",
+    "distilbert/distilbert-base-uncased": "distilbert-base",
+    "google/electra-small-discriminator": "electra-small",
+    "google/electra-base-discriminator": "electra-base",
+    "google/electra-large-discriminator": "electra-large",
+    "albert/albert-base-v2": "albert-base-v2",
+    "albert/albert-large-v2": "albert-large-v2",
+    "albert/albert-xxlarge-v2": "albert-xxlarge-v2",
+    "openai-community/gpt2": "gpt2",
+    "openai-community/gpt2-medium": "gpt2-medium",
+    "openai-community/gpt2-large": "gpt2-large",
+    "openai-community/gpt2-xl": "gpt2-xl",
+    "distilbert/distilgpt2": "distilgpt2",
+    "meta-llama/Llama-2-7b-hf": "llama-2-7b",
+    "meta-llama/Llama-2-13b-hf": "llama-2-13b",
+    "meta-llama/Llama-2-70b-hf": "llama-2-70b",
+    "meta-llama/Meta-Llama-3-8B": "llama-3-8b",
+    "meta-llama/Meta-Llama-3-70B": "llama-3-70b",
+    "google-t5/t5-small": "t5-small",
+    "google-t5/t5-base": "t5-base",
+    "google-t5/t5-large": "t5-large",
+    "google/flan-t5-small": "flan-t5-small",
+    "google/flan-t5-base": "flan-t5-base",
+    "google/mt5-small": "mt5-small",
+    "facebook/bart-base": "bart-base",
+    "facebook/bart-large": "bart-large",
+    "sshleifer/distilbart-cnn-12-6": "distilbart-12-6",
+    "Helsinki-NLP/opus-mt-en-de": "opus-mt-en-de",
+}
+
+
+def aliases() -> dict[str, str]:
+    """Every other name of a preset, lower-cased: its own name in any case, hub ids with and without the owner."""
+    out = {name.lower(): name for name in all_presets()}
+    for hub_id, name in HUB_IDS.items():
+        out.setdefault(hub_id.lower(), name)
+        out.setdefault(hub_id.rsplit("/", 1)[-1].lower(), name)
+    return out

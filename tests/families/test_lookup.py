@@ -64,3 +64,39 @@ def test_none_leaves_a_presets_value_free():
     m = model("bert-base", H=None, A=20)
     assert [s.name for s in m.free] == ["H"]
     assert m.subs(H=1280).count == model("bert-base", H=1280, A=20).count
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.mark.parametrize("hub_id", sorted(str(p.parent.relative_to(FIXTURES)) for p in FIXTURES.rglob("config.json")))
+def test_a_checkpoints_hub_id_names_the_preset_its_config_describes(hub_id):
+    """Each shipped config.json (written from the checkpoint's published values) and the preset its hub id
+    names are the same model, by the id with and without its owner."""
+    from_file = model(str(FIXTURES / hub_id))
+    for name in {hub_id, hub_id.rsplit("/", 1)[-1]}:
+        from_name = model(name)
+        assert from_name.count == from_file.count, name
+        assert from_name.family is from_file.family
+
+
+def test_names_in_any_case_and_with_their_owner():
+    assert model("BERT-Base").name == model("google-bert/bert-base-uncased").name == "bert-base"
+    # the published 8,030,261,248 less the untied LM head the base model leaves out
+    assert model("Meta-Llama/Meta-Llama-3-8B").count == model("llama-3-8b").count == 8_030_261_248 - 128_256 * 4096
+    assert model("LLAMA").family.name == "llama"
+
+
+@pytest.mark.parametrize("name,suggestions", [
+    ("bert-bsae", "did you mean bert-base, bart-base, roberta-base?"),
+    ("gpt-9", "did you mean gpt2-xl, gpt2?"),
+    ("lama-2-7b", "did you mean llama-2-7b"),
+])
+def test_an_unknown_name_suggests_the_closest_three(name, suggestions):
+    with pytest.raises(SymparamsError, match=f"unknown model '{name}'; {suggestions}".replace("?", r"\?")):
+        model(name)
+
+
+def test_an_unknown_path_says_it_is_not_a_config_either():
+    with pytest.raises(SymparamsError, match="unknown model 'someone/nothing', nor a config.json or a folder"):
+        model("someone/nothing")
