@@ -25,6 +25,10 @@ _LAZY = {"solve": "symparams.analysis.solve", "sweep": "symparams.analysis.sweep
 
 
 def __getattr__(name: str):
+    if name == "__version__":
+        from importlib.metadata import version  # looked up when asked: plain counting never needs it
+
+        return version("symparams")
     if name in _LAZY:
         import importlib
 

@@ -63,7 +63,7 @@ import sympy as sp
 
 from ..core.algebra import closed_form, small_divisors
 from ..core.blocks import tree_fact
-from ..core.display import Displayable
+from ..core.display import Displayable, presentation
 from ..core.formatting import json_number
 from ..core.symbols import A, G, H
 from ..core.values import parse_value
@@ -169,6 +169,10 @@ class Proof(Displayable):
     counterexample_values: dict[sp.Symbol, sp.Expr] = field(default_factory=dict)
     #: where they come from: "model", "preset NAME" or "canonical" (small sizes picked by the prover)
     counterexample_source: str | None = None
+
+    def __str__(self) -> str:
+        """The proof in words, as ``symparams prove`` prints it."""
+        return presentation().text(self)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -31,9 +31,23 @@ def print_json(data) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, looked up only when asked."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import symparams
+
+        print(f"symparams {symparams.__version__}")
+        parser.exit()
+
+
 def build_parser(handlers: dict[str, Callable]) -> argparse.ArgumentParser:
     """The parser; ``handlers`` maps each subcommand to the function that runs it."""
     parser = _Parser(prog="symparams", description="Exact, symbolic parameter counts for Transformer models.")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     def model_command(name, help_, json_=True):

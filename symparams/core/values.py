@@ -120,21 +120,28 @@ def parse_value(name: str, raw: Any) -> sp.Expr:
     return sp.Integer(value.numerator)
 
 
-def parse_count(text) -> int:
-    """A parameter count: ``1000000000``, ``1_000_000_000``, ``1,000,000,000`` or ``1e9``.
+#: the suffixes people write counts with: 110M, 6.74B, 1T (decimal units, as model cards use them)
+SUFFIXES = {"K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 
-    >>> parse_count("1e9"), parse_count("1,000,000")
-    (1000000000, 1000000)
+
+def parse_count(text) -> int:
+    """A parameter count: ``1000000000``, ``1_000_000_000``, ``1,000,000,000``, ``1e9``, ``110M`` or ``6.74B``.
+
+    >>> parse_count("1e9"), parse_count("1,000,000"), parse_count("6.74B"), parse_count("110m")
+    (1000000000, 1000000, 6740000000, 110000000)
     >>> parse_count("0")
     Traceback (most recent call last):
     ...
     symparams.SymparamsError: the target must be a positive whole number of parameters, not '0'
     """
     raw = str(text).strip().replace("_", "").replace(",", "") if isinstance(text, str) else text
+    unit = 1
+    if isinstance(raw, str) and raw[-1:].upper() in SUFFIXES:
+        raw, unit = raw[:-1], SUFFIXES[raw[-1].upper()]
     if isinstance(raw, float) and math.isfinite(raw) and raw.is_integer():
         raw = int(raw)  # 1e9 from Python is exact: a whole float converts without rounding
     try:
-        value = exact_number(raw, "the target")
+        value = exact_number(raw, "the target") * unit
     except NotANumber:
         raise SymparamsError(f"the target must be a whole number of parameters, not {_short(text)}") from None
     if value.denominator != 1:

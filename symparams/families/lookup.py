@@ -83,7 +83,9 @@ def _unknown(name: str) -> str:
 
 
 def from_config(path: str, head: str | None = None, overrides: Mapping[str, str] | None = None) -> Model:
-    """The model of the ``config.json`` at ``path``."""
+    """The model of the ``config.json`` at ``path`` (or in the folder ``path``)."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "config.json")
     return _from_settings(config.settings(config.read(path), head, overrides, source=path), path)
 
 
@@ -100,7 +102,4 @@ def _from_config_source(source: Any, head, overrides) -> Model:
         return _from_settings(config.settings(source, head, overrides, source="config"), "config")
     if not isinstance(source, (str, os.PathLike)):
         raise SymparamsError(f"model() takes a name, a config.json path or a dict, not {type(source).__name__}")
-    path = os.fspath(source)
-    if os.path.isdir(path):
-        path = os.path.join(path, "config.json")
-    return from_config(path, head, overrides)
+    return from_config(os.fspath(source), head, overrides)

@@ -122,3 +122,20 @@ def test_bad_input_is_one_line_and_exit_status_2(args, needle):
     assert code == 2
     assert needle in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_version_is_the_installed_one():
+    from importlib.metadata import version
+
+    import symparams
+
+    code, out, err = run("--version")
+    assert code == 0 and err == "" and out == f"symparams {version('symparams')}\n"
+    assert symparams.__version__ == version("symparams")
+
+
+def test_str_of_a_proof_is_what_prove_prints():
+    from symparams import model
+
+    code, out, _ = run("prove", "llama-2-70b")
+    assert code == 0 and str(model("llama-2-70b").prove()) + "\n" == out

@@ -98,7 +98,7 @@ def test_cli_bad_config_is_one_line_exit_2_and_names_the_key(bad, name, text, ne
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["count", "--config", FIXTURES], "is a directory, not a config.json"),
+    (["count", "--config", FIXTURES], "fixtures/config.json: no such file"),
     (["count", "--config", FIXTURES / "no-such-model" / "config.json"], "no such file"),
     (["count", "bert-base", "--config", BERT_BASE], "not both"),
     (["count", "--config", BART_BASE, "--head", "masked-lm"], "unknown head 'masked-lm' for bart"),
@@ -107,10 +107,16 @@ def test_cli_bad_config_is_one_line_exit_2_and_names_the_key(bad, name, text, ne
     (["count", "--config", BERT_BASE, "--set", "pooler=maybe"], "switch pooler takes true or false"),
     (["count", "--config", BERT_BASE, "--set", "S=2", "--set", "E=3"], "symbol E is not used"),
     (["prove", "--config", FIXTURES / "no-such-model" / "config.json", "--json"], "no such file"),
-    (["formula", "--config", FIXTURES], "is a directory"),
+    (["formula", "--config", FIXTURES], "fixtures/config.json: no such file"),
 ])
 def test_cli_bad_paths_and_arguments_are_one_line_exit_2(args, needle):
     code, out, err = run(*args)
     assert code == 2 and out == ""
     assert needle in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_config_takes_the_folder_holding_config_json():
+    code, out, err = run("count", "--config", BERT_BASE.parent, "--json")
+    assert code == 0 and err == ""
+    assert json.loads(out)["total"] == 109_482_240 and json.loads(out)["model"] == "bert-base-uncased"

@@ -66,3 +66,15 @@ def test_the_largest_number_allowed_still_counts_exactly():
 
     v = 10**4299
     assert model("bert-base", V=v).count == 109_482_240 + (v - 30522) * 768
+
+
+@pytest.mark.parametrize("text,count", [("110M", 110_000_000), ("6.74B", 6_740_000_000), ("1.3e9", 1_300_000_000),
+                                        ("340m", 340_000_000), ("2K", 2_000), ("1T", 10**12), ("7G", 7 * 10**9)])
+def test_a_target_takes_the_suffixes_model_cards_use(text, count):
+    assert parse_count(text) == count
+
+
+@pytest.mark.parametrize("text", ["1.5K5", "M", "1.23456K", "-3M", "12KB"])
+def test_a_target_must_still_be_a_positive_whole_number(text):
+    with pytest.raises(SymparamsError, match="the target must be a"):
+        parse_count(text)
