@@ -10,13 +10,13 @@ from typing import Sequence
 
 from ..core.errors import SymparamsError
 from .commands import HANDLERS
-from .parser import build_parser
+from .parser import build_parser, joined_values
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(HANDLERS)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(joined_values(sys.argv[1:] if argv is None else argv))
         if not getattr(args, "func", None):
             parser.print_help()
             return 2

@@ -54,11 +54,11 @@ def cmd_list(args) -> None:
 def cmd_count(args) -> None:
     m = load(args)
     if args.json:
-        print_json(m.to_dict())
+        print_json(m.to_dict(depth=args.depth))
         return
     total = m.count  # raises (one line) when a value is missing
     rows = []
-    for level, path, block, value, share in m.rows(depth=2):
+    for level, path, block, value, share in m.rows(depth=2 if args.depth is None else args.depth):
         label = "  " * (level - 1) + block.name + (f" × {m.evaluate(block.repeat)}" if block.repeat != 1 else "")
         if block.tied_to:
             label += f" (tied to {block.tied_to})"

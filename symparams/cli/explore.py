@@ -97,7 +97,7 @@ def _header(s: Sweep) -> list[str]:
 
 def _write_table(s: Sweep, consume) -> None:
     """The sweep as a console table, written chunk by chunk (column widths from the grid's ends and the bound)."""
-    widths = [max(len(k), max(len(ratio(v)) for v in _sample(a))) for k, a in zip(s.keys, s.axes)]
+    widths = [max(len(k), _value_width(a)) for k, a in zip(s.keys, s.axes)]
     widths.append(max(len("parameters"), len(thousands(s.bound))))
     align = "r" * len(widths)
     out = sys.stdout
@@ -109,11 +109,11 @@ def _write_table(s: Sweep, consume) -> None:
             out.write("\n".join(lines) + "\n")
 
 
-def _sample(axis: Axis) -> list:
-    """The values that decide a column's width (the ends of a range, or the list)."""
-    if axis.items is not None:
-        return axis.values()
-    return [axis.value(0), axis.value(axis.count - 1)]
+def _value_width(axis: Axis) -> int:
+    """The widest value of an axis as text: a whole number's digits, or a ratio's ``n/d`` at its widest."""
+    if axis.den == 1:
+        return len(str(axis.max))
+    return len(str(axis.max)) + 1 + len(str(axis.den))  # a reduced fraction is never wider
 
 
 def _write_csv(s: Sweep, path: str, consume) -> None:

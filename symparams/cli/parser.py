@@ -6,6 +6,7 @@ import argparse
 from typing import Callable, Sequence
 
 from ..core.errors import SymparamsError
+from ..core.symbols import SYMBOLS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,30 +47,68 @@ class _Version(argparse.Action):
 
 def build_parser(handlers: dict[str, Callable]) -> argparse.ArgumentParser:
     """The parser; ``handlers`` maps each subcommand to the function that runs it."""
-    parser = _Parser(prog="symparams", description="Exact, symbolic parameter counts for Transformer models.")
+    parser = _Parser(prog="symparams", description="Exact, symbolic parameter counts for Transformer models.",
+                     epilog="Run `symparams COMMAND --help` for a command's options and an example.")
     parser.add_argument("--version", action=_Version)
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
-    def model_command(name, help_, json_=True):
-        p = sub.add_parser(name, help=help_)
-        p.add_argument("model", nargs="?", help="a preset (bert-base, ...) or a family (bert, transformer)")
-        p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                       help="a value (V P S H L A r C ...) or a switch (pooler, positions, tie, bias, layernorm)")
-        p.add_argument("--head", help="a task head, e.g. masked-lm")
-        p.add_argument("--config", metavar="PATH", help="read a HuggingFace config.json instead of naming a model")
-        if json_:
-            p.add_argument("--json", action="store_true", help="machine-readable output")
+    def command(name):
+        summary, description, example = COMMANDS[name]
+        p = sub.add_parser(name, help=summary, description=description, epilog=f"example:\n  {example}",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         p.set_defaults(func=handlers[name])
         return p
 
-    sub.add_parser("list", help="presets and families").set_defaults(func=handlers["list"])
-    model_command("count", "count parameters, with a breakdown")
-    model_command("formula", "the simplified closed form", json_=False).add_argument(
-        "--latex", action="store_true", help="print LaTeX")
-    model_command("prove", "prove whether the count depends on the head count A")
-    _document_options(model_command("derive", "render a derivation document", json_=False))
-    _explore_commands(model_command)
+    command("list")
+    for name in ("count", "formula", "prove", "derive", "solve", "sweep", "shell"):
+        _model_options(command(name), json_=name in ("count", "prove", "solve", "sweep"))
+    sub.choices["formula"].add_argument("--latex", action="store_true", help="print LaTeX")
+    sub.choices["count"].add_argument("--depth", type=_levels, metavar="N",
+                                      help="levels of components to show (default 2); with --json, a nested tree")
+    _document_options(sub.choices["derive"])
+    _solve_options(sub.choices["solve"])
+    _sweep_options(sub.choices["sweep"])
+    sub.choices["shell"].add_argument("--plain", action="store_true",
+                                      help="the standard Python console even if IPython is installed")
     return parser
+
+
+#: each command: its one-line summary, its description, an example
+COMMANDS = {
+    "list": ("presets and families", "The presets (named models with their values) and the families, with each "
+             "family's switches and task heads.", "symparams list"),
+    "count": ("count parameters, with a breakdown", "The exact number of parameters of a model, with each "
+              "component's count and share.", "symparams count bert-base --set L=24 --set H=1024 --set A=16"),
+    "formula": ("the simplified closed form", "The total as a formula in the model's symbols. A preset gives its "
+                "switches, not its values; values given with --set are substituted.",
+                "symparams formula bert --set r=4 --latex"),
+    "prove": ("prove whether the count depends on the head count A", "The proof that the count does (or does "
+              "not) depend on the number of attention heads A: the per-head forms, the simplified total, dN/dA, "
+              "the side conditions and a numeric witness.", "symparams prove llama-2-70b"),
+    "derive": ("render a derivation document", "The derivation of a model's count, step by step, as Markdown, "
+               "LaTeX or a live HTML page, in English or Chinese.",
+               "symparams derive bert-base --format tex --lang zh -o bert-base.zh.tex"),
+    "solve": ("the integer value of a symbol whose count is nearest a target", "The admissible value of one "
+              "symbol whose count is nearest a target, found exactly; the other values stay.",
+              "symparams solve bert-base --set L=24 --set A=16 --target 1B --for H"),
+    "sweep": ("evaluate the count over a grid of values", "The exact count at every point of a grid of values "
+              "(a table, CSV, JSON or an SVG plot).", "symparams sweep bert-base --grid H=768:1024:64 --grid L=12,24"),
+    "shell": ("an interactive Python prompt with the model loaded", "A Python prompt with symparams, the symbols "
+              "and every preset loaded (and the model named, as m).", "symparams shell bert-base"),
+}
+
+
+def _model_options(p, json_: bool) -> None:
+    keys = " ".join(SYMBOLS)
+    p.add_argument("model", nargs="?", help="a preset (bert-base, ...), a family (bert, ...) or a preset's hub id; "
+                                            "`symparams list` shows them")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"a value of a symbol ({keys}) or a switch of the family (see `symparams list`); repeatable")
+    p.add_argument("--head", help="a task head of the family, e.g. masked-lm (see `symparams list`)")
+    p.add_argument("--config", metavar="PATH", help="read a HuggingFace config.json (or the folder holding one) "
+                                                    "instead of naming a model")
+    if json_:
+        p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _document_options(p) -> None:
@@ -80,15 +119,38 @@ def _document_options(p) -> None:
     p.add_argument("--template", help="render your own Jinja template (sandboxed)")
 
 
-def _explore_commands(model_command) -> None:
-    p = model_command("solve", "the integer value of a symbol whose count is nearest a target")
-    p.add_argument("--target", required=True, help="the parameter count to aim at")
+def _solve_options(p) -> None:
+    p.add_argument("--target", required=True, help="the parameter count to aim at: 1000000000, 1e9, 1B, 110M")
     p.add_argument("--for", dest="symbol", required=True, help="the symbol to solve for (e.g. H)")
-    p = model_command("sweep", "evaluate the count over a grid of values")
+
+
+def _sweep_options(p) -> None:
     p.add_argument("--grid", action="append", default=[], metavar="KEY=SPEC",
-                   help="start:stop:step or a,b,c (repeatable)")
+                   help="start:stop:step (stop included) or a,b,c; repeatable")
     p.add_argument("--csv", help="write CSV to this file")
     p.add_argument("--plot", help="draw count against the first grid key into an SVG file")
     p.add_argument("--force", action="store_true", help="allow grids over 10^9 points")
-    p = model_command("shell", "an interactive Python prompt with the model loaded", json_=False)
-    p.add_argument("--plain", action="store_true", help="the standard Python console even if IPython is installed")
+
+
+def _levels(text: str) -> int:
+    if not text.isdigit() or int(text) < 1 or len(text) > 3:
+        raise argparse.ArgumentTypeError(f"--depth takes a whole number of levels from 1 to 999, not {text!r}")
+    return int(text)
+
+
+#: options whose value may begin with "-" (a title "---", a negative number to be refused with a reason)
+VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head")
+
+
+def joined_values(argv: Sequence[str]) -> list[str]:
+    """``--title ---`` as ``--title=---``: argparse would take a value starting with "-" for an option."""
+    out, args = [], list(argv)
+    i = 0
+    while i < len(args):
+        if args[i] in VALUED and i + 1 < len(args) and args[i + 1].startswith("-"):
+            out.append(f"{args[i]}={args[i + 1]}")
+            i += 2
+        else:
+            out.append(args[i])
+            i += 1
+    return out

@@ -246,8 +246,7 @@ class Model(Displayable):
         ``count`` is what the block contributes to the model (all its copies);
         ``share`` its exact fraction of the total (``None`` while symbolic).
         """
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise SymparamsError(f"depth must be a whole number of levels, 1 or more, not {depth!r}")
+        self._check_depth(depth)
         total = None if self.free else self.count
         for path, block, copies in self.tree.walk():
             level = path.count(".")
@@ -283,10 +282,17 @@ class Model(Displayable):
         """The derivation document of this model (``format``: ``md``, ``tex`` or ``html``)."""
         return presentation().derive(self, format=format, lang=lang, title=title, template=template)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready summary the CLI prints with ``--json``."""
+    def to_dict(self, depth: int | None = None) -> dict[str, Any]:
+        """The JSON-ready summary the CLI prints with ``--json``; with ``depth``, also the nested ``tree``
+        of components down to that level (each with its count over all its copies, and ``repeat``).
+
+        >>> from symparams import model
+        >>> tree = model("bert-base").to_dict(depth=2)["tree"]
+        >>> [(c["name"], c["count"], [g["name"] for g in c["children"]]) for c in tree][1]
+        ('encoder', 85054464, ['layer'])
+        """
         self._require_values("count")
-        return {
+        out = {
             "model": self.name,
             "family": self.family.name,
             "head": self.head,
@@ -296,6 +302,27 @@ class Model(Displayable):
             "trainable": self.trainable,
             "components": dict(self.components),
         }
+        if depth is not None:
+            self._check_depth(depth)
+            out["tree"] = [self._node(child, 1, 1, depth) for child in self.tree.children]
+        return out
+
+    def _node(self, block: Block, copies: int, level: int, depth: int) -> dict[str, Any]:
+        counts = self.counts_of(block)
+        copies *= counts.repeat
+        node = {"name": block.name, "count": copies * counts.total, "repeat": counts.repeat}
+        if block.tied_to:
+            node["tied_to"] = block.tied_to
+        if not block.trainable:
+            node["trainable"] = False
+        node["children"] = ([self._node(c, copies, level + 1, depth) for c in block.children]
+                            if level < depth else [])
+        return node
+
+    @staticmethod
+    def _check_depth(depth) -> None:
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise SymparamsError(f"depth must be a whole number of levels, 1 or more, not {depth!r}")
 
     def __repr__(self) -> str:
         vals = ", ".join(f"{s.name}={v}" for s, v in self.values.items())

@@ -139,3 +139,44 @@ def test_str_of_a_proof_is_what_prove_prints():
 
     code, out, _ = run("prove", "llama-2-70b")
     assert code == 0 and str(model("llama-2-70b").prove()) + "\n" == out
+
+
+@pytest.mark.parametrize("command", ["list", "count", "formula", "prove", "derive", "solve", "sweep", "shell"])
+def test_every_command_has_a_description_and_a_working_example(command):
+    from symparams.cli.parser import COMMANDS
+
+    code, out, err = run(command, "--help")
+    summary, description, example = COMMANDS[command]
+    assert code == 0 and err == ""
+    assert " ".join(description.split()[:4]) in " ".join(out.split()) and f"example:\n  {example}\n" in out
+    if command != "shell":  # the example runs (the shell's would wait for input)
+        argv = [a for a in example.split()[1:] if not a.endswith(".tex") and a != "-o"]
+        code, _, err = run(*argv)
+        assert code == 0, (example, err)
+
+
+def test_set_help_lists_every_symbol():
+    from symparams.core.symbols import SYMBOLS
+
+    _, out, _ = run("count", "--help")
+    assert " ".join(SYMBOLS) in " ".join(out.split())
+
+
+def test_a_value_that_starts_with_a_dash_is_a_value():
+    code, out, err = run("derive", "bert-base", "--format", "md", "--title", "---")
+    assert code == 0 and out.startswith("# ---\n")
+    code, _, err = run("solve", "bert-base", "--for", "L", "--target", "-5")
+    assert code == 2 and "the target must be a positive whole number of parameters, not '-5'" in err
+
+
+def test_depth_shows_more_levels_and_nests_the_json():
+    code, out, _ = run("count", "bert-base", "--depth", "3")
+    assert code == 0 and "    attention             28,366,848    25.91%" in out.splitlines()
+    code, out, _ = run("count", "bert-base", "--depth", "3", "--json")
+    encoder = json.loads(out)["tree"][1]
+    layer = encoder["children"][0]
+    assert (encoder["name"], encoder["count"], layer["name"], layer["repeat"]) == ("encoder", 85_054_464, "layer", 12)
+    # 12 × (4 × (768² + 768) + 2 × 768): the attention of every layer
+    assert layer["children"][0] == {"name": "attention", "count": 12 * (4 * (768 * 768 + 768) + 2 * 768), "repeat": 1,
+                                    "children": []}
+    assert "tree" not in json.loads(run("count", "bert-base", "--json")[1])

@@ -153,3 +153,10 @@ def test_sweep_bad_input_is_one_line_and_exit_2(args, message):
     code, out, err = run("sweep", "bert-base", *args)
     assert code == 2 and out == ""
     assert message in err and err.count("\n") == 1
+
+
+def test_sweep_columns_of_ratios_align():
+    code, out, err = run("sweep", "bert-base", "--grid", "r=3:4:1/4", "--grid", "L=1,12")
+    lines = out.splitlines()
+    assert code == 0 and len({len(line) for line in lines}) == 1, out
+    assert lines[3] == "13/4   1   30,630,336"
