@@ -70,6 +70,7 @@ def build_parser(handlers: dict[str, Callable]) -> argparse.ArgumentParser:
     _sweep_options(sub.choices["sweep"])
     sub.choices["shell"].add_argument("--plain", action="store_true",
                                       help="the standard Python console even if IPython is installed")
+    parser.commands = sub.choices  # each command's own parser, by name (for the reference in docs/cli.md)
     return parser
 
 

@@ -180,3 +180,10 @@ def test_depth_shows_more_levels_and_nests_the_json():
     assert layer["children"][0] == {"name": "attention", "count": 12 * (4 * (768 * 768 + 768) + 2 * 768), "repeat": 1,
                                     "children": []}
     assert "tree" not in json.loads(run("count", "bert-base", "--json")[1])
+
+
+def test_the_cli_reference_in_docs_is_the_parsers():
+    from symparams.cli.reference import reference
+    from tests.reference import ROOT
+
+    assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == reference()

@@ -1,0 +1,59 @@
+"""``docs/cli.md``: the command line's reference, written from the parser itself.
+
+    python -m symparams.cli.reference           # rewrite docs/cli.md
+    python -m symparams.cli.reference --check   # exit 1 if docs/cli.md differs from the parser
+
+Each command's section is its ``--help`` text (80 columns wide), so the
+reference never disagrees with the program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .commands import HANDLERS
+from .parser import COMMANDS, build_parser
+
+WIDTH = "80"
+
+
+def reference() -> str:
+    """The Markdown text of docs/cli.md."""
+    previous = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = WIDTH  # argparse wraps help to the terminal's width
+    try:
+        parser = build_parser(HANDLERS)
+        parts = ["# The command line\n",
+                 "Generated from the program's own parser (`python -m symparams.cli.reference`); every "
+                 "command's example is run by the tests.\n",
+                 "```text\n" + parser.format_help() + "```\n"]
+        for name, sub in parser.commands.items():
+            parts.append(f"## `symparams {name}`\n\n{COMMANDS[name][1]}\n\n```text\n{sub.format_help()}```\n")
+        return "\n".join(parts)
+    finally:
+        if previous is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = previous
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m symparams.cli.reference", description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="only report whether docs/cli.md is up to date")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "docs" / "cli.md")
+    args = ap.parse_args(argv)
+    text = reference()
+    if args.check:
+        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
+        print(f"{args.out}: {'up to date' if same else 'differs from the parser'}")
+        return 0 if same else 1
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
