@@ -41,8 +41,9 @@ from typing import Any, Iterator, Mapping
 import sympy as sp
 
 from ..core.errors import SymparamsError
+from ..core.family import Constraint
 from ..core.formatting import ratio, thousands
-from ..core.symbols import SYMBOLS
+from ..core.symbols import SYMBOLS, A, H
 from ..core.values import parse_value, to_python
 from .integer_forms import RELATIONS, bound, condition_tree, int_fraction, integer_form
 from .variables import as_model, model_symbol, require_values, without
@@ -293,12 +294,17 @@ class Sweep:
     chunk : int
         Points evaluated at a time (memory stays bounded by a few arrays of
         this length).
+    head_width : int or None
+        Hold the width of a head fixed: the head count A follows H (A = H /
+        head_width) instead of keeping its value, and points where H is not a
+        multiple of the width are left out.
 
     Iterating yields ``(value, …, count)`` for every admissible point, the
     last grid key varying fastest.
     """
 
-    def __init__(self, m, grid: Mapping[str, Any], force: bool = False, chunk: int = CHUNK, numpy: bool = True):
+    def __init__(self, m, grid: Mapping[str, Any], force: bool = False, chunk: int = CHUNK, numpy: bool = True,
+                 head_width: int | None = None):
         self.model = m = as_model(m)
         if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
             raise SymparamsError(f"chunk must be a whole number of points, 1 or more, not {chunk!r}")
@@ -307,19 +313,26 @@ class Sweep:
         self.axes = _axes(grid, force)
         self.keys = tuple(a.key for a in self.axes)
         self.points = math.prod(a.count for a in self.axes)
-        base = without(m, set(symbols))
-        self.values = require_values(base, set(symbols), "sweep")
+        self.head_width = _head_width(m, head_width, symbols)
+        varying = set(symbols) | ({A} if self.head_width else set())
+        base = without(m, varying)
+        self.values = require_values(base, varying, "sweep")
         self.fixed = {s.name: to_python(v) for s, v in self.values.items()}
         # integer variables: a ratio on the grid is its numerator over the axis' denominator
         self._vars = [sp.Symbol(f"_{a.key}", integer=True, positive=True) for a in self.axes]
         to_int = {s: v / a.den for s, v, a in zip(symbols, self._vars, self.axes)}
+        constraints = m.family.constraints
+        if self.head_width:  # A follows H: A = H / width, a positive whole number
+            to_int[A] = H.xreplace({**self.values, **to_int}) / self.head_width
+            constraints = (*constraints, Constraint(H / self.head_width, ""))
+            symbols = [*symbols, A]
         self.total = sp.expand(base.tree.total.xreplace(self.values))
         try:
             self._f, self._scale = integer_form(self.total.xreplace(to_int), self._vars)
         except sp.PolynomialError:
             raise SymparamsError(f"cannot sweep {m.name}: its count is not a polynomial in {', '.join(self.keys)}") \
                 from None
-        self._checks = _checks(m.family.constraints, self.values, symbols, to_int, self._vars)
+        self._checks = _checks(constraints, self.values, symbols, to_int, self._vars)
         #: how each label in ``skipped`` reads: "value" (must be a positive whole number) or "condition"
         self.labels = {c.label: c.kind for c in self._checks}
         maxima = {v: a.max for v, a in zip(self._vars, self.axes)}
@@ -433,6 +446,19 @@ class Sweep:
         return self._np.concatenate(parts) if parts else self._np.array([], dtype=object)
 
 
+def _head_width(m, width, grid_symbols) -> int | None:
+    """The fixed head width asked for, checked: a whole number, for a model with heads A not on the grid."""
+    if width is None:
+        return None
+    if isinstance(width, bool) or not isinstance(width, int) or width < 1:
+        raise SymparamsError(f"the head width must be a positive whole number, not {width!r}")
+    if A not in m.symbols or H not in m.symbols:
+        raise SymparamsError(f"{m.name} has no head count A to follow H")
+    if A in grid_symbols:
+        raise SymparamsError("A follows H with a fixed head width: it cannot be on the grid too")
+    return width
+
+
 def _axes(grid: Mapping[str, Any], force: bool) -> tuple[Axis, ...]:
     """The grid's axes, checked: none empty, at most 10^9 points unless forced."""
     if not grid:
@@ -473,7 +499,7 @@ def _numpy():
 
 
 def sweep(m, grid: Mapping[str, Any] | None = None, *, force: bool = False, chunk: int = CHUNK,
-          **axes) -> Sweep:
+          head_width: int | None = None, **axes) -> Sweep:
     """The count of ``m`` over a grid: ``sweep(m, H="256:4096:256", L=[12, 24])``.
 
     See :class:`Sweep`; ``grid`` and keywords may be combined.
@@ -483,4 +509,4 @@ def sweep(m, grid: Mapping[str, Any] | None = None, *, force: bool = False, chun
         if key in merged:
             raise SymparamsError(f"{key} is given twice")
         merged[key] = spec
-    return Sweep(m, merged, force=force, chunk=chunk)
+    return Sweep(m, merged, force=force, chunk=chunk, head_width=head_width)

@@ -54,7 +54,7 @@ def sweep_command(m, args) -> None:
     if args.csv and args.json:
         raise SymparamsError("choose one of --csv and --json")
     plotter = _plotter(args.plot) if args.plot else None
-    s = Sweep(m, grid, force=args.force)
+    s = Sweep(m, grid, force=args.force, head_width=args.head_width)
     if plotter is not None and s.points > MAX_PLOT:
         raise SymparamsError(f"--plot draws at most {thousands(MAX_PLOT)} points; this grid has {thousands(s.points)}")
     kept, skipped, plotted = 0, {}, []
@@ -138,7 +138,7 @@ def _write_json(s: Sweep, consume) -> None:
                  {"start": json_number(a.value(0)), "stop": json_number(a.value(a.count - 1)),
                   "step": json_number(Fraction(a.step, a.den) if a.step % a.den else a.step // a.den),
                   "count": a.count} for a in s.axes},
-        "points": s.points, "dtype": s.dtype,
+        "points": s.points, "dtype": s.dtype, **({"head_width": s.head_width} if s.head_width else {}),
     }
     text = json.dumps(head, indent=2, ensure_ascii=False)
     out.write(text[:-2] + ',\n  "rows": [')

@@ -131,6 +131,14 @@ def _sweep_options(p) -> None:
     p.add_argument("--csv", help="write CSV to this file")
     p.add_argument("--plot", help="draw count against the first grid key into an SVG file")
     p.add_argument("--force", action="store_true", help="allow grids over 10^9 points")
+    p.add_argument("--head-width", type=_positive, metavar="D",
+                   help="hold each head's width at D: the head count A follows H (A = H/D)")
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1 or len(text) > 9:
+        raise argparse.ArgumentTypeError(f"takes a positive whole number, not {text!r}")
+    return int(text)
 
 
 def _levels(text: str) -> int:

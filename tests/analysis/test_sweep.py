@@ -147,3 +147,24 @@ def test_a_piecewise_constraint_is_checked_per_point():
 def test_wrong_sweep_arguments_are_symparams_errors(kwargs, needle):
     with pytest.raises(SymparamsError, match=needle):
         sweep(model("bert-base"), **kwargs)
+
+
+def test_a_fixed_head_width_lets_a_follow_h():
+    m = model("bert-base")
+    s = sweep(m, H="256:4096:256", L="6,12,24", head_width=64)
+    rows = list(s)
+    assert len(rows) == 16 * 3 and s.skipped() == {}  # with A = 12 fixed, 33 of these 48 points are left out
+    assert sweep(m, H="256:4096:256", L="6,12,24").skipped() == {"H/A": 33}
+    for h, layers, count in rows:
+        assert count == bert(h, layers, A=h // 64) == m.subs(H=h, L=layers, A=h // 64).count
+    assert list(sweep(m, H="100:200:50", head_width=64)) == [] and \
+        sweep(m, H="100:200:50", head_width=64).skipped() == {"H/64": 3}
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    (dict(H="768", head_width=0), "the head width must be a positive whole number"),
+    (dict(A="4,8", head_width=64), "A follows H with a fixed head width"),
+])
+def test_a_head_width_that_cannot_be_held(kwargs, needle):
+    with pytest.raises(SymparamsError, match=needle):
+        sweep(model("bert-base"), **kwargs)

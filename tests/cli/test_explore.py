@@ -160,3 +160,12 @@ def test_sweep_columns_of_ratios_align():
     lines = out.splitlines()
     assert code == 0 and len({len(line) for line in lines}) == 1, out
     assert lines[3] == "13/4   1   30,630,336"
+
+
+def test_sweep_head_width_keeps_every_point_and_says_so_in_json():
+    code, out, err = run("sweep", "bert-base", "--grid", "H=256:4096:256", "--grid", "L=6,12,24", "--head-width", "64")
+    assert code == 0 and err == "" and len(out.splitlines()) == 1 + 48
+    code, out, err = run("sweep", "bert-base", "--grid", "H=512:1024:512", "--head-width", "64", "--json")
+    data = json.loads(out)
+    assert data["head_width"] == 64 and "A" not in data["values"]
+    assert [row["parameters"] for row in data["rows"]] == [bert(512, 12, A=8), bert(1024, 12, A=16)]
