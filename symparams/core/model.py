@@ -82,6 +82,7 @@ class Model(Displayable):
         self.family = family
         self.head = self.family.check_head(head)
         self.switches = self.family.resolve(dict(switches or {}), self.head)
+        self.optional = frozenset(optional)  # values a preset gave, dropped where a variant does not use them
         self.name = name or self.family.name
         self.tree: Block = _tree(self.family, self.switches, self.head)
         given = {k: parse_value(k, v) for k, v in (values or {}).items() if v is not None}  # None: leave free
@@ -260,12 +261,19 @@ class Model(Displayable):
         """A new model with more (or other) values."""
         merged = {s.name: v for s, v in self.values.items()}
         merged.update(values)
-        return Model(self.family, merged, self.switches, self.head, self.name)
+        return Model(self.family, merged, self.switches, self.head, self.name, self.optional - set(values))
 
     def with_switches(self, **switches) -> "Model":
+        """A new model with other switches; a preset's value the new variant does not use is dropped.
+
+        >>> from symparams import model
+        >>> model("transformer-base").with_switches(positions="none").count
+        63082496
+        """
         merged = dict(self.switches)
         merged.update(switches)
-        return Model(self.family, {s.name: v for s, v in self.values.items()}, merged, self.head, self.name)
+        return Model(self.family, {s.name: v for s, v in self.values.items()}, merged, self.head, self.name,
+                     self.optional)
 
     def prove(self):
         """The head-count (in)variance proof for this model (see :mod:`symparams.analysis.proof`).

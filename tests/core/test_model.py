@@ -158,3 +158,17 @@ def test_evaluate_takes_expressions_and_symbol_names_never_code(tmp_path):
 def test_wrong_arguments_are_symparams_errors(call, needle):
     with pytest.raises(SymparamsError, match=needle):
         call(model("bert-base"))
+
+
+@pytest.mark.parametrize("name,switches", [("transformer-base", {"positions": "none"}), ("electra-small", {"project": False}),
+                                          ("llama-2-70b", {"gqa": False})])
+def test_with_switches_drops_a_presets_value_the_variant_does_not_use(name, switches):
+    assert model(name).with_switches(**switches).count == model(name, **switches).count
+
+
+def test_a_value_given_by_hand_is_never_dropped_silently():
+    from symparams.families.registry import family
+
+    m = Model(family("transformer"), {"V": 37000, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4})
+    with pytest.raises(SymparamsError, match="symbol P is not used"):
+        m.with_switches(positions="none")
