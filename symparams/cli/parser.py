@@ -39,9 +39,9 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
 
     def __call__(self, parser, namespace, values, option_string=None):
-        import symparams
+        from importlib.metadata import version
 
-        print(f"symparams {symparams.__version__}")
+        print(f"symparams {version('symparams')}")
         parser.exit()
 
 
