@@ -104,7 +104,7 @@ def parse_axis(key: str, spec) -> Axis:
     if isinstance(spec, range):
         if spec.step <= 0 or spec.start <= 0:
             raise SymparamsError(f"{key}: a range must start above 0 and step up")
-        return Axis(key, len(spec), 1, spec.start, spec.step)
+        return Axis(key, max(0, -(-(spec.stop - spec.start) // spec.step)), 1, spec.start, spec.step)
     if isinstance(spec, str):
         text = spec.strip()
         if ":" in text:
@@ -504,6 +504,8 @@ def sweep(m, grid: Mapping[str, Any] | None = None, *, force: bool = False, chun
 
     See :class:`Sweep`; ``grid`` and keywords may be combined.
     """
+    if grid is not None and not isinstance(grid, Mapping):
+        raise SymparamsError(f"a grid is a mapping of symbols to values (or keywords), not {type(grid).__name__}")
     merged = dict(grid or {})
     for key, spec in axes.items():
         if key in merged:

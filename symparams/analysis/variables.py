@@ -24,6 +24,8 @@ def as_model(m) -> Model:
 
 def model_symbol(m, name: str) -> sp.Symbol:
     """The symbol ``name`` of model ``m`` (one-line errors for unknown or unused names)."""
+    if not isinstance(name, str):
+        raise SymparamsError(f"a symbol is named by text such as 'H', not {type(name).__name__}")
     if name not in SYMBOLS:
         if any(sw.name == name for sw in m.family.switches):
             raise SymparamsError(f"{name} is a switch of {m.family.name}, not a symbol (set it with --set {name}=...)")

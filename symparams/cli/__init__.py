@@ -18,8 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(joined_values(sys.argv[1:] if argv is None else argv))
         if not getattr(args, "func", None):
-            parser.print_help()
-            return 2
+            raise SymparamsError(f"name a command: {', '.join(parser.commands)} (`symparams --help` says what each does)")
         args.func(args)
     except SymparamsError as exc:
         print(f"symparams: error: {exc}", file=sys.stderr)

@@ -28,11 +28,18 @@ def load(args, free: Sequence[str] = ()) -> Any:
     head = getattr(args, "head", None)
     if name and config:
         raise SymparamsError("give a model name or --config PATH, not both")
+    if config is not None and not config.strip():
+        raise SymparamsError("--config takes the path of a config.json or of the folder holding one")
     if config:
         return from_config(config, head=head, overrides=sets)
     if not name:
         raise SymparamsError("name a model (a preset or a family; see `symparams list`) or give --config PATH")
     return model(name, head=head, **sets)
+
+
+def printable(text: str) -> str:
+    """``text`` for a terminal: control characters (escape sequences, bells) shown as spaces."""
+    return "".join(c if c.isprintable() else " " for c in text)
 
 
 def cmd_list(args) -> None:
@@ -67,7 +74,7 @@ def cmd_count(args) -> None:
         rows.append((label, thousands(value), percent(share)))
     rows.append(("total", thousands(total), "100.00%"))
     rows.append(("trainable", thousands(m.trainable), percent(m.trainable_share)))
-    print(f"{m.name} ({m.family.title['en']}): {values_line(m.values, m.switches, m.head)}")
+    print(f"{printable(m.name)} ({m.family.title['en']}): {values_line(m.values, m.switches, m.head)}")
     print(text_table(("component", "parameters", "share"), rows, "lrr", rule_before=len(rows) - 2,
                      min_widths=(0, 0, 8)))
 
@@ -123,7 +130,7 @@ def cmd_sweep(args) -> None:
 def cmd_shell(args) -> None:
     from .shell import shell_command
 
-    shell_command(load(args) if (args.model or args.config) else None, args)
+    shell_command(load(args) if (args.model or args.config is not None) else None, args)
 
 
 HANDLERS = {"list": cmd_list, "count": cmd_count, "formula": cmd_formula, "prove": cmd_prove,

@@ -11,7 +11,7 @@ from ..analysis.sweep import Axis, Sweep
 from ..core.errors import SymparamsError
 from ..core.formatting import json_number, ratio, table_row, thousands
 from ..core.symbols import describe
-from .output import replacing
+from .output import check_target, replacing
 from .parser import parse_sets, print_json
 
 #: ``--plot`` draws at most this many points
@@ -163,6 +163,7 @@ def _plotter(path: str):
     """A function drawing the sweep into ``path`` (SVG); checks matplotlib first."""
     if not path.lower().endswith(".svg"):
         raise SymparamsError(f"--plot writes SVG: give a path ending in .svg, not {path!r}")
+    check_target(path)  # before the CSV replaces an old file
     try:
         from matplotlib.figure import Figure
     except ImportError:

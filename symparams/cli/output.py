@@ -45,6 +45,14 @@ def replacing(path: str, binary: bool = False) -> Iterator[IO]:
         raise
 
 
+def check_target(path: str) -> None:
+    """Refuse now a path that :func:`replacing` would refuse later (before any other file is written)."""
+    _mode_for(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise SymparamsError(f"cannot write {path}: no such folder {folder}")
+
+
 def write_text(path: str, text: str) -> None:
     with replacing(path) as fh:
         fh.write(text)

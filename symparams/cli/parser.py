@@ -136,13 +136,13 @@ def _sweep_options(p) -> None:
 
 
 def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1 or len(text) > 9:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1 or len(text) > 9:
         raise argparse.ArgumentTypeError(f"takes a positive whole number, not {text!r}")
     return int(text)
 
 
 def _levels(text: str) -> int:
-    if not text.isdigit() or int(text) < 1 or len(text) > 3:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1 or len(text) > 3:
         raise argparse.ArgumentTypeError(f"--depth takes a whole number of levels from 1 to 999, not {text!r}")
     return int(text)
 
@@ -152,8 +152,12 @@ VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head")
 
 
 def joined_values(argv: Sequence[str]) -> list[str]:
-    """``--title ---`` as ``--title=---``: argparse would take a value starting with "-" for an option."""
-    out, args = [], list(argv)
+    """``--title ---`` as ``--title=---``: argparse would take a value starting with "-" for an option.
+
+    Bytes that are not UTF-8 (which Python keeps as lone surrogates) become U+FFFD, so no document
+    or file name carries them.
+    """
+    out, args = [], [a.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for a in argv]
     i = 0
     while i < len(args):
         if args[i] in VALUED and i + 1 < len(args) and args[i + 1].startswith("-"):

@@ -13,7 +13,8 @@ class SymparamsError(ValueError):
     """A problem with the input, described in one line."""
 
     def __init__(self, message: str):
-        super().__init__(" ".join(str(message).split()))
+        text = "".join(c if c.isprintable() else " " for c in str(message))  # no terminal escapes, no line breaks
+        super().__init__(" ".join(text.split()))
 
 
 SymparamsError.__module__ = "symparams"  # tracebacks name it where users import it from

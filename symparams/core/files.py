@@ -32,8 +32,11 @@ def read_text(path: str, what: str, max_bytes: int = MAX_BYTES) -> str:
     if st.st_size > max_bytes:
         os.close(fd)
         raise SymparamsError(f"{path}: {st.st_size:,} bytes; a {what} is read only up to {max_bytes:,} bytes")
-    with os.fdopen(fd, "rb") as fh:
-        data = fh.read(max_bytes + 1)
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise SymparamsError(f"{path}: cannot read ({exc.strerror})") from None
     if len(data) > max_bytes:
         raise SymparamsError(f"{path}: over {max_bytes:,} bytes; a {what} is read only up to that")
     try:

@@ -80,6 +80,9 @@ class Model(Displayable):
             raise SymparamsError(f"Model() takes a Family, not {type(family).__name__} "
                                  f"(symparams.model({family!r}) takes a name)")
         self.family = family
+        for what, given in (("values", values), ("switches", switches)):
+            if given is not None and not isinstance(given, Mapping):
+                raise SymparamsError(f"Model() takes {what} as a mapping of names, not {type(given).__name__}")
         self.head = self.family.check_head(head)
         self.switches = self.family.resolve(dict(switches or {}), self.head)
         self.optional = frozenset(optional)  # values a preset gave, dropped where a variant does not use them

@@ -19,8 +19,9 @@ import sympy as sp
 from .errors import SymparamsError
 from .symbols import SYMBOLS
 
-#: the most digits a number may have (Python's own limit for turning text into an int)
-MAX_DIGITS = 4300
+#: the most digits a number may have: a count, a product of a few sizes, then stays within the 4,300 digits
+#: Python turns into text
+MAX_DIGITS = 1000
 _LIMIT = 10**MAX_DIGITS
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?", re.ASCII)
 _FRACTION = re.compile(r"[+-]?\d+/\d+", re.ASCII)
@@ -41,7 +42,7 @@ def exact_number(raw: Any, what: str) -> Fraction:
     >>> exact_number("1e100000000", "r")
     Traceback (most recent call last):
     ...
-    symparams.SymparamsError: r: '1e100000000' has more than 4300 digits
+    symparams.SymparamsError: r: '1e100000000' has more than 1000 digits
     """
     if isinstance(raw, bool) or isinstance(raw, float):
         raise NotANumber(f"{what} must be an exact number (a whole number or a ratio), not {raw!r}")

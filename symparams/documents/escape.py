@@ -20,7 +20,7 @@ from typing import Any
 
 #: control characters (but tab, newline and return, which escapes turn into spaces): no format can show them,
 #: and XeLaTeX stops on them, so every escape drops them
-_CONTROL = {chr(c): "" for c in (*range(32), 127) if chr(c) not in "\t\n\r"}
+_CONTROL = {chr(c): "" for c in (*range(32), *range(127, 160)) if chr(c) not in "\t\n\r"}
 
 _TEX_ESCAPES = {**_CONTROL,
     "\\": r"\textbackslash{}",
@@ -76,7 +76,7 @@ def code_tex(text: Any) -> str:
 
 def code_md(text: Any) -> str:
     """``text`` as Markdown inline code (a backtick inside would end it, so it is dropped)."""
-    return "`" + str(text).replace("`", "") + "`"
+    return "`" + str(text).translate(_CONTROL_TABLE).replace("`", "") + "`"
 
 
 _MD_SPECIAL = set("\\`*_{}[]<>#+!|$~^&")
@@ -99,7 +99,7 @@ def escape_md(text: Any, line_start: bool = True) -> str:
     return out
 
 
-_CONTROL_TABLE = str.maketrans(_CONTROL)
+_CONTROL_TABLE = str.maketrans({**_CONTROL, "\r": " "})
 
 
 def escape_html(text: Any, quote: bool = True) -> str:

@@ -30,6 +30,7 @@ import threading
 import jinja2
 import jinja2.sandbox
 
+from ..analysis.variables import as_model
 from ..core.errors import SymparamsError
 from ..core.files import read_text
 from .context import context
@@ -100,6 +101,9 @@ def render(m, format: str = "md", lang: str = "en", title: str | None = None, te
     with the same data (``doc``, ``t``, ``lang``, ``title``) and the filters
     ``tex``, ``md``, ``prose``, ``display``.
     """
+    m = as_model(m)
+    if template is not None and not isinstance(template, str):
+        raise SymparamsError(f"a template is named by its path, not {type(template).__name__}")
     if format not in FORMATS:
         raise SymparamsError(f"unknown format {format!r} (formats: {', '.join(FORMATS)})")
     if lang not in LANGS:

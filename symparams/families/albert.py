@@ -33,7 +33,6 @@ H·C + C — transformers sizes the sentence-order head by ``num_labels``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import sympy as sp
@@ -42,6 +41,7 @@ from ..core.blocks import group, layer_norm, linear, product_as_written
 from ..core.errors import SymparamsError
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
 from ..core.symbols import C, E, H, r
+from ..core.values import parse_value
 from . import bert
 from .encoder_parts import TIE, attention, embeddings, lm_decoder, qa_outputs, read_sizes, with_head
 
@@ -51,14 +51,12 @@ class CountSwitch(Switch):
     """A switch that takes a positive whole number (how many distinct copies)."""
 
     def parse(self, raw):
-        if isinstance(raw, int) and not isinstance(raw, bool):
-            value = raw
-        elif isinstance(raw, str) and re.fullmatch(r"\+?[0-9]+", raw.strip(), flags=re.ASCII):
-            value = int(raw.strip())
-        else:
-            value = 0
-        if value < 1:
-            raise SymparamsError(f"switch {self.name} takes a positive whole number, not {str(raw)!r}")
+        try:
+            value = int(parse_value("L", raw))  # a positive whole number, parsed as any size is
+        except SymparamsError as exc:
+            if "digits" in str(exc):
+                raise SymparamsError(f"switch {self.name}: {exc}") from None
+            raise SymparamsError(f"switch {self.name} takes a positive whole number, not {str(raw)[:40]!r}") from None
         return value
 
 

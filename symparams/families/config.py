@@ -33,6 +33,15 @@ from .registry import all_families, for_config_type
 REQUIRED = object()
 
 
+def _shown(value) -> str:
+    """A config value for an error message: its JSON, else its repr, at most 40 characters."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(type(value).__name__)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 class ConfigReader:
     """Typed access to a config dict; every error names the key and the file.
 
@@ -62,7 +71,7 @@ class ConfigReader:
         if key is None:
             return value
         if isinstance(value, bool) or not isinstance(value, int):
-            raise SymparamsError(f"{self.source}: key {key} must be a whole number, not {json.dumps(value)}")
+            raise SymparamsError(f"{self.source}: key {key} must be a whole number, not {_shown(value)}")
         if value < minimum:
             raise SymparamsError(f"{self.source}: key {key} must be at least {minimum}, not {value}")
         return value
@@ -70,7 +79,7 @@ class ConfigReader:
     def bool(self, *keys: str, default: Any = REQUIRED) -> Any:
         key, value = self._find(keys, default)
         if key is not None and not isinstance(value, bool):
-            raise SymparamsError(f"{self.source}: key {key} must be true or false, not {json.dumps(value)}")
+            raise SymparamsError(f"{self.source}: key {key} must be true or false, not {_shown(value)}")
         return value
 
     def str(self, *keys: str, default: Any = REQUIRED, choices: tuple[str, ...] | None = None) -> Any:
@@ -78,7 +87,7 @@ class ConfigReader:
         if key is None:
             return value
         if not isinstance(value, str):
-            raise SymparamsError(f"{self.source}: key {key} must be a string, not {json.dumps(value)}")
+            raise SymparamsError(f"{self.source}: key {key} must be a string, not {_shown(value)}")
         if choices is not None and value not in choices:
             raise SymparamsError(f"{self.source}: key {key} is {value!r}; symparams knows {', '.join(choices)}")
         return value
@@ -98,7 +107,7 @@ class ConfigReader:
         read = self.bool(key, default=default) if isinstance(value, bool) else self._find((key,), default)[1]
         if read == value:
             raise SymparamsError(
-                f"{self.source}: key {key}={json.dumps(value)} ({what}) is not modelled by symparams' {family} family")
+                f"{self.source}: key {key}={_shown(value)} ({what}) is not modelled by symparams' {family} family")
 
     def labels(self, default: int = 2) -> int:
         """The number of labels: ``num_labels``, else the size of ``id2label``, else ``default``."""
@@ -160,8 +169,12 @@ def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mappin
     builds); ``overrides`` are ``--set`` values and switches, applied after
     the config's.
     """
+    if not isinstance(source, str):
+        raise SymparamsError(f"a config's source is named by text, not {type(source).__name__}")
     if not isinstance(data, Mapping):
         raise SymparamsError(f"{source}: a config must be a JSON object (a dict), not {type(data).__name__}")
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise SymparamsError(f"overrides are a mapping of keys to values, not {type(overrides).__name__}")
     fam = family_for(ConfigReader(data, source).str("model_type"), source)
     head = fam.check_head(head)
     values, switches = fam.from_config(ConfigReader(data, source, head))

@@ -336,7 +336,6 @@ RENDER_CALLS = [
     _case("render(m, lang='fr')", lambda: render(BERT, lang="fr"), "fr"),
     _case("render(m, lang=None)", lambda: render(BERT, lang=None)),
     _case("render(None)", lambda: render(None)),
-    _case("render('bert-base')", lambda: render("bert-base")),
     _case("render(m, template=1)", lambda: render(BERT, template=1)),
     _case("render(m, template=missing)", lambda: render(BERT, template=str(F / "missing.j2")), "missing.j2"),
     _case("render(m, template=folder)", lambda: render(BERT, template=str(F / "emptydir")), "emptydir"),
@@ -363,38 +362,13 @@ EXTREME = [
     _case("solve(m, 10**4299, 'H')", lambda: solve(BERT, 10**4299, "H")),
 ]
 
-_BIG = "a count over 4,300 digits: printing it raises ValueError (Python's int to str limit)"
 _BOMB = "the template sandbox bounds ** and * repetition only"
-_JSON = "ConfigReader's message json.dumps() the bad value, which fails for it"
 
 #: calls that fail because of a bug in the package (id -> what goes wrong); marked xfail(strict=True)
 XFAIL = {
-    "model(albert-base-v2, hidden_groups='9'*5000)": "CountSwitch.parse: int() of 5,000 digits raises ValueError",
-    "model(albert-base-v2, hidden_groups=10**5000)": "CountSwitch.parse takes any int: a 5,000-digit count of groups "
-                                                     "is accepted (every other number stops at 4,300 digits)",
-    "symparams.Model(family, values=[('H', 1)])": "Model() calls values.items(): AttributeError",
-    "symparams.Model(family, switches='x')": "Model() calls dict(switches): ValueError",
-    "m.derive(template=1)": "render: os.open(1) raises TypeError, not caught",
-    "solve(m, 1e9, ['H'])": "model_symbol: `name not in SYMBOLS` with a list raises TypeError (unhashable)",
-    "sweep(m, 'H=1:2')": "sweep: dict(grid) of a string raises ValueError",
-    "sweep(m, 5)": "sweep: dict(grid) of an int raises TypeError",
-    "settings({model_type: object()})": _JSON + " (TypeError)",
-    "settings({model_type: b'bert'})": _JSON + " (TypeError)",
-    "settings({hidden_size: object()})": _JSON + " (TypeError)",
-    "settings({hidden_size: {1, 2}})": _JSON + " (TypeError)",
-    "settings({hidden_size: nested 100000 deep})": _JSON + " (RecursionError)",
-    "settings({...}, overrides='H=768')": "settings: overrides.items() on a string raises AttributeError",
-    "settings({...}, source=None)": "settings: os.path.basename(None) raises TypeError",
-    "render(None)": "render: a non-model reaches context(): AttributeError",
-    "render('bert-base')": "render: a model's name is not looked up, it reaches context(): AttributeError",
-    "render(m, template=1)": "render: os.open(1) raises TypeError, not caught",
     "render(m, 'html', template=center-bomb.j2)": _BOMB + ": str.center(10**9) returns, 1 GB",
     "render(m, 'md', template=concat-bomb.j2)": _BOMB + ": '~' concatenation builds 512 MB",
     "render(m, 'tex', template=loops-silent.j2)": "a template may run RENDER_SECONDS = 10 s, the promise's limit",
-    "str(model(bert-base, H=10**3000, A=1).breakdown())": _BIG,
-    "model(bert-base, H=10**3000, A=1).derive()": _BIG,
-    "sweep(m, H=range(1, 10**20))": "parse_axis takes len() of the range: OverflowError",
-    "sweep(m, H=range(1, 10**20), force=True)": "parse_axis takes len() of the range: OverflowError",
 }
 
 
@@ -539,8 +513,6 @@ def test_render_drops_c0_control_characters_from_the_title(fmt):
     assert "abcd" in text and not any(c in text for c in "\x01\x1b\x7f")
 
 
-@pytest.mark.xfail(strict=True, reason="the escapes drop C0 controls only: U+009B (CSI) reaches every format, "
-                                       "U+0085 the LaTeX and HTML ones")
 @pytest.mark.parametrize("fmt", ["md", "tex", "html"])
 def test_render_drops_c1_control_characters_from_the_title(fmt):
     text = render(BERT, format=fmt, title="a\x85b\x9bc")

@@ -54,17 +54,17 @@ def test_integers_of_any_kind_are_sizes_but_never_text_python_would_evaluate():
         parse_value("H", b"768")
 
 
-@pytest.mark.parametrize("raw", ["9" * 4301, 10**4300, "1e4301", "1e-100000000", "1/" + "3" * 4400],
+@pytest.mark.parametrize("raw", ["9" * 1001, 10**1000, "1e1001", "1e-100000000", "1/" + "3" * 1100],
                          ids=["text", "int", "exponent", "negative exponent", "denominator"])
-def test_no_number_has_more_than_4300_digits(raw):
-    with pytest.raises(SymparamsError, match="more than 4300 digits"):
+def test_no_number_has_more_than_1000_digits(raw):
+    with pytest.raises(SymparamsError, match="more than 1000 digits"):
         parse_value("r", raw)
 
 
 def test_the_largest_number_allowed_still_counts_exactly():
     from symparams import model
 
-    v = 10**4299
+    v = 10**999
     assert model("bert-base", V=v).count == 109_482_240 + (v - 30522) * 768
 
 
