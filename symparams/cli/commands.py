@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import sympy as sp
 
-from ..core.errors import SymparamsError
+from ..core.errors import SymparamsError, printable
 from ..core.formatting import percent, text_table, thousands, values_line
 from ..core.symbols import SYMBOLS
 from .output import write_text
@@ -35,11 +35,6 @@ def load(args, free: Sequence[str] = ()) -> Any:
     if not name:
         raise SymparamsError("name a model (a preset or a family; see `symparams list`) or give --config PATH")
     return model(name, head=head, **sets)
-
-
-def printable(text: str) -> str:
-    """``text`` for a terminal: control characters (escape sequences, bells) shown as spaces."""
-    return "".join(c if c.isprintable() else " " for c in text)
 
 
 def cmd_list(args) -> None:

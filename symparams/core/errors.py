@@ -13,8 +13,12 @@ class SymparamsError(ValueError):
     """A problem with the input, described in one line."""
 
     def __init__(self, message: str):
-        text = "".join(c if c.isprintable() else " " for c in str(message))  # no terminal escapes, no line breaks
-        super().__init__(" ".join(text.split()))
+        super().__init__(" ".join(printable(message).split()))
+
+
+def printable(text) -> str:
+    """``text`` safe for a terminal: control characters (escape sequences, bells, line breaks) become spaces."""
+    return "".join(c if c.isprintable() else " " for c in str(text))
 
 
 SymparamsError.__module__ = "symparams"  # tracebacks name it where users import it from
