@@ -5,7 +5,10 @@ Every problem with the input is one line on stderr and exit status 2.
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
 from typing import Sequence
 
 from ..core.errors import SymparamsError
@@ -19,7 +22,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(joined_values(sys.argv[1:] if argv is None else argv))
         if not getattr(args, "func", None):
             raise SymparamsError(f"name a command: {', '.join(parser.commands)} (`symparams --help` says what each does)")
-        args.func(args)
+        with _terminated_on_sigterm():
+            args.func(args)
+    except _Terminated:  # kill, timeout, a CI runner: the same clean stop as Ctrl-C
+        print("symparams: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except SymparamsError as exc:
         print(f"symparams: error: {exc}", file=sys.stderr)
         return 2
@@ -29,3 +36,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("symparams: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived: unwinds like Ctrl-C, so files being written are removed (see cli.output)."""
+
+
+@contextlib.contextmanager
+def _terminated_on_sigterm():
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -22,20 +22,22 @@ True
 
 from __future__ import annotations
 
-import contextlib
-import io
-import signal
-import threading
-
 import jinja2
 import jinja2.sandbox
 
 from ..analysis.variables import as_model
 from ..core.errors import SymparamsError
 from ..core.files import read_text
+from .bounded import run_bounded
 from .context import context
 from .environment import FORMATS, LANGS, TEMPLATES, latex_environment, markdown_environment, sandbox_environment
 from .html import render_html
+
+
+#: a user's template may run this long, use this much more memory and write this much, no more
+RENDER_SECONDS = 5
+RENDER_MEMORY = 256 << 20
+RENDER_BYTES = 16 << 20
 
 
 def _user_template(path: str, fmt: str, ctx: dict) -> str:
@@ -43,53 +45,30 @@ def _user_template(path: str, fmt: str, ctx: dict) -> str:
         source = read_text(path, "template")
     except SymparamsError as exc:
         raise SymparamsError(f"cannot read template {exc}") from None
-    env = sandbox_environment(fmt)
     try:
-        return _bounded(env.from_string(source), ctx)
-    except jinja2.TemplateSyntaxError as exc:
-        raise SymparamsError(f"template {path}, line {exc.lineno}: {exc.message}") from None
-    except jinja2.sandbox.SecurityError as exc:
-        raise SymparamsError(f"template {path}: not allowed in the sandbox: {exc}") from None
-    except jinja2.TemplateError as exc:
-        raise SymparamsError(f"template {path}: {exc.message or exc}") from None
+        return run_bounded(lambda: _render_user(source, fmt, ctx), seconds=RENDER_SECONDS,
+                           memory_bytes=RENDER_MEMORY, output_bytes=RENDER_BYTES)
     except SymparamsError as exc:
         raise SymparamsError(f"template {path}: {exc}") from None
-    except Exception as exc:  # a user's template may fail in any way; one line, no traceback
-        raise SymparamsError(f"template {path}: {type(exc).__name__}: {exc}") from None
 
 
-#: a user's template may run this long and write this much, no more
-RENDER_SECONDS = 10
-RENDER_BYTES = 16 << 20
-
-
-def _bounded(template: jinja2.Template, ctx: dict) -> str:
-    """The template rendered, stopped past :data:`RENDER_SECONDS` or :data:`RENDER_BYTES`."""
-    out = io.StringIO()
-    with _time_limit(RENDER_SECONDS):
-        for chunk in template.generate(**ctx):
-            if out.write(chunk) and out.tell() > RENDER_BYTES:
-                raise jinja2.sandbox.SecurityError(f"the output is over {RENDER_BYTES >> 20} MiB")
-    return out.getvalue()
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: float):
-    """Raise a SecurityError in the block after ``seconds`` (where a timer signal can: the main thread)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def expire(signum, frame):
-        raise jinja2.sandbox.SecurityError(f"it ran for more than {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+def _render_user(source: str, fmt: str, ctx: dict) -> str:
+    """The user's template rendered in the sandbox (in the bounded child); its failures as one line."""
     try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        template = sandbox_environment(fmt).from_string(source)
+        out, size = [], 0
+        for chunk in template.generate(**ctx):
+            out.append(chunk)
+            size += len(chunk)
+            if size > RENDER_BYTES:
+                raise SymparamsError(f"the output is over {RENDER_BYTES >> 20} MiB")
+        return "".join(out)
+    except jinja2.TemplateSyntaxError as exc:
+        raise SymparamsError(f"line {exc.lineno}: {exc.message}") from None
+    except jinja2.sandbox.SecurityError as exc:
+        raise SymparamsError(f"not allowed in the sandbox: {exc}") from None
+    except jinja2.TemplateError as exc:
+        raise SymparamsError(f"{exc.message or exc}") from None
 
 
 def render(m, format: str = "md", lang: str = "en", title: str | None = None, template: str | None = None) -> str:

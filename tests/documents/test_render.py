@@ -288,6 +288,6 @@ def test_a_user_template_that_runs_too_long_is_stopped(tmp_path, monkeypatch):
     slow = tmp_path / "slow.j2"
     slow.write_text("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
     start = time.monotonic()
-    with pytest.raises(SymparamsError, match="not allowed in the sandbox: it ran for more than 0.5 s"):
+    with pytest.raises(SymparamsError, match="it ran for more than 0.5 s"):
         render_module.render(model("bert-base"), template=str(slow))
     assert time.monotonic() - start < 5
