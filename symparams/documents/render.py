@@ -33,7 +33,6 @@ from .context import context
 from .environment import FORMATS, LANGS, TEMPLATES, latex_environment, markdown_environment, sandbox_environment
 from .html import render_html
 
-
 #: a user's template may run this long, use this much more memory and write this much, no more
 RENDER_SECONDS = 5
 RENDER_MEMORY = 256 << 20
