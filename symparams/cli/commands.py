@@ -72,6 +72,13 @@ def cmd_count(args) -> None:
     print(f"{printable(m.name)} ({m.family.title['en']}): {values_line(m.values, m.switches, m.head)}")
     print(text_table(("component", "parameters", "share"), rows, "lrr", rule_before=len(rows) - 2,
                      min_widths=(0, 0, 8)))
+    if m.head is not None:
+        print(f"counted: the base model with the {m.head} head")
+    elif m.lm_head is not None:
+        with_lm_head = m.with_head(m.lm_head).count
+        adds = " (the head adds no parameters)" if with_lm_head == total else ""
+        print(f"counted: the base model, no task head; with the {m.lm_head} head (--head {m.lm_head}): "
+              f"{thousands(with_lm_head)}{adds}")
 
 
 def cmd_formula(args) -> None:

@@ -82,11 +82,13 @@ def sweep_command(m, args) -> None:
             return f"{label} does not hold"
         return f"{label} is not a positive whole number"
 
-    note = "; ".join(f"{v:,} points where {why(k)}" for k, v in skipped.items())
+    note = "; ".join(f"{v:,} point{'s' if v != 1 else ''} where {why(k)}" for k, v in skipped.items())
+    if note and "H/A" in skipped and not args.head_width:
+        note += " (with --head-width D, A follows H)"
     if args.csv:
         print(f"wrote {kept:,} rows to {args.csv}" + (f" (left out {note})" if note else ""))
     elif note and not args.json:
-        print(f"symparams: left out {note}", file=sys.stderr)
+        print(f"{kept:,} of {s.points:,} points; left out {note}")
     if plotter is not None:
         print(f"drew {len(plotted):,} points into {args.plot}")
 

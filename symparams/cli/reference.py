@@ -19,6 +19,26 @@ from .parser import COMMANDS, build_parser
 
 WIDTH = "80"
 
+JSON_OUTPUT = """## JSON output
+
+`--json` (`count`, `prove`, `solve`, `sweep`) prints one JSON document on
+standard output. Every number in it is exact:
+
+- a whole number is a JSON integer, however large (Python's `json` reads it
+  exactly; JavaScript's `JSON.parse` rounds integers above 2^53, so read big
+  counts there with a BigInt-aware parser);
+- a ratio is a string `"p/q"` in lowest terms, such as `"43/16"` for r;
+- a closed form or a condition is a string in SymPy's syntax, with a
+  `..._latex` twin where one is given;
+- nothing is ever a float.
+
+`count --json` is `Model.to_dict()`: `model`, `family`, `head`, `values`,
+`switches`, `total`, `trainable`, `components` (the top-level counts), for
+a base model of a language model `with_lm_head` (`head` and `total` with
+that head) and, with `--depth N`, the nested `tree`. `sweep --json` ends
+with `skipped`: the points left out, per broken constraint.
+"""
+
 
 def reference() -> str:
     """The Markdown text of docs/cli.md."""
@@ -32,6 +52,7 @@ def reference() -> str:
                  "```text\n" + parser.format_help() + "```\n"]
         for name, sub in parser.commands.items():
             parts.append(f"## `symparams {name}`\n\n{COMMANDS[name][1]}\n\n```text\n{sub.format_help()}```\n")
+        parts.append(JSON_OUTPUT)
         return "\n".join(parts)
     finally:
         if previous is None:

@@ -84,7 +84,8 @@ class Model(Displayable):
             if given is not None and not isinstance(given, Mapping):
                 raise SymparamsError(f"Model() takes {what} as a mapping of names, not {type(given).__name__}")
         self.head = self.family.check_head(head)
-        self.switches = self.family.resolve(dict(switches or {}), self.head)
+        self.given_switches = dict(switches or {})  # as given: a variant with another head resolves them anew
+        self.switches = self.family.resolve(self.given_switches, self.head)
         self.optional = frozenset(optional)  # values a preset gave, dropped where a variant does not use them
         self.name = name or self.family.name
         self.tree: Block = _tree(self.family, self.switches, self.head)
@@ -278,6 +279,23 @@ class Model(Displayable):
         return Model(self.family, {s.name: v for s, v in self.values.items()}, merged, self.head, self.name,
                      self.optional)
 
+    def with_head(self, head: str | None) -> "Model":
+        """The same model with another task head (None: the base model); switches the head decides
+        (BERT's pooler) are decided anew unless they were given.
+
+        >>> from symparams import model
+        >>> model("llama-3-8b").with_head("causal-lm").count
+        8030261248
+        """
+        return Model(self.family, {s.name: v for s, v in self.values.items()}, self.given_switches, head,
+                     self.name, self.optional)
+
+    @property
+    def lm_head(self) -> str | None:
+        """The head that makes this family's base model the language model it was trained as
+        (``seq2seq-lm``, else ``masked-lm``, else ``causal-lm``); None if it has none."""
+        return next((h for h in ("seq2seq-lm", "masked-lm", "causal-lm") if h in self.family.heads), None)
+
     def prove(self):
         """The head-count (in)variance proof for this model (see :mod:`symparams.analysis.proof`).
 
@@ -313,6 +331,8 @@ class Model(Displayable):
             "trainable": self.trainable,
             "components": dict(self.components),
         }
+        if self.head is None and self.lm_head is not None:
+            out["with_lm_head"] = {"head": self.lm_head, "total": self.with_head(self.lm_head).count}
         if depth is not None:
             self._check_depth(depth)
             out["tree"] = [self._node(child, 1, 1, depth) for child in self.tree.children]

@@ -65,6 +65,24 @@ def test_count_with_head():
     assert data["total"] == 109_482_240 - 590_592 + (768 * 768 + 768) + 2 * 768 + 30522
 
 
+@pytest.mark.parametrize("args,line", [
+    # Llama-3-8B's published 8,030,261,248 includes the untied LM head the base model leaves out
+    (("llama-3-8b",), "counted: the base model, no task head; with the causal-lm head (--head causal-lm): "
+                      "8,030,261,248"),
+    # T5's LM head is tied to the shared embedding: T5ForConditionalGeneration has T5Model's 222,903,552
+    (("t5-base",), "counted: the base model, no task head; with the seq2seq-lm head (--head seq2seq-lm): "
+                   "222,903,552 (the head adds no parameters)"),
+    (("bert-base", "--head", "masked-lm"), "counted: the base model with the masked-lm head"),
+])
+def test_count_says_which_head_it_counted(args, line):
+    code, out, err = run("count", *args)
+    assert code == 0 and err == "" and out.splitlines()[-1] == line
+
+
+def test_count_of_a_family_without_heads_says_nothing_of_heads():
+    assert run("count", "transformer-base")[1].splitlines()[-1].startswith("trainable")
+
+
 def test_formula_keeps_symbols_free_and_substitutes_set_values():
     _, out, _ = run("formula", "bert")
     assert out.strip() == "H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)"

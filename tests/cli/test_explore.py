@@ -93,7 +93,9 @@ def test_sweep_table_csv_and_json(tmp_path):
     assert lines[0].split() == ["H", "L", "parameters"]
     assert lines[1].split() == ["768", "12", f"{bert(768, 12):,}"]
     assert lines[2].split() == ["768", "24", f"{bert(768, 24):,}"]
-    assert "left out 4 points where H/A is not a positive whole number" in err
+    # H = 832, 896, 960, 1024 are not multiples of A = 12: the table's last line says so
+    assert lines[-1] == ("2 of 6 points; left out 4 points where H/A is not a positive whole number "
+                         "(with --head-width D, A follows H)") and err == ""
 
     path = tmp_path / "out.csv"
     code, out, _ = run("sweep", "bert-base", "--grid", "H=768:1024:128", "--grid", "L=12,24", "--csv", str(path))

@@ -172,3 +172,37 @@ def test_a_value_given_by_hand_is_never_dropped_silently():
     m = Model(family("transformer"), {"V": 37000, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4})
     with pytest.raises(SymparamsError, match="symbol P is not used"):
         m.with_switches(positions="none")
+
+
+# -- another head ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [p.name for p in all_presets().values() if family(p.family).heads])
+def test_with_head_is_the_model_built_with_that_head(name):
+    # model(name, head=...) is checked against transformers per family and head (tests/families/)
+    base = model(name)
+    for head in base.family.heads:
+        other = base.with_head(head)
+        assert other.head == head and base.values.items() <= other.values.items()  # C: a classifier's labels
+        assert other.count == model(name, head=head).count, head
+    assert base.with_head(base.lm_head).with_head(None).count == base.count
+
+
+def test_the_lm_head_of_each_family_is_the_one_it_was_trained_with():
+    lm_heads = {name: Model(fam).lm_head for name, fam in all_families().items()}
+    assert lm_heads == {"bert": "masked-lm", "transformer": None, "albert": "masked-lm", "bart": "seq2seq-lm",
+                        "distilbert": "masked-lm", "electra": "masked-lm", "gpt2": "causal-lm",
+                        "llama": "causal-lm", "marian": "seq2seq-lm", "roberta": "masked-lm", "t5": "seq2seq-lm"}
+
+
+def test_a_switch_the_head_decides_is_decided_anew_unless_given():
+    # BertForMaskedLM builds no pooler: 109,482,240 less the pooler's 768·768 + 768, plus the LM transform
+    # (768·768 + 768), its LayerNorm (2·768) and the decoder's bias (30522); the weight is tied
+    assert model("bert-base").with_head("masked-lm").count == 109_482_240 - 590_592 + 590_592 + 2 * 768 + 30_522
+    assert model("bert-base", pooler=True).with_head("masked-lm").count == 109_482_240 + 590_592 + 2 * 768 + 30_522
+
+
+def test_the_json_summary_of_a_base_model_gives_the_total_with_its_lm_head():
+    # Llama-3-8B's published 8,030,261,248 includes its untied 128,256 x 4,096 LM head
+    assert model("llama-3-8b").to_dict()["with_lm_head"] == {"head": "causal-lm", "total": 8_030_261_248}
+    assert "with_lm_head" not in model("llama-3-8b", head="causal-lm").to_dict()
+    assert "with_lm_head" not in model("transformer-base").to_dict()
