@@ -20,6 +20,10 @@ from ..core.family import Family
 MODULES = ("bert", "transformer", "albert", "bart", "distilbert", "electra", "gpt2", "llama", "marian",
            "roberta", "t5")
 
+#: config.json ``model_type`` values read by a module of another name (the rest: the module of the same name),
+#: so that ``count --config`` imports one module, not all of them
+CONFIG_MODULES = {"mt5": "t5"}
+
 _ALL: dict[str, Family] | None = None
 
 
@@ -59,7 +63,7 @@ def family(name: str) -> Family:
 
 def for_config_type(model_type: str) -> Family | None:
     """The family that reads config.json files of ``model_type`` (its own module first)."""
-    own = module(model_type) if isinstance(model_type, str) else None
+    own = module(CONFIG_MODULES.get(model_type, model_type)) if isinstance(model_type, str) else None
     for fam in _families_in(own) if own is not None else ():
         if fam.from_config is not None and model_type in fam.config_types:
             return fam
