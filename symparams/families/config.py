@@ -137,12 +137,16 @@ def read(path: str) -> dict[str, Any]:
     return data
 
 
-def family_for(model_type: str, source: str) -> Family:
+def family_for(model_type: str, source: str, remote_code: bool = False) -> Family:
+    """The family that reads ``model_type``; else one line naming the type (and whether it needs the
+    model's own code, which only ``trust_remote_code`` runs) and the types symparams reads."""
     fam = for_config_type(model_type)
     if fam is not None:
         return fam
     known = [t for f in all_families().values() if f.from_config is not None for t in f.config_types]
-    raise SymparamsError(f"{source}: unknown model_type {model_type!r} (symparams reads: {', '.join(sorted(known))})")
+    why = ", a model with its own code (auto_map), which symparams does not run" if remote_code else ""
+    raise SymparamsError(f"{source}: unknown model_type {model_type!r}{why} (symparams reads: "
+                         f"{', '.join(sorted(known))})")
 
 
 @dataclass(frozen=True)
@@ -175,7 +179,7 @@ def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mappin
         raise SymparamsError(f"{source}: a config must be a JSON object (a dict), not {type(data).__name__}")
     if overrides is not None and not isinstance(overrides, Mapping):
         raise SymparamsError(f"overrides are a mapping of keys to values, not {type(overrides).__name__}")
-    fam = family_for(ConfigReader(data, source).str("model_type"), source)
+    fam = family_for(ConfigReader(data, source).str("model_type"), source, remote_code="auto_map" in data)
     head = fam.check_head(head)
     values, switches = fam.from_config(ConfigReader(data, source, head))
     given_values, given_switches = fam.split(overrides or {}, fam.name)

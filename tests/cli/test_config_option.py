@@ -76,6 +76,9 @@ def bad(tmp_path):
     ("malformed", '{"model_type": "bert",', "malformed JSON (line 1"),
     ("array", '[1, 2]', "must hold a JSON object, not list"),
     ("unknown", '{"model_type": "gpt-9"}', "unknown model_type 'gpt-9' (symparams reads:"),
+    ("remote-code", '{"model_type": "chatglm", "auto_map": {"AutoModel": "modeling_chatglm.ChatGLMModel"}}',
+     "unknown model_type 'chatglm', a model with its own code (auto_map), which symparams does not run "
+     "(symparams reads:"),
     ("missing", '{"hidden_size": 768}', "missing required key model_type"),
     ("type_number", '{"model_type": 7}', "key model_type must be a string, not 7"),
     ("string", '{"model_type": "bert", "hidden_size": "768"}', 'key hidden_size must be a whole number, not "768"'),
