@@ -182,7 +182,11 @@ def test_a_successful_write_replaces_the_file_whole_and_keeps_its_mode(tmp_path)
 def test_ctrl_c_during_a_sweep_leaves_no_traceback_and_no_file(tmp_path):
     csv = tmp_path / "grid.csv"
     csv.write_text("old\n")
-    proc = subprocess.Popen([sys.executable, "-m", "symparams", "sweep", "bert-base", "--grid", "H=12:120000000:12",
+    # as from a terminal: a shell's background job (CI runners, `cmd &`) starts with SIGINT ignored, and so
+    # would this process, which then rightly goes on
+    interactive = "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); " \
+                  "runpy.run_module('symparams', run_name='__main__')"
+    proc = subprocess.Popen([sys.executable, "-c", interactive, "sweep", "bert-base", "--grid", "H=12:120000000:12",
                              "--csv", str(csv)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + TIMEOUT
     while not any(p.name.endswith(".part") for p in tmp_path.iterdir()) and time.monotonic() < deadline:
