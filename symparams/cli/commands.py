@@ -62,23 +62,28 @@ def cmd_count(args) -> None:
     rows = []
     for level, path, block, value, share in m.rows(depth=2 if args.depth is None else args.depth):
         label = "  " * (level - 1) + block.name + (f" × {m.evaluate(block.repeat)}" if block.repeat != 1 else "")
+        if block.used is not None:
+            label += f" ({m.evaluate(block.used)} per token)"
         if block.tied_to:
             label += f" (tied to {block.tied_to})"
         elif not block.trainable:
             label += " (frozen)"
         rows.append((label, thousands(value), percent(share)))
-    rows.append(("total", thousands(total), "100.00%"))
-    rows.append(("trainable", thousands(m.trainable), percent(m.trainable_share)))
+    footer = [("total", thousands(total), "100.00%"),
+              ("trainable", thousands(m.trainable), percent(m.trainable_share))]
+    if m.routed:  # a mixture of experts: what one token uses, the experts it is not routed to left out
+        footer.append(("active", thousands(m.active), percent(m.active_share)))
     print(f"{printable(m.name)} ({m.family.title['en']}): {values_line(m.values, m.switches, m.head)}")
-    print(text_table(("component", "parameters", "share"), rows, "lrr", rule_before=len(rows) - 2,
+    print(text_table(("component", "parameters", "share"), rows + footer, "lrr", rule_before=len(rows),
                      min_widths=(0, 0, 8)))
     if m.head is not None:
         print(f"counted: the base model with the {m.head} head")
     elif m.lm_head is not None:
-        with_lm_head = m.with_head(m.lm_head).count
-        adds = " (the head adds no parameters)" if with_lm_head == total else ""
+        lm = m.with_head(m.lm_head)
+        adds = " (the head adds no parameters)" if lm.count == total else ""
+        active = f", {thousands(lm.active)} active" if m.routed else ""
         print(f"counted: the base model, no task head; with the {m.lm_head} head (--head {m.lm_head}): "
-              f"{thousands(with_lm_head)}{adds}")
+              f"{thousands(lm.count)}{active}{adds}")
 
 
 def cmd_formula(args) -> None:

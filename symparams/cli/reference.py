@@ -33,9 +33,12 @@ standard output. Every number in it is exact:
 - nothing is ever a float.
 
 `count --json` is `Model.to_dict()`: `model`, `family`, `head`, `values`,
-`switches`, `total`, `trainable`, `components` (the top-level counts), for
-a base model of a language model `with_lm_head` (`head` and `total` with
-that head) and, with `--depth N`, the nested `tree`. `sweep --json` ends
+`switches`, `total`, `trainable`, `active` (the parameters one token uses:
+a mixture of experts leaves out the routed experts a token is not sent to;
+else the total), `components` (the top-level counts), for a base model of a
+language model `with_lm_head` (`head` and `total` with that head, and
+`active` for a mixture of experts) and, with `--depth N`, the nested `tree`
+(with `active` per component for a mixture of experts). `sweep --json` ends
 with `skipped`: the points left out, per broken constraint.
 """
 

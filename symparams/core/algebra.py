@@ -10,7 +10,7 @@ sums; the test-suite checks that both agree for every preset and head).
 >>> m = model("bert-base")
 >>> counts = exact_counts(m.tree, m.values)
 >>> counts[id(m.tree.find("embeddings"))]
-BlockCounts(repeat=1, total=23837184, trainable=23837184, untied=23837184)
+BlockCounts(repeat=1, total=23837184, trainable=23837184, untied=23837184, used=1, active=23837184)
 >>> closed_form(m.tree.total)
 H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
 """
@@ -71,12 +71,17 @@ class BlockCounts:
     ``repeat`` is how many copies its parent holds; ``total`` and
     ``trainable`` count one copy (0 when tied); ``untied`` is one copy's
     size as if it held its own weights (what a tied block would add).
+    ``used`` is how many of the copies one token passes through (the top-k
+    of routed experts; else ``repeat``), ``active`` what one token uses of
+    one copy.
     """
 
     repeat: int
     total: int
     trainable: int
     untied: int
+    used: int
+    active: int
 
 
 def exact_counts(tree: Block, values: Mapping[sp.Symbol, sp.Expr], what: str = "") -> dict[int, BlockCounts]:
@@ -85,14 +90,16 @@ def exact_counts(tree: Block, values: Mapping[sp.Symbol, sp.Expr], what: str = "
 
     def visit(block: Block) -> BlockCounts:
         untied = sum(whole(n, values, what) for _, n in block.params)
-        trainable = untied
+        trainable = active = untied
         for child in block.children:
             c = visit(child)
             untied += c.repeat * c.total
             trainable += c.repeat * c.trainable
+            active += c.used * c.active
         tied = block.tied_to is not None
-        counts = BlockCounts(whole(block.repeat, values, what), 0 if tied else untied,
-                             0 if tied or not block.trainable else trainable, untied)
+        repeat = whole(block.repeat, values, what)
+        counts = BlockCounts(repeat, 0 if tied else untied, 0 if tied or not block.trainable else trainable, untied,
+                             repeat if block.used is None else whole(block.used, values, what), 0 if tied else active)
         out[id(block)] = counts
         return counts
 

@@ -4,7 +4,9 @@ A :class:`Block` mirrors a PyTorch module.  A leaf owns parameters (``weight``,
 ``bias``, ...) whose sizes are SymPy expressions; a group holds children.  A
 block may repeat (``L`` layers), may be tied to another block (it reuses that
 block's weights and adds nothing) and may be non-trainable (a registered
-sinusoidal table).
+sinusoidal table).  A repeated block may be *routed*: of its ``repeat``
+copies (a mixture-of-experts layer's N_e experts) one token uses only ``used``
+(its top-k), so the parameters *active* per token leave the others out.
 
 Each block also keeps its count **as written** in the articles: the per-head
 form ``A·(H·(H/A) + H/A)`` keeps ``A`` visible (``UnevaluatedExpr``), so a
@@ -20,6 +22,13 @@ H**2 + H
 >>> layer = group("layer", [q, layer_norm("LayerNorm", H)], repeat=2, ref="layer.*")
 >>> layer.total
 2*H**2 + 6*H
+
+Eight experts, two of them used by each token:
+
+>>> from symparams.core.symbols import F
+>>> moe = group("experts", [tensor("gate_up_proj", 2 * F, H), tensor("down_proj", H, F)], repeat=8, used=2)
+>>> moe.total, moe.active_total
+(24*F*H, 6*F*H)
 """
 
 from __future__ import annotations
@@ -85,6 +94,10 @@ class Block:
         ``name``.
     title : str or None
         Key of the block's title in the documents' string catalogs.
+    used : Expr or None
+        How many of the ``repeat`` copies one token passes through: the
+        top-k of a mixture-of-experts layer's routed experts.  None: all of
+        them (every block but routed experts).
     """
 
     name: str
@@ -98,6 +111,7 @@ class Block:
     ref: str | None = None
     title: str | None = None
     note: str | None = field(default=None, compare=False)
+    used: sp.Expr | None = None
 
     # -- counts --------------------------------------------------------
     @cached_property
@@ -120,6 +134,29 @@ class Block:
         return sp.expand(self.repeat * (own + sp.Add(*(c.trainable_total for c in self.children))))
 
     @cached_property
+    def active_count(self) -> sp.Expr:
+        """Parameters of one copy that one token uses (0 when tied): the routed experts it is not sent to
+        left out."""
+        if self.tied_to is not None:
+            return ZERO
+        return sp.expand(sp.Add(*(n for _, n in self.params), *(c.active_total for c in self.children)))
+
+    @cached_property
+    def active_total(self) -> sp.Expr:
+        """Parameters of all copies that one token uses: ``used`` copies of a routed block, else all."""
+        return sp.expand(self.copies_used * self.active_count)
+
+    @property
+    def copies_used(self) -> sp.Expr:
+        """How many of the ``repeat`` copies one token passes through."""
+        return self.repeat if self.used is None else self.used
+
+    @cached_property
+    def routed(self) -> bool:
+        """Whether the tree holds routed copies (experts), so that the active count may differ from the total."""
+        return any(block.used is not None for _, block, _ in self.walk())
+
+    @cached_property
     def as_written(self) -> sp.Expr:
         """One copy's count as the articles write it (A kept visible)."""
         if self.written is not None:
@@ -138,6 +175,8 @@ class Block:
         found = set()
         for _, block, copies in self.walk():
             found |= copies.free_symbols
+            if block.used is not None:
+                found |= block.used.free_symbols
             if block.is_leaf:
                 found |= block.as_written.free_symbols
                 for _, n in block.params:
@@ -273,8 +312,17 @@ def parameter(name, size, *, ref=None, title=None, pname="bias") -> Block:
                  ref=ref if ref is not None else "", title=title)
 
 
-def group(name, children, *, repeat=ONE, written=None, ref=None, title=None, trainable=True) -> Block:
-    """A module holding ``children``, repeated ``repeat`` times."""
+def tensor(name, *dims, ref=None, title=None) -> Block:
+    """A bare ``nn.Parameter`` of shape ``dims`` named ``name``: one expert's slice ``[2F_e, H]`` of a fused
+    ``[N_e, 2F_e, H]`` expert tensor, the experts' group repeating it N_e times."""
+    dims = tuple(map(sp.sympify, dims))
+    return Block(name, params=(("", sp.expand(sp.Mul(*dims))),), written=product_as_written(*dims), shape=dims,
+                 ref=ref, title=title)
+
+
+def group(name, children, *, repeat=ONE, written=None, ref=None, title=None, trainable=True, used=None) -> Block:
+    """A module holding ``children``, repeated ``repeat`` times; a token uses ``used`` of the copies
+    (routed experts; None: all)."""
     children = tuple(c for c in children if c is not None)
     return Block(name, children=children, repeat=sp.sympify(repeat), written=written, ref=ref,
-                 title=title, trainable=trainable)
+                 title=title, trainable=trainable, used=None if used is None else sp.sympify(used))

@@ -162,6 +162,17 @@ class Model(Displayable):
     def trainable_total(self) -> sp.Expr:
         return closed_form(self.evaluate(self.tree.trainable_total))
 
+    @cached_property
+    def active_total(self) -> sp.Expr:
+        """The simplified count of the parameters one token uses, with the values given substituted."""
+        return closed_form(self.evaluate(self.tree.active_total))
+
+    @property
+    def routed(self) -> bool:
+        """Whether the model has routed experts (a token uses only some of them, so ``active`` < ``count``
+        unless every expert is used)."""
+        return self.tree.routed
+
     def _require_values(self, what: str):
         if self.free:
             raise SymparamsError(
@@ -195,6 +206,26 @@ class Model(Displayable):
     def trainable_share(self) -> Fraction:
         """Trainable parameters as an exact fraction of all of them."""
         return Fraction(self.trainable, self.count)
+
+    @property
+    def active(self) -> int:
+        """The exact number of parameters one token uses: of each mixture-of-experts layer, its top-k
+        routed experts (the others left out), the shared experts, the router; all of every other block.
+        Equal to :attr:`count` for a model without routed experts.
+
+        >>> from symparams import model
+        >>> m = model("mixtral-8x7b", head="causal-lm")
+        >>> m.count, m.active
+        (46702792704, 12879925248)
+        """
+        self._require_values("active count")
+        c = self.counts_of(self.tree)
+        return c.used * c.active
+
+    @property
+    def active_share(self) -> Fraction:
+        """Active parameters as an exact fraction of all of them."""
+        return Fraction(self.active, self.count)
 
     def _contribution(self, block: Block, copies: sp.Expr) -> Any:
         """What ``block`` (held ``copies`` times) adds: an integer once every symbol has a value."""
@@ -314,6 +345,8 @@ class Model(Displayable):
     def to_dict(self, depth: int | None = None) -> dict[str, Any]:
         """The JSON-ready summary the CLI prints with ``--json``; with ``depth``, also the nested ``tree``
         of components down to that level (each with its count over all its copies, and ``repeat``).
+        ``active`` is the count one token uses (:attr:`active`); a model with routed experts gives it for
+        every component of the tree too, and for the model with its LM head (``with_lm_head``).
 
         >>> from symparams import model
         >>> tree = model("bert-base").to_dict(depth=2)["tree"]
@@ -329,24 +362,31 @@ class Model(Displayable):
             "switches": dict(self.switches),
             "total": self.count,
             "trainable": self.trainable,
+            "active": self.active,
             "components": dict(self.components),
         }
         if self.head is None and self.lm_head is not None:
-            out["with_lm_head"] = {"head": self.lm_head, "total": self.with_head(self.lm_head).count}
+            lm = self.with_head(self.lm_head)
+            out["with_lm_head"] = {"head": self.lm_head, "total": lm.count}
+            if self.routed:  # the figure published for a mixture of experts: active with the LM head
+                out["with_lm_head"]["active"] = lm.active
         if depth is not None:
             self._check_depth(depth)
-            out["tree"] = [self._node(child, 1, 1, depth) for child in self.tree.children]
+            out["tree"] = [self._node(child, 1, 1, level=1, depth=depth) for child in self.tree.children]
         return out
 
-    def _node(self, block: Block, copies: int, level: int, depth: int) -> dict[str, Any]:
+    def _node(self, block: Block, copies: int, used: int, level: int, depth: int) -> dict[str, Any]:
         counts = self.counts_of(block)
         copies *= counts.repeat
+        used *= counts.used
         node = {"name": block.name, "count": copies * counts.total, "repeat": counts.repeat}
+        if self.routed:  # what one token uses of it, over all its copies
+            node["active"] = used * counts.active
         if block.tied_to:
             node["tied_to"] = block.tied_to
         if not block.trainable:
             node["trainable"] = False
-        node["children"] = ([self._node(c, copies, level + 1, depth) for c in block.children]
+        node["children"] = ([self._node(c, copies, used, level + 1, depth) for c in block.children]
                             if level < depth else [])
         return node
 

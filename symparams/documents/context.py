@@ -149,6 +149,9 @@ def _doc(d: Derivation, lang: str) -> dict:
         "trainable": thousands(d.trainable), "trainable_math": math_count(d.trainable),
         "frozen": thousands(d.total - d.trainable), "all_trainable": d.total == d.trainable,
         "trainable_share": _share_text(d.trainable_share),
+        # shown only where a token leaves some routed experts out
+        "active": thousands(d.active), "active_share": _share_text(d.active_share),
+        "active_formula": d.active_formula, "shows_active": d.active != d.total,
         "closed_formula": d.closed_formula, "closed_substituted": d.closed_substituted,
         "proof": _proof(d.proof, lang), "notes": [_note(note, lang) for note in d.notes], "related": related,
         "largest": largest,

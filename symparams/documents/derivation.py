@@ -227,6 +227,10 @@ class Derivation:
     related: tuple = ()
     largest: Item | None = None
     outline: tuple[dict, ...] = field(default=())
+    #: the parameters one token uses (routed experts it is not sent to left out), its share and closed form
+    active: int = 0
+    active_share: Fraction = Fraction(1)
+    active_formula: str = ""
 
     @property
     def items(self):
@@ -576,4 +580,5 @@ def _derive(key: _ByValue) -> Derivation:
         closed_form=closed,
         closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
         proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
-        outline=_outline(sections, notes))
+        outline=_outline(sections, notes), active=m.active, active_share=m.active_share,
+        active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "")

@@ -181,6 +181,7 @@ def _script(m, controls: list[dict], formulas: list, ui: dict) -> str:
         f"const SYMBOLS = {json.dumps(specs)};",
         f"const TOTAL = {fraction_js(m.closed_form)};",
         f"const TRAINABLE = {fraction_js(closed_form(m.tree.trainable_total))};",
+        f"const ACTIVE = {fraction_js(closed_form(m.tree.active_total)) if m.routed else 'null'};",
         "const ITEMS = [" + ",\n".join(f'{{id: "{ident}", f: {fraction_js(f)}}}' for ident, f in formulas) + "];",
         "const CONSTRAINTS = [" + ",\n".join(
             f"{{f: {fraction_js(c.expr)}, message: {json.dumps(c.message, ensure_ascii=False)}}}"
@@ -214,6 +215,9 @@ def render_html(m, lang: str = "en", title: str | None = None) -> str:
         "total": thousands(d.total), "trainable": thousands(d.trainable),
         "trainable_share": percent(d.trainable_share),
         "total_formula": _math(m.closed_form), "trainable_formula": _math(closed_form(m.tree.trainable_total)),
+        # a model with routed experts: the parameters one token uses (the page recomputes them live)
+        "active": thousands(d.active) if m.routed else "", "active_share": percent(d.active_share),
+        "active_formula": _math(closed_form(m.tree.active_total)) if m.routed else "",
         "closed_form": _math("<mi>N</mi><mo>=</mo>" + mathml_inner(m.closed_form), display=True),
         "equations": _math(f"<mtable>{equations}</mtable>", display=True),
         "conditions": [c.zh if lang == "zh" else c.en for c in proof.conditions],

@@ -120,7 +120,7 @@ FAMILY = Family(
                     zh="每组内不同层的数目（inner_group_num）"),
         TIE,
     ),
-    heads=tuple(bert.HEADS),
+    heads=("sequence-classification", "token-classification", "question-answering", "masked-lm", "pretraining"),
     constraints=(HEAD_DIM, FFN_SIZE),
     defaults={C: sp.Integer(2)},
     components=("embeddings", "encoder", "pooler"),

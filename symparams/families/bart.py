@@ -4,11 +4,14 @@ A shared token table V·H; an encoder and a decoder, each with learned
 positions — a table of P + 2 rows (BART offsets position ids by 2) — a
 LayerNorm on the embeddings (``layernorm_embedding``) and the Transformer's
 layers (post-LayerNorm, biases everywhere).  ``scale_embedding`` multiplies
-by √H and adds no parameter.  Heads: ``seq2seq-lm`` (``lm_head``, tied to
-the shared table; ``final_logits_bias`` is a buffer, not a parameter),
+by √H and adds no parameter.  The decoder may have its own layer count L_d,
+head count A_d and FFN ratio r_d (``split_layers``, ``split_heads``,
+``split_ffn``).  Heads: ``seq2seq-lm`` (``lm_head``, tied to the shared
+table; ``final_logits_bias`` is a buffer, not a parameter),
 ``sequence-classification`` (``BartClassificationHead``: dense H·H + H,
-out_proj H·C + C; C defaults to 3 as in ``BartConfig``) and
-``question-answering`` (2H + 2).
+out_proj H·C + C; C defaults to 3 as in ``BartConfig``),
+``question-answering`` (2H + 2) and ``causal-lm`` (``BartForCausalLM``: the
+decoder alone, with its own token table, and an LM head tied to it).
 
 >>> from symparams import model
 >>> m = model("bart-base")
@@ -18,68 +21,46 @@ out_proj H·C + C; C defaults to 3 as in ``BartConfig``) and
 H*(P + 2)
 >>> model("bart").total
 4*H**2*L*(r + 3) + H*(2*L*(r + 12) + 2*P + V + 8)
+>>> model("bart", split_heads=True, split_ffn=True).total
+2*H**2*L*(r + r_d + 6) + H*(L*(r + r_d + 24) + 2*P + V + 8)
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from ..core.blocks import embedding, group, linear
-from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset
-from ..core.symbols import C, H, P, V
+from ..core.family import Family, Preset
+from ..core.symbols import C
 from .seq2seq_parts import (
-    SHARED,
-    SPLIT,
+    CONSTRAINTS,
+    STACK_SWITCHES,
     TIE,
+    Stacks,
     check_padding,
-    decoder_layers,
-    embedding_norm,
-    encoder_layers,
-    lm_head,
-    stack,
+    learned_positions,
     stacks_from_config,
-    tokens,
 )
+from .seq2seq_parts import build as build_seq2seq
 
-#: BartLearnedPositionalEmbedding: ``num_embeddings + 2`` rows
-OFFSET = 2
+#: heads, with the transformers class that builds each and its base-model prefix
+CLASSES = {
+    None: ("BartModel", None),
+    "seq2seq-lm": ("BartForConditionalGeneration", "model."),
+    "sequence-classification": ("BartForSequenceClassification", "model."),
+    "question-answering": ("BartForQuestionAnswering", "model."),
+    "causal-lm": ("BartForCausalLM", "model."),
+}
 
-HEADS = ("seq2seq-lm", "sequence-classification", "question-answering")
-
-
-def positions():
-    return embedding("embed_positions", P + OFFSET, H, title="learned_positions")
-
-
-def heads(head, tie):
-    """The task head as transformers builds it (``BartFor*``), path names as there."""
-    if head == "seq2seq-lm":
-        return lm_head(V, tied_to=SHARED if tie else None)
-    if head == "sequence-classification":
-        return group("classification_head", [linear("dense", H, H, title="classifier_dense"),
-                                             linear("out_proj", H, C, title="classifier")],
-                     title="classification_head")
-    if head == "question-answering":
-        return linear("qa_outputs", H, 2, title="qa_outputs")
-    return None
+STACKS = Stacks(learned_positions, embedding_norm=True)
 
 
 def build(switches, head):
-    tie = switches["tie"]
-    tree = [
-        embedding("shared", V, H, title="token_embedding"),
-        stack("encoder", tokens(V, tied=tie), positions(), embedding_norm(), encoder_layers()),
-        stack("decoder", tokens(V, tied=tie), positions(), embedding_norm(), decoder_layers(switches)),
-    ]
-    task = heads(head, tie)
-    if task is not None:
-        tree.append(group("head", [task], ref="", title="task_head"))
-    return group("bart", tree, ref="")
+    return build_seq2seq("bart", STACKS, switches, head)
 
 
 def from_config(cfg):
     """Values from a ``BartConfig`` (missing keys: its defaults, the bart-large sizes)."""
-    values, switches = stacks_from_config(cfg, "bart", d_model=1024, layers=12, heads=16, ffn=4096, positions=1024)
+    values, switches = stacks_from_config(cfg, d_model=1024, layers=12, heads=16, ffn=4096, positions=1024)
     values["V"] = vocab = cfg.int("vocab_size", default=50265)
     values["C"] = cfg.labels(default=3)
     check_padding(cfg, 1, ("vocab_size", vocab))
@@ -90,9 +71,9 @@ FAMILY = Family(
     name="bart",
     title={"en": "BART (encoder–decoder)", "zh": "BART（编码器–解码器）"},
     build=build,
-    switches=(TIE, SPLIT),
-    heads=HEADS,
-    constraints=(HEAD_DIM, FFN_SIZE),
+    switches=(TIE, *STACK_SWITCHES),
+    heads=tuple(h for h in CLASSES if h is not None),
+    constraints=CONSTRAINTS,
     defaults={C: sp.Integer(3)},
     components=("shared", "encoder", "decoder"),
     config_types=("bart",),

@@ -31,14 +31,33 @@ from ..core.blocks import (
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Switch
 from ..core.symbols import A, C, H, L, P, S, V, r
 
+#: heads, with the transformers class that builds each and its base-model prefix
+CLASSES = {
+    None: ("BertModel", None),
+    "sequence-classification": ("BertForSequenceClassification", "bert."),
+    "token-classification": ("BertForTokenClassification", "bert."),
+    "question-answering": ("BertForQuestionAnswering", "bert."),
+    "masked-lm": ("BertForMaskedLM", "bert."),
+    "causal-lm": ("BertLMHeadModel", "bert."),
+    "pretraining": ("BertForPreTraining", "bert."),
+    "multiple-choice": ("BertForMultipleChoice", "bert."),
+    "next-sentence": ("BertForNextSentencePrediction", "bert."),
+}
+
 #: heads and whether transformers builds them on a BertModel with a pooler
 HEADS = {
     "sequence-classification": True,
     "token-classification": False,
     "question-answering": False,
     "masked-lm": False,
+    "causal-lm": False,
     "pretraining": True,
+    "multiple-choice": True,
+    "next-sentence": True,
 }
+
+#: the heads whose decoder is the word embedding matrix (``cls.predictions``)
+LM_HEADS = ("masked-lm", "causal-lm", "pretraining")
 
 
 def embeddings():
@@ -50,19 +69,32 @@ def embeddings():
     ], written=sum_as_written(product_as_written(sum_as_written(V, P, S), H), product_as_written(2, H)))
 
 
-def encoder_layer(inter):
-    """One Transformer encoder layer: attention + Add&Norm, FFN + Add&Norm."""
-    head_dim = H / A
+def self_attention():
+    """``attention.self``: Q, K and V, each written per head, ``A·(H·(H/A) + H/A)``."""
+    return group("self", [per_head_linear(n, H, A, H / A) for n in ("query", "key", "value")],
+                 title="multi_head_attention")
+
+
+def ffn(inter):
+    """``intermediate`` (H → inter) and ``output`` (inter → H, Add & LayerNorm)."""
+    return [group("intermediate", [linear("dense", H, inter, title="ffn_up")], title="ffn_up"),
+            group("output", [linear("dense", inter, H, title="ffn_down"), layer_norm("LayerNorm", H)],
+                  title="ffn_down_norm")]
+
+
+def encoder_layer(inter, attention_self=None):
+    """One Transformer encoder layer: attention + Add&Norm, FFN + Add&Norm.
+
+    ``attention_self`` replaces BERT's ``attention.self`` (DeBERTa's
+    disentangled attention sits where BERT's does).
+    """
     return group("layer", [
         group("attention", [
-            group("self", [per_head_linear(n, H, A, head_dim) for n in ("query", "key", "value")],
-                  title="multi_head_attention"),
+            attention_self or self_attention(),
             group("output", [linear("dense", H, H, title="attention_output"),
                              layer_norm("LayerNorm", H)], title="attention_output_norm"),
         ]),
-        group("intermediate", [linear("dense", H, inter, title="ffn_up")], title="ffn_up"),
-        group("output", [linear("dense", inter, H, title="ffn_down"), layer_norm("LayerNorm", H)],
-              title="ffn_down_norm"),
+        *ffn(inter),
     ], repeat=L, ref="layer.*", title="encoder_layer")
 
 
@@ -72,7 +104,11 @@ def heads(head):
         return linear("classifier", H, C, title="classifier")
     if head == "question-answering":  # start and end logits: transformers sizes it by num_labels (2)
         return linear("qa_outputs", H, C, title="qa_outputs")
-    if head in ("masked-lm", "pretraining"):
+    if head == "multiple-choice":  # one score per choice
+        return linear("classifier", H, 1, title="classifier")
+    if head == "next-sentence":
+        return group("cls", [linear("seq_relationship", H, 2, title="nsp_head")], title="nsp_head")
+    if head in LM_HEADS:  # BertForMaskedLM, BertLMHeadModel, BertForPreTraining
         mlm = group("predictions", [
             parameter("bias", V, title="decoder_bias"),
             group("transform", [linear("dense", H, H, title="mlm_transform"), layer_norm("LayerNorm", H)],
@@ -109,7 +145,7 @@ def from_config(cfg):
                   L=cfg.int("num_hidden_layers", default=12), A=cfg.int("num_attention_heads", default=12),
                   r=Fraction(cfg.int("intermediate_size", default=3072), hidden), C=cfg.labels())
     cfg.refuse("add_cross_attention", True, default=False, family="bert", what="cross-attention in every layer")
-    if cfg.head in ("masked-lm", "pretraining"):
+    if cfg.head in LM_HEADS:
         cfg.refuse("tie_word_embeddings", False, default=True, family="bert",
                    what="an untied masked-LM decoder, with its own weight and bias")
     return values, {}

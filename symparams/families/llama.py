@@ -45,33 +45,57 @@ KV_GROUPS = Constraint(
      "G 整除 A：每个键值头服务 A/G 个查询头"))
 
 
-def attention(switches):
-    bias = switches["attention_bias"]
-    width = D if switches["free_head_dim"] else H / A
+def head_width(switches):
+    """One head's width: its own D (``free_head_dim``), else H/A."""
+    return D if switches["free_head_dim"] else H / A
+
+
+def attention(switches, qkv_bias=None, o_bias=None, head_norms=False):
+    """``self_attn``: Q, K and V written per head, the output ``o_proj``.
+
+    Biases follow the ``attention_bias`` switch unless the family fixes them
+    (Qwen 2: ``qkv_bias=True, o_bias=False``; Mistral: none); ``head_norms``
+    adds ``q_norm`` and ``k_norm``, an RMSNorm over one head's width shared
+    by every head (Qwen 3, Gemma 3).
+    """
+    qkv_bias = switches["attention_bias"] if qkv_bias is None else qkv_bias
+    o_bias = qkv_bias if o_bias is None else o_bias
+    width = head_width(switches)
     kv = G if switches["gqa"] else A
+    norms = (rms_norm("q_norm", width, title="query_norm"), rms_norm("k_norm", width, title="key_norm")) \
+        if head_norms else ()
     return group("self_attn", [
-        per_head_linear("q_proj", H, A, width, bias=bias, title="query"),
-        per_head_linear("k_proj", H, kv, width, bias=bias, title="key"),
-        per_head_linear("v_proj", H, kv, width, bias=bias, title="value"),
-        linear("o_proj", product_as_written(A, D) if switches["free_head_dim"] else H, H, bias=bias, title="attention_output"),
+        per_head_linear("q_proj", H, A, width, bias=qkv_bias, title="query"),
+        per_head_linear("k_proj", H, kv, width, bias=qkv_bias, title="key"),
+        per_head_linear("v_proj", H, kv, width, bias=qkv_bias, title="value"),
+        linear("o_proj", product_as_written(A, D) if switches["free_head_dim"] else H, H, bias=o_bias,
+               title="attention_output"),
+        *norms,
     ], title="grouped_query_attention" if switches["gqa"] else "masked_attention")
 
 
-def mlp(bias):
+def mlp(bias, title="swiglu"):
+    """The gated MLP: gate and up (H → F), down (F → H); ``title`` names its activation (SwiGLU, GeGLU)."""
     return group("mlp", [
         linear("gate_proj", H, F, bias=bias, title="ffn_gate"),
         linear("up_proj", H, F, bias=bias, title="ffn_up"),
         linear("down_proj", F, H, bias=bias, title="ffn_down"),
-    ], title="swiglu")
+    ], title=title)
 
 
-def decoder_layer(switches):
-    return group("layers", [
+def layer_stack(parts):
+    """The L decoder layers ``layers.*``, each holding ``parts``."""
+    return group("layers", parts, repeat=L, ref="layers.*", title="decoder_layer")
+
+
+def decoder_layer(switches, attn=None, ffn=None):
+    """RMSNorm → attention → RMSNorm → MLP; ``attn`` and ``ffn`` default to LLaMA's from the switches."""
+    return layer_stack([
         rms_norm("input_layernorm", H),
-        attention(switches),
+        attn if attn is not None else attention(switches),
         rms_norm("post_attention_layernorm", H),
-        mlp(switches["mlp_bias"]),
-    ], repeat=L, ref="layers.*", title="decoder_layer")
+        ffn if ffn is not None else mlp(switches["mlp_bias"]),
+    ])
 
 
 def head_block(head, switches):
@@ -87,75 +111,106 @@ def head_block(head, switches):
     return None
 
 
-def build(switches, head):
+def decoder_model(name, layer, switches, head):
+    """``embed_tokens``, the layer stack ``layer``, the final ``norm`` and the task head: a llama-like model."""
     task = head_block(head, switches)
-    return group("llama", [
+    return group(name, [
         group("embeddings", [embedding("embed_tokens", V, H, title="token_embedding")], ref="", title="input"),
-        group("decoder", [decoder_layer(switches), rms_norm("norm", H, title="final_norm")], ref="",
-              title="decoder"),
+        group("decoder", [layer, rms_norm("norm", H, title="final_norm")], ref="", title="decoder"),
         group("head", [task], ref="", title="task_head") if task is not None else None,
     ], ref="")
 
 
-def from_config(cfg):
-    """Values from a ``LlamaConfig`` (defaults: Llama-7B, as transformers 5 has them).
+def build(switches, head):
+    return decoder_model("llama", decoder_layer(switches), switches, head)
 
-    ``num_key_value_heads`` missing or equal to ``num_attention_heads`` is
-    plain multi-head attention (``gqa=false``, no G); ``head_dim`` missing or
-    equal to hidden/heads is H/A (no D).  As LlamaConfig does, a config is
-    refused when heads do not divide the hidden size, key/value heads do not
-    divide heads, or the head width is odd (rotary embeddings).
+
+def read_config(cfg, config_class, *, vocab, hidden, layers, heads, intermediate, kv=None, head_dim=None,
+                tie=False, checks_heads=False, extra=None, token_classification=True):
+    """The values and switches every llama-like config holds, with ``config_class``'s defaults.
+
+    ``kv`` and ``head_dim`` are the class defaults of ``num_key_value_heads``
+    and ``head_dim`` (None: as many as the heads, and hidden/heads).  Key/value
+    heads equal to the heads are plain multi-head attention (``gqa=false``,
+    no G); a head width equal to hidden/heads is H/A (no D).  Refused, with
+    the key named: heads that do not divide the hidden size (H/A must be
+    whole; ``checks_heads``: the config class refuses it too), key/value
+    heads that do not divide the heads, an odd head width (rotary
+    embeddings), and ``per_layer_config`` (layers of different sizes).
+    ``extra``: the family's own switches, read by the caller, placed as
+    the family lists them (before ``token_classification_bias``, which a
+    family without a token-classification head leaves out: ``token_classification=False``).
     """
-    hidden = cfg.int("hidden_size", default=4096)
-    heads = cfg.int("num_attention_heads", default=32)
-    kv = cfg.int("num_key_value_heads", default=heads)
+    hidden = cfg.int("hidden_size", default=hidden)
+    heads = cfg.int("num_attention_heads", default=heads)
+    kv = cfg.int("num_key_value_heads", default=kv or heads)
     if hidden % heads:
+        also = f", which {config_class} requires" if checks_heads else " (symparams needs a whole H/A)"
         raise SymparamsError(f"{cfg.source}: key hidden_size ({hidden}) is not divisible by "
-                             f"num_attention_heads ({heads}), which LlamaConfig requires")
+                             f"num_attention_heads ({heads}){also}")
     if heads % kv:
         raise SymparamsError(f"{cfg.source}: key num_key_value_heads ({kv}) does not divide "
                              f"num_attention_heads ({heads})")
-    head_dim = cfg.int("head_dim", default=hidden // heads)
+    head_dim = cfg.int("head_dim", default=head_dim or hidden // heads)
     if head_dim % 2:
         key = "head_dim" if cfg.has("head_dim") else "hidden_size"
         raise SymparamsError(f"{cfg.source}: key {key} gives an odd head width ({head_dim}); rotary "
-                             f"embeddings need an even one, and LlamaConfig refuses it")
-    values = dict(V=cfg.int("vocab_size", default=32000), H=hidden, L=cfg.int("num_hidden_layers", default=32),
-                  A=heads, F=cfg.int("intermediate_size", default=11008), C=cfg.labels())
+                             f"embeddings need an even one")
+    if cfg.has("per_layer_config"):
+        raise SymparamsError(f"{cfg.source}: key per_layer_config (layers of different sizes) is not modelled "
+                             f"by symparams")
+    values = dict(V=cfg.int("vocab_size", default=vocab), H=hidden, L=cfg.int("num_hidden_layers", default=layers),
+                  A=heads, F=cfg.int("intermediate_size", default=intermediate), C=cfg.labels())
     if kv != heads:
         values["G"] = kv
     if head_dim * heads != hidden:
         values["D"] = head_dim
     switches = dict(gqa=kv != heads, free_head_dim=head_dim * heads != hidden,
-                    tie=cfg.bool("tie_word_embeddings", default=False),
-                    attention_bias=cfg.bool("attention_bias", default=False),
-                    mlp_bias=cfg.bool("mlp_bias", default=False),
-                    token_classification_bias=cfg.bool("token_classification_bias", default=True))
+                    tie=cfg.bool("tie_word_embeddings", default=tie), **(extra or {}))
+    if token_classification:
+        switches["token_classification_bias"] = cfg.bool("token_classification_bias", default=True)
     return values, switches
 
 
-FAMILY = Family(
-    name="llama",
-    title={"en": "LLaMA", "zh": "LLaMA"},
-    build=build,
-    switches=(
-        Switch("gqa", True, en="grouped-query attention: K and V have G heads (false: A heads)",
-               zh="分组查询注意力：K、V 有 G 个头（false 时为 A 个）"),
-        Switch("free_head_dim", False, en="head width D set on its own (false: D = H/A)",
-               zh="每个头的维度 D 单独设定（false 时 D = H/A）"),
-        Switch("tie", False, en="causal-lm head tied to the token embedding", zh="语言模型头与词嵌入共享权重"),
-        Switch("attention_bias", False, en="biases in q/k/v/o projections", zh="注意力投影带偏置"),
-        Switch("mlp_bias", False, en="biases in gate/up/down projections", zh="前馈网络投影带偏置"),
-        Switch("token_classification_bias", True, en="bias of the token-classification score layer",
-               zh="词元分类层带偏置"),
-    ),
-    heads=tuple(h for h in CLASSES if h is not None),
-    constraints=(HEAD_DIM, KV_GROUPS),
-    defaults={C: sp.Integer(2)},
-    components=("embeddings", "decoder"),
-    config_types=("llama",),
-    from_config=from_config,
-)
+def from_config(cfg):
+    """Values from a ``LlamaConfig`` (defaults: Llama-7B, as transformers 5 has them); see :func:`read_config`."""
+    return read_config(cfg, "LlamaConfig", vocab=32000, hidden=4096, layers=32, heads=32, intermediate=11008,
+                       checks_heads=True, extra=dict(attention_bias=cfg.bool("attention_bias", default=False),
+                                                     mlp_bias=cfg.bool("mlp_bias", default=False)))
+
+
+GQA = Switch("gqa", True, en="grouped-query attention: K and V have G heads (false: A heads)",
+             zh="分组查询注意力：K、V 有 G 个头（false 时为 A 个）")
+FREE_HEAD_DIM = Switch("free_head_dim", False, en="head width D set on its own (false: D = H/A)",
+                       zh="每个头的维度 D 单独设定（false 时 D = H/A）")
+TIE = Switch("tie", False, en="causal-lm head tied to the token embedding", zh="语言模型头与词嵌入共享权重")
+ATTENTION_BIAS = Switch("attention_bias", False, en="biases in q/k/v/o projections", zh="注意力投影带偏置")
+TOKEN_CLASSIFICATION_BIAS = Switch("token_classification_bias", True,
+                                   en="bias of the token-classification score layer", zh="词元分类层带偏置")
+
+
+def llama_like(name, title, build, switches, classes, from_config, config_types=None):
+    """A family built like LLaMA: its heads are the keys of ``classes``; A | H and G | A as constraints."""
+    return Family(
+        name=name,
+        title={"en": title, "zh": title},
+        build=build,
+        switches=switches,
+        heads=tuple(h for h in classes if h is not None),
+        constraints=(HEAD_DIM, KV_GROUPS),
+        defaults={C: sp.Integer(2)},
+        components=("embeddings", "decoder"),
+        config_types=config_types or (name,),
+        from_config=from_config,
+    )
+
+
+FAMILY = llama_like(
+    "llama", "LLaMA", build,
+    (GQA, FREE_HEAD_DIM, TIE, ATTENTION_BIAS,
+     Switch("mlp_bias", False, en="biases in gate/up/down projections", zh="前馈网络投影带偏置"),
+     TOKEN_CLASSIFICATION_BIAS),
+    CLASSES, from_config)
 
 _MHA = {"gqa": False}
 

@@ -14,11 +14,14 @@ trainable count).  No LayerNorm on the embeddings.  What the
   nothing, not even the encoder's and decoder's tables to ``shared`` — a
   shared model then holds three tables (V·H, V·H, V_d·H), and the LM head a
   fourth;
-- encoder and decoder layer counts may differ (``split_layers``, L_d).
+- the decoder's own layer count, head count and FFN ratio (``split_layers``,
+  ``split_heads``, ``split_ffn``: L_d, A_d, r_d).
 
-Head: ``seq2seq-lm`` (``MarianMTModel``: ``lm_head``, H·V when shared,
+Heads: ``seq2seq-lm`` (``MarianMTModel``: ``lm_head``, H·V when shared,
 H·V_d otherwise, tied unless ``tie=false``; ``final_logits_bias`` is a
-buffer).
+buffer) and ``causal-lm`` (``MarianForCausalLM``: the decoder alone, whose
+table is V_d·H whatever ``share`` says; its ``lm_head`` H·V is tied to that
+table unless ``tie=false``).
 
 >>> from symparams import model
 >>> m = model("opus-mt-en-de")
@@ -26,57 +29,73 @@ buffer).
 (74410496, 73886208)
 >>> model("marian", share=False).block("decoder.embed_tokens").as_written
 H*V_d
+>>> model("marian", head="causal-lm").block("head.lm_head").tied_to
+'decoder.embed_tokens'
 """
 
 from __future__ import annotations
 
 from ..core.blocks import embedding, group
-from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
-from ..core.symbols import H, P, V, V_d
+from ..core.family import Family, Preset, Switch
+from ..core.symbols import H, V, V_d
 from .seq2seq_parts import (
+    CONSTRAINTS,
+    DECODER_TOKENS,
     SHARED,
-    SPLIT,
+    STACK_SWITCHES,
     TIE,
+    Stacks,
     check_padding,
-    decoder_layers,
-    encoder_layers,
     lm_head,
-    stack,
+    sinusoidal_positions,
     stacks_from_config,
     tokens,
+    with_task,
 )
+
+#: heads, with the transformers class that builds each and its base-model prefix
+CLASSES = {
+    None: ("MarianModel", None),
+    "seq2seq-lm": ("MarianMTModel", "model."),
+    "causal-lm": ("MarianForCausalLM", "model."),
+}
 
 SHARE = Switch("share", True,
                en="encoder and decoder use one token table, shared (share_encoder_decoder_embeddings)",
                zh="编码器与解码器共用一张词嵌入表 shared（share_encoder_decoder_embeddings）")
 
-HEADS = ("seq2seq-lm",)
+STACKS = Stacks(sinusoidal_positions)
 
 
-def positions():
-    """The fixed sinusoidal table of one stack: P·H, registered, not trained."""
-    return embedding("embed_positions", P, H, trainable=False, title="sinusoidal_positions")
+def decoder_only(switches):
+    """``MarianForCausalLM``: the decoder with its own V_d·H table; the LM head H·V is tied to it or not.
+
+    (Tied, transformers gives the head the decoder's table, whatever its rows.)
+    """
+    table = embedding("embed_tokens", V_d, H, title="token_embedding")
+    return [STACKS.decoder(table, switches),
+            with_task(lm_head(V, tied_to=DECODER_TOKENS if switches["tie"] else None))]
 
 
 def build(switches, head):
+    if head == "causal-lm":
+        return group("marian", decoder_only(switches), ref="")
     share, tie = switches["share"], switches["tie"]
     decoder_vocab = V if share and tie else V_d  # tied to shared: the V×H table, whatever decoder_vocab_size says
     tree = [
         embedding("shared", V, H, title="token_embedding") if share else None,
-        stack("encoder", tokens(V, tied=share and tie), positions(), encoder_layers()),
-        stack("decoder", tokens(decoder_vocab, tied=share and tie), positions(), decoder_layers(switches)),
+        STACKS.encoder(tokens(V, tied=share and tie)),
+        STACKS.decoder(tokens(decoder_vocab, tied=share and tie), switches),
     ]
     if head == "seq2seq-lm":
-        source = SHARED if share else "decoder.embed_tokens"
-        tree.append(group("head", [lm_head(V if share else V_d, tied_to=source if tie else None)],
-                          ref="", title="task_head"))
+        source = SHARED if share else DECODER_TOKENS
+        tree.append(with_task(lm_head(V if share else V_d, tied_to=source if tie else None)))
     return group("marian", tree, ref="")
 
 
 def from_config(cfg):
     """Values from a ``MarianConfig`` (missing keys: its defaults)."""
-    values, switches = stacks_from_config(cfg, "marian", d_model=1024, layers=12, heads=16, ffn=4096,
-                                          positions=1024)
+    values, switches = stacks_from_config(cfg, d_model=1024, layers=12, heads=16, ffn=4096, positions=1024)
     values["V"] = vocab = cfg.int("vocab_size", default=58101)
     # MarianConfig: decoder_vocab_size = decoder_vocab_size or vocab_size
     values["V_d"] = decoder_vocab = cfg.int("decoder_vocab_size", default=None, minimum=0) or vocab
@@ -89,16 +108,17 @@ FAMILY = Family(
     name="marian",
     title={"en": "Marian (encoder–decoder, sinusoidal positions)", "zh": "Marian（编码器–解码器，正弦位置编码）"},
     build=build,
-    switches=(SHARE, TIE, SPLIT),
-    heads=HEADS,
-    constraints=(HEAD_DIM, FFN_SIZE),
+    switches=(SHARE, TIE, *STACK_SWITCHES),
+    heads=tuple(h for h in CLASSES if h is not None),
+    constraints=CONSTRAINTS,
     components=("shared", "encoder", "decoder"),
     config_types=("marian",),
     from_config=from_config,
 )
 
 PRESETS = (
-    Preset("opus-mt-en-de", "marian", {"V": 58101, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
+    # V_d: decoder_vocab_size of the checkpoint, used only by the causal-lm head (MarianForCausalLM)
+    Preset("opus-mt-en-de", "marian", {"V": 58101, "V_d": 58101, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
            en="OPUS-MT English→German (Helsinki-NLP/opus-mt-en-de): Transformer base sizes, 58,101 tokens",
            zh="OPUS-MT 英→德（Helsinki-NLP/opus-mt-en-de）：Transformer base 尺寸，58,101 个词元",
            reference="MarianModel"),

@@ -18,11 +18,15 @@ from ..core.family import Family
 
 #: the family modules, in the order ``symparams list`` shows them
 MODULES = ("bert", "transformer", "albert", "bart", "distilbert", "electra", "gpt2", "llama", "marian",
-           "roberta", "t5")
+           "roberta", "t5",
+           "mbart", "pegasus", "m2m_100", "deberta_v2", "mpnet", "modernbert",
+           "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi",
+           "mistral", "qwen2", "qwen3", "phi3", "gemma", "olmo2", "cohere",
+           "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3")
 
 #: config.json ``model_type`` values read by a module of another name (the rest: the module of the same name),
 #: so that ``count --config`` imports one module, not all of them
-CONFIG_MODULES = {"mt5": "t5"}
+CONFIG_MODULES = {"mt5": "t5", "xlm-roberta": "roberta", "deberta-v2": "deberta_v2", "deepseek_v2": "deepseek_v3", "gemma2": "gemma", "gemma3_text": "gemma"}
 
 _ALL: dict[str, Family] | None = None
 

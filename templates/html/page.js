@@ -77,6 +77,11 @@ function update() {
   setOut("total", total === null ? "—" : group(total));
   setOut("trainable", trainable === null ? "—" : group(trainable));
   setOut("trainable-share", total && trainable !== null ? percent(trainable, total) : "");
+  if (ACTIVE) {  // a mixture of experts: what one token uses
+    const active = v ? exact(ACTIVE, v) : null;
+    setOut("active", active === null ? "—" : group(active));
+    setOut("active-share", total && active !== null ? percent(active, total) : "");
+  }
   if (v && total === null) warnings.push(UI.not_whole);
   for (const item of ITEMS) {
     const value = v ? exact(item.f, v) : null;

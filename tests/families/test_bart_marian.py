@@ -10,24 +10,21 @@ import pytest
 import transformers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sympy import divisors
 
 from symparams import SymparamsError, model
-from symparams.core.symbols import A, H, L, L_d, V_d
+from symparams.core.symbols import A, A_d, H, L, L_d, V_d, r, r_d
+from symparams.families import bart, marian
 from tests.reference.hf import assert_matches, build
 
 pytestmark = pytest.mark.crosscheck
 
-CLASSES = {
-    "bart": {None: "BartModel", "seq2seq-lm": "BartForConditionalGeneration",
-             "sequence-classification": "BartForSequenceClassification",
-             "question-answering": "BartForQuestionAnswering"},
-    "marian": {None: "MarianModel", "seq2seq-lm": "MarianMTModel"},
-}
+CLASSES = {"bart": bart.CLASSES, "marian": marian.CLASSES}
 
 
 def reference(data, head=None):
     config = transformers.CONFIG_MAPPING[data["model_type"]].from_dict(dict(data))
-    return build(CLASSES[data["model_type"]][head], config)
+    return build(CLASSES[data["model_type"]][head][0], config)
 
 
 def check(data, head=None):
@@ -134,12 +131,28 @@ def test_marian_decoder_vocab_size_is_irrelevant_while_shared_and_tied():
 
 @pytest.mark.parametrize("key", ["decoder_attention_heads", "decoder_ffn_dim"])
 @pytest.mark.parametrize("model_type", ["bart", "marian"])
-def test_different_heads_or_ffn_per_stack_is_an_error_naming_both_keys(model_type, key):
+@pytest.mark.parametrize("head", [None, "seq2seq-lm", "causal-lm"])
+def test_decoder_heads_or_ffn_of_their_own_are_counted_exactly(model_type, key, head):
     data = small(model_type, **{key: 4 if key == "decoder_attention_heads" else 32})
-    reference(data)  # transformers builds it ...
-    enc = "encoder_attention_heads" if key == "decoder_attention_heads" else "encoder_ffn_dim"
-    with pytest.raises(SymparamsError, match=f"keys {enc}=.* and {key}=.* differ") as err:
-        model(data)  # ... and symparams refuses rather than guess
+    m = check(data, head)
+    if key == "decoder_attention_heads":
+        assert m.switches["split_heads"] and m.values[A_d] == 4 and A_d in m.symbols  # (it cancels, as A does)
+    else:  # the decoder's FFN is 32 = r_d·H wide, the encoder's 16 = r·H
+        assert m.switches["split_ffn"] and m.values[r_d] == 4
+        assert m.values.get(r) == (None if head == "causal-lm" else 2)  # causal-lm: no encoder, r unused
+
+
+def test_a_decoder_key_missing_takes_the_config_class_default_not_the_encoder_value():
+    data = small("bart", encoder_attention_heads=4, encoder_ffn_dim=24)
+    del data["decoder_attention_heads"], data["decoder_ffn_dim"]
+    data["d_model"] = 16  # BartConfig's decoder defaults: 16 heads, FFN 4096
+    m = check(data)
+    assert (m.values[A], m.values[A_d], m.values[r_d]) == (4, 16, 256)
+
+
+def test_decoder_heads_must_divide_the_hidden_size():
+    with pytest.raises(SymparamsError, match="H=8 is not divisible by A_d=3") as err:
+        model(small("bart", decoder_attention_heads=3))
     assert "\n" not in str(err.value)
 
 
@@ -173,14 +186,17 @@ SETTINGS = settings(max_examples=120, deadline=None, derandomize=True,
 
 @st.composite
 def stacks(draw, model_type):
-    """A config dict with random sizes, written with the encoder keys or transformers' aliases."""
+    """A config dict with random sizes (the decoder's heads and FFN its own or the encoder's), written with the
+    encoder keys or transformers' aliases."""
     heads = draw(st.integers(1, 8))
     hidden = heads * draw(st.integers(1, 24))
+    decoder_heads = draw(st.one_of(st.just(heads), st.sampled_from(divisors(hidden)[:8])))
     ffn = draw(st.integers(1, 4 * hidden))
+    decoder_ffn = draw(st.one_of(st.just(ffn), st.integers(1, 4 * hidden)))
     enc, dec = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     vocab = draw(st.integers(2, 3000))
     data = dict(model_type=model_type, vocab_size=vocab, encoder_layers=enc, decoder_layers=dec,
-                decoder_attention_heads=heads, encoder_ffn_dim=ffn, decoder_ffn_dim=ffn,
+                decoder_attention_heads=decoder_heads, encoder_ffn_dim=ffn, decoder_ffn_dim=decoder_ffn,
                 max_position_embeddings=draw(st.integers(1, 1100)),
                 tie_word_embeddings=draw(st.booleans()))
     data["hidden_size" if draw(st.booleans()) else "d_model"] = hidden
@@ -191,7 +207,7 @@ def stacks(draw, model_type):
 
 
 @SETTINGS
-@given(data=stacks("bart"), head=st.sampled_from([None, *CLASSES["bart"]]), labels=st.integers(1, 9),
+@given(data=stacks("bart"), head=st.sampled_from(list(CLASSES["bart"])), labels=st.integers(1, 9),
        how=st.sampled_from(["num_labels", "id2label", None]))
 def test_bart_random_configurations_match_transformers(data, head, labels, how):
     data["pad_token_id"] = min(1, data["vocab_size"] - 1)
@@ -203,7 +219,7 @@ def test_bart_random_configurations_match_transformers(data, head, labels, how):
 
 
 @SETTINGS
-@given(data=stacks("marian"), head=st.sampled_from([None, "seq2seq-lm"]), share=st.booleans(),
+@given(data=stacks("marian"), head=st.sampled_from(list(CLASSES["marian"])), share=st.booleans(),
        decoder_vocab=st.one_of(st.none(), st.integers(2, 3000)))
 def test_marian_random_configurations_match_transformers(data, head, share, decoder_vocab):
     data["share_encoder_decoder_embeddings"] = share

@@ -11,20 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from symparams import model
-from symparams.families.bert import HEADS
+from symparams.families.bert import CLASSES, HEADS
 from symparams.families.presets import all_presets
 from tests.reference.hf import assert_matches, build
 
 pytestmark = pytest.mark.crosscheck
 
-HEAD_CLASSES = {
-    None: "BertModel",
-    "sequence-classification": "BertForSequenceClassification",
-    "token-classification": "BertForTokenClassification",
-    "question-answering": "BertForQuestionAnswering",
-    "masked-lm": "BertForMaskedLM",
-    "pretraining": "BertForPreTraining",
-}
+HEAD_CLASSES = {head: cls for head, (cls, _) in CLASSES.items()}
 
 
 def bert_config(m):

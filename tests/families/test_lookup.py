@@ -56,8 +56,8 @@ def test_model_from_a_missing_config_is_one_line(tmp_path):
 def test_unknown_model_and_head():
     with pytest.raises(SymparamsError, match="unknown model 'gpt-9'"):
         model("gpt-9")
-    with pytest.raises(SymparamsError, match="unknown head 'causal-lm' for bert"):
-        model("bert-base", head="causal-lm")
+    with pytest.raises(SymparamsError, match="unknown head 'seq2seq-lm' for bert"):
+        model("bert-base", head="seq2seq-lm")
 
 
 def test_none_leaves_a_presets_value_free():
