@@ -19,9 +19,9 @@ The proof is a derivation, not a lookup of ``free_symbols``:
    values, else at a preset's of the same family, else at small canonical
    sizes (``counterexample_values`` and ``counterexample_source`` say which),
    with head counts that satisfy every constraint (A | H, G | A, ...);
-7. when the model has key/value heads G, the prover holds G/A fixed
-   (``G = ρ·A``), re-derives N and ∂N/∂A, and says whether invariance is
-   restored (``fixed_ratio``).
+7. when the model has key/value heads G or heads of their own width D, the
+   prover holds G/A and A·D fixed (``G = ρ·A``, ``D = W/A``), re-derives N
+   and ∂N/∂A, and says whether invariance is restored (``fixed_ratio``).
 
 >>> from symparams import model
 >>> p = model("bert-base").prove()
@@ -40,8 +40,8 @@ heads) depends on A, and does not once G/A is held fixed:
 (False, 2*G*H**2*L/A)
 >>> p.counterexample
 ((64, 68714504192), (128, 68043415552))
->>> p.fixed_ratio.substitution, p.fixed_ratio.derivative, p.fixed_ratio.value
-(A*rho, 0, 1/8)
+>>> p.fixed_ratio.substitutions, p.fixed_ratio.derivative, p.fixed_ratio.values
+({G: A*rho}, 0, {rho: 1/8})
 
 T5's heads have their own width D, and a relative attention bias per stack:
 
@@ -50,6 +50,11 @@ T5's heads have their own width D, and a relative attention bias per stack:
 2*A*B + 12*A*D*H*L
 >>> p.counterexample_source, p.counterexample
 ('preset t5-small', ((8, 60506624), (16, 79381504)))
+
+With the heads' total width A·D = W held fixed, only the bias tables still hold A:
+
+>>> p.fixed_ratio.substitutions, p.fixed_ratio.derivative
+({D: W/A}, 2*B)
 """
 
 from __future__ import annotations
@@ -65,12 +70,14 @@ from ..core.algebra import closed_form, small_divisors
 from ..core.blocks import tree_fact
 from ..core.display import Displayable, presentation
 from ..core.formatting import json_number
-from ..core.symbols import A, G, H
+from ..core.symbols import A, D, G, H
 from ..core.values import parse_value
 from ..families.presets import all_presets
 
 #: the ratio G/A held fixed when the prover re-derives a grouped-query model
 RHO = sp.Symbol("rho", positive=True, rational=True)
+#: the heads' total width A·D held fixed when each head has its own width D
+WIDTH = sp.Symbol("W", positive=True, integer=True)
 
 #: small admissible sizes for a counterexample when neither the model nor a preset gives a value
 CANONICAL = {"V": 1000, "V_d": 1000, "P": 128, "S": 2, "H": 64, "L": 2, "L_d": 2, "A": 8, "r": 4, "C": 2,
@@ -106,46 +113,63 @@ class Condition:
     zh: str
 
 
-#: head counts of another kind that the fixed-ratio step holds in proportion to A
-PROPORTIONAL = {
-    G: Condition(r"G = \rho A", "G/A = ρ is held fixed: G = ρ·A key/value heads, a whole number dividing A",
-                 "固定 G/A = ρ：键值头数 G = ρ·A，为整除 A 的整数"),
-}
+@dataclass(frozen=True)
+class Held:
+    """A quantity the re-derivation holds fixed: ``symbol`` becomes ``substitution`` in the held ``name``."""
+
+    symbol: sp.Symbol        # G or D
+    name: sp.Symbol          # ρ or W
+    quantity: str            # G/A or A*D
+    quantity_latex: str      # \frac{G}{A} or A D
+    substitution: sp.Expr    # ρ·A or W/A
+    condition: Condition
+
+
+
+#: the quantities the re-derivation holds fixed when the count depends on A: the key/value heads in proportion
+#: to A (G/A = ρ), and the heads' total width (A·D = W) where each head has its own width D
+HELD = (
+    Held(G, RHO, "G/A", r"\frac{G}{A}", RHO * A,
+         Condition(r"G = \rho A", "G/A = ρ is held fixed: G = ρ·A key/value heads, a whole number dividing A",
+                   "固定 G/A = ρ：键值头数 G = ρ·A，为整除 A 的整数")),
+    Held(D, WIDTH, "A*D", r"A D", WIDTH / A,
+         Condition(r"D = W / A", "A·D = W is held fixed: the heads' total width, each head W/A wide",
+                   "固定 A·D = W：所有头的总宽度不变，每个头宽 W/A")),
+)
 
 
 @dataclass(frozen=True)
 class FixedRatio:
-    """The model re-derived with another head count held in proportion to A.
+    """The model re-derived with the quantities of :data:`HELD` it has held fixed (G/A, A·D).
 
-    ``symbol`` (G) is replaced by ``substitution`` (``ρ·A``, ρ = ``ratio``, a
-    positive rational); ``derivative`` is ∂N/∂A of the result, and
-    ``invariant`` says whether it is 0.  ``value`` is the model's own G/A
-    when both are given.
+    ``held`` are those quantities; ``derivative`` is ∂N/∂A of the result,
+    and ``invariant`` says whether it is 0.  ``values`` are the held
+    quantities at the model's own values (ρ = G/A, W = A·D), where given.
     """
 
-    symbol: sp.Symbol
-    ratio: sp.Symbol
-    substitution: sp.Expr
+    held: tuple[Held, ...]
     written: sp.Expr
     closed_form: sp.Expr
     derivative: sp.Expr
     invariant: bool
-    condition: Condition
-    value: sp.Rational | None = None
+    values: dict[sp.Symbol, sp.Rational] = field(default_factory=dict)
+
+    @property
+    def substitutions(self) -> dict[sp.Symbol, sp.Expr]:
+        return {h.symbol: h.substitution for h in self.held}
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "symbol": self.symbol.name,
-            "ratio": self.ratio.name,
-            "substitution": sp.sstr(self.substitution),
-            "substitution_latex": sp.latex(self.substitution),
+            "held": [h.symbol.name for h in self.held],
+            "substitutions": {h.symbol.name: sp.sstr(h.substitution) for h in self.held},
+            "substitutions_latex": {h.symbol.name: sp.latex(h.substitution) for h in self.held},
             "closed_form": sp.sstr(self.closed_form),
             "closed_form_latex": sp.latex(self.closed_form),
             "derivative": sp.sstr(self.derivative),
             "invariant": self.invariant,
-            "condition": self.condition.en,
-            "condition_latex": self.condition.latex,
-            "value": None if self.value is None else sp.sstr(self.value),
+            "conditions": [h.condition.en for h in self.held],
+            "conditions_latex": [h.condition.latex for h in self.held],
+            "values": {k.name: sp.sstr(v) for k, v in self.values.items()},
         }
 
 
@@ -163,7 +187,7 @@ class Proof(Displayable):
     dependence: sp.Expr       # the terms of N that hold A (0 when invariant)
     witness: dict[int, int] = field(default_factory=dict)   # admissible A → total (with values)
     counterexample: tuple[tuple[int, int], tuple[int, int]] | None = None
-    #: G/A held fixed (G = ρ·A), re-derived; None for a model without such a head count, or invariant anyway
+    #: G/A and A·D held fixed (G = ρ·A, D = W/A), re-derived; None for a model without G or D, or invariant anyway
     fixed_ratio: FixedRatio | None = None
     #: the values of the other symbols at which ``counterexample`` holds
     counterexample_values: dict[sp.Symbol, sp.Expr] = field(default_factory=dict)
@@ -312,15 +336,22 @@ def _counterexample(m, written):
 
 
 def _fixed_ratio(m, written) -> FixedRatio | None:
-    for sym, condition in PROPORTIONAL.items():
-        if sym not in m.symbols:
-            continue
-        sub = RHO * A
-        fixed = written.xreplace({sym: sub})
-        derivative = sp.cancel(sp.together(sp.diff(fixed, A)))
-        value = (sp.Rational(m.values[sym], m.values[A]) if sym in m.values and A in m.values else None)
-        return FixedRatio(sym, RHO, sub, fixed, closed_form(fixed), derivative, derivative == 0, condition, value)
-    return None
+    held = tuple(h for h in HELD if h.symbol in m.symbols)
+    if not held:
+        return None
+    fixed = written.xreplace({h.symbol: h.substitution for h in held})
+    derivative = sp.cancel(sp.together(sp.diff(fixed, A)))
+    values = {h.name: v for h in held if (v := _held_value(h, m.values)) is not None}
+    return FixedRatio(held, fixed, closed_form(fixed), derivative, derivative == 0, values)
+
+
+def _held_value(held: Held, values) -> sp.Rational | None:
+    """G/A or A·D at the model's values; None unless both are given."""
+    if held.symbol not in values or A not in values:
+        return None
+    if held.symbol == G:
+        return sp.Rational(values[G], values[A])
+    return sp.Integer(values[held.symbol] * values[A])
 
 
 @tree_fact
@@ -354,7 +385,7 @@ def prove(m) -> "Proof":
         steps.append(Step("dependence", rhs=dependence))
         fixed = _fixed_ratio(m, written)
         if fixed is not None:
-            steps += [Step("fixed_ratio", lhs=fixed.symbol, rhs=fixed.substitution),
+            steps += [Step("fixed_ratio", lhs=sp.Tuple(*fixed.substitutions), rhs=sp.Tuple(*fixed.substitutions.values())),
                       Step("fixed_ratio_simplified", rhs=fixed.closed_form),
                       Step("fixed_ratio_derivative", rhs=fixed.derivative)]
 

@@ -177,8 +177,8 @@ def _proof(p, lang: str) -> dict:
         "counterexample_source": p.counterexample_source,
         "counterexample_values": [{"symbol": k, "value": v} for k, v in p.counterexample_values],
         "fixed_ratio": None if p.fixed_ratio is None else {
-            **{k: v for k, v in p.fixed_ratio.items() if k != "condition"},
-            "condition": {"latex": p.fixed_ratio["condition"][0], "text": p.fixed_ratio["condition"][text]}},
+            **{k: v for k, v in p.fixed_ratio.items() if k != "conditions"},
+            "conditions": [{"latex": c[0], "text": c[text]} for c in p.fixed_ratio["conditions"]]},
     }
 
 

@@ -464,11 +464,13 @@ class _Builder:
         totals = tuple(sorted(set(p.witness.values())))
         fixed = p.fixed_ratio
         if fixed is not None:
-            fixed = {"symbol": sp.latex(fixed.symbol), "ratio": sp.latex(fixed.ratio),
-                     "substitution": latex(fixed.substitution), "closed": latex(fixed.closed_form),
+            fixed = {"held": r",\; ".join(f"{h.quantity_latex} = {sp.latex(h.name)}" for h in fixed.held),
+                     "substitution": r",\; ".join(f"{sp.latex(h.symbol)} = {latex(h.substitution)}"
+                                                   for h in fixed.held),
+                     "closed": latex(fixed.closed_form),
                      "derivative": latex(fixed.derivative), "invariant": bool(fixed.invariant),
-                     "condition": (fixed.condition.latex, fixed.condition.en, fixed.condition.zh),
-                     "value": "" if fixed.value is None else sp.latex(fixed.value)}
+                     "conditions": tuple((h.condition.latex, h.condition.en, h.condition.zh) for h in fixed.held),
+                     "value": r",\; ".join(f"{sp.latex(k)} = {sp.latex(v)}" for k, v in fixed.values.items())}
         return ProofView(
             invariant=bool(p.invariant), per_head=tuple(per_head), written=written, closed=closed,
             derivative=derivative, dependence=dependence,

@@ -48,10 +48,12 @@ def step_lines(proof) -> list[str]:
 
 
 def _fixed_ratio_line(fr) -> str:
-    return (f"holding {fr.symbol}/A = {fr.ratio} fixed ({fr.symbol} = {sp.sstr(fr.substitution)}): "
-            f"N = {sp.sstr(fr.closed_form)}, dN/dA = {sp.sstr(fr.derivative)}: "
+    held = ", ".join(f"{h.quantity} = {h.name}" for h in fr.held)
+    subs = ", ".join(f"{h.symbol} = {sp.sstr(h.substitution)}" for h in fr.held)
+    values = ", ".join(f"{k} = {v}" for k, v in fr.values.items())
+    return (f"holding {held} fixed ({subs}): N = {sp.sstr(fr.closed_form)}, dN/dA = {sp.sstr(fr.derivative)}: "
             + ("invariant again" if fr.invariant else "still depends on A")
-            + ("" if fr.value is None else f" (here {fr.ratio} = {fr.value})"))
+            + (f" (here {values})" if values else ""))
 
 
 def note_lines(proof) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 import sympy as sp
 
 from symparams import model
-from symparams.analysis.proof import CANONICAL, RHO, prove
+from symparams.analysis.proof import CANONICAL, RHO, WIDTH, prove
 from symparams.core.blocks import embedding, group, per_head_linear
 from symparams.core.family import Constraint, Family
 from symparams.core.model import Model
@@ -134,11 +134,11 @@ def test_llama_2_70b_counterexample_is_rechecked_by_building_both_models():
 def test_llama_holding_g_over_a_fixed_is_invariant_again():
     m = model("llama-2-70b")
     fr = m.prove().fixed_ratio
-    assert fr.symbol == G and fr.substitution == RHO * A and fr.invariant and fr.derivative == 0
+    assert fr.substitutions == {G: RHO * A} and fr.invariant and fr.derivative == 0
     assert A not in fr.closed_form.free_symbols and RHO in fr.closed_form.free_symbols
-    assert fr.value == sp.Rational(1, 8)
+    assert fr.values == {RHO: sp.Rational(1, 8)}
     at = {s: v for s, v in m.values.items() if s not in (A, G)}
-    assert fr.closed_form.xreplace({**at, RHO: fr.value}) == m.count
+    assert fr.closed_form.xreplace({**at, RHO: fr.values[RHO]}) == m.count
     keys = [s.key for s in m.prove().steps]
     assert keys.index("dependence") < keys.index("fixed_ratio") < keys.index("fixed_ratio_simplified") \
         < keys.index("fixed_ratio_derivative")
@@ -154,15 +154,17 @@ def test_llama_gqa_written_with_g_equal_a_is_invariant_only_with_the_ratio_held(
     m = model("llama", gqa=True, V=32000, H=4096, L=32, A=32, G=32, F=11008)
     p = m.prove()
     assert not p.invariant  # G held at 32 while A moves: K, V change
-    assert p.fixed_ratio.invariant and p.fixed_ratio.value == 1
+    assert p.fixed_ratio.invariant and p.fixed_ratio.values == {RHO: 1}
     assert m.count == model("llama-2-7b").count
 
 
-def test_llama_own_head_width_depends_on_a_even_with_g_over_a_fixed():
+def test_llama_own_head_width_depends_on_a_until_g_over_a_and_a_times_d_are_fixed():
     p = model("llama", free_head_dim=True).prove()
     assert not p.invariant
     assert p.dependence == sp.expand(2 * A * D * H * L)  # q_proj and o_proj: A·D each
-    assert p.fixed_ratio is not None and not p.fixed_ratio.invariant
+    # G = ρ·A and D = W/A: q and o are H·W each, k and v H·ρ·W each, whatever A is
+    assert p.fixed_ratio.substitutions == {G: RHO * A, D: WIDTH / A} and p.fixed_ratio.invariant
+    assert p.fixed_ratio.closed_form.has(RHO, WIDTH) and not p.fixed_ratio.closed_form.has(A)
 
 
 def test_symbolic_llama_counterexample_is_at_a_presets_values_and_says_which():
@@ -179,8 +181,11 @@ def test_symbolic_llama_counterexample_is_at_a_presets_values_and_says_which():
 
 def test_t5_depends_on_a_through_the_bias_table_and_the_inner_dimension():
     p = model("t5-small").prove()
-    assert not p.invariant and p.fixed_ratio is None and p.conditions == ()
+    assert not p.invariant and p.conditions == ()
     assert p.dependence == 2 * A * B + 12 * A * D * H * L
+    # with the inner width A·D = W held (D = W/A), the twelve A·D·H per layer are 12·W·H: only the bias tables
+    # still hold A
+    assert p.fixed_ratio.substitutions == {D: WIDTH / A} and p.fixed_ratio.derivative == 2 * B
     assert p.derivative == 2 * B + 12 * D * H * L
     bias = next(s for s in p.steps if s.key == "per_head" and B in s.lhs.free_symbols)
     assert set(bias.paths) == {"encoder.relative_attention_bias", "decoder.relative_attention_bias"}
@@ -195,6 +200,13 @@ def test_t5_small_counterexample_is_rechecked_by_building_both_models():
         assert totals(build("T5Model", t5_config(m, num_heads=a)))[0] == n
 
 
+def test_t5_with_the_inner_width_held_grows_by_its_bias_tables_only():
+    # transformers agrees: t5-small's A·D = 512 kept, 4, 8 and 16 heads differ by the 2·B·A bias entries alone
+    m = model("t5-small")
+    sizes = {a: totals(build("T5Model", t5_config(m, num_heads=a, d_kv=512 // a)))[0] for a in (4, 8, 16)}
+    assert (sizes[8] - sizes[4], sizes[16] - sizes[8]) == (2 * 32 * 4, 2 * 32 * 8)  # B = 32 buckets
+
+
 def test_symbolic_t5_counterexample_is_at_t5_small_and_keeps_given_values():
     p = model("t5").prove()
     assert p.counterexample_source == "preset t5-small"
@@ -205,6 +217,13 @@ def test_symbolic_t5_counterexample_is_at_t5_small_and_keeps_given_values():
     m = model("t5-small", L=2, gated=True)
     for a, n in ((a1, n1), (a2, n2)):
         assert totals(build("T5Model", t5_config(m, num_heads=a)))[0] == n
+
+
+def test_t5_with_the_inner_width_held_grows_by_its_bias_tables_only():
+    # transformers agrees: t5-small's A·D = 512 kept, 4, 8 and 16 heads differ by the 2·B·A bias entries alone
+    m = model("t5-small")
+    sizes = {a: totals(build("T5Model", t5_config(m, num_heads=a, d_kv=512 // a)))[0] for a in (4, 8, 16)}
+    assert (sizes[8] - sizes[4], sizes[16] - sizes[8]) == (2 * 32 * 4, 2 * 32 * 8)  # B = 32 buckets
 
 
 def test_t5_with_its_own_decoder_depth():
@@ -236,9 +255,12 @@ def test_proof_json_has_the_new_fields_and_keeps_the_old_ones():
             "counterexample"} <= set(data)
     assert data["counterexample_source"] == "model"
     assert data["counterexample_values"] == {"V": 32000, "H": 8192, "L": 80, "G": 8, "F": 28672}
-    assert data["fixed_ratio"]["substitution"] == "A*rho" and data["fixed_ratio"]["invariant"] is True
-    assert data["fixed_ratio"]["value"] == "1/8"
-    assert json.loads(json.dumps(model("t5").prove().to_dict()))["fixed_ratio"] is None
+    assert data["fixed_ratio"]["substitutions"] == {"G": "A*rho"} and data["fixed_ratio"]["invariant"] is True
+    assert data["fixed_ratio"]["values"] == {"rho": "1/8"}
+    t5 = json.loads(json.dumps(model("t5-small").prove().to_dict()))["fixed_ratio"]
+    # A·D = W held: only the relative attention bias tables (B·A per stack) still hold A
+    assert t5["substitutions"] == {"D": "W/A"} and t5["derivative"] == "2*B" and t5["values"] == {"W": "512"}
+    assert json.loads(json.dumps(model("bert").prove().to_dict()))["fixed_ratio"] is None
 
 
 def run(*args):

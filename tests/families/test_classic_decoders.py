@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from symparams import SymparamsError, model
+from symparams.analysis.proof import RHO
 from symparams.core.symbols import A, E, G, H, L, P, V, r
 from symparams.documents.environment import catalog
 from symparams.families.lookup import from_config
@@ -358,7 +359,7 @@ def test_falcon_multi_query_depends_on_the_head_count():
 def test_falcon_new_architecture_is_invariant_once_g_over_a_is_fixed():
     p = model("falcon-40b").prove()
     assert not p.invariant and p.dependence == 2 * G * H**2 * L / A
-    assert p.fixed_ratio.invariant and p.fixed_ratio.value == sp.Rational(1, 16)
+    assert p.fixed_ratio.invariant and p.fixed_ratio.values[RHO] == sp.Rational(1, 16)
 
 
 def test_phi_with_query_key_layernorms_depends_on_the_head_count():

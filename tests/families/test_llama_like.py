@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from symparams import SymparamsError, model
+from symparams.analysis.proof import RHO, WIDTH
 from symparams.core.symbols import A, D, F, G, H, L, V
 from symparams.families.lookup import from_config
 from symparams.families.presets import all_presets
@@ -220,7 +221,7 @@ def test_grouped_query_presets_depend_on_a_until_g_over_a_is_fixed():
                                     ("gemma-2b", 2 * G * H**2 * L / A, sp.Rational(1, 8))):
         p = model(name).prove()
         assert not p.invariant and sp.expand(p.dependence - dependence) == 0
-        assert p.fixed_ratio.invariant and p.fixed_ratio.value == ratio
+        assert p.fixed_ratio.invariant and p.fixed_ratio.values[RHO] == ratio
 
 
 @pytest.mark.parametrize("name", ["phi-3-mini", "olmo-2-7b", "command-r"])
@@ -231,7 +232,7 @@ def test_multi_head_presets_with_heads_h_over_a_wide_are_invariant_in_a(name):
 def test_command_r_plus_norms_over_all_heads_cancel_once_g_over_a_is_fixed():
     p = model("command-r-plus").prove()
     assert sp.expand(p.dependence - (2 * G * H**2 * L / A + G * H * L / A)) == 0
-    assert p.fixed_ratio.invariant and p.fixed_ratio.value == sp.Rational(1, 12)
+    assert p.fixed_ratio.invariant and p.fixed_ratio.values[RHO] == sp.Rational(1, 12)
 
 
 def test_per_head_norms_keep_qwen3_8b_dependent_on_a_with_g_over_a_fixed():
@@ -245,7 +246,11 @@ def test_per_head_norms_keep_qwen3_8b_dependent_on_a_with_g_over_a_fixed():
 def test_a_head_width_of_its_own_makes_the_count_grow_with_a(name, dependence):
     p = model(name).prove()
     assert not p.invariant and sp.expand(p.dependence - dependence) == 0
-    assert p.fixed_ratio is None or not p.fixed_ratio.invariant
+    # with A·D = W (and G/A) held, only per-head q_norm/k_norm (D wide each, 2·D per layer) still hold A
+    per_head_norms = name in ("qwen3-0.6b", "gemma-3-1b")
+    assert p.fixed_ratio.substitutions[D] == WIDTH / A and p.fixed_ratio.invariant != per_head_norms
+    if per_head_norms:
+        assert sp.expand(p.fixed_ratio.derivative + 2 * WIDTH * L / A**2) == 0
     (a0, n0), (a1, n1) = p.counterexample
     assert n0 != n1 and model(name, A=a1).count == n1
 
