@@ -84,6 +84,8 @@ def cmd_count(args) -> None:
         active = f", {thousands(lm.active)} active" if m.routed else ""
         print(f"counted: the base model, no task head; with the {m.lm_head} head (--head {m.lm_head}): "
               f"{thousands(lm.count)}{active}{adds}")
+    for note in m.notes:
+        print(f"note: {printable(note)}")
 
 
 def cmd_formula(args) -> None:

@@ -68,6 +68,9 @@ class Model(Displayable):
         A task head (``"masked-lm"``, ...).
     name : str or None
         A display name (preset name, config path).
+    notes : sequence of str
+        What the model's source says of how it is counted (a config.json
+        whose checkpoint differs from what transformers builds from it).
     optional : set of str
         Keys of ``values`` that may go unused (a preset's, when switches
         drop a symbol); others must be used.
@@ -75,7 +78,7 @@ class Model(Displayable):
 
     def __init__(self, family: Family | str, values: Mapping[str, Any] | None = None,
                  switches: Mapping[str, Any] | None = None, head: str | None = None,
-                 name: str | None = None, optional: frozenset[str] = frozenset()):
+                 name: str | None = None, optional: frozenset[str] = frozenset(), notes: tuple[str, ...] = ()):
         if not isinstance(family, Family):
             raise SymparamsError(f"Model() takes a Family, not {type(family).__name__} "
                                  f"(symparams.model({family!r}) takes a name)")
@@ -87,6 +90,7 @@ class Model(Displayable):
         self.given_switches = dict(switches or {})  # as given: a variant with another head resolves them anew
         self.switches = self.family.resolve(self.given_switches, self.head)
         self.optional = frozenset(optional)  # values a preset gave, dropped where a variant does not use them
+        self.notes = tuple(notes)
         self.name = name or self.family.name
         self.tree: Block = _tree(self.family, self.switches, self.head)
         given = {k: parse_value(k, v) for k, v in (values or {}).items() if v is not None}  # None: leave free
@@ -296,7 +300,8 @@ class Model(Displayable):
         """A new model with more (or other) values."""
         merged = {s.name: v for s, v in self.values.items()}
         merged.update(values)
-        return Model(self.family, merged, self.switches, self.head, self.name, self.optional - set(values))
+        return Model(self.family, merged, self.switches, self.head, self.name, self.optional - set(values),
+                     self.notes)
 
     def with_switches(self, **switches) -> "Model":
         """A new model with other switches; a preset's value the new variant does not use is dropped.
@@ -308,7 +313,7 @@ class Model(Displayable):
         merged = dict(self.switches)
         merged.update(switches)
         return Model(self.family, {s.name: v for s, v in self.values.items()}, merged, self.head, self.name,
-                     self.optional)
+                     self.optional, self.notes)
 
     def with_head(self, head: str | None) -> "Model":
         """The same model with another task head (None: the base model); switches the head decides
@@ -319,7 +324,7 @@ class Model(Displayable):
         8030261248
         """
         return Model(self.family, {s.name: v for s, v in self.values.items()}, self.given_switches, head,
-                     self.name, self.optional)
+                     self.name, self.optional, self.notes)
 
     @property
     def lm_head(self) -> str | None:
@@ -365,6 +370,8 @@ class Model(Displayable):
             "active": self.active,
             "components": dict(self.components),
         }
+        if self.notes:
+            out["notes"] = list(self.notes)
         if self.head is None and self.lm_head is not None:
             lm = self.with_head(self.lm_head)
             out["with_lm_head"] = {"head": self.lm_head, "total": lm.count}

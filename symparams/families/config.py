@@ -53,6 +53,11 @@ class ConfigReader:
         self.data = data
         self.source = source
         self.head = head
+        self.notes: list[str] = []
+
+    def note(self, text: str) -> None:
+        """Say, in one line the count prints, how this config is counted where transformers would differ."""
+        self.notes.append(text)
 
     def has(self, key: str) -> bool:
         return key in self.data and self.data[key] is not None
@@ -163,6 +168,7 @@ class Settings:
     head: str | None
     name: str
     optional: frozenset
+    notes: tuple = ()
 
 
 def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mapping[str, str] | None = None,
@@ -181,9 +187,10 @@ def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mappin
         raise SymparamsError(f"overrides are a mapping of keys to values, not {type(overrides).__name__}")
     fam = family_for(ConfigReader(data, source).str("model_type"), source, remote_code="auto_map" in data)
     head = fam.check_head(head)
-    values, switches = fam.from_config(ConfigReader(data, source, head))
+    reader = ConfigReader(data, source, head)
+    values, switches = fam.from_config(reader)
     given_values, given_switches = fam.split(overrides or {}, fam.name)
     stem = os.path.splitext(os.path.basename(source))[0]
     name = os.path.basename(os.path.dirname(os.path.abspath(source))) if stem == "config" else stem
     return Settings(fam, {**values, **given_values}, {**switches, **given_switches}, head, name or source,
-                    frozenset(values) - set(overrides or {}))
+                    frozenset(values) - set(overrides or {}), tuple(reader.notes))

@@ -91,7 +91,7 @@ def from_config(path: str, head: str | None = None, overrides: Mapping[str, str]
 
 def _from_settings(s: config.Settings, source: str) -> Model:
     try:
-        return Model(s.family, s.values, s.switches, s.head, s.name, optional=s.optional)
+        return Model(s.family, s.values, s.switches, s.head, s.name, optional=s.optional, notes=s.notes)
     except SymparamsError as exc:  # H not divisible by A, ...: name the file
         raise SymparamsError(f"{source}: {exc}") from None
 

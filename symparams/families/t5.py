@@ -139,6 +139,9 @@ def from_config(cfg):
     tie = cfg.bool("tie_word_embeddings", default=True)
     if cfg.bool("scale_decoder_outputs", default=True) is False:
         tie = False
+    if not tie:
+        cfg.note("the seq2seq-lm head is counted untied, as the checkpoint holds it; transformers' from_config "
+                 "ties it to the shared embedding (V·H fewer)")
     values = dict(V=cfg.int("vocab_size", default=d["vocab_size"]), H=cfg.int("hidden_size", "d_model",
                                                                                default=d["d_model"]),
                   L=layers, A=cfg.int("num_attention_heads", "num_heads", default=d["num_heads"]),
