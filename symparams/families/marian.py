@@ -19,9 +19,10 @@ trainable count).  No LayerNorm on the embeddings.  What the
 
 Heads: ``seq2seq-lm`` (``MarianMTModel``: ``lm_head``, H·V when shared,
 H·V_d otherwise, tied unless ``tie=false``; ``final_logits_bias`` is a
-buffer) and ``causal-lm`` (``MarianForCausalLM``: the decoder alone, whose
-table is V_d·H whatever ``share`` says; its ``lm_head`` H·V is tied to that
-table unless ``tie=false``).
+buffer) and ``causal-lm`` (``MarianForCausalLM``: the decoder alone, with a
+table of ``decoder_vocab_size`` rows — V while the model shares one
+vocabulary, else V_d; its ``lm_head`` H·V is tied to that table unless
+``tie=false``).
 
 >>> from symparams import model
 >>> m = model("opus-mt-en-de")
@@ -36,6 +37,7 @@ H*V_d
 from __future__ import annotations
 
 from ..core.blocks import embedding, group
+from ..core.errors import SymparamsError
 from ..core.family import Family, Preset, Switch
 from ..core.symbols import H, V, V_d
 from .seq2seq_parts import (
@@ -67,12 +69,18 @@ SHARE = Switch("share", True,
 STACKS = Stacks(sinusoidal_positions)
 
 
+def decoder_vocabulary(switches):
+    """The decoder's rows: V when it is the shared table; else its own vocabulary V_d."""
+    return V if switches["share"] and switches["tie"] else V_d
+
+
 def decoder_only(switches):
-    """``MarianForCausalLM``: the decoder with its own V_d·H table; the LM head H·V is tied to it or not.
+    """``MarianForCausalLM``: the decoder with a table of its own (``decoder_vocab_size`` rows: V_d, or V
+    while the model shares one vocabulary); the LM head H·V is tied to it or not.
 
     (Tied, transformers gives the head the decoder's table, whatever its rows.)
     """
-    table = embedding("embed_tokens", V_d, H, title="token_embedding")
+    table = embedding("embed_tokens", decoder_vocabulary(switches), H, title="token_embedding")
     return [STACKS.decoder(table, switches),
             with_task(lm_head(V, tied_to=DECODER_TOKENS if switches["tie"] else None))]
 
@@ -81,7 +89,7 @@ def build(switches, head):
     if head == "causal-lm":
         return group("marian", decoder_only(switches), ref="")
     share, tie = switches["share"], switches["tie"]
-    decoder_vocab = V if share and tie else V_d  # tied to shared: the V×H table, whatever decoder_vocab_size says
+    decoder_vocab = decoder_vocabulary(switches)  # tied to shared: the V×H table, whatever decoder_vocab_size says
     tree = [
         embedding("shared", V, H, title="token_embedding") if share else None,
         STACKS.encoder(tokens(V, tied=share and tie)),
@@ -100,8 +108,13 @@ def from_config(cfg):
     # MarianConfig: decoder_vocab_size = decoder_vocab_size or vocab_size
     values["V_d"] = decoder_vocab = cfg.int("decoder_vocab_size", default=None, minimum=0) or vocab
     check_padding(cfg, 58100, ("vocab_size", vocab), ("decoder_vocab_size", decoder_vocab))
-    return values, {"share": cfg.bool("share_encoder_decoder_embeddings", default=True),
-                    "tie": cfg.bool("tie_word_embeddings", default=True), **switches}
+    switches.update(share=cfg.bool("share_encoder_decoder_embeddings", default=True),
+                    tie=cfg.bool("tie_word_embeddings", default=True))
+    if cfg.head == "causal-lm" and decoder_vocabulary(switches) == V and decoder_vocab != vocab:
+        raise SymparamsError(f"{cfg.source}: key decoder_vocab_size={decoder_vocab} differs from vocab_size={vocab} "
+                             "in a model that shares one vocabulary; symparams' marian family counts the shared "
+                             "vocabulary V in MarianForCausalLM's decoder")
+    return values, switches
 
 
 FAMILY = Family(
@@ -117,8 +130,7 @@ FAMILY = Family(
 )
 
 PRESETS = (
-    # V_d: decoder_vocab_size of the checkpoint, used only by the causal-lm head (MarianForCausalLM)
-    Preset("opus-mt-en-de", "marian", {"V": 58101, "V_d": 58101, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
+    Preset("opus-mt-en-de", "marian", {"V": 58101, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
            en="OPUS-MT English→German (Helsinki-NLP/opus-mt-en-de): Transformer base sizes, 58,101 tokens",
            zh="OPUS-MT 英→德（Helsinki-NLP/opus-mt-en-de）：Transformer base 尺寸，58,101 个词元",
            reference="MarianModel"),

@@ -585,8 +585,8 @@ CONFIGS = {  # c-NAME.json
     "llama-head-dim-odd": _json(model_type="llama", head_dim=63),
     "t5-proj": _json(model_type="t5", feed_forward_proj="gated-gelu-x"),
     "t5-dkv-string": _json(model_type="t5", d_kv="64"),
-    "bart-heads-differ": _json(model_type="bart", encoder_attention_heads=16, decoder_attention_heads=8),
-    "bart-ffn-differ": _json(model_type="bart", encoder_ffn_dim=4096, decoder_ffn_dim=2048),
+    "bart-decoder-heads7": _json(model_type="bart", encoder_attention_heads=16, decoder_attention_heads=7),
+    "bart-decoder-ffn0": _json(model_type="bart", encoder_ffn_dim=4096, decoder_ffn_dim=0),
     "marian-pad": _json(model_type="marian", pad_token_id=99_999_999),
     "gpt2-embd-float": _json(model_type="gpt2", n_embd=768.5),
     "albert-groups": _json(model_type="albert", num_hidden_groups=0),
@@ -691,7 +691,7 @@ def config_cases():
                  "zero-link.json", "loop.json"):
         out.append(command(next(subs), None, "bert", "--config", path))
     out += [case("count", "--config", "/proc/self/mem"), case("prove", "--config", "cfg\x1b[2J.json"),
-            case("count", "--config", "c-bert.json", "--head", "causal-lm", needle="causal-lm"),
+            case("count", "--config", "c-bert.json", "--head", "seq2seq-lm", needle="seq2seq-lm"),
             case("count", "--config", "c-bert-untied.json", "--head", "masked-lm", needle="tie_word_embeddings"),
             case("derive", "--config", "cfgdir-bad", "--format", "md", needle="cfgdir-bad")]
     return out
@@ -769,7 +769,7 @@ def shell_cases():
     """The shell's failures before any prompt (stdin is /dev/null: a prompt would read EOF and exit 0)."""
     return [case("shell", "--plain", "nosuchmodel"), case("shell", "bert-base", "extra"), case("shell", "--config", ""),
             case("shell", "--config", "c-list.json", "--plain"), case("shell", "llama-3-8b", "--set", "G=5"),
-            case("shell", "bert-base", "--head", "causal-lm")]
+            case("shell", "bert-base", "--head", "seq2seq-lm")]
 
 
 def encoding_cases():

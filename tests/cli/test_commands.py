@@ -117,7 +117,8 @@ def test_list_names_presets_and_families():
                         "roberta", "t5"] == list(all_families())
     bert = next(line for line in lines[cut + 1:] if line.split()[0] == "bert")
     assert bert.split(None, 1)[1] == ("switches: pooler  heads: sequence-classification, token-classification, "
-                                      "question-answering, masked-lm, pretraining")
+                                      "question-answering, masked-lm, causal-lm, pretraining, multiple-choice, "
+                                      "next-sentence")
 
 
 @pytest.mark.parametrize("args,needle", [

@@ -170,14 +170,21 @@ def test_causal_lm_is_the_decoder_alone_with_its_own_table(model_type, tie):
     assert m.count == model(data).components["decoder"] + 100 * 8
 
 
-def test_marian_causal_lm_decoder_table_is_the_decoder_vocabulary_whatever_share_says():
-    for share in (True, False):
-        data = small("marian", decoder_vocab_size=77, share_encoder_decoder_embeddings=share)
-        m = check(model(data, head="causal-lm"), data)
-        assert m.evaluate(m.block("decoder.embed_tokens").count) == 77 * 8
-    untied = small("marian", decoder_vocab_size=77, tie_word_embeddings=False)
-    assert check(model(untied, head="causal-lm"), untied).evaluate(
-        model(untied, head="causal-lm").block("head.lm_head").count) == 8 * 100  # lm_head is H·V
+@pytest.mark.parametrize("share,tie", [(True, False), (False, True), (False, False)])
+def test_marian_causal_lm_decoder_table_has_the_decoder_vocabulary(share, tie):
+    data = small("marian", decoder_vocab_size=77, share_encoder_decoder_embeddings=share, tie_word_embeddings=tie)
+    m = check(model(data, head="causal-lm"), data)
+    assert m.evaluate(m.block("decoder.embed_tokens").count) == 77 * 8
+    assert m.evaluate(m.block("head.lm_head").count) == (0 if tie else 8 * 100)  # lm_head: H·V, or tied
+
+
+def test_marian_causal_lm_of_a_shared_vocabulary_with_another_decoder_vocabulary_is_refused():
+    data = small("marian", decoder_vocab_size=77)  # shared and tied, yet 77 decoder rows
+    reference(data, "causal-lm")  # transformers builds a 77-row decoder table ...
+    with pytest.raises(SymparamsError, match="key decoder_vocab_size=77 differs from vocab_size=100") as err:
+        model(data, head="causal-lm")  # ... symparams, which counts the shared V there, refuses
+    assert "\n" not in str(err.value)
+    assert check(model(small("marian"), head="causal-lm")).count == model(small("marian"), head="causal-lm").count
 
 
 @pytest.mark.parametrize("model_type", ["bart", "mbart", "pegasus", "m2m_100", "marian"])
