@@ -29,7 +29,8 @@ def model_symbol(m, name: str) -> sp.Symbol:
     if name not in SYMBOLS:
         if any(sw.name == name for sw in m.family.switches):
             raise SymparamsError(f"{name} is a switch of {m.family.name}, not a symbol (set it with --set {name}=...)")
-        raise SymparamsError(f"unknown symbol {name!r} (known: {' '.join(SYMBOLS)})")
+        raise SymparamsError(f"unknown symbol {name!r} (the symbols of {m.name}: "
+                             f"{' '.join(s.name for s in m.symbols)})")
     sym = SYMBOLS[name].symbol
     if sym not in m.symbols:
         raise SymparamsError(f"symbol {name} is not used by {m.name} (its symbols: {' '.join(s.name for s in m.symbols)})")

@@ -20,7 +20,7 @@ symparams shell: bert-base (BERT): V=30522 P=512 S=2 H=768 L=12 A=12 r=4 pooler=
   m.count = 109,482,240
 Substitute values for a new model (m itself never changes):
   m.subs(L=24, H=1024, A=16).count    # 335,141,888
-Loaded: m, model, Model, solve, sweep, sp, presets[...] and bert_base, ..., the symbols V P S H L ...
+Loaded: m, model, Model, solve, sweep, sp, presets[...] and bert_base, ..., the symbols V P S H L A r (and the others by name)
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def _example(m) -> tuple[str, Any] | None:
 
 def banner(m=None) -> str:
     """The text shown when the shell starts."""
-    symbols = " ".join(SYMBOLS)
+    symbols = " ".join(s.name for s in m.symbols) + " (and the others by name)" if m is not None else \
+        "V H L A ... (every symbol by name)"
     if m is None:
         return ("symparams shell: no model loaded; try\n"
                 '  m = model("bert-base")\n'

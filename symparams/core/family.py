@@ -108,9 +108,22 @@ class Family:
                 switches[key] = value
             else:
                 names = ", ".join(sw.name for sw in self.switches) or "none"
-                raise SymparamsError(f"unknown key {key!r} for {label} (symbols: {' '.join(SYMBOLS)}; "
+                raise SymparamsError(f"unknown key {key!r} for {label} (symbols: {' '.join(self.symbol_names())}; "
                                      f"switches: {names})")
         return values, switches
+
+    def symbol_names(self) -> list[str]:
+        """The symbols this family's trees can use: with every switch at its default or flipped, and every
+        head (in the house order)."""
+        used = set()
+        for head in (None, *self.heads):
+            for flipped in (None, *(sw.name for sw in self.switches if isinstance(sw.default, bool))):
+                given = {} if flipped is None else {flipped: not self.switch(flipped).default}
+                try:
+                    used.update(self.build(self.resolve(given, head), head).symbols)
+                except SymparamsError:  # a switch this head does not allow
+                    pass
+        return [name for name in SYMBOLS if SYMBOLS[name].symbol in used]
 
     def check_head(self, head: str | None) -> str | None:
         if head is None or head in ("", "none", "base"):

@@ -16,17 +16,16 @@ import importlib
 from ..core.errors import SymparamsError
 from ..core.family import Family
 
-#: the family modules, in the order ``symparams list`` shows them
-MODULES = ("bert", "transformer", "albert", "bart", "distilbert", "electra", "gpt2", "llama", "marian",
-           "roberta", "t5",
-           "mbart", "pegasus", "m2m_100", "deberta_v2", "mpnet", "modernbert",
-           "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi",
-           "mistral", "qwen2", "qwen3", "phi3", "gemma", "olmo2", "cohere",
-           "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3")
+#: the family modules, in the order ``symparams list`` shows them: the articles' two, then by name
+MODULES = ("bert", "transformer", "albert", "bart", "bloom", "cohere", "deberta_v2", "deepseek_v3", "distilbert",
+           "electra", "falcon", "gemma", "gpt2", "gpt_neox", "gptj", "llama", "m2m_100", "marian", "mbart",
+           "mistral", "mixtral", "modernbert", "mpnet", "olmo2", "opt", "pegasus", "phi", "phi3", "qwen2",
+           "qwen2_moe", "qwen3", "qwen3_moe", "roberta", "t5")
 
 #: config.json ``model_type`` values read by a module of another name (the rest: the module of the same name),
 #: so that ``count --config`` imports one module, not all of them
-CONFIG_MODULES = {"mt5": "t5", "xlm-roberta": "roberta", "deberta-v2": "deberta_v2", "deepseek_v2": "deepseek_v3", "gemma2": "gemma", "gemma3_text": "gemma"}
+CONFIG_MODULES = {"mt5": "t5", "xlm-roberta": "roberta", "deberta-v2": "deberta_v2", "deepseek_v2": "deepseek_v3",
+                  "gemma2": "gemma", "gemma3_text": "gemma"}
 
 _ALL: dict[str, Family] | None = None
 

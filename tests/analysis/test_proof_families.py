@@ -26,7 +26,11 @@ from tests.reference.hf import build, totals
 
 pytestmark = pytest.mark.crosscheck
 
-NOT_INVARIANT = {"t5", "llama", "mpnet"}  # with their default switches: T5's D and bias table, LLaMA's G,
+# with their default switches: T5's D and bias table; grouped-query attention (G key/value heads) in llama and
+# its kin; Gemma's and Qwen 3's own head widths D; Falcon's one key/value head; MPNet's relative bias per head;
+# DeepSeek's latent attention (its heads' widths are their own)
+NOT_INVARIANT = {"t5", "llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "olmo2",
+                 "cohere", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "falcon", "mpnet"}
 #                                         MPNet's relative bias table (B·A)
 
 

@@ -113,8 +113,8 @@ def test_list_names_presets_and_families():
     for name in ("bert-base", "bert-large", "bert-base-chinese", "transformer-base", "transformer-big"):
         assert name in presets
     # the families section names families only (preset names hold family names: "bert" is in "bert-base")
-    assert families == ["bert", "transformer", "albert", "bart", "distilbert", "electra", "gpt2", "llama", "marian",
-                        "roberta", "t5"] == list(all_families())
+    assert families == list(all_families())
+    assert families[:4] == ["bert", "transformer", "albert", "bart"]  # the articles' two, then by module name
     bert = next(line for line in lines[cut + 1:] if line.split()[0] == "bert")
     assert bert.split(None, 1)[1] == ("switches: pooler  heads: sequence-classification, token-classification, "
                                       "question-answering, masked-lm, causal-lm, pretraining, multiple-choice, "

@@ -190,9 +190,12 @@ def test_with_head_is_the_model_built_with_that_head(name):
 
 def test_the_lm_head_of_each_family_is_the_one_it_was_trained_with():
     lm_heads = {name: Model(fam).lm_head for name, fam in all_families().items()}
-    assert lm_heads == {"bert": "masked-lm", "transformer": None, "albert": "masked-lm", "bart": "seq2seq-lm",
-                        "distilbert": "masked-lm", "electra": "masked-lm", "gpt2": "causal-lm",
-                        "llama": "causal-lm", "marian": "seq2seq-lm", "roberta": "masked-lm", "t5": "seq2seq-lm"}
+    encoders = {"bert", "albert", "distilbert", "electra", "roberta", "deberta_v2", "mpnet", "modernbert"}
+    seq2seq = {"bart", "marian", "t5", "mbart", "pegasus", "m2m_100"}
+    assert {name for name, head in lm_heads.items() if head == "masked-lm"} == encoders
+    assert {name for name, head in lm_heads.items() if head == "seq2seq-lm"} == seq2seq
+    assert {name for name, head in lm_heads.items() if head is None} == {"transformer"}
+    assert all(head == "causal-lm" for name, head in lm_heads.items() if name not in encoders | seq2seq | {"transformer"})
 
 
 def test_a_switch_the_head_decides_is_decided_anew_unless_given():

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from symparams import SymparamsError, model
+from symparams.families import registry
 from symparams.families.lookup import from_config
 
 # bert-base by hand: embeddings, 12 encoder layers, pooler
@@ -89,7 +90,7 @@ def test_names_in_any_case_and_with_their_owner():
 
 @pytest.mark.parametrize("name,suggestions", [
     ("bert-bsae", "did you mean bert-base, bart-base, roberta-base?"),
-    ("gpt-9", "did you mean gpt2-xl, gpt2?"),
+    ("gpt-9", "did you mean gptj, gpt2-xl, gpt2?"),
     ("lama-2-7b", "did you mean llama-2-7b"),
 ])
 def test_an_unknown_name_suggests_the_closest_three(name, suggestions):
@@ -100,3 +101,12 @@ def test_an_unknown_name_suggests_the_closest_three(name, suggestions):
 def test_an_unknown_path_says_it_is_not_a_config_either():
     with pytest.raises(SymparamsError, match="unknown model 'someone/nothing', nor a config.json or a folder"):
         model("someone/nothing")
+
+
+def test_every_config_type_is_read_by_the_module_the_registry_names_for_it():
+    # so that `count --config` imports that one module (benchmarks/bench_cli.py times it)
+    for fam in registry.all_families().values():
+        for model_type in fam.config_types:
+            owner = registry.module(registry.CONFIG_MODULES.get(model_type, model_type))
+            assert owner is not None and fam in registry._families_in(owner), (model_type, fam.name)
+    assert list(registry.MODULES[2:]) == sorted(registry.MODULES[2:])  # `symparams list`: the articles' two first
