@@ -53,11 +53,30 @@ def all_presets() -> dict[str, Preset]:
 
 
 def find(name: str) -> Preset | None:
-    """The preset called ``name`` (core presets without importing every family), or None."""
+    """The preset called ``name``, or None.
+
+    The core presets, then the modules whose name begins the preset's
+    (``llama-3-8b``: ``llama``), so that a command imports one family module
+    where it can; only then every module.
+    """
     for p in _CORE:
         if p.name == name:
             return p
+    if _ALL is None and isinstance(name, str):
+        for module in _likely_modules(name):
+            for p in getattr(module, "PRESETS", ()):
+                if p.name == name:
+                    return p
     return all_presets().get(name)
+
+
+def _likely_modules(name: str):
+    squeezed = _squeeze(name)
+    return [registry.module(m) for m in registry.MODULES if squeezed.startswith(_squeeze(m))]
+
+
+def _squeeze(text: str) -> str:
+    return text.lower().replace("-", "").replace("_", "").replace(".", "")
 
 
 #: the checkpoints on the Hugging Face hub each preset counts (its base model), by hub id; the part after

@@ -300,3 +300,9 @@ def test_proving_every_family_and_preset_in_one_process_takes_under_two_seconds(
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert float(proc.stdout) < 2.0
+
+
+def test_every_symbol_has_a_canonical_size_for_counterexamples():
+    # without one the prover would try 2, which can break a constraint (L_f < L) and find no counterexample
+    from symparams.core.symbols import SYMBOLS
+    assert set(CANONICAL) == set(SYMBOLS)

@@ -311,8 +311,7 @@ SETTINGS_CALLS = [
     _case("settings({id2label: []})", lambda: settings({"model_type": "bert", "id2label": []}), "id2label"),
     _case("settings({add_cross_attention: True})",
           lambda: settings({"model_type": "bert", "add_cross_attention": True}), "add_cross_attention"),
-    _case("settings(bart heads differ)", lambda: settings(
-        {"model_type": "bart", "encoder_attention_heads": 16, "decoder_attention_heads": 8}),
+    _case("settings(bart decoder heads 0)", lambda: settings({"model_type": "bart", "decoder_attention_heads": 0}),
           "decoder_attention_heads"),
     _case("settings(llama kv heads 3)", lambda: settings({"model_type": "llama", "num_key_value_heads": 3}),
           "num_key_value_heads"),

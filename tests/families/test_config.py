@@ -174,7 +174,8 @@ def test_a_config_that_is_not_a_dict_is_a_one_line_error():
 def test_settings_say_what_the_config_holds_without_building_a_model():
     s = settings(read(str(BART_BASE)), "question-answering", {"L": "3"}, source=str(BART_BASE))
     assert s.family is family("bart") and s.head == "question-answering" and s.name == "bart-base"
-    assert s.values["L"] == "3" and s.values["H"] == 768 and s.switches == {"tie": True, "split_layers": False}
+    assert s.values["L"] == "3" and s.values["H"] == 768 and s.switches == {"tie": True, "split_layers": False,
+                                                                                 "split_heads": False, "split_ffn": False}
     assert "L" not in s.optional  # a value given with --set must be used
 
 
