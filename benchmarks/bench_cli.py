@@ -23,6 +23,10 @@ COMMANDS = {
     "count bert-base": (["-m", "symparams", "count", "bert-base"], 1.3),
     "count --config bert-base-uncased": (
         ["-m", "symparams", "count", "--config", str(FIXTURES / "bert-base-uncased" / "config.json")], 1.3),
+    # a family of the later modules, by preset and by config: one family module is imported, not all of them
+    "count llama-3-8b": (["-m", "symparams", "count", "llama-3-8b"], 1.3),
+    "count --config Mixtral-8x7B": (
+        ["-m", "symparams", "count", "--config", str(FIXTURES / "mistralai" / "Mixtral-8x7B-v0.1")], 1.3),
 }
 
 

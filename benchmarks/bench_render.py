@@ -7,8 +7,10 @@ does.  Medians of wall-clock and CPU time are compared.
 
     python benchmarks/bench_render.py [--rounds 7] [--check] [--base REV]
 
-``--check`` exits 1 when all documents take more than 2× one document, or
-2 s or more (wall clock).  ``--base REV`` also renders every document with
+``--check`` exits 1 when a further document costs more than 2 % of a first
+one (wall clock: (all − one) / (documents − 1) against one): rendering
+scales with the number of presets, and each one after the first must stay
+cheap (the model trees, proofs and templates are built once and shared).  ``--base REV`` also renders every document with
 revision REV of this repository (exported with ``git archive``), side by
 side, and prints how long this checkout takes against it.
 """
@@ -78,9 +80,10 @@ def main() -> int:
     all_cpu = statistics.median(c for _, c, _ in every)
     print(f"one document (bert-base, md, en):   median wall {one_wall:.3f} s, CPU {one_cpu:.3f} s")
     print(f"all {count} documents in one process: median wall {all_wall:.3f} s, CPU {all_cpu:.3f} s")
-    print(f"ratio all/one: wall {all_wall / one_wall:.2f}x, CPU {all_cpu / one_cpu:.2f}x "
-          f"(limits: 2x and under 2 s); {args.rounds} rounds")
-    ok = all_wall / one_wall <= 2 and all_wall < 2
+    further = (all_wall - one_wall) / max(int(count) - 1, 1)
+    print(f"ratio all/one: wall {all_wall / one_wall:.2f}x, CPU {all_cpu / one_cpu:.2f}x; each further document "
+          f"{further * 1000:.1f} ms, {further / one_wall:.1%} of the first (limit 2%); {args.rounds} rounds")
+    ok = further <= 0.02 * one_wall
     if args.check and not ok:
         print("FAIL: over the limit")
         return 1
