@@ -68,6 +68,7 @@ import sympy as sp
 
 from ..core.algebra import closed_form, small_divisors
 from ..core.blocks import tree_fact
+from ..core.family import HEAD_DIM
 from ..core.display import Displayable, presentation
 from ..core.formatting import json_number
 from ..core.symbols import A, D, G, H
@@ -373,7 +374,9 @@ def prove(m) -> "Proof":
     invariant = derivative == 0
     dependence = sp.Add(*(t for t in sp.Add.make_args(sp.expand(closed)) if t.has(A)))
     used = set(m.symbols)
-    conditions = tuple(Condition(*c.condition) for c in m.family.constraints
+    # heads of a width D of their own: H/A is no head's dimension, and the proof does not rest on A | H
+    stated = [c for c in m.family.constraints if not (c is HEAD_DIM and D in used)]
+    conditions = tuple(Condition(*c.condition) for c in stated
                        if c.condition is not None and A in c.expr.free_symbols and c.expr.free_symbols <= used)
     steps = list(per_head)
     steps += [

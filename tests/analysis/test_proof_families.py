@@ -288,3 +288,10 @@ def test_every_symbol_has_a_canonical_size_for_counterexamples():
     # without one the prover would try 2, which can break a constraint (L_f < L) and find no counterexample
     from symparams.core.symbols import SYMBOLS
     assert set(CANONICAL) == set(SYMBOLS)
+
+
+def test_heads_of_their_own_width_are_not_said_to_be_h_over_a_wide():
+    # Qwen3-0.6B: 16 heads of width 128 in a hidden size of 1024; "H/A is the head dimension" would be false
+    stated = [c.en for c in model("qwen3-0.6b").prove().conditions]
+    assert stated == ["G divides A: each key/value head serves A/G query heads"]
+    assert any("H/A is the head dimension" in c.en for c in model("llama-3-8b").prove().conditions)
