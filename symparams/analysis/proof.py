@@ -68,8 +68,8 @@ import sympy as sp
 
 from ..core.algebra import closed_form, small_divisors
 from ..core.blocks import tree_fact
-from ..core.family import HEAD_DIM
 from ..core.display import Displayable, presentation
+from ..core.family import HEAD_DIM
 from ..core.formatting import json_number
 from ..core.symbols import A, D, G, H
 from ..core.values import parse_value

@@ -8,6 +8,8 @@ any intermediate result can take is bounded with exact arithmetic, node by
 node of the expression NumPy evaluates: ``int64`` when the bound is below
 2^63, Python integers (object arrays) otherwise, so nothing wraps.  Points
 that break a constraint (``A | H``, ``r·H`` whole) are left out and counted.
+A model with routed experts gets its active count (what one token uses) at
+every point too, computed the same way and bounded with the total.
 Without NumPy the same expression is evaluated in pure Python, exactly (and
 about a hundred times slower).
 
@@ -244,7 +246,8 @@ class Chunk:
 
     ``columns`` hold the grid values as integer numerators (divide by
     ``Axis.den`` for a ratio); ``counts`` the exact parameter counts;
-    ``skipped`` how many points of the slice broke each constraint.
+    ``active`` the exact active counts (``None`` for a model without routed
+    experts); ``skipped`` how many points of the slice broke each constraint.
     NumPy arrays (``int64`` or Python-integer ``object``), or lists without
     NumPy.
     """
@@ -253,24 +256,30 @@ class Chunk:
     columns: list
     counts: Any
     skipped: dict[str, int]
+    active: Any = None
 
     def __len__(self) -> int:
         return len(self.counts)
 
+    def _results(self) -> list:
+        return [self.counts] if self.active is None else [self.counts, self.active]
+
     def rows(self) -> Iterator[tuple]:
-        """``(value, …, count)`` per point, as Python ``int`` (``Fraction`` for ratios)."""
+        """``(value, …, count)`` per point, then the active count when there is one, as Python ``int``
+        (``Fraction`` for ratios)."""
         cols = []
         for axis, col in zip(self.axes, self.columns):
             col = col.tolist() if hasattr(col, "tolist") else col
             cols.append(col if axis.den == 1 else [Fraction(n, axis.den) if n % axis.den else n // axis.den
                                                    for n in col])
-        counts = self.counts.tolist() if hasattr(self.counts, "tolist") else self.counts
-        return zip(*cols, counts)
+        results = [r.tolist() if hasattr(r, "tolist") else r for r in self._results()]
+        return zip(*cols, *results)
 
     def text_columns(self) -> list[list[str]]:
         """Every column as text (ratios as ``43/16``), for CSV."""
         out = []
-        for axis, col in zip([*self.axes, None], [*self.columns, self.counts]):
+        results = self._results()
+        for axis, col in zip([*self.axes, *[None] * len(results)], [*self.columns, *results]):
             values = col.tolist() if hasattr(col, "tolist") else col
             if axis is not None and axis.den != 1:
                 out.append([ratio(Fraction(n, axis.den)) for n in values])
@@ -300,7 +309,9 @@ class Sweep:
         multiple of the width are left out.
 
     Iterating yields ``(value, …, count)`` for every admissible point, the
-    last grid key varying fastest.
+    last grid key varying fastest; a model with routed experts (``routed``)
+    adds its active count, ``(value, …, count, active)``.  ``columns`` names
+    the items of a row.
     """
 
     def __init__(self, m, grid: Mapping[str, Any], force: bool = False, chunk: int = CHUNK, numpy: bool = True,
@@ -327,18 +338,21 @@ class Sweep:
             constraints = (*constraints, Constraint(H / self.head_width, ""))
             symbols = [*symbols, A]
         self.total = sp.expand(base.tree.total.xreplace(self.values))
-        try:
-            self._f, self._scale = integer_form(self.total.xreplace(to_int), self._vars)
-        except sp.PolynomialError:
-            raise SymparamsError(f"cannot sweep {m.name}: its count is not a polynomial in {', '.join(self.keys)}") \
-                from None
+        self._f, self._scale = self._integer_form(self.total, to_int)
+        #: whether the model has routed experts: then every row has the active count after the total
+        self.routed = m.routed
+        self.active_total = sp.expand(base.tree.active_total.xreplace(self.values)) if self.routed else None
+        if self.routed:
+            self._active_f, self._active_scale = self._integer_form(self.active_total, to_int)
+        self.columns = (*self.keys, "parameters", *(("active",) if self.routed else ()))
         self._checks = _checks(constraints, self.values, symbols, to_int, self._vars)
         #: how each label in ``skipped`` reads: "value" (must be a positive whole number) or "condition"
         self.labels = {c.label: c.kind for c in self._checks}
         maxima = {v: a.max for v, a in zip(self._vars, self.axes)}
         self.bound = bound(self._f, maxima)
-        widest = max([self.bound, *(bound(e, maxima) for c in self._checks for e in c.polynomials()),
-                      *maxima.values()])
+        self.active_bound = bound(self._active_f, maxima) if self.routed else None
+        widest = max([self.bound, *([self.active_bound] if self.routed else []),
+                      *(bound(e, maxima) for c in self._checks for e in c.polynomials()), *maxima.values()])
         self._np = _numpy() if numpy else None
         self.dtype = ("int64" if widest <= INT64_MAX else "object") if self._np is not None else "python"
         self._compile()
@@ -346,9 +360,20 @@ class Sweep:
     def __len__(self) -> int:
         return self.points
 
+    def _integer_form(self, count: sp.Expr, to_int) -> tuple[sp.Expr, int]:
+        try:
+            return integer_form(count.xreplace(to_int), self._vars)
+        except sp.PolynomialError:
+            raise SymparamsError(f"cannot sweep {self.model.name}: its count is not a polynomial in "
+                                 f"{', '.join(self.keys)}") from None
+
     def _compile(self):
         modules = "numpy" if self._np is not None else "math"
-        self._fn = sp.lambdify(self._vars, self._f, modules=modules)
+        #: what each point gets, in row order: (the label of a point left out when it is not whole, F, scale M)
+        self._results = [("count", sp.lambdify(self._vars, self._f, modules=modules), self._scale)]
+        if self.routed:
+            self._results.append(("active count", sp.lambdify(self._vars, self._active_f, modules=modules),
+                                  self._active_scale))
         for check in self._checks:
             check.compile(self._vars, modules, self._np)
 
@@ -378,25 +403,22 @@ class Sweep:
                     col = idx.astype(dtype) * a.step if a.step != 1 else idx.astype(dtype)
                     cols[j] = col + a.start if a.start else col
             n = stop - start
-            values = self._fn(*cols)
-            if np.ndim(values) == 0:
-                values = np.full(n, values, dtype=dtype)
-            ok = np.ones(n, dtype=bool) if self._checks or self._scale != 1 else None
+            results = [_full(fn(*cols), n, dtype, np) for _, fn, _ in self._results]
+            ok = np.ones(n, dtype=bool) if self._checks or any(s != 1 for _, _, s in self._results) else None
             skipped = {}
             checks = [(c.label, c.passes(cols, n, np)) for c in self._checks]
-            if self._scale != 1:
-                checks.append(("count", (values % self._scale) == 0))
+            checks += [(label, (r % scale) == 0) for r, (label, _, scale) in zip(results, self._results)
+                       if scale != 1]
             for label, good in checks:
                 bad = int(np.count_nonzero(ok & ~good))
                 if bad:
                     skipped[label] = bad
                 ok &= good
-            if self._scale != 1:
-                values = values // self._scale
+            results = [r // scale if scale != 1 else r for r, (_, _, scale) in zip(results, self._results)]
             if ok is not None and not ok.all():
                 cols = [c[ok] for c in cols]
-                values = values[ok]
-            yield Chunk(self.axes, cols, values, skipped)
+                results = [r[ok] for r in results]
+            yield self._chunk(cols, results, skipped)
 
     def _chunks_python(self) -> Iterator[Chunk]:
         ranges = [a.items if a.items is not None else range(a.start, a.start + a.count * a.step, a.step)
@@ -407,24 +429,26 @@ class Sweep:
             if not block:
                 return
             cols = [[] for _ in self.axes]
-            counts = []
+            results = [[] for _ in self._results]
             skipped: dict[str, int] = {}
             for p in block:
-                failed = None
-                for check in self._checks:
-                    if not check.passes(p, None, None):
-                        failed = check.label
-                        break
-                value = self._fn(*p)
-                if failed is None and value % self._scale:
-                    failed = "count"
+                failed = next((check.label for check in self._checks if not check.passes(p, None, None)), None)
+                values = [fn(*p) for _, fn, _ in self._results]
+                if failed is None:
+                    failed = next((label for v, (label, _, scale) in zip(values, self._results) if v % scale),
+                                  None)
                 if failed is not None:
                     skipped[failed] = skipped.get(failed, 0) + 1
                     continue
                 for c, v in zip(cols, p):
                     c.append(v)
-                counts.append(value // self._scale)
-            yield Chunk(self.axes, cols, counts, skipped)
+                for r, v, (_, _, scale) in zip(results, values, self._results):
+                    r.append(v // scale)
+            yield self._chunk(cols, results, skipped)
+
+    def _chunk(self, cols, results, skipped) -> Chunk:
+        """A chunk of the kept points: ``results`` are the counts, then the active counts when routed."""
+        return Chunk(self.axes, cols, results[0], skipped, results[1] if self.routed else None)
 
     def __iter__(self) -> Iterator[tuple]:
         for chunk in self.chunks():
@@ -440,10 +464,24 @@ class Sweep:
 
     def counts(self):
         """Every admissible count, in grid order (a NumPy array; a list without NumPy)."""
-        parts = [c.counts for c in self.chunks()]
+        return self._gather("counts")
+
+    def active_counts(self):
+        """Every admissible point's active count, as :meth:`counts` (a model with routed experts only)."""
+        if not self.routed:
+            raise SymparamsError(f"{self.model.name} has no routed experts: its active count is its count")
+        return self._gather("active")
+
+    def _gather(self, name: str):
+        parts = [getattr(c, name) for c in self.chunks()]
         if self._np is None:
             return [n for p in parts for n in p]
         return self._np.concatenate(parts) if parts else self._np.array([], dtype=object)
+
+
+def _full(values, n: int, dtype, np):
+    """``values`` as an array of ``n`` points (a count that does not vary over the grid comes back a scalar)."""
+    return np.full(n, values, dtype=dtype) if np.ndim(values) == 0 else values
 
 
 def _head_width(m, width, grid_symbols) -> int | None:

@@ -76,8 +76,8 @@ def sweep_command(m, args) -> None:
     if plotter is not None:
         plotter(s, plotted)
     def why(label):
-        if label == "count":
-            return "the count is not whole"
+        if label in ("count", "active count"):
+            return f"the {label} is not whole"
         if s.labels.get(label) == "condition":
             return f"{label} does not hold"
         return f"{label} is not a positive whole number"
@@ -93,20 +93,19 @@ def sweep_command(m, args) -> None:
         print(f"drew {len(plotted):,} points into {args.plot}")
 
 
-def _header(s: Sweep) -> list[str]:
-    return [*s.keys, "parameters"]
-
-
 def _write_table(s: Sweep, consume) -> None:
-    """The sweep as a console table, written chunk by chunk (column widths from the grid's ends and the bound)."""
+    """The sweep as a console table, written chunk by chunk (column widths from the grid's ends and the bounds)."""
     widths = [max(len(k), _value_width(a)) for k, a in zip(s.keys, s.axes)]
-    widths.append(max(len("parameters"), len(thousands(s.bound))))
+    bounds = [s.bound, *([s.active_bound] if s.routed else [])]
+    widths += [max(len(name), len(thousands(b))) for name, b in zip(s.columns[len(s.keys):], bounds)]
     align = "r" * len(widths)
     out = sys.stdout
-    out.write(table_row(_header(s), widths, align) + "\n")
+    out.write(table_row(s.columns, widths, align) + "\n")
+    grid = len(s.keys)
     for chunk in s.chunks():
         consume(chunk)
-        lines = [table_row([*map(ratio, row[:-1]), thousands(row[-1])], widths, align) for row in chunk.rows()]
+        lines = [table_row([*map(ratio, row[:grid]), *map(thousands, row[grid:])], widths, align)
+                 for row in chunk.rows()]
         if lines:
             out.write("\n".join(lines) + "\n")
 
@@ -120,7 +119,7 @@ def _value_width(axis: Axis) -> int:
 
 def _write_csv(s: Sweep, path: str, consume) -> None:
     with replacing(path) as fh:
-        fh.write(",".join(_header(s)) + "\n")
+        fh.write(",".join(s.columns) + "\n")
         for chunk in s.chunks():
             consume(chunk)
             cols = chunk.text_columns()
@@ -152,8 +151,8 @@ def _write_json(s: Sweep, consume) -> None:
             skipped[k] = skipped.get(k, 0) + v
         parts = []
         for row in chunk.rows():
-            item = {k: json_number(v) for k, v in zip(s.keys, row[:-1])}
-            item["parameters"] = row[-1]
+            item = {k: json_number(v) for k, v in zip(s.keys, row)}
+            item.update(zip(s.columns[len(s.keys):], row[len(s.keys):]))  # parameters (and active)
             parts.append(json.dumps(item))
         if parts:
             out.write(("\n    " if first else ",\n    ") + ",\n    ".join(parts))
@@ -175,8 +174,9 @@ def _plotter(path: str):
         fig = Figure(figsize=(7, 4.5))
         ax = fig.add_subplot()
         series: dict[tuple, list] = {}
-        for row in rows:
-            series.setdefault(tuple(row[1:-1]), []).append((row[0], row[-1]))
+        grid = len(s.keys)
+        for row in rows:  # the total against the first key (a routed model's active count is left out)
+            series.setdefault(tuple(row[1:grid]), []).append((row[0], row[grid]))
         for label, points in series.items():
             points.sort()
             name = ", ".join(f"{k} = {ratio(v)}" for k, v in zip(s.keys[1:], label)) or s.model.name

@@ -38,8 +38,10 @@ a mixture of experts leaves out the routed experts a token is not sent to;
 else the total), `components` (the top-level counts), for a base model of a
 language model `with_lm_head` (`head` and `total` with that head, and
 `active` for a mixture of experts) and, with `--depth N`, the nested `tree`
-(with `active` per component for a mixture of experts). `sweep --json` ends
-with `skipped`: the points left out, per broken constraint.
+(with `active` per component for a mixture of experts). `sweep --json` has
+a row per point (the grid's values, `parameters`, and `active` for a mixture
+of experts) and ends with `skipped`: the points left out, per broken
+constraint.
 """
 
 

@@ -22,7 +22,8 @@ Heads (as ``AlbertFor*``): ``sequence-classification`` (pooler + H·C + C),
 ``masked-lm`` (``predictions``: dense H·E + E, LayerNorm 2E, bias V, decoder
 E→V tied to the word embeddings unless ``tie=false``; no pooler) and
 ``pretraining`` (the masked-lm head, the pooler and ``sop_classifier``
-H·C + C — transformers sizes the sentence-order head by ``num_labels``).
+H·C + C — transformers sizes the sentence-order head by ``num_labels``) and
+``multiple-choice`` (pooler + H + 1, one score per choice).
 
 >>> from symparams import model
 >>> model("albert-base-v2").count
@@ -72,7 +73,7 @@ def albert_layer(inter, copies):
 
 def heads(head, tie):
     """The task head's modules as transformers builds them (``AlbertFor*``)."""
-    if head in ("sequence-classification", "token-classification"):
+    if head in ("sequence-classification", "token-classification", "multiple-choice"):
         return [bert.heads(head)]
     if head == "question-answering":
         return [qa_outputs()]
@@ -120,7 +121,8 @@ FAMILY = Family(
                     zh="每组内不同层的数目（inner_group_num）"),
         TIE,
     ),
-    heads=("sequence-classification", "token-classification", "question-answering", "masked-lm", "pretraining"),
+    heads=("sequence-classification", "token-classification", "question-answering", "masked-lm", "pretraining",
+           "multiple-choice"),
     constraints=(HEAD_DIM, FFN_SIZE),
     defaults={C: sp.Integer(2)},
     components=("embeddings", "encoder", "pooler"),

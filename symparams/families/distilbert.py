@@ -30,7 +30,7 @@ from ..core.symbols import C, H, L, r
 from . import bert
 from .encoder_parts import TIE, attention, embeddings, read_sizes, vocab_projection, with_head
 
-HEADS = ("sequence-classification", "token-classification", "question-answering", "masked-lm")
+HEADS = ("sequence-classification", "token-classification", "question-answering", "masked-lm", "multiple-choice")
 
 
 def transformer_layer(inter):
@@ -45,7 +45,7 @@ def transformer_layer(inter):
 
 def heads(head, tie):
     """The task head's modules as transformers builds them (``DistilBertFor*``)."""
-    if head == "sequence-classification":
+    if head in ("sequence-classification", "multiple-choice"):  # classifier H·C + C, or H + 1 (one score per choice)
         return [linear("pre_classifier", H, H, title="pre_classifier"), bert.heads(head)]
     if head == "token-classification":
         return [bert.heads(head)]

@@ -13,8 +13,10 @@ Heads: ``sequence-classification`` (``ElectraClassificationHead``: dense
 H·H + H, out_proj H·C + C), ``token-classification``,
 ``question-answering``, ``masked-lm`` / ``causal-lm`` (the generator head:
 dense H·E + E, LayerNorm 2E, ``generator_lm_head`` E→V whose weight is the
-word embedding matrix unless ``tie=false``, bias V) and ``pretraining``
-(the discriminator head: dense H·H + H, dense_prediction H + 1).
+word embedding matrix unless ``tie=false``, bias V), ``pretraining``
+(the discriminator head: dense H·H + H, dense_prediction H + 1) and
+``multiple-choice`` (``sequence_summary``: summary H·H + H, then
+``classifier`` H + 1, one score per choice).
 
 >>> from symparams import model
 >>> model("electra-small").count
@@ -45,7 +47,7 @@ from .encoder_parts import (
 )
 
 HEADS = ("sequence-classification", "token-classification", "question-answering", "masked-lm", "causal-lm",
-         "pretraining")
+         "pretraining", "multiple-choice")
 
 
 def heads(head, width, tie):
@@ -64,6 +66,9 @@ def heads(head, width, tie):
         return [group("discriminator_predictions", [linear("dense", H, H, title="discriminator_dense"),
                                                     linear("dense_prediction", H, 1, title="discriminator_output")],
                       title="discriminator_head")]
+    if head == "multiple-choice":  # ElectraSequenceSummary's projection (summary_use_proj), then one score per choice
+        return [group("sequence_summary", [linear("summary", H, H, title="classifier_dense")], title="classifier_dense"),
+                linear("classifier", H, 1, title="classifier")]
     return []
 
 
@@ -78,9 +83,20 @@ def build(switches, head):
     ], ref="")
 
 
+def refuse_other_summaries(cfg):
+    """Only the summary every released checkpoint has: a projection H → H (``summary_use_proj``)."""
+    cfg.refuse("summary_use_proj", False, default=True, family="electra", what="no projection in sequence_summary")
+    cfg.refuse("summary_proj_to_labels", True, default=False, family="electra",
+               what="a sequence_summary projection to num_labels")
+    cfg.refuse("summary_type", "attn", default="first", family="electra",
+               what="attention summary, which transformers does not implement")
+
+
 def from_config(cfg):
     """Values from an ``ElectraConfig``; missing keys take its defaults (electra-small-discriminator)."""
     cfg.refuse("add_cross_attention", True, default=False, family="electra", what="cross-attention in every layer")
+    if cfg.head == "multiple-choice":  # ElectraConfig's summary_* keys shape only this head's sequence_summary
+        refuse_other_summaries(cfg)
     values = read_sizes(cfg, dict(V=30522, P=512, S=2, E=128, H=256, L=12, A=4, inter=1024))
     project = values["E"] != values["H"]
     if not project:

@@ -111,12 +111,14 @@ def head_block(head, switches):
     return None
 
 
-def decoder_model(name, layer, switches, head):
-    """``embed_tokens``, the layer stack ``layer``, the final ``norm`` and the task head: a llama-like model."""
+def decoder_model(name, layer, switches, head, final_norm=None):
+    """``embed_tokens``, the layer stack ``layer``, the final ``norm`` and the task head: a llama-like model.
+    ``final_norm`` replaces the final RMSNorm (StarCoder 2, StableLM: a LayerNorm with a shift)."""
     task = head_block(head, switches)
+    final_norm = final_norm if final_norm is not None else rms_norm("norm", H, title="final_norm")
     return group(name, [
         group("embeddings", [embedding("embed_tokens", V, H, title="token_embedding")], ref="", title="input"),
-        group("decoder", [layer, rms_norm("norm", H, title="final_norm")], ref="", title="decoder"),
+        group("decoder", [layer, final_norm], ref="", title="decoder"),
         group("head", [task], ref="", title="task_head") if task is not None else None,
     ], ref="")
 

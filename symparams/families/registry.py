@@ -20,7 +20,7 @@ from ..core.family import Family
 MODULES = ("bert", "transformer", "albert", "bart", "bloom", "cohere", "deberta_v2", "deepseek_v3", "distilbert",
            "electra", "falcon", "gemma", "gpt2", "gpt_neox", "gptj", "llama", "m2m_100", "marian", "mbart",
            "mistral", "mixtral", "modernbert", "mpnet", "olmo2", "opt", "pegasus", "phi", "phi3", "qwen2",
-           "qwen2_moe", "qwen3", "qwen3_moe", "roberta", "t5")
+           "qwen2_moe", "qwen3", "qwen3_moe", "roberta", "stablelm", "starcoder2", "t5")
 
 #: config.json ``model_type`` values read by a module of another name (the rest: the module of the same name),
 #: so that ``count --config`` imports one module, not all of them

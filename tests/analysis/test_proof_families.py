@@ -28,9 +28,10 @@ pytestmark = pytest.mark.crosscheck
 
 # with their default switches: T5's D and bias table; grouped-query attention (G key/value heads) in llama and
 # its kin; Gemma's and Qwen 3's own head widths D; Falcon's one key/value head; MPNet's relative bias per head;
-# DeepSeek's latent attention (its heads' widths are their own)
+# DeepSeek's latent attention (its heads' widths are their own); StarCoder 2's 2 key/value heads of 24
+# (StableLM's default is multi-head attention: invariant)
 NOT_INVARIANT = {"t5", "llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "olmo2",
-                 "cohere", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "falcon", "mpnet"}
+                 "cohere", "starcoder2", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "falcon", "mpnet"}
 #                                         MPNet's relative bias table (B·A)
 
 

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from symparams import SymparamsError, model
-from symparams.analysis.sweep import INT64_MAX, parse_axis, sweep
-from tests.reference.counts import bert
+from symparams.analysis.sweep import INT64_MAX, Sweep, parse_axis, sweep
+from symparams.families.presets import all_presets
+from tests.reference.counts import bert, mixtral
 
 
 def run(*args, prelude=""):
@@ -168,3 +169,48 @@ def test_a_fixed_head_width_lets_a_follow_h():
 def test_a_head_width_that_cannot_be_held(kwargs, needle):
     with pytest.raises(SymparamsError, match=needle):
         sweep(model("bert-base"), **kwargs)
+
+
+# -- the active count of a mixture of experts -----------------------------------------
+
+ROUTED = [name for name in all_presets() if model(name).routed]
+
+
+def test_there_are_presets_with_routed_experts():
+    assert {"mixtral-8x7b", "deepseek-v3", "qwen3-30b-a3b"} <= set(ROUTED)
+
+
+@pytest.mark.parametrize("name", ROUTED)
+@pytest.mark.parametrize("numpy", [True, False])
+def test_active_column_equals_the_models_active_count_at_every_point(name, numpy):
+    m = model(name)
+    v = {s.name: int(x) for s, x in m.values.items()}
+    s = Sweep(m, {"L": f"{v['L'] - 1}:{v['L'] + 1}", "k_e": f"1,{v['k_e']},{v['N_e'] + 1}", "V": str(v["V"] + 5)},
+              numpy=numpy)
+    rows = list(s)
+    assert s.routed and s.columns == ("L", "k_e", "V", "parameters", "active")
+    assert len(rows) == 3 * 2 and s.skipped() == {"N_e - k_e + 1": 3}  # k_e above N_e is left out
+    for n, k, vocab, count, active in rows:
+        point = model(name, L=n, k_e=k, V=vocab)
+        assert (count, active) == (point.count, point.active) and active < count
+    assert list(s.active_counts()) == [active for *_, active in rows]
+
+
+def test_mixtral_active_column_is_the_hand_count():
+    s = sweep(model("mixtral-8x7b"), L="16,32", k_e="1,2")
+    assert list(s) == [(n, k, mixtral(n), mixtral(n, experts=k)) for n in (16, 32) for k in (1, 2)]
+    assert list(s)[-1][-2:] == (46_571_720_704, 12_748_853_248)  # the base model of Mixtral-8x7B
+
+
+def test_active_counts_beyond_int64_are_python_integers():
+    s = sweep(model("mixtral-8x7b"), H=str(2**31), k_e="1,2")
+    assert s.dtype == "object" and s.active_bound > INT64_MAX
+    assert list(s) == [(2**31, k, mixtral(32, H=2**31), mixtral(32, experts=k, H=2**31)) for k in (1, 2)]
+
+
+def test_a_model_without_routed_experts_has_no_active_column():
+    s = sweep(model("bert-base"), L="12,24")
+    assert not s.routed and s.columns == ("L", "parameters") and s.active_bound is None
+    assert all(len(row) == 2 for row in s)
+    with pytest.raises(SymparamsError, match="bert-base has no routed experts"):
+        s.active_counts()

@@ -16,7 +16,7 @@ from fractions import Fraction
 import pytest
 
 from tests.reference import ROOT
-from tests.reference.counts import bert, nearest
+from tests.reference.counts import bert, mixtral, nearest
 
 
 def run(*args, prelude=""):
@@ -109,6 +109,36 @@ def test_sweep_table_csv_and_json(tmp_path):
                              "parameters": bert(768, 12, r=Fraction(q))} for q in (3, Fraction(7, 2), 4)]
     assert data["grid"]["r"] == {"start": 3, "stop": 4, "step": "1/2", "count": 3}
     assert data["skipped"] == {} and data["dtype"] == "int64"
+
+
+def test_sweep_of_a_mixture_of_experts_adds_the_active_count(tmp_path):
+    grid = ("--grid", "L=16,32", "--grid", "k_e=2,9")  # k_e = 9 is more than the N_e = 8 experts: left out
+    expected = [(n, 2, mixtral(n), mixtral(n, experts=2)) for n in (16, 32)]
+    code, out, err = run("sweep", "mixtral-8x7b", *grid)
+    lines = out.splitlines()
+    assert code == 0 and err == "" and len({len(line) for line in lines[:-1]}) == 1, out
+    assert lines[0].split() == ["L", "k_e", "parameters", "active"]
+    assert [line.split() for line in lines[1:3]] == [[str(n), str(k), f"{c:,}", f"{a:,}"] for n, k, c, a in expected]
+    assert lines[3] == "2 of 4 points; left out 2 points where N_e - k_e + 1 is not a positive whole number"
+
+    path = tmp_path / "moe.csv"
+    code, out, _ = run("sweep", "mixtral-8x7b", *grid, "--csv", str(path))
+    assert code == 0 and f"wrote 2 rows to {path}" in out
+    assert list(csv.reader(path.open())) == [["L", "k_e", "parameters", "active"],
+                                             *[list(map(str, row)) for row in expected]]
+
+    code, out, _ = run("sweep", "mixtral-8x7b", *grid, "--json")
+    data = json.loads(out)
+    assert data["rows"] == [{"L": n, "k_e": k, "parameters": c, "active": a} for n, k, c, a in expected]
+    assert data["skipped"] == {"N_e - k_e + 1": 2} and data["dtype"] == "int64"
+
+
+def test_sweep_of_a_mixture_of_experts_plots_one_line_per_value_of_the_second_key(tmp_path):
+    path = tmp_path / "moe.svg"
+    code, out, _ = run("sweep", "mixtral-8x7b", "--grid", "L=8:32:8", "--grid", "k_e=1,2", "--plot", str(path))
+    assert code == 0 and f"drew 8 points into {path}" in out
+    svg = path.read_text()
+    assert svg.count("<!-- k_e = 1 -->") == svg.count("<!-- k_e = 2 -->") == 1  # the active count is no key
 
 
 def test_preset_value_of_a_grid_key_does_not_get_in_the_way():

@@ -45,6 +45,7 @@ CLASSES = {
         "token-classification": "DistilBertForTokenClassification",
         "question-answering": "DistilBertForQuestionAnswering",
         "masked-lm": "DistilBertForMaskedLM",
+        "multiple-choice": "DistilBertForMultipleChoice",
     },
     "electra": {
         None: "ElectraModel",
@@ -54,6 +55,7 @@ CLASSES = {
         "masked-lm": "ElectraForMaskedLM",
         "causal-lm": "ElectraForCausalLM",
         "pretraining": "ElectraForPreTraining",
+        "multiple-choice": "ElectraForMultipleChoice",
     },
     "albert": {
         None: "AlbertModel",
@@ -62,6 +64,7 @@ CLASSES = {
         "question-answering": "AlbertForQuestionAnswering",
         "masked-lm": "AlbertForMaskedLM",
         "pretraining": "AlbertForPreTraining",
+        "multiple-choice": "AlbertForMultipleChoice",
     },
 }
 
@@ -141,9 +144,8 @@ def test_missing_keys_take_the_transformers_config_class_defaults(name):
     ("electra-large", "electra"), ("albert-base-v2", "albert"), ("albert-large-v2", "albert"),
     ("albert-xxlarge-v2", "albert"),
 ])
-def test_presets_match_the_transformers_base_model(preset, family):
-    m = model(preset)
-    v = {s.name: x for s, x in m.values.items()}
+def test_presets_match_transformers_with_every_head(preset, family):
+    v = {s.name: x for s, x in model(preset).values.items()}
     data = {"model_type": family, "vocab_size": int(v["V"]), "max_position_embeddings": int(v["P"]),
             "hidden_size": int(v["H"]), "num_attention_heads": int(v["A"]),
             "intermediate_size": int(v["r"] * v["H"])}
@@ -153,7 +155,8 @@ def test_presets_match_the_transformers_base_model(preset, family):
         data["type_vocab_size"] = int(v["S"])
         data["embedding_size"] = int(v.get("E", v["H"]))
         data["num_hidden_layers"] = int(v.get("L", 12))
-    assert m.count == check(data).count
+    for head in CLASSES[family]:
+        assert model(preset, head=head).count == check(data, head).count
 
 
 # -- published totals, each derived here by hand ------------------------------
@@ -257,6 +260,38 @@ def test_albert_layer_groups_are_distinct_copies(groups, inner):
 def test_albert_count_does_not_depend_on_the_number_of_layers():
     data = json.loads(fixture("albert-base-v2").read_text())
     assert check({**data, "num_hidden_layers": 48}).count == 11_683_584
+
+
+@pytest.mark.parametrize("preset,family", [
+    ("distilbert-base", "distilbert"), ("electra-small", "electra"), ("electra-base", "electra"),
+    ("albert-base-v2", "albert"), ("albert-xxlarge-v2", "albert"),
+])
+def test_multiple_choice_head_adds_what_transformers_builds(preset, family):
+    # DistilBERT: pre_classifier H·H + H, classifier H + 1; ELECTRA: sequence_summary.summary H·H + H,
+    # classifier H + 1; ALBERT: classifier H + 1 on the pooler the base model already has
+    h = int(model(preset).values[H])
+    extra = {"distilbert": h * h + h + h + 1, "electra": h * h + h + h + 1, "albert": h + 1}[family]
+    assert model(preset, head="multiple-choice").count == model(preset).count + extra
+
+
+@pytest.mark.parametrize("key,value", [("summary_use_proj", False), ("summary_proj_to_labels", True),
+                                       ("summary_type", "attn")])
+def test_electra_multiple_choice_refuses_other_sequence_summaries(key, value):
+    data = {"model_type": "electra", key: value}
+    model(data)  # the key shapes only the multiple-choice head
+    with pytest.raises(SymparamsError, match=f"key {key}=") as err:
+        model(data, head="multiple-choice")
+    assert "\n" not in str(err.value)
+
+
+def test_electra_summary_keys_change_what_transformers_builds():
+    # why they are refused: transformers builds a different sequence_summary (or none) for each
+    plain = sum(p.numel() for p in reference({"model_type": "electra"}, "multiple-choice").parameters())
+    unprojected = reference({"model_type": "electra", "summary_use_proj": False}, "multiple-choice")
+    to_labels = reference({"model_type": "electra", "summary_proj_to_labels": True, "num_labels": 3},
+                          "multiple-choice")
+    assert sum(p.numel() for p in unprojected.parameters()) == plain - (256 * 256 + 256)
+    assert sum(p.numel() for p in to_labels.parameters()) == plain - (256 * 256 + 256) + (256 * 3 + 3)
 
 
 def test_albert_sop_classifier_is_sized_by_num_labels():
