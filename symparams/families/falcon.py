@@ -34,10 +34,16 @@ import sympy as sp
 
 from ..core.blocks import embedding, group, layer_norm, linear, product_as_written
 from ..core.errors import SymparamsError
-from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
+from ..core.family import FFN_SIZE, HEAD_DIM, Constraint, Family, Preset, Switch
 from ..core.symbols import A, C, G, H, L, V, r
 from .classic_parts import decoder_model, fused_qkv, heads_of, mlp, task_head, tie_switch
 from .llama import KV_GROUPS
+
+#: transformers' FalconConfig refuses an odd head width (it checks the rotary settings even with ALiBi)
+EVEN_HEAD_DIM = Constraint(
+    H / (2 * A), "H={H} and A={A} give an odd head width H/A, which FalconConfig refuses",
+    (r"2A \mid H", "2A divides H: each head's width H/A is even, as FalconConfig requires",
+     "2A 整除 H：每个头的维度 H/A 为偶数（FalconConfig 的要求）"))
 
 #: heads, with the transformers class that builds each and its base-model prefix
 CLASSES = {
@@ -143,7 +149,7 @@ FAMILY = Family(
         tie_switch(True),
     ),
     heads=heads_of(CLASSES),
-    constraints=(HEAD_DIM, KV_GROUPS, FFN_SIZE),
+    constraints=(HEAD_DIM, EVEN_HEAD_DIM, KV_GROUPS, FFN_SIZE),
     defaults={C: sp.Integer(2)},
     components=("embeddings", "decoder"),
     resolve_switches=_resolve,
