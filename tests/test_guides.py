@@ -138,3 +138,18 @@ def test_documents_guide_names_every_filter_and_every_key_a_template_sees():
     ctx = context(model("bert-base"))
     for name in (*ours, *ctx, *ctx["doc"]):
         assert f"`{name}`" in text, name
+
+
+def test_the_families_at_a_glance_table_is_the_registrys():
+    text = (DOCS / "families.md").read_text(encoding="utf-8")
+    table = text[text.index("| family | `model_type` in config.json |"):].split("\n\n")[0].splitlines()[2:]
+    rows = {}
+    for line in table:
+        name, types, heads, symbols = [cell.strip() for cell in line.strip("|").split("|")]
+        rows[name.split("]")[0].lstrip("[")] = (types, heads, symbols)
+    assert list(rows) == list(all_families())
+    for name, fam in all_families().items():
+        types, heads, symbols = rows[name]
+        assert re.findall(r"`([^`]+)`", types) == list(fam.config_types), name
+        assert heads == (", ".join(fam.heads) or "none"), name
+        assert symbols.split() == fam.symbol_names(), name
