@@ -24,6 +24,13 @@ def test_the_fixtures_include_the_bert_bart_and_marian_checkpoints():
     assert {"bert-base-uncased", "bert-large-uncased", "facebook/bart-base", "Helsinki-NLP/opus-mt-en-de"} <= names
 
 
+def test_every_fixture_names_its_source():
+    sources = (FIXTURES / "SOURCES.md").read_text(encoding="utf-8")
+    for path in PATHS:
+        name = path.parent.relative_to(FIXTURES).as_posix()
+        assert f"- {name}: https://huggingface.co/{name}/" in sources, name
+
+
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: p.parent.relative_to(FIXTURES).as_posix())
 def test_fixture_matches_automodel_on_meta(path):
     m = from_config(str(path))
