@@ -142,8 +142,9 @@ def _doc(d: Derivation, lang: str) -> dict:
         "symbols": [{"name": s["name"], "latex": s["latex"], "meaning": s[lang], "value": s["value"],
                      "value_latex": s["value_latex"]} for s in d.symbols],
         "switch_names": [s["name"] for s in d.switches],
-        "switches": [{"name": s["name"], "value": s["value"], "meaning": s[lang] or s[other] or s["name"]}
-                     for s in d.switches],
+        # a boolean switch's meaning describes it on; the answer says whether it holds for this model
+        "switches": [{"name": s["name"], "value": s["value"], "meaning": s[lang] or s[other] or s["name"],
+                      "answer": {"true": "yes", "false": "no"}.get(s["value"], "")} for s in d.switches],
         "sections": sections, "summary": summary, "chart": chart,
         "total": thousands(d.total), "total_math": math_count(d.total),
         "trainable": thousands(d.trainable), "trainable_math": math_count(d.trainable),

@@ -291,3 +291,16 @@ def test_a_user_template_that_runs_too_long_is_stopped(tmp_path, monkeypatch):
     with pytest.raises(SymparamsError, match="it ran for more than 0.5 s"):
         render_module.render(model("bert-base"), template=str(slow))
     assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("lang,yes,no", [("en", "? Yes.", "? No."), ("zh", "？是。", "？否。")])
+def test_every_switch_line_says_whether_its_description_holds(lang, yes, no):
+    # a switch's description says what it does when on: with false, the line must answer no, never assert it
+    checked = 0
+    for name in all_presets():
+        for line in render(model(name), format="md", lang=lang).splitlines():
+            found = re.match(r"- `(\w+)` = `(true|false)`", line)
+            if found:
+                assert line.endswith(yes if found.group(2) == "true" else no), (name, line)
+                checked += 1
+    assert checked > 150
