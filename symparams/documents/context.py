@@ -139,6 +139,7 @@ def _doc(d: Derivation, lang: str) -> dict:
         "preset": d.preset or "", "preset_title": (d.preset_title or {}).get(lang, ""),
         "changes": [{"key": k, "before": b, "after": a} for k, b, a in d.changes],
         "head": d.head or "",
+        "lm_head": d.lm_head or "", "with_lm_head": "" if d.with_lm_head is None else thousands(d.with_lm_head),
         "symbols": [{"name": s["name"], "latex": s["latex"], "meaning": s[lang], "value": s["value"],
                      "value_latex": s["value_latex"]} for s in d.symbols],
         "switch_names": [s["name"] for s in d.switches],

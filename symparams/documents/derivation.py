@@ -231,6 +231,9 @@ class Derivation:
     active: int = 0
     active_share: Fraction = Fraction(1)
     active_formula: str = ""
+    #: a base model's LM head (the one it was trained with) and the total with it: what a model card counts
+    lm_head: str | None = None
+    with_lm_head: int | None = None
 
     @property
     def items(self):
@@ -523,6 +526,13 @@ def _switches(m: Model) -> tuple[dict, ...]:
     return tuple(out)
 
 
+def _with_lm_head(m: Model) -> dict:
+    """The base model's LM head and its total with it; nothing for a model with a head, or without an LM head."""
+    if m.head is not None or m.lm_head is None:
+        return {}
+    return {"lm_head": m.lm_head, "with_lm_head": m.with_head(m.lm_head).count}
+
+
 def _outline(sections, notes) -> tuple[dict, ...]:
     ids = ["intro", "computation", "summary", "closed_form", "heads"]
     if notes:
@@ -583,4 +593,5 @@ def _derive(key: _ByValue) -> Derivation:
         closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
         proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
         outline=_outline(sections, notes), active=m.active, active_share=m.active_share,
-        active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "")
+        active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
+        **_with_lm_head(m))

@@ -304,3 +304,14 @@ def test_every_switch_line_says_whether_its_description_holds(lang, yes, no):
                 assert line.endswith(yes if found.group(2) == "true" else no), (name, line)
                 checked += 1
     assert checked > 150
+
+
+@pytest.mark.parametrize("fmt", ["md", "tex"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_base_models_document_gives_its_total_with_the_lm_head(fmt, lang):
+    # Meta publishes Llama-3-8B as 8,030,261,248 parameters: the base model's 7,504,924,672 plus the untied
+    # 128,256 x 4,096 LM head, which the base model leaves out
+    text = render(model("llama-3-8b"), format=fmt, lang=lang)
+    assert "7,504,924,672" in text and "8,030,261,248" in text and 7_504_924_672 + 128_256 * 4096 == 8_030_261_248
+    with_head = render(model("llama-3-8b", head="causal-lm"), format=fmt, lang=lang)
+    assert "8,030,261,248" in with_head and "causal-lm 头" not in with_head and "With its" not in with_head
