@@ -174,6 +174,7 @@ def _proof(p, lang: str) -> dict:
         "written": p.written, "closed": p.closed, "derivative": p.derivative, "dependence": p.dependence or "",
         "conditions": [{"latex": c[0], "text": c[text]} for c in p.conditions],
         "heads": [str(a) for a in p.heads], "totals": [thousands(n) for n in p.totals],
+        "witness": [{"A": str(a), "total": thousands(n)} for a, n in p.witness],
         "counterexample": ([{"A": str(a), "total": thousands(n)} for a, n in p.counterexample]
                            if p.counterexample else []),
         "counterexample_source": p.counterexample_source,

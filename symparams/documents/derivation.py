@@ -194,6 +194,7 @@ class ProofView:
     conditions: tuple[tuple[str, str, str], ...]             # (LaTeX, en, zh)
     heads: tuple[int, ...]
     totals: tuple[int, ...]
+    witness: tuple[tuple[int, int], ...]                     # (A, its total), by A
     counterexample: tuple[tuple[int, int], tuple[int, int]] | None
     has_heads: bool
     counterexample_source: str = ""                          # "model", "preset NAME", "canonical"
@@ -465,6 +466,7 @@ class _Builder:
                 dependence = latex(step.rhs)
         heads = tuple(sorted(p.witness))
         totals = tuple(sorted(set(p.witness.values())))
+        witness = tuple((a, p.witness[a]) for a in heads)  # each head count beside its own total
         fixed = p.fixed_ratio
         if fixed is not None:
             fixed = {"held": r",\; ".join(f"{h.quantity_latex} = {sp.latex(h.name)}" for h in fixed.held),
@@ -477,7 +479,7 @@ class _Builder:
         return ProofView(
             invariant=bool(p.invariant), per_head=tuple(per_head), written=written, closed=closed,
             derivative=derivative, dependence=dependence,
-            conditions=tuple((c.latex, c.en, c.zh) for c in p.conditions), heads=heads, totals=totals,
+            conditions=tuple((c.latex, c.en, c.zh) for c in p.conditions), heads=heads, totals=totals, witness=witness,
             counterexample=p.counterexample, has_heads=A in self.m.symbols,
             counterexample_source=p.counterexample_source or "",
             counterexample_values=tuple((sp.latex(k), sp.latex(v)) for k, v in p.counterexample_values.items()),

@@ -315,3 +315,13 @@ def test_a_base_models_document_gives_its_total_with_the_lm_head(fmt, lang):
     assert "7,504,924,672" in text and "8,030,261,248" in text and 7_504_924_672 + 128_256 * 4096 == 8_030_261_248
     with_head = render(model("llama-3-8b", head="causal-lm"), format=fmt, lang=lang)
     assert "8,030,261,248" in with_head and "causal-lm 头" not in with_head and "With its" not in with_head
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_head_count_table_pairs_each_a_with_its_own_total(lang):
+    # Llama-3-8B's K and V hold 2·G·H²·L/A: at A = 8 that is 805,306,368 more than at its own A = 32
+    text = render(model("llama-3-8b"), format="md", lang=lang)
+    rows = dict(re.findall(r"^\| (\d+) \| ([\d,]+) \|$", text, flags=re.M))
+    assert rows["32"] == "7,504,924,672" and rows["8"] == f"{7_504_924_672 + 2 * 8 * 4096**2 * 32 // 8 - 2 * 8 * 4096**2:,}"
+    for a, total in rows.items():
+        assert total == f"{model('llama-3-8b', A=int(a)).count:,}", a
