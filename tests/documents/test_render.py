@@ -325,3 +325,13 @@ def test_the_head_count_table_pairs_each_a_with_its_own_total(lang):
     assert rows["32"] == "7,504,924,672" and rows["8"] == f"{7_504_924_672 + 2 * 8 * 4096**2 * 32 // 8 - 2 * 8 * 4096**2:,}"
     for a, total in rows.items():
         assert total == f"{model('llama-3-8b', A=int(a)).count:,}", a
+
+
+@pytest.mark.parametrize("lang,h_over_a", [("en", "to $H/A$ features"), ("zh", "映射成 $H/A$ 维")])
+def test_t5s_heads_are_d_wide_not_h_over_a(lang, h_over_a):
+    # T5's head width is d_kv = D, set on its own (64 = 512/8 in t5-small only by coincidence; t5-large: 64 x 16
+    # heads in 1024); BERT's heads are H/A wide
+    for name in ("t5-small", "t5-large"):
+        text = render(model(name), format="md", lang=lang)
+        assert h_over_a not in text and "`d_kv`" in text, name
+    assert h_over_a in render(model("bert-base"), format="md", lang=lang)
