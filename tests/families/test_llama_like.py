@@ -31,7 +31,7 @@ FIXTURE_NAMES = ["mistralai/Mistral-7B-v0.1", "Qwen/Qwen2.5-0.5B", "Qwen/Qwen2.5
                  "Qwen/Qwen3-8B", "microsoft/Phi-3-mini-4k-instruct", "google/gemma-2b", "google/gemma-7b",
                  "google/gemma-2-2b", "google/gemma-2-9b", "google/gemma-2-27b", "google/gemma-3-1b-pt",
                  "allenai/OLMo-2-1124-7B", "allenai/OLMo-2-1124-13B", "CohereForAI/c4ai-command-r-v01",
-                 "CohereForAI/c4ai-command-r-plus"]
+                 "CohereForAI/c4ai-command-r-plus", "bigcode/starcoder2-3b", "stabilityai/stablelm-2-1_6b"]
 ALL_HEADS = ("causal-lm", "sequence-classification", "token-classification", "question-answering")
 LABELLED = {"sequence-classification", "token-classification"}  # the heads that read num_labels (C)
 
@@ -86,6 +86,7 @@ def test_fixtures_match_the_model_transformers_reads_from_the_same_config(name, 
     ("google/gemma-2-27b", "gemma-2-27b"), ("google/gemma-3-1b-pt", "gemma-3-1b"),
     ("allenai/OLMo-2-1124-7B", "olmo-2-7b"), ("allenai/OLMo-2-1124-13B", "olmo-2-13b"),
     ("CohereForAI/c4ai-command-r-v01", "command-r"), ("CohereForAI/c4ai-command-r-plus", "command-r-plus"),
+    ("bigcode/starcoder2-3b", "starcoder2-3b"), ("stabilityai/stablelm-2-1_6b", "stablelm-2-1.6b"),
 ])
 def test_each_preset_is_its_checkpoints_config(name, preset):
     read, named = from_config(fixture(name)), model(preset)
@@ -305,6 +306,12 @@ def test_attention_bias_and_token_classification_bias_from_config():
     ({"model_type": "gemma3_text", "attention_bias": "no"}, "attention_bias"),
     ({"model_type": "gemma", "per_layer_config": {"0": {"intermediate_size": 8}}}, "per_layer_config"),
     ({"model_type": "cohere", "use_qk_norm": 1}, "use_qk_norm"),
+    ({"model_type": "starcoder2", "num_attention_heads": 24, "num_key_value_heads": 5}, "num_key_value_heads"),
+    ({"model_type": "starcoder2", "use_bias": "yes"}, "use_bias"),
+    ({"model_type": "starcoder2", "head_dim": 7}, "head_dim"),
+    ({"model_type": "stablelm", "head_dim": 64}, "head_dim"),  # StableLmAttention ignores it: heads are 80 wide
+    ({"model_type": "stablelm", "hidden_size": 100, "num_attention_heads": 8}, "hidden_size"),
+    ({"model_type": "stablelm", "qk_layernorm": 1}, "qk_layernorm"),
 ])
 def test_config_errors_are_one_line_naming_the_key(data, key):
     with pytest.raises(SymparamsError) as info:
@@ -331,7 +338,7 @@ def test_random_configurations_match_transformers(name, kv, groups, head_dim, da
     switches = {sw.name: data.draw(st.booleans()) for sw in fam.switches}
     if switches["gqa"]:
         values["G"] = kv
-    if switches["free_head_dim"]:
+    if switches.get("free_head_dim"):  # StableLM has none: its heads are H/A wide
         values["D"] = 2 * data.draw(st.integers(1, 12))  # rotary embeddings need an even head width
     if head in LABELLED:
         values["C"] = data.draw(st.integers(1, 9))

@@ -1,34 +1,30 @@
-"""StarCoder 2 and StableLM against transformers on the meta device.
+"""StarCoder 2 and StableLM: what is theirs alone.
 
-Every parameter tensor is compared by path (layers and per-head norms folded
-as ``*``), plus the total and the trainable count: the presets with every
-head, the config.json fixtures (read by transformers' own ``AutoConfig``)
-with every head, the config classes' defaults, and random configurations.
-Published totals are their own tests, written out here with their sources.
+The checks every llama-like family shares (presets and fixtures with every
+head against transformers on the meta device, the config classes' defaults,
+one-line config errors, random configurations) run for these two in
+``tests/families/test_llama_like.py``.  Here: their presets, their fixtures'
+values, published totals written out with their sources, the modules each
+family builds, the prover's verdicts and how their config keys are read.
 """
-
-import os
 
 import pytest
 import sympy as sp
 import transformers
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from symparams import SymparamsError, model
+from symparams import model
 from symparams.analysis.proof import RHO
 from symparams.core.symbols import A, F, G, H, L, V
 from symparams.families.lookup import from_config
 from symparams.families.presets import all_presets
 from symparams.families.registry import family
 from tests.reference import FIXTURES
-from tests.reference.hf import assert_matches, build, totals
-from tests.reference.starcoder_stablelm import FAMILIES, reference
+from tests.reference.hf import assert_matches, totals
+from tests.reference.llama_like import reference
 
 pytestmark = pytest.mark.crosscheck
 
-FIXTURE_PRESETS = {"bigcode/starcoder2-3b": "starcoder2-3b", "stabilityai/stablelm-2-1_6b": "stablelm-2-1.6b"}
-LABELLED = {"sequence-classification", "token-classification"}  # the heads that read num_labels (C)
+OWN = ("starcoder2", "stablelm")
 
 
 def check(m, cfg=None):
@@ -40,38 +36,11 @@ def fixture(name):
     return str(FIXTURES / name / "config.json")
 
 
-# -- presets and fixtures, every head -----------------------------------------
-
-def _variants():
-    for p in all_presets().values():
-        if p.family in FAMILIES:
-            for head in (None, *family(p.family).heads):
-                yield p.name, head
-
+# -- presets and fixtures -------------------------------------------------------
 
 def test_every_preset_is_listed():
-    assert {p.name for p in all_presets().values() if p.family in FAMILIES} == {
+    assert {p.name for p in all_presets().values() if p.family in OWN} == {
         "starcoder2-3b", "starcoder2-7b", "stablelm-2-1.6b", "stablelm-3b-4e1t"}
-
-
-@pytest.mark.parametrize("name,head", list(_variants()))
-def test_presets_match_transformers_with_every_head(name, head):
-    check(model(name, head=head))
-
-
-@pytest.mark.parametrize("name", list(FIXTURE_PRESETS))
-@pytest.mark.parametrize("head", [None, "causal-lm", "sequence-classification", "token-classification"])
-def test_fixtures_match_the_model_transformers_reads_from_the_same_config(name, head):
-    path = fixture(name)
-    m = from_config(path, head=head)
-    check(m, transformers.AutoConfig.from_pretrained(os.path.dirname(path)))
-
-
-@pytest.mark.parametrize("name,preset", list(FIXTURE_PRESETS.items()))
-def test_each_preset_is_its_checkpoints_config(name, preset):
-    read, named = from_config(fixture(name)), model(preset)
-    assert (read.family, read.values, read.switches) == (named.family, named.values, named.switches)
-    assert model(name).name == preset  # the hub id names the preset
 
 
 def test_fixture_values_are_the_published_configurations():
@@ -142,14 +111,6 @@ def test_stablelm_per_head_norms_keep_multi_head_attention_invariant():
 
 # -- config.json mapping details -------------------------------------------------
 
-@pytest.mark.parametrize("model_type", list(FAMILIES))
-def test_missing_keys_take_the_transformers_config_class_defaults(model_type):
-    m = model({"model_type": model_type})
-    assert m.family is family(model_type)
-    config_class, classes = FAMILIES[model_type]
-    assert_matches(m, build(classes[None][0], getattr(transformers, config_class)()))
-
-
 def test_starcoder2_reads_head_dim_as_starcoder2_attention_does():
     data = {"model_type": "starcoder2", "vocab_size": 100, "hidden_size": 32, "num_attention_heads": 4,
             "num_key_value_heads": 2, "head_dim": 12, "num_hidden_layers": 1, "intermediate_size": 40,
@@ -169,43 +130,3 @@ def test_stablelm_switches_from_config():
         m = model(data, head=head)
         assert all(m.switches[s] for s in ("gqa", "qkv_bias", "qk_layernorm", "parallel_residual", "tie"))
         check(m, transformers.AutoConfig.for_model(**data))
-
-
-@pytest.mark.parametrize("data,key", [
-    ({"model_type": "starcoder2", "num_attention_heads": 24, "num_key_value_heads": 5}, "num_key_value_heads"),
-    ({"model_type": "starcoder2", "use_bias": "yes"}, "use_bias"),
-    ({"model_type": "starcoder2", "head_dim": 7}, "head_dim"),
-    ({"model_type": "stablelm", "head_dim": 64}, "head_dim"),  # StableLmAttention ignores it: heads are 80 wide
-    ({"model_type": "stablelm", "hidden_size": 100, "num_attention_heads": 8}, "hidden_size"),
-    ({"model_type": "stablelm", "qk_layernorm": 1}, "qk_layernorm"),
-])
-def test_config_errors_are_one_line_naming_the_key(data, key):
-    with pytest.raises(SymparamsError) as info:
-        model(data)
-    assert key in str(info.value) and "\n" not in str(info.value)
-
-
-# -- property tests: random configurations, zero mismatches ---------------------
-
-SETTINGS = settings(max_examples=100, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
-
-
-@pytest.mark.parametrize("name", list(FAMILIES))
-@SETTINGS
-@given(kv=st.integers(1, 4), groups=st.integers(1, 4), head_dim=st.integers(1, 8).map(lambda d: 2 * d),
-       data=st.data())
-def test_random_configurations_match_transformers(name, kv, groups, head_dim, data):
-    fam = family(name)
-    head = data.draw(st.sampled_from((None, *fam.heads)))
-    heads = kv * groups
-    values = dict(V=data.draw(st.integers(2, 5000)), H=heads * head_dim, L=data.draw(st.integers(1, 3)),
-                  A=heads, F=data.draw(st.integers(1, 128)))
-    switches = {sw.name: data.draw(st.booleans()) for sw in fam.switches}
-    if switches["gqa"]:
-        values["G"] = kv
-    if switches.get("free_head_dim"):
-        values["D"] = 2 * data.draw(st.integers(1, 12))  # rotary embeddings need an even head width
-    if head in LABELLED:
-        values["C"] = data.draw(st.integers(1, 9))
-    check(model(name, head=head, **values, **switches))
