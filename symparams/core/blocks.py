@@ -98,6 +98,21 @@ class Block:
         How many of the ``repeat`` copies one token passes through: the
         top-k of a mixture-of-experts layer's routed experts.  None: all of
         them (every block but routed experts).
+    kind : str
+        What PyTorch module a leaf is (``"linear"``, ``"embedding"``,
+        ``"norm"``, ``"parameter"``, ``"tensor"``); ``"group"`` for a block
+        with children.  FLOPs follow from it: a linear map or an expert
+        tensor is multiplied, a table is looked up.
+    computes : tuple
+        What the block computes beyond its weights
+        (:class:`~symparams.core.compute.Attention`,
+        :class:`~symparams.core.compute.Rotary`).
+    per_sequence : bool
+        The block sees one position per sequence, not every one (a pooler,
+        a classifier on the first token).
+    calls : Expr
+        How many times each copy runs in one forward pass (ALBERT runs its
+        shared layers ``L`` times in all).
     """
 
     name: str
@@ -112,6 +127,10 @@ class Block:
     title: str | None = None
     note: str | None = field(default=None, compare=False)
     used: sp.Expr | None = None
+    kind: str = "group"
+    computes: tuple = ()
+    per_sequence: bool = False
+    calls: sp.Expr = ONE
 
     # -- counts --------------------------------------------------------
     @cached_property
@@ -269,15 +288,16 @@ def tree_fact(derive: Callable[[Block], T]) -> Callable[[Block], T]:
 def embedding(name, num, dim, *, trainable=True, tied_to=None, ref=None, title=None) -> Block:
     """``nn.Embedding(num, dim)``: a ``num × dim`` table."""
     return Block(name, params=(("weight", sp.expand(num * dim)),), written=product_as_written(num, dim),
-                 shape=(num, dim), trainable=trainable, tied_to=tied_to, ref=ref, title=title)
+                 shape=(num, dim), trainable=trainable, tied_to=tied_to, ref=ref, title=title, kind="embedding")
 
 
-def linear(name, n_in, n_out, *, bias=True, tied_to=None, ref=None, title=None) -> Block:
-    """``nn.Linear(n_in, n_out, bias)``: weight ``n_in·n_out`` and bias ``n_out``."""
+def linear(name, n_in, n_out, *, bias=True, tied_to=None, ref=None, title=None, per_sequence=False) -> Block:
+    """``nn.Linear(n_in, n_out, bias)``: weight ``n_in·n_out`` and bias ``n_out`` (``per_sequence``: applied to
+    one position of each sequence)."""
     params = (("weight", sp.expand(n_in * n_out)),) + ((("bias", sp.expand(n_out)),) if bias else ())
     written = sum_as_written(product_as_written(n_in, n_out), n_out if bias else 0)
     return Block(name, params=params, written=written, shape=(n_in, n_out),
-                 tied_to=tied_to, ref=ref, title=title)
+                 tied_to=tied_to, ref=ref, title=title, kind="linear", per_sequence=per_sequence)
 
 
 def per_head_linear(name, n_in, heads, head_dim, *, bias=True, ref=None, title=None) -> Block:
@@ -291,25 +311,27 @@ def per_head_linear(name, n_in, heads, head_dim, *, bias=True, ref=None, title=N
     written = product_as_written(heads, sum_as_written(product_as_written(n_in, hd), hd if bias else 0))
     out = sp.expand(heads * head_dim)
     params = (("weight", sp.expand(n_in * out)),) + ((("bias", out),) if bias else ())
-    return Block(name, params=params, written=written, shape=(n_in, product_as_written(heads, hd)), ref=ref, title=title)
+    return Block(name, params=params, written=written, shape=(n_in, product_as_written(heads, hd)), ref=ref, title=title,
+                 kind="linear")
 
 
 def layer_norm(name, dim, *, bias=True, ref=None, title=None) -> Block:
     """``nn.LayerNorm(dim)``: scale γ and shift β (not "mean and variance")."""
     params = (("weight", dim),) + ((("bias", dim),) if bias else ())
     return Block(name, params=params, written=product_as_written(2, dim) if bias else dim, shape=(dim,),
-                 ref=ref, title=title or "layer_norm")
+                 ref=ref, title=title or "layer_norm", kind="norm")
 
 
 def rms_norm(name, dim, *, ref=None, title=None) -> Block:
     """RMSNorm: a scale only."""
-    return Block(name, params=(("weight", dim),), written=dim, shape=(dim,), ref=ref, title=title or "rms_norm")
+    return Block(name, params=(("weight", dim),), written=dim, shape=(dim,), ref=ref, title=title or "rms_norm",
+                 kind="norm")
 
 
 def parameter(name, size, *, ref=None, title=None, pname="bias") -> Block:
     """A bare ``nn.Parameter`` of ``size`` elements (e.g. the MLM decoder bias)."""
     return Block(name, params=((pname, sp.sympify(size)),), written=sp.sympify(size), shape=(size,),
-                 ref=ref if ref is not None else "", title=title)
+                 ref=ref if ref is not None else "", title=title, kind="parameter")
 
 
 def tensor(name, *dims, ref=None, title=None) -> Block:
@@ -317,12 +339,14 @@ def tensor(name, *dims, ref=None, title=None) -> Block:
     ``[N_e, 2F_e, H]`` expert tensor, the experts' group repeating it N_e times."""
     dims = tuple(map(sp.sympify, dims))
     return Block(name, params=(("", sp.expand(sp.Mul(*dims))),), written=product_as_written(*dims), shape=dims,
-                 ref=ref, title=title)
+                 ref=ref, title=title, kind="tensor")
 
 
-def group(name, children, *, repeat=ONE, written=None, ref=None, title=None, trainable=True, used=None) -> Block:
+def group(name, children, *, repeat=ONE, written=None, ref=None, title=None, trainable=True, used=None,
+          computes=(), per_sequence=False, calls=ONE) -> Block:
     """A module holding ``children``, repeated ``repeat`` times; a token uses ``used`` of the copies
-    (routed experts; None: all)."""
+    (routed experts; None: all); ``computes`` declares its attention or rotary table."""
     children = tuple(c for c in children if c is not None)
     return Block(name, children=children, repeat=sp.sympify(repeat), written=written, ref=ref,
-                 title=title, trainable=trainable, used=None if used is None else sp.sympify(used))
+                 title=title, trainable=trainable, used=None if used is None else sp.sympify(used),
+                 computes=tuple(computes), per_sequence=per_sequence, calls=sp.sympify(calls))

@@ -3,9 +3,9 @@
 Like SymPy's ``Printable._repr_latex_``, a :class:`Displayable` object only
 knows that notebooks and documents can show it; how is the business of
 :mod:`symparams.documents.notebook`, imported the first time one is shown.
-This is one of the package's two upward imports (the other is
-:meth:`symparams.core.model.Model.prove`); ``tests/test_layers.py`` allows
-exactly these.
+This is the package's one upward import into the documents layer (the
+Model's analysis methods, :meth:`~symparams.core.model.Model.prove` and the
+like, reach the analysis layer); ``tests/test_layers.py`` allows exactly these.
 """
 
 from __future__ import annotations

@@ -336,11 +336,19 @@ class Model(Displayable):
         """The head-count (in)variance proof for this model (see :mod:`symparams.analysis.proof`).
 
         A call-time hook into the analysis layer, like SymPy's ``Printable._repr_latex_``:
-        one of the two upward imports ``tests/test_layers.py`` allows.
+        one of the upward imports ``tests/test_layers.py`` allows.
         """
         from ..analysis.proof import prove
 
         return prove(self)
+
+    def flops(self, s, b=1, causal: bool = False, recompute: bool = False):
+        """FLOPs of a forward pass and a training step over ``b`` sequences of ``s`` positions
+        (see :mod:`symparams.analysis.flops` for the conventions).  A call-time hook into the analysis
+        layer, like :meth:`prove`."""
+        from ..analysis.flops import Flops
+
+        return Flops(self, s, b, causal=causal, recompute=recompute)
 
     def derive(self, format: str = "md", lang: str = "en", title: str | None = None,
                template: str | None = None) -> str:

@@ -110,15 +110,26 @@ def parse_value(name: str, raw: Any) -> sp.Expr:
         if value <= 0:
             raise SymparamsError(f"{name} must be positive, not {_short(raw)}")
         return sp.Rational(value.numerator, value.denominator)
+    return sp.Integer(parse_whole(name, raw))
+
+
+def parse_whole(what: str, raw: Any) -> int:
+    """A positive whole number (a size, a sequence length, a rank count) given as text or a number.
+
+    >>> parse_whole("s", "2048"), parse_whole("b", 8)
+    (2048, 8)
+    """
+    if isinstance(raw, bool):
+        raise SymparamsError(f"{what} must be a positive whole number, not {raw!r}")
     try:
         if isinstance(raw, str) and not _WHOLE.fullmatch(raw.strip()):
             raise NotANumber(raw)
-        value = exact_number(raw, name)
+        value = exact_number(raw, what)
     except NotANumber:
-        raise SymparamsError(f"{name} must be a positive whole number, not {_short(raw)}") from None
+        raise SymparamsError(f"{what} must be a positive whole number, not {_short(raw)}") from None
     if value.denominator != 1 or value <= 0:
-        raise SymparamsError(f"{name} must be a positive whole number, not {_short(raw)}")
-    return sp.Integer(value.numerator)
+        raise SymparamsError(f"{what} must be a positive whole number, not {_short(raw)}")
+    return value.numerator
 
 
 #: the suffixes people write counts with: 110M, 6.74B, 1T (decimal units, as model cards use them)

@@ -28,6 +28,7 @@ from ..core.blocks import (
     product_as_written,
     sum_as_written,
 )
+from ..core.compute import Attention
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Switch
 from ..core.symbols import A, C, H, L, P, S, V, r
 
@@ -72,7 +73,7 @@ def embeddings():
 def self_attention():
     """``attention.self``: Q, K and V, each written per head, ``A·(H·(H/A) + H/A)``."""
     return group("self", [per_head_linear(n, H, A, H / A) for n in ("query", "key", "value")],
-                 title="multi_head_attention")
+                 title="multi_head_attention", computes=(Attention(A, H / A, H / A),))
 
 
 def ffn(inter):
@@ -100,14 +101,16 @@ def encoder_layer(inter, attention_self=None):
 
 def heads(head):
     """The task head as transformers builds it (names as in ``BertFor*``)."""
-    if head == "sequence-classification" or head == "token-classification":
+    if head == "sequence-classification":  # on the pooled first token
+        return linear("classifier", H, C, title="classifier", per_sequence=True)
+    if head == "token-classification":
         return linear("classifier", H, C, title="classifier")
     if head == "question-answering":  # start and end logits: transformers sizes it by num_labels (2)
         return linear("qa_outputs", H, C, title="qa_outputs")
     if head == "multiple-choice":  # one score per choice
-        return linear("classifier", H, 1, title="classifier")
+        return linear("classifier", H, 1, title="classifier", per_sequence=True)
     if head == "next-sentence":
-        return group("cls", [linear("seq_relationship", H, 2, title="nsp_head")], title="nsp_head")
+        return group("cls", [linear("seq_relationship", H, 2, title="nsp_head", per_sequence=True)], title="nsp_head")
     if head in LM_HEADS:  # BertForMaskedLM, BertLMHeadModel, BertForPreTraining
         mlm = group("predictions", [
             parameter("bias", V, title="decoder_bias"),
@@ -115,7 +118,7 @@ def heads(head):
                   title="mlm_transform"),
             linear("decoder", H, V, bias=False, tied_to="embeddings.word_embeddings", title="mlm_decoder"),
         ], title="mlm_head")
-        nsp = linear("seq_relationship", H, 2, title="nsp_head") if head == "pretraining" else None
+        nsp = linear("seq_relationship", H, 2, title="nsp_head", per_sequence=True) if head == "pretraining" else None
         return group("cls", [mlm, nsp], title="pretraining_heads" if nsp else "mlm_head")
     return None
 
@@ -124,7 +127,7 @@ def build(switches, head):
     inter = product_as_written(r, H)
     tree = [embeddings(), group("encoder", [encoder_layer(inter)])]
     if switches["pooler"]:
-        tree.append(group("pooler", [linear("dense", H, H, title="pooler")]))
+        tree.append(group("pooler", [linear("dense", H, H, title="pooler")], per_sequence=True))
     task = heads(head)
     if task is not None:
         tree.append(group("head", [task], ref="", title="task_head"))

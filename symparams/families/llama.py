@@ -25,6 +25,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..core.blocks import embedding, group, linear, per_head_linear, product_as_written, rms_norm
+from ..core.compute import Attention
 from ..core.errors import SymparamsError
 from ..core.family import HEAD_DIM, Constraint, Family, Preset, Switch
 from ..core.symbols import A, C, D, F, G, H, L, V
@@ -71,7 +72,8 @@ def attention(switches, qkv_bias=None, o_bias=None, head_norms=False):
         linear("o_proj", product_as_written(A, D) if switches["free_head_dim"] else H, H, bias=o_bias,
                title="attention_output"),
         *norms,
-    ], title="grouped_query_attention" if switches["gqa"] else "masked_attention")
+    ], title="grouped_query_attention" if switches["gqa"] else "masked_attention",
+        computes=(Attention(A, width, width, cache=2 * kv * width, causal=True),))
 
 
 def mlp(bias, title="swiglu"):

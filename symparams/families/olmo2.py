@@ -37,7 +37,7 @@ def all_heads_norm(name, heads, width, title, bias_free_layer_norm=False):
     written per head.  OLMo 2's is an RMSNorm; Cohere's a LayerNorm without bias: the same count."""
     hd = sp.UnevaluatedExpr(width) if not width.is_Atom else width
     return Block(name, params=(("weight", sp.expand(heads * width)),), written=product_as_written(heads, hd),
-                 shape=(product_as_written(heads, hd),), title=title)
+                 shape=(product_as_written(heads, hd),), title=title, kind="norm")
 
 
 def attention(switches, title_q="query_norm_all", title_k="key_norm_all"):

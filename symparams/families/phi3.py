@@ -36,7 +36,7 @@ def fused(name, parts, title):
     """One ``nn.Linear`` whose output is ``parts``' outputs side by side: their count, written as their sum."""
     return Block(name, params=(("weight", sp.expand(sp.Add(*(p.count for p in parts)))),),
                  written=sum_as_written(*(p.as_written for p in parts)),
-                 shape=(H, sum_as_written(*(p.shape[1] for p in parts))), title=title)
+                 shape=(H, sum_as_written(*(p.shape[1] for p in parts))), title=title, kind="linear")
 
 
 def attention(switches):

@@ -1,0 +1,214 @@
+"""FLOPs of a forward and a training step, read off the same Block tree as the count.
+
+The conventions are PyTorch's ``torch.utils.flop_counter.FlopCounterMode`` on
+the transformers model built with eager attention, so that a tiny real model
+checks every term exactly:
+
+* a matrix product ``[m, k] @ [k, n]`` costs ``2·m·n·k`` (a multiply and an
+  add; the ``macs`` view halves it);
+* a linear layer on ``t`` positions costs ``2·t·in·out``: its bias add, the
+  norms, softmax and activations are not counted (as papers do); a table
+  lookup (an embedding) costs nothing; a tied output head costs its matmul
+  though it adds no parameter;
+* attention adds its score matmul ``Q·Kᵀ`` and weighted sum, ``2·b·A·s²·d``
+  each (``d`` the key or value width of one head), over the full ``s × s``
+  square even under a causal mask; ``causal=True`` counts the causal half
+  ``s·(s+1)/2`` instead;
+* a mixture-of-experts layer counts only the experts a token is routed to;
+* RoPE's frequency table is an outer product ``[w/2, 1] @ [1, s]``, which
+  PyTorch computes element-wise: no matmul, not counted;
+* the backward pass costs twice the forward matmuls (the gradient of each
+  input and of each weight); training is forward plus backward, plus one
+  more forward with full activation recomputation;
+* an encoder-decoder model reads ``s`` positions and writes ``s`` positions.
+
+>>> from symparams import model
+>>> f = model("bert-base").flops(s=128)
+>>> f.forward, f.training
+(22358261760, 67074785280)
+>>> f.forward == 2 * 128 * (85054464 + 768 * 768 // 128) + 12 * 4 * 128 * 128 * 768 - 2 * 128 * 10752 - 2 * 768
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+from typing import Any
+
+import sympy as sp
+
+from ..core.algebra import closed_form
+from ..core.blocks import ONE, Block, tree_fact
+from ..core.compute import Attention
+from ..core.errors import SymparamsError
+from ..core.symbols import A
+from ..core.values import parse_whole
+
+SEQ = sp.Symbol("s", positive=True, integer=True)
+BATCH = sp.Symbol("b", positive=True, integer=True)
+
+#: the leaves whose weights multiply every position they see
+MULTIPLIED = ("linear", "tensor")
+
+
+@dataclass(frozen=True)
+class FlopTerm:
+    """One component's forward FLOPs, and what its backward pass costs per forward FLOP."""
+
+    path: str
+    what: str  # "matmul" or "attention"
+    forward: sp.Expr  # in the model's symbols, s and b
+    backward_factor: int  # 2 for a product of two tensors that need gradients, 0 without any
+
+
+def _positions(per_sequence: bool) -> sp.Expr:
+    return BATCH if per_sequence else BATCH * SEQ
+
+
+def _square(attention: Attention, causal: bool) -> sp.Expr:
+    """Query-key pairs of one sequence: s², or s·(s+1)/2 under ``causal`` for a causal module."""
+    if causal and attention.causal and not attention.cross:
+        return SEQ * (SEQ + 1) / 2
+    return SEQ**2
+
+
+def _leaf_weights(block: Block) -> sp.Expr:
+    return sp.expand(sp.Mul(*block.shape).doit())
+
+
+def _walk(block: Block, path: str, times: sp.Expr, per_sequence: bool):
+    """``(path, block, runs, per_sequence)``: runs = how often the block's one copy runs per position."""
+    path = f"{path}.{block.name}" if path else block.name
+    times = times * block.copies_used * block.calls
+    per_sequence = per_sequence or block.per_sequence
+    yield path, block, times, per_sequence
+    for child in block.children:
+        yield from _walk(child, path, times, per_sequence)
+
+
+def flop_terms(tree: Block, causal: bool = False) -> tuple[FlopTerm, ...]:
+    """Every component's forward FLOPs (symbolic), in the tree's order."""
+    return _terms_causal(tree) if causal else _terms_full(tree)
+
+
+def _terms(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
+    terms = []
+    for path, block, runs, per_sequence in _walk(tree, "", ONE, False):
+        if block.is_leaf and block.kind in MULTIPLIED:
+            terms.append(FlopTerm(path, "matmul", sp.expand(2 * runs * _positions(per_sequence)
+                                                            * _leaf_weights(block)), 2))
+        for item in block.computes:
+            if isinstance(item, Attention):
+                pairs = BATCH * item.heads * _square(item, causal)
+                forward = 2 * runs * pairs * (item.key_width + item.value_width)
+                terms.append(FlopTerm(path, "attention", sp.expand(forward), 2))
+    return tuple(terms)
+
+
+@tree_fact
+def _terms_full(tree: Block) -> tuple[FlopTerm, ...]:
+    return _terms(tree, False)
+
+
+@tree_fact
+def _terms_causal(tree: Block) -> tuple[FlopTerm, ...]:
+    return _terms(tree, True)
+
+
+class Flops:
+    """The FLOPs of ``model`` on ``batch`` sequences of ``seq`` positions (see the module's conventions).
+
+    ``forward``, ``backward`` and ``training`` are exact integers;
+    ``formula`` is the forward count as a simplified SymPy expression in the
+    model's symbols and ``s``, ``b``; ``terms`` lists each component's share.
+    """
+
+    def __init__(self, model, seq, batch=1, causal: bool = False, recompute: bool = False):
+        self.model = model
+        self.seq = parse_whole("the sequence length s", seq)
+        self.batch = parse_whole("the batch size b", batch)
+        self.causal = bool(causal)
+        self.recompute = bool(recompute)
+        self.terms = flop_terms(model.tree, self.causal)
+
+    @cached_property
+    def _values(self) -> dict:
+        self.model._require_values("FLOPs")
+        return {**self.model.values, SEQ: sp.Integer(self.seq), BATCH: sp.Integer(self.batch)}
+
+    def _exact(self, expr: sp.Expr) -> int:
+        value = sp.expand(expr.xreplace(self._values))
+        if not value.is_Integer:
+            raise SymparamsError(f"{self.model.name}: the FLOPs come to {value}, not a whole number")
+        return int(value)
+
+    @cached_property
+    def by_term(self) -> list[tuple[FlopTerm, int]]:
+        """Each term with its exact forward FLOPs."""
+        return [(t, self._exact(t.forward)) for t in self.terms]
+
+    @cached_property
+    def forward(self) -> int:
+        """FLOPs of one forward pass over the batch."""
+        return sum(n for _, n in self.by_term)
+
+    @cached_property
+    def backward(self) -> int:
+        """FLOPs of the backward pass (gradients of every input and weight)."""
+        return sum(t.backward_factor * n for t, n in self.by_term)
+
+    @cached_property
+    def training(self) -> int:
+        """Forward + backward (+ a second forward with full activation recomputation)."""
+        return self.forward * (2 if self.recompute else 1) + self.backward
+
+    @property
+    def tokens(self) -> int:
+        return self.seq * self.batch
+
+    @property
+    def forward_per_token(self) -> Fraction:
+        return Fraction(self.forward, self.tokens)
+
+    @property
+    def training_per_token(self) -> Fraction:
+        return Fraction(self.training, self.tokens)
+
+    @cached_property
+    def formula(self) -> sp.Expr:
+        """The forward FLOPs in the model's symbols and ``s``, ``b`` (values not substituted)."""
+        return forward_formula(self.model.tree, self.causal)
+
+    @cached_property
+    def by_kind(self) -> dict[str, int]:
+        """Forward FLOPs of the weight matmuls and of the attention matmuls."""
+        out = {"matmul": 0, "attention": 0}
+        for t, n in self.by_term:
+            out[t.what] += n
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model.name, "head": self.model.head, "seq": self.seq, "batch": self.batch,
+                "causal": self.causal, "recompute": self.recompute,
+                "forward": self.forward, "backward": self.backward, "training": self.training,
+                "forward_per_token": _json_fraction(self.forward_per_token),
+                "training_per_token": _json_fraction(self.training_per_token),
+                "by_kind": self.by_kind,
+                "formula": str(self.formula)}
+
+
+def _json_fraction(value: Fraction):
+    return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def forward_formula(tree: Block, causal: bool = False) -> sp.Expr:
+    """The forward FLOPs of ``tree``, simplified."""
+    return closed_form(sp.Add(*(t.forward for t in flop_terms(tree, causal))))
+
+
+def attention_depends_on_heads(tree: Block) -> sp.Expr:
+    """∂/∂A of the attention matmuls' FLOPs: 0 when every head is H/A wide (A·(H/A) = H)."""
+    attention = sp.Add(*(t.forward for t in flop_terms(tree) if t.what == "attention"))
+    return sp.simplify(sp.diff(attention, A))

@@ -1,0 +1,51 @@
+"""What a block computes beyond multiplying its weights: attention's two matmuls and its cache.
+
+A Block tree knows each parameter's size; the FLOPs of a linear layer follow
+from its weight's shape alone (2·in·out per position).  What does not follow
+from a parameter is declared on the block that does it: :class:`Attention`,
+the score matmul ``Q·Kᵀ`` and the weighted sum ``softmax(·)·V`` of one
+attention module, and what one token leaves in the key/value cache.
+
+>>> from symparams.core.symbols import A, H, G, D
+>>> Attention(heads=A, key_width=H / A, value_width=H / A, cache=2 * G * D).cache
+2*D*G
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+ZERO = sp.Integer(0)
+
+
+@dataclass(frozen=True)
+class Attention:
+    """One attention module's score and weighted-sum matmuls, per copy of the block holding it.
+
+    Parameters
+    ----------
+    heads : Expr
+        Query heads (``A``): every query head computes its own scores, even
+        when key/value heads are shared (grouped-query attention repeats them).
+    key_width : Expr
+        One head's query·key width (``H/A`` or ``D``; MLA: ``D_n + D_r``).
+    value_width : Expr
+        One head's value width (MLA: ``D_v``).
+    cache : Expr
+        Elements one token of context leaves in the cache in this module
+        (keys and values: ``2·G·D``; MLA's compressed latent: ``R_kv + D_r``);
+        0 where nothing is cached (an encoder).
+    causal : bool
+        Whether a token attends only to earlier ones (a decoder's self-attention).
+    cross : bool
+        Keys and values come from the encoder's positions.
+    """
+
+    heads: sp.Expr
+    key_width: sp.Expr
+    value_width: sp.Expr
+    cache: sp.Expr = ZERO
+    causal: bool = False
+    cross: bool = False
