@@ -25,8 +25,12 @@ checks every term exactly:
 >>> from symparams import model
 >>> f = model("bert-base").flops(s=128)
 >>> f.forward, f.training
-(22358261760, 67074785280)
->>> f.forward == 2 * 128 * (85054464 + 768 * 768 // 128) + 12 * 4 * 128 * 128 * 768 - 2 * 128 * 10752 - 2 * 768
+(22348431360, 67045294080)
+
+BERT-base by hand: 12 layers of 12·H² weights on 128 positions, the pooler's
+H² on one, and per layer two 128 × 128 products of width H:
+
+>>> f.forward == 2 * 128 * 12 * 12 * 768**2 + 2 * 768**2 + 12 * 2 * (2 * 128 * 128 * 768)
 True
 """
 
@@ -40,14 +44,11 @@ from typing import Any
 import sympy as sp
 
 from ..core.algebra import closed_form
-from ..core.blocks import ONE, Block, tree_fact
-from ..core.compute import Attention
+from ..core.blocks import Block, tree_fact
+from ..core.compute import BATCH, SEQ, Attention, Product
 from ..core.errors import SymparamsError
 from ..core.symbols import A
 from ..core.values import parse_whole
-
-SEQ = sp.Symbol("s", positive=True, integer=True)
-BATCH = sp.Symbol("b", positive=True, integer=True)
 
 #: the leaves whose weights multiply every position they see
 MULTIPLIED = ("linear", "tensor")
@@ -58,7 +59,7 @@ class FlopTerm:
     """One component's forward FLOPs, and what its backward pass costs per forward FLOP."""
 
     path: str
-    what: str  # "matmul" or "attention"
+    what: str  # "matmul" (a weight's), "attention" (scores and weighted sum) or "product" (any other)
     forward: sp.Expr  # in the model's symbols, s and b
     backward_factor: int  # 2 for a product of two tensors that need gradients, 0 without any
 
@@ -78,16 +79,6 @@ def _leaf_weights(block: Block) -> sp.Expr:
     return sp.expand(sp.Mul(*block.shape).doit())
 
 
-def _walk(block: Block, path: str, times: sp.Expr, per_sequence: bool):
-    """``(path, block, runs, per_sequence)``: runs = how often the block's one copy runs per position."""
-    path = f"{path}.{block.name}" if path else block.name
-    times = times * block.copies_used * block.calls
-    per_sequence = per_sequence or block.per_sequence
-    yield path, block, times, per_sequence
-    for child in block.children:
-        yield from _walk(child, path, times, per_sequence)
-
-
 def flop_terms(tree: Block, causal: bool = False) -> tuple[FlopTerm, ...]:
     """Every component's forward FLOPs (symbolic), in the tree's order."""
     return _terms_causal(tree) if causal else _terms_full(tree)
@@ -95,7 +86,7 @@ def flop_terms(tree: Block, causal: bool = False) -> tuple[FlopTerm, ...]:
 
 def _terms(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
     terms = []
-    for path, block, runs, per_sequence in _walk(tree, "", ONE, False):
+    for path, block, runs, per_sequence in tree.runs():
         if block.is_leaf and block.kind in MULTIPLIED:
             terms.append(FlopTerm(path, "matmul", sp.expand(2 * runs * _positions(per_sequence)
                                                             * _leaf_weights(block)), 2))
@@ -104,6 +95,8 @@ def _terms(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
                 pairs = BATCH * item.heads * _square(item, causal)
                 forward = 2 * runs * pairs * (item.key_width + item.value_width)
                 terms.append(FlopTerm(path, "attention", sp.expand(forward), 2))
+            elif isinstance(item, Product):
+                terms.append(FlopTerm(path, "product", sp.expand(runs * item.forward), item.backward))
     return tuple(terms)
 
 
@@ -183,8 +176,8 @@ class Flops:
 
     @cached_property
     def by_kind(self) -> dict[str, int]:
-        """Forward FLOPs of the weight matmuls and of the attention matmuls."""
-        out = {"matmul": 0, "attention": 0}
+        """Forward FLOPs of the weight matmuls, the attention matmuls and any other products."""
+        out = {"matmul": 0, "attention": 0, "product": 0}
         for t, n in self.by_term:
             out[t.what] += n
         return out

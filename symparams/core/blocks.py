@@ -228,6 +228,21 @@ class Block:
         for child in self.children:
             yield from child.walk(path, times)
 
+    def runs(self, prefix: str = "", times: sp.Expr = ONE, per_sequence: bool = False):
+        """Yield ``(path, block, runs, per_sequence)`` for this block and every descendant.
+
+        ``runs`` is how many times one position passes through the block in a
+        forward pass: the copies it uses (its top-k of routed experts) times
+        how often each runs (:attr:`calls`); ``per_sequence`` whether the block
+        sees one position per sequence.
+        """
+        path = f"{prefix}.{self.name}" if prefix else self.name
+        times = times * self.copies_used * self.calls
+        per_sequence = per_sequence or self.per_sequence
+        yield path, self, times, per_sequence
+        for child in self.children:
+            yield from child.runs(path, times, per_sequence)
+
     def find(self, path: str) -> "Block":
         """The descendant at dotted ``path`` (relative to this block)."""
         block = self

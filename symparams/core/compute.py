@@ -19,6 +19,10 @@ import sympy as sp
 
 ZERO = sp.Integer(0)
 
+#: the positions of one sequence, and the sequences of one batch, in a forward pass
+SEQ = sp.Symbol("s", positive=True, integer=True)
+BATCH = sp.Symbol("b", positive=True, integer=True)
+
 
 @dataclass(frozen=True)
 class Attention:
@@ -49,3 +53,16 @@ class Attention:
     cache: sp.Expr = ZERO
     causal: bool = False
     cross: bool = False
+
+
+@dataclass(frozen=True)
+class Product:
+    """A matrix product of activations no weight shows, per copy of the block holding it.
+
+    ``forward`` is its FLOPs (``2·m·n·k``) in the model's symbols, :data:`SEQ`
+    and :data:`BATCH`; ``backward`` how many times that again the backward
+    pass costs (2: both factors need a gradient; 1: one does; 0: neither).
+    """
+
+    forward: sp.Expr
+    backward: int = 2
