@@ -22,6 +22,9 @@ LAYERS = ("core", "families", "analysis", "documents", "cli")
 HOOKS = {
     ("symparams.core.model", "symparams.analysis.proof", "prove"),
     ("symparams.core.model", "symparams.analysis.flops", "flops"),
+    ("symparams.core.model", "symparams.analysis.memory", "memory"),
+    ("symparams.core.model", "symparams.analysis.memory", "kv_cache"),
+    ("symparams.core.model", "symparams.analysis.explain", "explain"),
     ("symparams.core.display", "symparams.documents.notebook", "presentation"),
 }
 

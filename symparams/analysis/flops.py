@@ -49,6 +49,7 @@ from ..core.compute import BATCH, SEQ, Attention, Product
 from ..core.errors import SymparamsError
 from ..core.symbols import A
 from ..core.values import parse_whole
+from .proof import HELD
 
 #: the leaves whose weights multiply every position they see
 MULTIPLIED = ("linear", "tensor")
@@ -182,6 +183,44 @@ class Flops:
             out[t.what] += n
         return out
 
+    @cached_property
+    def laws(self) -> list[dict[str, Any]]:
+        """Each published law per token at this model's values and ``s``, beside the exact count."""
+        values = {**self.model.values, SEQ: sp.Integer(self.seq)}
+        out = []
+        for law in laws(self.model.tree):
+            out.append({"name": law.name, "formula": law.formula, "difference": law.difference,
+                        "law_value": _exact_number(law.formula, values),
+                        "exact_value": _exact_number(law.exact, values),
+                        "difference_value": _exact_number(law.difference, values)})
+        return out
+
+    @cached_property
+    def heads_derivative(self) -> sp.Expr:
+        """∂F/∂A of the forward FLOPs (0: they do not depend on the head count)."""
+        return sp.factor_terms(sp.diff(self.formula, A))
+
+    @cached_property
+    def held(self) -> tuple[tuple[str, ...], sp.Expr] | None:
+        """Where the FLOPs depend on A through G or D: the quantities held fixed (``G/A``, ``A*D``, as the
+        parameter proof holds them) and ∂F/∂A once they are; None when nothing is held."""
+        held = [h for h in HELD if h.symbol in self.formula.free_symbols]
+        if self.heads_derivative == 0 or not held:
+            return None
+        formula = self.formula.xreplace({h.symbol: h.substitution for h in held})
+        return tuple(h.quantity for h in held), sp.factor_terms(sp.diff(formula, A))
+
+    def by_component(self, depth: int = 2) -> list[tuple[int, str, Block, int]]:
+        """``(level, path, block, forward FLOPs)`` for the tree's components down to ``depth`` levels."""
+        rows = []
+        root = self.model.tree.name
+        for path, block, _ in self.model.tree.walk():
+            level = path.count(".")
+            if 1 <= level <= depth:
+                flops = sum(n for t, n in self.by_term if t.path == path or t.path.startswith(path + "."))
+                rows.append((level, path[len(root) + 1:], block, flops))
+        return rows
+
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "seq": self.seq, "batch": self.batch,
                 "causal": self.causal, "recompute": self.recompute,
@@ -189,7 +228,21 @@ class Flops:
                 "forward_per_token": _json_fraction(self.forward_per_token),
                 "training_per_token": _json_fraction(self.training_per_token),
                 "by_kind": self.by_kind,
-                "formula": str(self.formula)}
+                "formula": str(self.formula),
+                "depends_on_heads": self.heads_derivative != 0,
+                "heads_derivative": str(self.heads_derivative),
+                "held_fixed": None if self.held is None else {"quantities": list(self.held[0]),
+                                                               "heads_derivative": str(self.held[1])},
+                "laws": [{"name": law["name"], "formula": str(law["formula"]), "per_token": law["law_value"],
+                          "exact_per_token": law["exact_value"], "difference": str(law["difference"]),
+                          "difference_per_token": law["difference_value"]} for law in self.laws]}
+
+
+def _exact_number(expr: sp.Expr, values: dict):
+    value = sp.expand(expr.xreplace(values))
+    if value.free_symbols:  # b cancels from a per-token law; anything else would be a bug
+        raise SymparamsError(f"a per-token FLOPs law kept {sorted(map(str, value.free_symbols))}")
+    return _json_fraction(Fraction(int(value.p), int(value.q)))
 
 
 def _json_fraction(value: Fraction):
@@ -205,3 +258,51 @@ def attention_depends_on_heads(tree: Block) -> sp.Expr:
     """∂/∂A of the attention matmuls' FLOPs: 0 when every head is H/A wide (A·(H/A) = H)."""
     attention = sp.Add(*(t.forward for t in flop_terms(tree) if t.what == "attention"))
     return sp.simplify(sp.diff(attention, A))
+
+
+@dataclass(frozen=True)
+class Law:
+    """A published approximation of the FLOPs per token, set beside the exact count.
+
+    ``formula`` is the law in the model's symbols and ``s``; ``difference``
+    the exact count per token minus the law, simplified (what the law leaves
+    out or counts differently).
+    """
+
+    name: str
+    formula: sp.Expr
+    exact: sp.Expr
+    difference: sp.Expr
+
+
+def non_embedding(tree: Block) -> sp.Expr:
+    """Kaplan et al.'s N: every parameter but the embedding tables (token, position, segment)."""
+    tables = sp.Add(*(copies * block.count for _, block, copies in tree.walk() if block.kind == "embedding"))
+    return sp.expand(tree.total - tables)
+
+
+def attention_width(tree: Block) -> sp.Expr:
+    """``n_layer·d_attn`` summed over the self-attention modules one position passes: Σ runs·heads·key_width."""
+    return sp.expand(sp.Add(*(runs * item.heads * item.key_width for _, block, runs, _ in tree.runs()
+                              for item in block.computes if isinstance(item, Attention) and not item.cross)))
+
+
+@tree_fact
+def laws(tree: Block) -> tuple[Law, ...]:
+    """Kaplan et al. (2020): forward ``2N + 2·n_layer·s·d_attn`` and training ``6N`` per token; PaLM (Chowdhery
+    et al. 2022, appendix B): training ``6N + 12·L·H·Q·s`` per token (``H·Q`` the heads' total width), with N
+    the non-embedding count, each beside the exact count per token (full s × s attention)."""
+    per_token = sp.expand(forward_formula(tree) / (BATCH * SEQ))
+    n = non_embedding(tree)
+    width = attention_width(tree)
+    kaplan_forward = 2 * n + 2 * width * SEQ
+    palm = 6 * n + 12 * width * SEQ
+    return (
+        Law("kaplan_forward", kaplan_forward, per_token, _difference(per_token, kaplan_forward)),
+        Law("kaplan_training", 6 * n, 3 * per_token, _difference(3 * per_token, 6 * n)),
+        Law("palm_training", palm, 3 * per_token, _difference(3 * per_token, palm)),
+    )
+
+
+def _difference(exact: sp.Expr, law: sp.Expr) -> sp.Expr:
+    return sp.factor_terms(sp.expand(exact - law))

@@ -1,16 +1,75 @@
 """Memory in bytes, from the same Block tree: weights, gradients, optimizer state, activations, KV cache.
 
+Every number is an exact integer of bytes.  Each part is a formula in the
+model's symbols, the sequence length ``s`` and the batch ``b``
+(:attr:`Memory.formulas`), evaluated exactly at the model's values and
+rounded **up** to a whole byte (the only rounding; an int4 model's blocks and
+a ZeRO partition are rounded up inside the formula, as ``ceiling``).
+
+Conventions (each :class:`Memory` lists the ones it uses in ``conventions``):
+
+* bytes per element: fp32 4, bf16 2, fp16 2, int8 1; int4 is 4 bits a
+  weight plus one fp16 scale per block of 32 weights, 18 bytes per 32
+  weights, the model's N weights taken as ``ceil(N/32)`` blocks;
+* the weights are the model's count (PyTorch lists a tied tensor once);
+* training (``optimizer`` adam or sgd): gradients of the trainable
+  parameters in the training dtype (fp32: 4 bytes; bf16/fp16 mixed precision:
+  2); Adam keeps two fp32 moments (8 bytes a parameter), plus an fp32 master
+  copy in mixed precision (12), so that weights, gradients and Adam come to
+  16 bytes a parameter as in the ZeRO paper; SGD with momentum keeps one
+  moment (4; mixed: 8); int8/int4 weights are not trained;
+* ZeRO (Rajbhandari et al. 2020) over ``ranks`` data-parallel ranks, per
+  rank: stage 1 partitions the optimizer state, 2 also the gradients, 3 also
+  the weights;
+* activations (training only, with ``seq``): Korthikanti et al. 2022 per
+  transformer layer, per rank (see :func:`activation_bytes_per_layer`);
+* the KV cache (serving only, ``optimizer="none"``): the elements each token
+  leaves in every attention module (:func:`cache_per_token`) in the dtype
+  (int8/int4 weights: an fp16 cache); an encoder caches nothing.
+
 >>> from symparams import model
 >>> cache_per_token(model("llama-3-8b").tree)
 (2*G*H*L/A, 0)
+>>> model("llama-3-8b").kv_cache("bf16").per_token == 2 * 32 * 8 * 128 * 2
+True
+>>> mem = model("bert-base").memory(dtype="fp32", optimizer="adam")
+>>> mem.weights, mem.gradients, mem.optimizer, mem.total == 16 * 109482240
+(437928960, 437928960, 875857920, True)
 """
 
 from __future__ import annotations
 
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+from typing import Any
+
 import sympy as sp
 
+from ..core.algebra import closed_form
 from ..core.blocks import Block, tree_fact
-from ..core.compute import Attention
+from ..core.compute import BATCH, SEQ, Attention
+from ..core.errors import SymparamsError
+from ..core.symbols import H
+from ..core.values import parse_whole
+
+#: bytes per element of each dtype (int4: per weight, its block scale included)
+DTYPE_BYTES = {"fp32": Fraction(4), "bf16": Fraction(2), "fp16": Fraction(2), "int8": Fraction(1),
+               "int4": Fraction(18, 32)}
+#: other names people give the same dtypes (PyTorch's)
+DTYPE_ALIASES = {"float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
+#: int4: weights per block, and the block's bytes (32 half-bytes and one fp16 scale)
+INT4_BLOCK, INT4_BLOCK_BYTES = 32, 18
+#: the dtypes a model is trained in: the gradient's bytes per parameter
+GRADIENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
+#: optimizer state per trainable parameter: (plain fp32 training, mixed precision with an fp32 master copy)
+OPTIMIZER_BYTES = {"adam": (8, 12), "sgd": (4, 8), "none": (0, 0)}
+ZERO_STAGES = (0, 1, 2, 3)
+RECOMPUTE = ("none", "selective", "full")
+#: the keyword options of :class:`Memory` (the parallelism of the activations)
+OPTIONS = ("tensor_parallel", "sequence_parallel", "recompute")
 
 
 @tree_fact
@@ -23,3 +82,566 @@ def cache_per_token(tree: Block) -> tuple[sp.Expr, sp.Expr]:
             if isinstance(item, Attention) and item.cache != 0:
                 (cross if item.cross else own).append(runs * item.cache)
     return sp.expand(sp.Add(*own)), sp.expand(sp.Add(*cross))
+
+
+@tree_fact
+def self_attention_layers(tree: Block) -> tuple[tuple[sp.Expr, sp.Expr], ...]:
+    """``(runs, heads)`` of each self-attention module: one transformer layer per run for the activations.
+
+    >>> from symparams import model
+    >>> self_attention_layers(model("llama").tree)
+    ((L, A),)
+    """
+    return tuple((runs, item.heads) for _, block, runs, _ in tree.runs() for item in block.computes
+                 if isinstance(item, Attention) and not item.cross)
+
+
+@tree_fact
+def declares_attention(tree: Block) -> bool:
+    """Whether the family declares its attention modules (else its cache and activations are unknown)."""
+    return any(isinstance(item, Attention) for _, block, _ in tree.walk() for item in block.computes)
+
+
+# -- parsing the settings -------------------------------------------------------------------
+
+def _shown(raw) -> str:
+    text = repr(raw)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def parse_dtype(dtype) -> str:
+    """``dtype`` as one of fp32, bf16, fp16, int8, int4 (PyTorch's names ``bfloat16`` etc. accepted).
+
+    >>> parse_dtype("BF16"), parse_dtype("float16")
+    ('bf16', 'fp16')
+    """
+    name = dtype.strip().lower() if isinstance(dtype, str) else None
+    name = DTYPE_ALIASES.get(name, name)
+    if name not in DTYPE_BYTES:
+        raise SymparamsError(f"unknown dtype {_shown(dtype)}: use one of {', '.join(DTYPE_BYTES)}")
+    return name
+
+
+def _choice(raw, choices, what: str) -> str:
+    name = raw.strip().lower() if isinstance(raw, str) else None
+    if name not in choices:
+        raise SymparamsError(f"unknown {what} {_shown(raw)}: use one of {', '.join(choices)}")
+    return name
+
+
+def parse_zero(stage) -> int:
+    """The ZeRO stage 0, 1, 2 or 3, given as a number or text.
+
+    >>> parse_zero("3")
+    3
+    """
+    if isinstance(stage, str) and re.fullmatch(r"\s*\d\s*", stage):
+        stage = int(stage)
+    if isinstance(stage, bool) or stage not in ZERO_STAGES:
+        raise SymparamsError(f"the ZeRO stage must be 0, 1, 2 or 3, not {_shown(stage)}")
+    return int(stage)
+
+
+def _parse_bool(raw, what: str) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = raw.strip().lower() if isinstance(raw, str) else None
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    raise SymparamsError(f"{what} must be true or false, not {_shown(raw)}")
+
+
+def parse_options(options: dict) -> tuple[int, bool, str]:
+    """(tensor_parallel, sequence_parallel, recompute) from :class:`Memory`'s keyword options."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise SymparamsError(f"unknown memory option {unknown[0]!r}: the options are {', '.join(OPTIONS)}")
+    t = parse_whole("the tensor-parallel ranks t", options.get("tensor_parallel", 1))
+    sequence_parallel = _parse_bool(options.get("sequence_parallel", False), "sequence_parallel")
+    return t, sequence_parallel, _choice(options.get("recompute", "none"), RECOMPUTE, "recompute")
+
+
+# -- the formulas, for numbers or symbols -----------------------------------------------------
+
+def weight_bytes(params, dtype: str):
+    """Bytes of ``params`` weights in ``dtype``: int4 rounds the weights up to whole blocks of 32.
+
+    >>> weight_bytes(100, "int4"), weight_bytes(100, "bf16")
+    (72, 200)
+    """
+    if dtype == "int4":
+        blocks = -(-params // INT4_BLOCK) if isinstance(params, int) else sp.ceiling(params / INT4_BLOCK)
+        return INT4_BLOCK_BYTES * blocks
+    return int(DTYPE_BYTES[dtype]) * params
+
+
+def training_bytes(dtype: str, optimizer: str) -> tuple[int, int]:
+    """(gradient, optimizer state) bytes per trainable parameter; (0, 0) for ``optimizer="none"``.
+
+    >>> training_bytes("bf16", "adam"), training_bytes("fp32", "adam"), training_bytes("fp16", "sgd")
+    ((2, 12), (4, 8), (2, 8))
+    """
+    if optimizer == "none":
+        return 0, 0
+    if dtype not in GRADIENT_BYTES:
+        raise SymparamsError(f"{dtype} weights are not trained here: use fp32, bf16 or fp16 with "
+                             f"--optimizer {optimizer}, or --optimizer none to serve the model")
+    plain, mixed = OPTIMIZER_BYTES[optimizer]
+    return GRADIENT_BYTES[dtype], plain if dtype == "fp32" else mixed
+
+
+def zero_per_rank(weights, gradients, optimizer, stage: int, ranks: int):
+    """(weights, gradients, optimizer state) one of ``ranks`` data-parallel ranks holds under ZeRO ``stage``.
+
+    Stage 1 partitions the optimizer state, 2 also the gradients, 3 also the
+    weights: a partitioned part is divided by ``ranks`` (exactly: integers
+    give a Fraction; the caller rounds up).  The ZeRO paper's example
+    (Ψ = 7.5B parameters, 64 ranks, Adam in mixed precision, K = 12):
+
+    >>> psi = 7_500_000_000
+    >>> [math.ceil(sum(zero_per_rank(2 * psi, 2 * psi, 12 * psi, k, 64))) for k in (0, 1, 2, 3)]
+    [120000000000, 31406250000, 16640625000, 1875000000]
+    """
+    def share(part, partitioned):
+        if not partitioned:
+            return part
+        return Fraction(part, ranks) if isinstance(part, int) else part / ranks
+
+    return share(weights, stage >= 3), share(gradients, stage >= 2), share(optimizer, stage >= 1)
+
+
+def activation_bytes_per_layer(s, b, h, a, tensor_parallel: int = 1, sequence_parallel: bool = False,
+                               recompute: str = "none"):
+    """Activation bytes one transformer layer keeps for the backward pass, per tensor-parallel rank.
+
+    Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+    Transformer Models", Table 2, for the GPT layer they derive (multi-head
+    attention of ``a`` heads, a 4h MLP, 16-bit activations, 1-byte dropout
+    masks), with ``t`` = ``tensor_parallel``:
+
+    ============================================  =========================
+    no parallelism (t = 1)                        s·b·h·(34 + 5·a·s/h)
+    tensor parallel                               s·b·h·(10 + 24/t + 5·a·s/(h·t))
+    tensor + sequence parallel                    s·b·h/t·(34 + 5·a·s/h)
+    selective recomputation                       s·b·h·(10 + 24/t)
+    selective recomputation, sequence parallel    s·b·h·34/t
+    full recomputation                            2·s·b·h (the layer's input)
+    ============================================  =========================
+
+    Arguments may be integers (the result is then an exact Fraction) or SymPy
+    expressions.  GPT-3 175B's layer (s = 2048, b = 1, h = 12288, a = 96,
+    t = 8, sequence parallel):
+
+    >>> activation_bytes_per_layer(2048, 1, 12288, 96, 8, True) == 2048 * 12288 // 8 * 114
+    True
+    """
+    t = tensor_parallel
+    if recompute == "full":
+        return 2 * s * b * h
+    linear = Fraction(34, t) if sequence_parallel else 10 + Fraction(24, t)  # the s·b·h part
+    scores = 0 if recompute == "selective" else 5 * a * s * s * b * Fraction(1, t)  # softmax, its dropout
+    return s * b * h * linear + scores
+
+
+def _ceil(value) -> int:
+    """A byte count rounded up: the one rounding of this module."""
+    return math.ceil(Fraction(value)) if not isinstance(value, int) else value
+
+
+# -- the model's sizes, evaluated once ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Attention:
+    """What the cache and the activations need from a model, as exact integers."""
+
+    cache: int  # elements per token of context, over every self-attention module
+    cross_cache: int  # elements per token of the encoder's input, over every cross-attention module
+    layers: tuple[tuple[int, int], ...]  # (runs, heads) of each self-attention module
+    hidden: int
+
+
+def _whole(model, expr, what: str) -> int:
+    value = model.evaluate(expr)
+    if not value.is_Integer:
+        raise SymparamsError(f"{model.name}: {what} comes to {value}, not a whole number")
+    return int(value)
+
+
+def _attention(model) -> _Attention:
+    """The model's cache per token and attention layers; refused for a family that does not declare them yet
+    (a silent 0 would read as an encoder's)."""
+    model._require_values("memory")
+    if not declares_attention(model.tree):
+        raise SymparamsError(f"{model.name}: the {model.family.name} family does not declare its attention "
+                             f"modules yet, so its KV cache and activations are not known")
+    own, cross = cache_per_token(model.tree)
+    layers = tuple((_whole(model, runs, "a layer count"), _whole(model, heads, "a head count"))
+                   for runs, heads in self_attention_layers(model.tree))
+    return _Attention(_whole(model, own, "the cache per token"),
+                      _whole(model, cross, "the cross-attention cache per token"), layers, _whole(model, H, "H"))
+
+
+def cache_dtype(dtype: str) -> str:
+    """The dtype the KV cache is kept in: the weights' one, fp16 for int8/int4 weights (they quantize weights
+    only)."""
+    return "fp16" if dtype in ("int8", "int4") else dtype
+
+
+# -- the KV cache ----------------------------------------------------------------------------------
+
+class KVCache:
+    """The key/value cache of ``model`` serving ``batch`` sequences of ``seq`` tokens in ``dtype``.
+
+    ``per_token`` is the bytes one token of context leaves (every layer's keys
+    and values, ``2·L·G·D`` elements for MHA/GQA/MQA); ``cross_per_token`` the
+    bytes each token of an encoder's input leaves in the decoder's
+    cross-attention; ``total`` both for ``batch × seq`` tokens (the encoder's
+    input taken as long as the decoder's, ``seq``), None without ``seq``.
+
+    >>> from symparams import model
+    >>> kv = model("llama-3-8b").kv_cache("bf16", seq=8192, batch=2)
+    >>> kv.per_token, kv.total == 131072 * 8192 * 2
+    (131072, True)
+    >>> model("bert-base").kv_cache().per_token
+    0
+    """
+
+    def __init__(self, model, dtype: str = "bf16", seq=None, batch=1):
+        self.model = model
+        self.dtype = parse_dtype(dtype)
+        self.seq = None if seq is None else parse_whole("the sequence length s", seq)
+        self.batch = parse_whole("the batch size b", batch)
+
+    @cached_property
+    def _sizes(self) -> _Attention:
+        return _attention(self.model)
+
+    @property
+    def element_bytes(self) -> int:
+        """Bytes of one cached element."""
+        return int(DTYPE_BYTES[cache_dtype(self.dtype)])
+
+    @property
+    def per_token(self) -> int:
+        return self._sizes.cache * self.element_bytes
+
+    @property
+    def cross_per_token(self) -> int:
+        return self._sizes.cross_cache * self.element_bytes
+
+    def at(self, seq: int, batch: int) -> int:
+        """Bytes of the cache of ``batch`` sequences of ``seq`` tokens."""
+        return (self.per_token + self.cross_per_token) * seq * batch
+
+    @property
+    def total(self) -> int | None:
+        return None if self.seq is None else self.at(self.seq, self.batch)
+
+    @cached_property
+    def formulas(self) -> dict[str, sp.Expr]:
+        """The bytes per token, and of ``b`` sequences of ``s`` tokens, in the model's symbols."""
+        own, cross = cache_per_token(self.model.tree)
+        per_token, cross_per_token = self.element_bytes * own, self.element_bytes * cross
+        return {"per_token": per_token, "cross_per_token": cross_per_token,
+                "total": sp.expand((per_token + cross_per_token) * SEQ * BATCH)}
+
+    @property
+    def conventions(self) -> list[str]:
+        return [_cache_convention(self.dtype)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model.name, "head": self.model.head, "dtype": self.dtype,
+                "cache_dtype": cache_dtype(self.dtype), "seq": self.seq, "batch": self.batch,
+                "per_token": self.per_token, "cross_per_token": self.cross_per_token, "total": self.total,
+                "formulas": {k: str(v) for k, v in self.formulas.items()}, "conventions": self.conventions}
+
+
+def _cache_convention(dtype: str) -> str:
+    kept = cache_dtype(dtype)
+    why = f" ({dtype} quantizes the weights only)" if kept != dtype else ""
+    return (f"KV cache: the keys and values (or compressed latents) each token leaves in every attention module, "
+            f"in {kept}{why}; a cross-attention cache holds one entry per token of the encoder's input, taken "
+            f"as long as the decoder's; an encoder caches nothing")
+
+
+# -- the memory of training or serving -----------------------------------------------------------
+
+class Memory:
+    """Bytes one rank holds to train (``optimizer`` adam or sgd) or serve (``optimizer="none"``) ``model``.
+
+    Parameters
+    ----------
+    model : Model
+        Every symbol with a value.
+    dtype : str
+        fp32, bf16, fp16 (training in bf16/fp16 is mixed precision), int8 or
+        int4 (serving only).
+    optimizer : str
+        adam, sgd (with momentum) or none (serving: no gradients, no optimizer
+        state, no activations kept; the KV cache instead).
+    zero : int
+        ZeRO stage 0–3 over ``ranks`` data-parallel ranks.
+    seq, batch : int
+        Tokens per sequence (None: no activations, no cache) and sequences per
+        rank.
+    **options
+        ``tensor_parallel`` (t, default 1), ``sequence_parallel`` (default
+        False), ``recompute`` (``"none"``, ``"selective"`` or ``"full"``): the
+        activations' parallelism (Korthikanti et al.); the weights, gradients,
+        optimizer state and cache are divided by ZeRO only.
+
+    The parts (``weights``, ``gradients``, ``optimizer``, ``activations``,
+    ``kv_cache``) and ``total`` are exact integers of bytes per rank;
+    :attr:`formulas` gives each in the model's symbols, ``s`` and ``b``.
+
+    Llama-3-8B, trained in bf16 with Adam on 4,096 tokens, ZeRO-3 over 8 ranks,
+    tensor parallel 2 with sequence parallelism and selective recomputation:
+
+    >>> from symparams import model
+    >>> m = model("llama-3-8b", head="causal-lm")
+    >>> mem = m.memory("bf16", "adam", zero=3, ranks=8, seq=4096, tensor_parallel=2, sequence_parallel=True,
+    ...                recompute="selective")
+    >>> mem.weights == 2 * m.count // 8 and mem.optimizer == 12 * m.count // 8
+    True
+    >>> mem.activations == 32 * 4096 * 4096 * 34 // 2
+    True
+    """
+
+    def __init__(self, model, dtype: str = "bf16", optimizer: str = "adam", zero=0, ranks=1, seq=None, batch=1,
+                 **options):
+        self.model = model
+        self.dtype = parse_dtype(dtype)
+        self.optimizer_name = _choice(optimizer, tuple(OPTIMIZER_BYTES), "optimizer")
+        self.zero = parse_zero(zero)
+        self.ranks = parse_whole("the data-parallel ranks N_d", ranks)
+        self.seq = None if seq is None else parse_whole("the sequence length s", seq)
+        self.batch = parse_whole("the batch size b", batch)
+        self.tensor_parallel, self.sequence_parallel, self.recompute = parse_options(options)
+        self.gradient_bytes, self.optimizer_bytes = training_bytes(self.dtype, self.optimizer_name)
+
+    @property
+    def training(self) -> bool:
+        return self.optimizer_name != "none"
+
+    @property
+    def _sizes(self) -> _Attention:
+        return self._cache._sizes
+
+    @cached_property
+    def _cache(self) -> KVCache:
+        return KVCache(self.model, self.dtype, self.seq, self.batch)
+
+    # -- the parts that do not depend on s and b
+    @cached_property
+    def _states(self) -> tuple[int, int, int]:
+        """(weights, gradients, optimizer state) per rank, each rounded up."""
+        params, trainable = self.model.count, self.model.trainable
+        parts = zero_per_rank(weight_bytes(params, self.dtype), self.gradient_bytes * trainable,
+                              self.optimizer_bytes * trainable, self.zero, self.ranks)
+        return tuple(_ceil(p) for p in parts)
+
+    @property
+    def weights(self) -> int:
+        return self._states[0]
+
+    @property
+    def gradients(self) -> int:
+        return self._states[1]
+
+    @property
+    def optimizer(self) -> int:
+        return self._states[2]
+
+    # -- the parts that do
+    def activations_at(self, seq: int | None, batch: int) -> int:
+        """Activation bytes per rank for ``batch`` sequences of ``seq`` tokens (0 serving, or without ``seq``)."""
+        if not self.training or seq is None:
+            return 0
+        per_layer = [runs * activation_bytes_per_layer(seq, batch, self._sizes.hidden, heads, self.tensor_parallel,
+                                                        self.sequence_parallel, self.recompute)
+                     for runs, heads in self._sizes.layers]
+        return _ceil(sum(per_layer))
+
+    def kv_cache_at(self, seq: int | None, batch: int) -> int:
+        """KV cache bytes per rank (serving only: training keeps keys and values among its activations)."""
+        return 0 if self.training or seq is None else self._cache.at(seq, batch)
+
+    def total_at(self, seq: int | None, batch: int) -> int:
+        """The total per rank for ``batch`` sequences of ``seq`` tokens, the other settings kept."""
+        return sum(self._states) + self.activations_at(seq, batch) + self.kv_cache_at(seq, batch)
+
+    @property
+    def activations(self) -> int:
+        return self.activations_at(self.seq, self.batch)
+
+    @property
+    def kv_cache(self) -> int:
+        return self.kv_cache_at(self.seq, self.batch)
+
+    @property
+    def kv_cache_per_token(self) -> int:
+        return self._cache.per_token
+
+    @property
+    def cross_kv_cache_per_token(self) -> int:
+        return self._cache.cross_per_token
+
+    @property
+    def total(self) -> int:
+        return self.total_at(self.seq, self.batch)
+
+    @property
+    def layers(self) -> int:
+        """The transformer layers the activations count: the self-attention modules one pass runs."""
+        return sum(runs for runs, _ in self._sizes.layers)
+
+    def grows(self) -> bool:
+        """Whether the total grows with ``s`` and with ``b`` (activations or a cache to keep)."""
+        if self.training:
+            return self.layers > 0
+        return self.kv_cache_per_token + self.cross_kv_cache_per_token > 0
+
+    # -- symbolic
+    @cached_property
+    def formulas(self) -> dict[str, sp.Expr]:
+        """Each part in the model's symbols, ``s`` and ``b`` (bytes per parameter as numbers); the exact
+        part is its formula at the model's values, rounded up."""
+        tree = self.model.tree
+        n, trainable = closed_form(tree.total), closed_form(tree.trainable_total)
+        states = zero_per_rank(weight_bytes(n, self.dtype), self.gradient_bytes * trainable,
+                               self.optimizer_bytes * trainable, self.zero, sp.Integer(self.ranks))
+        activations = sp.Add(*(runs * activation_bytes_per_layer(
+            SEQ, BATCH, H, heads, self.tensor_parallel, self.sequence_parallel, self.recompute)
+            for runs, heads in self_attention_layers(tree))) if self.training else sp.Integer(0)
+        cache = self._cache.formulas
+        parts = dict(zip(("weights", "gradients", "optimizer"), states), activations=sp.expand(activations),
+                     kv_cache=sp.Integer(0) if self.training else cache["total"])
+        return {**{k: sp.sympify(v) for k, v in parts.items()}, "kv_cache_per_token": cache["per_token"],
+                "cross_kv_cache_per_token": cache["cross_per_token"], "total": sp.Add(*parts.values())}
+
+    @property
+    def bytes_per_parameter(self) -> dict[str, Fraction]:
+        """Bytes per parameter of the weights (int4: 18/32) and per trainable parameter of the rest, before
+        ZeRO."""
+        return {"weights": DTYPE_BYTES[self.dtype], "gradients": Fraction(self.gradient_bytes),
+                "optimizer": Fraction(self.optimizer_bytes)}
+
+    @property
+    def conventions(self) -> list[str]:
+        """The conventions these numbers follow, one short sentence each."""
+        return [*_state_conventions(self), _zero_convention(self), _activation_convention(self),
+                _cache_convention(self.dtype), "each part is rounded up to a whole byte, per rank"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model.name, "head": self.model.head, "dtype": self.dtype,
+                "optimizer_name": self.optimizer_name, "training": self.training, "zero": self.zero,
+                "ranks": self.ranks, "seq": self.seq, "batch": self.batch, "tensor_parallel": self.tensor_parallel,
+                "sequence_parallel": self.sequence_parallel, "recompute": self.recompute,
+                "parameters": self.model.count, "trainable": self.model.trainable, "layers": self.layers,
+                "bytes_per_parameter": {k: _json(v) for k, v in self.bytes_per_parameter.items()},
+                "weights": self.weights, "gradients": self.gradients, "optimizer": self.optimizer,
+                "activations": self.activations, "kv_cache_per_token": self.kv_cache_per_token,
+                "cross_kv_cache_per_token": self.cross_kv_cache_per_token, "kv_cache": self.kv_cache,
+                "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
+                "conventions": self.conventions}
+
+
+def _json(value: Fraction):
+    return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _state_conventions(mem: Memory) -> list[str]:
+    out = ["weights: every parameter once (a tied tensor once, as PyTorch lists it), "
+           f"{_json(DTYPE_BYTES[mem.dtype])} bytes each in {mem.dtype}"]
+    if mem.dtype == "int4":
+        out.append("int4: 4 bits a weight and one fp16 scale per block of 32 weights (18 bytes per block), "
+                   "the model's weights taken as whole blocks, rounded up")
+    if not mem.training:
+        out.append("serving (no optimizer): no gradients, no optimizer state, no activations kept")
+    elif mem.dtype == "fp32":
+        out.append(f"fp32 training: fp32 gradients (4 bytes) and {mem.optimizer_name} state "
+                   f"({mem.optimizer_bytes} bytes) per trainable parameter")
+    else:
+        out.append(f"{mem.dtype} mixed precision: {mem.dtype} gradients (2 bytes), and an fp32 master copy with "
+                   f"the {mem.optimizer_name} moments ({mem.optimizer_bytes} bytes) per trainable parameter")
+    return out
+
+
+def _zero_convention(mem: Memory) -> str:
+    parts = ("nothing", "the optimizer state", "the optimizer state and gradients",
+             "the optimizer state, gradients and weights")[mem.zero]
+    return (f"ZeRO stage {mem.zero} over {mem.ranks} data-parallel rank(s): {parts} divided among them, "
+            f"per rank")
+
+
+def _activation_convention(mem: Memory) -> str:
+    if not mem.training:
+        return "activations: not kept when serving"
+    if mem.seq is None:
+        return "activations: not counted without a sequence length"
+    return (f"activations: Korthikanti et al. 2022's GPT-layer formula (16-bit activations, a 4H MLP, multi-head "
+            f"attention) with h = H and a = each layer's query heads, for each of the {mem.layers} self-attention "
+            f"layers, tensor parallel {mem.tensor_parallel}, sequence parallel "
+            f"{'on' if mem.sequence_parallel else 'off'}, recomputation {mem.recompute}; embedding, output layer "
+            f"and cross-attention terms left out; per rank; tensor parallelism divides the activations only")
+
+
+# -- the inverse questions -------------------------------------------------------------------------
+
+def longest_context(model, budget_bytes, **memory_args) -> int | None:
+    """The largest sequence length ``s`` whose total fits ``budget_bytes`` (None: not even s = 1).
+
+    ``memory_args`` are :class:`Memory`'s (``batch``, ``dtype``, ...).  The
+    total grows with ``s``, so the answer is found by an exact integer search.
+
+    >>> from symparams import model
+    >>> m = model("llama-3-8b")
+    >>> longest_context(m, 2 * m.count + 131072 * 1000, optimizer="none")
+    1000
+    """
+    return _largest(model, budget_bytes, "seq", memory_args)
+
+
+def largest_batch(model, budget_bytes, **memory_args) -> int | None:
+    """The largest batch ``b`` whose total fits ``budget_bytes`` (None: not even b = 1); ``seq`` is needed.
+
+    >>> from symparams import model
+    >>> m = model("llama-3-8b")
+    >>> largest_batch(m, 2 * m.count + 131072 * 8192 * 3 + 1, optimizer="none", seq=8192)
+    3
+    """
+    return _largest(model, budget_bytes, "batch", memory_args)
+
+
+def _largest(model, budget_bytes, name: str, memory_args: dict) -> int | None:
+    budget = parse_whole("the memory budget in bytes", budget_bytes)
+    if name in memory_args:
+        raise SymparamsError(f"{name} is what is solved for: leave it out")
+    if name == "batch" and memory_args.get("seq") is None:
+        raise SymparamsError("the largest batch needs the sequence length seq")
+    mem = Memory(model, **{**memory_args, name: 1})
+    if not mem.grows():
+        raise SymparamsError(f"{model.name}: the total does not grow with the {name} (no activations, no cache): "
+                             f"any {name} fits or none does")
+
+    def fits(x: int) -> bool:
+        return (mem.total_at(x, mem.batch) if name == "seq" else mem.total_at(mem.seq, x)) <= budget
+
+    return _last_true(fits)
+
+
+def _last_true(fits) -> int | None:
+    """The largest x ≥ 1 with ``fits(x)``, ``fits`` true up to it and false after (None if ``fits(1)`` is
+    false): doubling, then bisection."""
+    if not fits(1):
+        return None
+    low = 1
+    while fits(2 * low):
+        low *= 2
+    high = 2 * low  # fits(low), not fits(high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid)
+    return low

@@ -36,7 +36,17 @@ from ..core.errors import SymparamsError
 from ..core.formatting import json_number, ratio, table_row, thousands
 from ..core.symbols import SYMBOLS
 from ..core.values import parse_count, to_python
-from .variables import as_model, model_symbol, require_values, without
+from .variables import (
+    PASS_SIZES,
+    QUANTITIES,
+    as_model,
+    model_symbol,
+    pass_sizes,
+    quantity,
+    quantity_of,
+    require_values,
+    without,
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,7 @@ class Solution:
     above: tuple[int | Fraction, int] | None
     step: int | Fraction | None
     values: dict[str, Any] = field(default_factory=dict)
+    of: str = "parameters"
 
     @property
     def difference(self) -> int:
@@ -73,6 +84,7 @@ class Solution:
             "below": point(self.below), "above": point(self.above),
             "step": None if self.step is None else json_number(self.step),
             "values": {k: json_number(v) for k, v in self.values.items()},
+            "of": self.of,
         }
 
     def __str__(self) -> str:
@@ -80,13 +92,14 @@ class Solution:
         fixed = " ".join(f"{k}={ratio(v)}" for k, v in self.values.items())
         where = (f"{x} runs over multiples of {ratio(self.step)}" if self.step not in (None, 1) else
                  f"{x} runs over the whole numbers" if self.step == 1 else f"{x} runs over its admissible values")
-        lines = [f"{self.model}: {x} = {ratio(self.value)} gives {thousands(self.count)} parameters, "
+        what = QUANTITIES[self.of]
+        lines = [f"{self.model}: {x} = {ratio(self.value)} gives {thousands(self.count)} {what}, "
                  f"nearest to {thousands(self.target)}",
                  f"  at {fixed}; {where}"]
         rows = [(p, mark) for p, mark in ((self.below, ""), ((self.value, self.count), "  <- nearest"),
                                           (self.above, "")) if p is not None]
         cells = [(ratio(v), thousands(n), f"{n - self.target:+,}", mark) for (v, n), mark in rows]
-        head = (x, "parameters", "vs target", "")
+        head = (x, what, "vs target", "")
         widths = [max(len(c[i]) for c in [head, *cells]) for i in range(3)]
         lines += [("  " + table_row(c[:3], widths, "rrr") + c[3]).rstrip() for c in [head, *cells]]
         return "\n".join(lines)
@@ -138,11 +151,14 @@ def _ok(rest, x, value) -> bool:
     return True
 
 
-def solve(m, target, symbol: str) -> Solution:
+def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) -> Solution:
     """The admissible value of ``symbol`` whose count is nearest ``target``.
 
     The model's own value for ``symbol`` (a preset's) is ignored; every other
-    symbol needs a value.
+    symbol needs a value.  ``of="flops"`` (or ``"training_flops"``) aims the
+    FLOPs of a pass over ``batch`` sequences of ``seq`` tokens at the target
+    instead; ``symbol`` may then be ``s`` or ``b`` too: the longest sequence
+    whose forward pass is nearest 10^12 FLOPs, say.
 
     >>> from symparams import model
     >>> solve(model("bert-base"), 200_000_000, "L").value  # bert-base layers for 200M
@@ -154,15 +170,22 @@ def solve(m, target, symbol: str) -> Solution:
     """
     m = as_model(m)
     target = parse_count(target)
-    x = model_symbol(m, symbol)
+    of = quantity(of)
+    pass_size = of != "parameters" and symbol in PASS_SIZES
+    x = PASS_SIZES[symbol] if pass_size else model_symbol(m, symbol)
     base = without(m, {x})
     values = require_values(base, {x}, f"solve for {symbol}")
-    n_x = sp.expand(base.tree.total.xreplace(values))
+    values.update(pass_sizes(of, {x}, seq, batch))
+    n_x = sp.expand(quantity_of(base.tree, of).xreplace(values))
     if x not in n_x.free_symbols:
-        count = m.count if not m.free else None
+        count = n_x if n_x.is_Integer else None
         tail = f": every admissible {symbol} gives {thousands(count)}" if count is not None else ""
-        raise SymparamsError(f"the count of {m.name} does not depend on {symbol}{tail}")
-    step, finite, rest = _admissible(x, SYMBOLS[symbol], values, m.family.constraints)
+        what = "count" if of == "parameters" else QUANTITIES[of]
+        raise SymparamsError(f"the {what} of {m.name} does not depend on {symbol}{tail}")
+    if pass_size:
+        step, finite, rest = Fraction(1), None, ()
+    else:
+        step, finite, rest = _admissible(x, SYMBOLS[symbol], values, m.family.constraints)
     count = _Count(x, n_x, finite, rest)
     if finite is not None:
         best, below, above = _nearest_in_set(count, finite, step, target, symbol)
@@ -172,12 +195,14 @@ def solve(m, target, symbol: str) -> Solution:
     else:
         best, below, above = _nearest_on_lattice(count, step, target, m.name, symbol)
         step_out = _norm(step)
-    def point(v):  # the count shown is the model's own, at that value
-        return None if v is None else (v, base.subs(**{symbol: v}).count)
+    def point(v):  # the count shown is the model's own, at that value (FLOPs: the exact polynomial's)
+        if v is None:
+            return None
+        return v, (base.subs(**{symbol: v}).count if of == "parameters" else count.at(v))
 
     return Solution(model=m.name, symbol=symbol, target=target, value=best, count=point(best)[1],
                     below=point(below), above=point(above), step=step_out,
-                    values={s.name: to_python(v) for s, v in values.items()})
+                    values={s.name: to_python(v) for s, v in values.items()}, of=of)
 
 
 def _norm(v) -> int | Fraction:

@@ -46,9 +46,9 @@ from ..core.errors import SymparamsError
 from ..core.family import Constraint
 from ..core.formatting import ratio, thousands
 from ..core.symbols import SYMBOLS, A, H
-from ..core.values import parse_value, to_python
+from ..core.values import parse_value, parse_whole, to_python
 from .integer_forms import RELATIONS, bound, condition_tree, int_fraction, integer_form
-from .variables import as_model, model_symbol, require_values, without
+from .variables import PASS_SIZES, as_model, model_symbol, pass_sizes, quantity, quantity_of, require_values, without
 
 INT64_MAX = 2**63 - 1
 #: grids larger than this need ``force=True`` (``--force``)
@@ -85,7 +85,13 @@ class Axis:
 
 
 def _parse_number(key: str, text: str):
+    if key in PASS_SIZES:
+        return parse_whole(key, text)
     return to_python(parse_value(key, text))  # positive; whole for sizes, rational for r
+
+
+def _rational(key: str) -> bool:
+    return key not in PASS_SIZES and SYMBOLS[key].rational
 
 
 def parse_axis(key: str, spec) -> Axis:
@@ -118,9 +124,9 @@ def parse_axis(key: str, spec) -> Axis:
                 try:
                     if not all(c in "0123456789/." for c in parts[2]):
                         raise ValueError
-                    step = Fraction(parts[2]) if SYMBOLS[key].rational else int(parts[2])
+                    step = Fraction(parts[2]) if _rational(key) else int(parts[2])
                 except (ValueError, ZeroDivisionError):
-                    kind = "a positive rational" if SYMBOLS[key].rational else "a positive whole number"
+                    kind = "a positive rational" if _rational(key) else "a positive whole number"
                     raise SymparamsError(f"{key}={spec}: the step must be {kind}, not {parts[2]!r}") from None
             else:
                 step = 1
@@ -136,7 +142,7 @@ def parse_axis(key: str, spec) -> Axis:
         values = [_parse_number(key, p) for p in items]
     else:
         try:
-            values = [to_python(parse_value(key, v)) for v in spec]
+            values = [_parse_number(key, v) for v in spec]
         except TypeError:
             raise SymparamsError(f"{key}: give values as start:stop:step, a,b,c, a range or a list") from None
     den = math.lcm(*(Fraction(v).denominator for v in values)) if values else 1
@@ -315,12 +321,13 @@ class Sweep:
     """
 
     def __init__(self, m, grid: Mapping[str, Any], force: bool = False, chunk: int = CHUNK, numpy: bool = True,
-                 head_width: int | None = None):
+                 head_width: int | None = None, of: str = "parameters", seq=None, batch=None):
         self.model = m = as_model(m)
         if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
             raise SymparamsError(f"chunk must be a whole number of points, 1 or more, not {chunk!r}")
         self.chunk = chunk
-        symbols = [model_symbol(m, key) for key in grid]
+        self.of = quantity(of)
+        symbols = [self._grid_symbol(m, key) for key in grid]
         self.axes = _axes(grid, force)
         self.keys = tuple(a.key for a in self.axes)
         self.points = math.prod(a.count for a in self.axes)
@@ -337,14 +344,15 @@ class Sweep:
             to_int[A] = H.xreplace({**self.values, **to_int}) / self.head_width
             constraints = (*constraints, Constraint(H / self.head_width, ""))
             symbols = [*symbols, A]
-        self.total = sp.expand(base.tree.total.xreplace(self.values))
+        self.values.update(pass_sizes(self.of, symbols, seq, batch))
+        self.total = sp.expand(quantity_of(base.tree, self.of).xreplace(self.values))
         self._f, self._scale = self._integer_form(self.total, to_int)
         #: whether the model has routed experts: then every row has the active count after the total
-        self.routed = m.routed
+        self.routed = m.routed and self.of == "parameters"  # FLOPs already count the routed experts only
         self.active_total = sp.expand(base.tree.active_total.xreplace(self.values)) if self.routed else None
         if self.routed:
             self._active_f, self._active_scale = self._integer_form(self.active_total, to_int)
-        self.columns = (*self.keys, "parameters", *(("active",) if self.routed else ()))
+        self.columns = (*self.keys, self.of, *(("active",) if self.routed else ()))
         self._checks = _checks(constraints, self.values, symbols, to_int, self._vars)
         #: how each label in ``skipped`` reads: "value" (must be a positive whole number) or "condition"
         self.labels = {c.label: c.kind for c in self._checks}
@@ -359,6 +367,11 @@ class Sweep:
 
     def __len__(self) -> int:
         return self.points
+
+    def _grid_symbol(self, m, key: str) -> sp.Symbol:
+        if key in PASS_SIZES and self.of != "parameters":
+            return PASS_SIZES[key]
+        return model_symbol(m, key)
 
     def _integer_form(self, count: sp.Expr, to_int) -> tuple[sp.Expr, int]:
         try:
@@ -537,8 +550,16 @@ def _numpy():
 
 
 def sweep(m, grid: Mapping[str, Any] | None = None, *, force: bool = False, chunk: int = CHUNK,
-          head_width: int | None = None, **axes) -> Sweep:
+          head_width: int | None = None, of: str = "parameters", seq=None, batch=None, **axes) -> Sweep:
     """The count of ``m`` over a grid: ``sweep(m, H="256:4096:256", L=[12, 24])``.
+
+    ``of="flops"`` (or ``"training_flops"``) sweeps the FLOPs of a pass
+    instead (:mod:`symparams.analysis.flops`), over ``b`` sequences of ``s``
+    tokens given as ``seq``/``batch`` or put on the grid:
+
+    >>> from symparams import model
+    >>> [row for row in sweep(model("bert-base"), of="flops", s="128,512")]
+    [(128, 22348431360), (512, 96637943808)]
 
     See :class:`Sweep`; ``grid`` and keywords may be combined.
     """
@@ -549,4 +570,4 @@ def sweep(m, grid: Mapping[str, Any] | None = None, *, force: bool = False, chun
         if key in merged:
             raise SymparamsError(f"{key} is given twice")
         merged[key] = spec
-    return Sweep(m, merged, force=force, chunk=chunk, head_width=head_width)
+    return Sweep(m, merged, force=force, chunk=chunk, head_width=head_width, of=of, seq=seq, batch=batch)

@@ -6,9 +6,19 @@ from typing import Any
 
 import sympy as sp
 
+from ..core.compute import BATCH, SEQ
 from ..core.errors import SymparamsError
 from ..core.model import Model
 from ..core.symbols import SYMBOLS
+from ..core.values import parse_whole
+from .flops import flop_terms
+
+#: the pass's own sizes, which FLOPs may vary over: tokens per sequence, sequences
+PASS_SIZES = {"s": SEQ, "b": BATCH}
+
+#: what solve and sweep evaluate, and how outputs name it: the parameter count, or the FLOPs of a forward
+#: pass or a training step
+QUANTITIES = {"parameters": "parameters", "flops": "FLOPs", "training_flops": "training FLOPs"}
 
 
 def as_model(m) -> Model:
@@ -49,3 +59,36 @@ def require_values(base, free_ok, what: str) -> dict:
         raise SymparamsError(f"{base.name}: no value for {', '.join(missing)}, needed to {what} "
                              f"(give them with --set KEY=VALUE, or start from a preset)")
     return dict(base.values)
+
+
+def quantity(of) -> str:
+    if of not in QUANTITIES:
+        raise SymparamsError(f"one of {', '.join(QUANTITIES)}, not {str(of)[:40]!r}")
+    return of
+
+
+def quantity_of(tree, of: str) -> sp.Expr:
+    """The expression a sweep evaluates: the count, or FLOPs in the model's symbols and s, b."""
+    if of == "parameters":
+        return tree.total
+    terms = flop_terms(tree)
+    factor = (lambda t: 1) if of == "flops" else (lambda t: 1 + t.backward_factor)
+    return sp.expand(sp.Add(*(factor(t) * t.forward for t in terms)))
+
+
+def pass_sizes(of: str, symbols, seq, batch) -> dict:
+    """Values of s and b for FLOPs: given, or varied (on a grid, solved for); b defaults to 1."""
+    if of == "parameters":
+        if seq is not None or batch is not None:
+            raise SymparamsError("a sequence length or batch size is for FLOPs (--of flops)")
+        return {}
+    out = {}
+    for symbol, given, default in ((SEQ, seq, None), (BATCH, batch, 1)):
+        if symbol in symbols:
+            if given is not None:
+                raise SymparamsError(f"{symbol} varies: do not also give it a value")
+            continue
+        if given is None and default is None:
+            raise SymparamsError("FLOPs need a sequence length: give --seq S (or vary s)")
+        out[symbol] = sp.Integer(parse_whole(symbol.name, default if given is None else given))
+    return out

@@ -142,5 +142,24 @@ def cmd_shell(args) -> None:
     shell_command(load(args) if (args.model or args.config is not None) else None, args)
 
 
+def cmd_flops(args) -> None:
+    from .costs import cmd_flops
+
+    cmd_flops(args, load(args))
+
+
+def cmd_memory(args) -> None:
+    from .costs import cmd_memory
+
+    cmd_memory(args, load(args))
+
+
+def cmd_explain(args) -> None:
+    from .costs import cmd_explain
+
+    cmd_explain(args, load(args))
+
+
 HANDLERS = {"list": cmd_list, "count": cmd_count, "formula": cmd_formula, "prove": cmd_prove,
+            "flops": cmd_flops, "memory": cmd_memory, "explain": cmd_explain,
             "derive": cmd_derive, "solve": cmd_solve, "sweep": cmd_sweep, "shell": cmd_shell}

@@ -8,6 +8,7 @@ from typing import Sequence
 
 from ..analysis.solve import solve
 from ..analysis.sweep import Axis, Sweep
+from ..analysis.variables import QUANTITIES
 from ..core.errors import SymparamsError
 from ..core.formatting import json_number, ratio, table_row, thousands
 from ..core.symbols import describe
@@ -18,11 +19,15 @@ from .parser import parse_sets, print_json
 MAX_PLOT = 100_000
 
 
+#: how a plot names the pass's own sizes on its axis
+PASS_SIZE_NAMES = {"s": "tokens per sequence", "b": "sequences"}
+
+
 def solve_command(m, args) -> None:
     """``symparams solve MODEL --target N --for SYMBOL [--set ...] [--json]``."""
     if args.symbol in parse_sets(args.set):
         raise SymparamsError(f"{args.symbol} is what --for solves; do not also --set it")
-    result = solve(m, args.target, args.symbol)
+    result = solve(m, args.target, args.symbol, of=args.of, seq=args.seq, batch=args.batch)
     if args.json:
         print_json(result.to_dict())
     else:
@@ -54,7 +59,7 @@ def sweep_command(m, args) -> None:
     if args.csv and args.json:
         raise SymparamsError("choose one of --csv and --json")
     plotter = _plotter(args.plot) if args.plot else None
-    s = Sweep(m, grid, force=args.force, head_width=args.head_width)
+    s = Sweep(m, grid, force=args.force, head_width=args.head_width, of=args.of, seq=args.seq, batch=args.batch)
     if plotter is not None and s.points > MAX_PLOT:
         raise SymparamsError(f"--plot draws at most {thousands(MAX_PLOT)} points; this grid has {thousands(s.points)}")
     kept, skipped, plotted = 0, {}, []
@@ -181,9 +186,9 @@ def _plotter(path: str):
             points.sort()
             name = ", ".join(f"{k} = {ratio(v)}" for k, v in zip(s.keys[1:], label)) or s.model.name
             ax.plot([float(x) for x, _ in points], [float(n) for _, n in points], marker=".", label=name)
-        ax.set_xlabel(f"{s.keys[0]} ({describe(s.keys[0])})")
-        ax.set_ylabel("parameters")
-        ax.set_title(f"{s.model.name}: parameters against {s.keys[0]}")
+        ax.set_xlabel(f"{s.keys[0]} ({PASS_SIZE_NAMES.get(s.keys[0]) or describe(s.keys[0])})")
+        ax.set_ylabel(QUANTITIES[s.of])
+        ax.set_title(f"{s.model.name}: {QUANTITIES[s.of]} against {s.keys[0]}")
         ax.grid(True, alpha=0.3)
         if len(series) > 1 or len(s.keys) > 1:
             ax.legend()

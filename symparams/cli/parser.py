@@ -60,11 +60,15 @@ def build_parser(handlers: dict[str, Callable]) -> argparse.ArgumentParser:
         return p
 
     command("list")
-    for name in ("count", "formula", "prove", "derive", "solve", "sweep", "shell"):
-        _model_options(command(name), json_=name in ("count", "prove", "solve", "sweep"))
+    for name in ("count", "formula", "prove", "flops", "memory", "explain", "derive", "solve", "sweep", "shell"):
+        _model_options(command(name), json_=name in ("count", "prove", "flops", "memory", "explain", "solve", "sweep"))
     sub.choices["formula"].add_argument("--latex", action="store_true", help="print LaTeX")
     sub.choices["count"].add_argument("--depth", type=_levels, metavar="N",
                                       help="levels of components to show (default 2); with --json, a nested tree")
+    _flops_options(sub.choices["flops"])
+    _memory_options(sub.choices["memory"])
+    sub.choices["explain"].add_argument("--claim", required=True,
+                                        help="the published count: 110M, 6.74B, 1.3e9 or a whole number")
     _document_options(sub.choices["derive"])
     _solve_options(sub.choices["solve"])
     _sweep_options(sub.choices["sweep"])
@@ -86,6 +90,18 @@ COMMANDS = {
     "prove": ("prove whether the count depends on the head count A", "The proof that the count does (or does "
               "not) depend on the number of attention heads A: the per-head forms, the simplified total, dN/dA, "
               "the side conditions and a numeric witness.", "symparams prove llama-2-70b"),
+    "flops": ("FLOPs of a forward pass and a training step", "The FLOPs of one forward pass over a batch of "
+              "sequences and of a training step, per component, exactly, as PyTorch's FlopCounterMode counts "
+              "them; per token beside Kaplan's and PaLM's laws, and whether they depend on the head count A.",
+              "symparams flops llama-3-8b --head causal-lm --seq 2048"),
+    "memory": ("bytes of weights, gradients, optimizer state, activations and KV cache", "The memory of a model "
+               "for training (--optimizer adam or sgd, ZeRO over --ranks) or serving (--optimizer none), in "
+               "bytes, exactly, with the conventions stated.",
+               "symparams memory llama-3-8b --dtype bf16 --optimizer none --seq 8192"),
+    "explain": ("why a published count differs from the exact one", "A ledger that reconciles a published "
+                "count with the exact one: which conventions (embeddings, the output head, biases, norms, "
+                "units, rounding) explain it, or the nearest and what remains.",
+                "symparams explain bert-base --claim 110M"),
     "derive": ("render a derivation document", "The derivation of a model's count, step by step, as Markdown, "
                "LaTeX or a live HTML page, in English or Chinese.",
                "symparams derive bert-base --format tex --lang zh -o bert-base.zh.tex"),
@@ -120,9 +136,43 @@ def _document_options(p) -> None:
     p.add_argument("--template", help="render your own Jinja template (sandboxed)")
 
 
+def _flops_options(p) -> None:
+    p.add_argument("--seq", required=True, type=_positive, metavar="S", help="tokens per sequence")
+    p.add_argument("--batch", default=1, type=_positive, metavar="B", help="sequences (default 1)")
+    p.add_argument("--causal", action="store_true",
+                   help="count the causal half of each decoder's attention square, s·(s+1)/2, not s²")
+    p.add_argument("--recompute", action="store_true",
+                   help="full activation recomputation: training runs the forward pass twice")
+    p.add_argument("--macs", action="store_true", help="multiply-accumulates (FLOPs / 2) in the text output")
+
+
+def _memory_options(p) -> None:
+    p.add_argument("--dtype", default="bf16", choices=("fp32", "bf16", "fp16", "int8", "int4"),
+                   help="the weights' type (default bf16: mixed precision when training)")
+    p.add_argument("--optimizer", default="adam", choices=("adam", "sgd", "none"),
+                   help="adam (default), sgd with momentum, or none: serving, no gradients")
+    p.add_argument("--zero", default=0, type=int, choices=(0, 1, 2, 3), help="ZeRO stage (default 0)")
+    p.add_argument("--ranks", default=1, type=_positive, metavar="N", help="data-parallel ranks ZeRO spreads over")
+    p.add_argument("--seq", type=_positive, metavar="S", help="tokens per sequence (activations, KV cache)")
+    p.add_argument("--batch", default=1, type=_positive, metavar="B", help="sequences (default 1)")
+    p.add_argument("--tensor-parallel", default=1, type=_positive, metavar="T", help="tensor-parallel ranks")
+    p.add_argument("--sequence-parallel", action="store_true", help="sequence parallelism (with --tensor-parallel)")
+    p.add_argument("--recompute", default="none", choices=("none", "selective", "full"),
+                   help="activation recomputation (default none)")
+
+
 def _solve_options(p) -> None:
     p.add_argument("--target", required=True, help="the parameter count to aim at: 1000000000, 1e9, 1B, 110M")
-    p.add_argument("--for", dest="symbol", required=True, help="the symbol to solve for (e.g. H)")
+    p.add_argument("--for", dest="symbol", required=True, help="the symbol to solve for (e.g. H; s or b for FLOPs)")
+    _quantity_options(p)
+
+
+def _quantity_options(p) -> None:
+    p.add_argument("--of", default="parameters", choices=("parameters", "flops", "training_flops"),
+                   help="the parameter count (default), or the FLOPs of a forward pass or a training step "
+                        "(then s and b may vary too)")
+    p.add_argument("--seq", type=_positive, metavar="S", help="tokens per sequence, for FLOPs")
+    p.add_argument("--batch", type=_positive, metavar="B", help="sequences, for FLOPs (default 1)")
 
 
 def _sweep_options(p) -> None:
@@ -133,6 +183,7 @@ def _sweep_options(p) -> None:
     p.add_argument("--force", action="store_true", help="allow grids over 10^9 points")
     p.add_argument("--head-width", type=_positive, metavar="D",
                    help="hold each head's width at D: the head count A follows H (A = H/D)")
+    _quantity_options(p)
 
 
 def _positive(text: str) -> int:
@@ -148,7 +199,7 @@ def _levels(text: str) -> int:
 
 
 #: options whose value may begin with "-" (a title "---", a negative number to be refused with a reason)
-VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head")
+VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head", "--claim")
 
 
 def joined_values(argv: Sequence[str]) -> list[str]:

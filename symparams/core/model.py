@@ -350,6 +350,29 @@ class Model(Displayable):
 
         return Flops(self, s, b, causal=causal, recompute=recompute)
 
+    def memory(self, dtype: str = "bf16", optimizer: str = "adam", zero: int = 0, ranks: int = 1,
+               seq=None, batch=1, **options):
+        """Bytes of weights, gradients, optimizer state, activations and KV cache for training or serving
+        (see :mod:`symparams.analysis.memory`).  A call-time hook into the analysis layer, like :meth:`prove`."""
+        from ..analysis.memory import Memory
+
+        return Memory(self, dtype=dtype, optimizer=optimizer, zero=zero, ranks=ranks, seq=seq, batch=batch,
+                      **options)
+
+    def kv_cache(self, dtype: str = "bf16", seq=None, batch=1):
+        """The key/value cache: bytes per token of context, and for ``batch`` sequences of ``seq`` tokens
+        (see :mod:`symparams.analysis.memory`).  A call-time hook into the analysis layer."""
+        from ..analysis.memory import KVCache
+
+        return KVCache(self, dtype=dtype, seq=seq, batch=batch)
+
+    def explain(self, claim):
+        """The ledger that reconciles a published count (``"110M"``, ``6.74e9``) with this exact one
+        (see :mod:`symparams.analysis.explain`).  A call-time hook into the analysis layer."""
+        from ..analysis.explain import explain
+
+        return explain(self, claim)
+
     def derive(self, format: str = "md", lang: str = "en", title: str | None = None,
                template: str | None = None) -> str:
         """The derivation document of this model (``format``: ``md``, ``tex`` or ``html``)."""

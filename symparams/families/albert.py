@@ -41,7 +41,7 @@ import sympy as sp
 from ..core.blocks import group, layer_norm, linear, product_as_written
 from ..core.errors import SymparamsError
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
-from ..core.symbols import C, E, H, r
+from ..core.symbols import C, E, H, L, r
 from ..core.values import parse_value
 from . import bert
 from .encoder_parts import TIE, attention, embeddings, lm_decoder, qa_outputs, read_sizes, with_head
@@ -81,28 +81,32 @@ def heads(head, tie):
         return []
     mlm = group("predictions", [linear("dense", H, E, title="mlm_transform"), layer_norm("LayerNorm", E),
                                 *lm_decoder(E, tie)], title="mlm_head")
-    sop = group("sop_classifier", [linear("classifier", H, C, title="sop_head")], title="sop_head")
+    sop = group("sop_classifier", [linear("classifier", H, C, title="sop_head")], title="sop_head",
+                per_sequence=True)  # on the pooled first token
     return [mlm, sop if head == "pretraining" else None]
 
 
 def build(switches, head):
     inter = product_as_written(r, H)
+    groups = sp.Integer(switches["hidden_groups"])
     return group("albert", [
         embeddings(E),
         group("encoder", [
             linear("embedding_hidden_mapping_in", E, H, title="embedding_projection"),
+            # L passes through G groups: layer i runs group ⌊i·G/L⌋, so the G groups run L times in all,
+            # L/G each on average (all groups have the same shape: the total is exact for any G)
             group("albert_layer_groups", [albert_layer(inter, switches["inner_groups"])],
-                  repeat=switches["hidden_groups"], ref="albert_layer_groups.*", title="layer_group"),
+                  repeat=groups, ref="albert_layer_groups.*", title="layer_group", calls=L / groups),
         ]),
-        linear("pooler", H, H, title="pooler") if switches["pooler"] else None,
+        linear("pooler", H, H, title="pooler", per_sequence=True) if switches["pooler"] else None,
         with_head(heads(head, switches["tie"])),
     ], ref="")
 
 
 def from_config(cfg):
     """Values from an ``AlbertConfig``; missing keys take its defaults (albert-xxlarge)."""
+    # L is not in the count (the layers share their weights) but in the FLOPs: the shared layers run L times
     values = read_sizes(cfg, dict(V=30000, P=512, S=2, E=128, H=4096, L=12, A=64, inter=16384))
-    del values["L"]  # read (and checked) but not counted: the layers share their weights
     switches = {"hidden_groups": cfg.int("num_hidden_groups", default=1),
                 "inner_groups": cfg.int("inner_group_num", default=1),
                 "tie": cfg.bool("tie_word_embeddings", default=True)}
@@ -134,13 +138,13 @@ FAMILY = Family(
 _ALBERT = dict(V=30000, P=512, S=2, E=128, r=4)
 
 PRESETS = (
-    Preset("albert-base-v2", "albert", {**_ALBERT, "H": 768, "A": 12},
+    Preset("albert-base-v2", "albert", {**_ALBERT, "H": 768, "L": 12, "A": 12},
            en="ALBERT-base v2 (Lan et al. 2019), 12 layers sharing one set of weights",
            zh="ALBERT-base v2（Lan 等 2019），12 层共享一套权重", reference="AlbertModel"),
-    Preset("albert-large-v2", "albert", {**_ALBERT, "H": 1024, "A": 16},
+    Preset("albert-large-v2", "albert", {**_ALBERT, "H": 1024, "L": 24, "A": 16},
            en="ALBERT-large v2, 24 layers sharing one set of weights",
            zh="ALBERT-large v2，24 层共享一套权重", reference="AlbertModel"),
-    Preset("albert-xxlarge-v2", "albert", {**_ALBERT, "H": 4096, "A": 64},
+    Preset("albert-xxlarge-v2", "albert", {**_ALBERT, "H": 4096, "L": 12, "A": 64},
            en="ALBERT-xxlarge v2, 12 layers sharing one set of weights",
            zh="ALBERT-xxlarge v2，12 层共享一套权重", reference="AlbertModel"),
 )

@@ -70,10 +70,16 @@ def embeddings():
     ], written=sum_as_written(product_as_written(sum_as_written(V, P, S), H), product_as_written(2, H)))
 
 
-def self_attention():
-    """``attention.self``: Q, K and V, each written per head, ``A·(H·(H/A) + H/A)``."""
+def self_attention(decoder=False):
+    """``attention.self``: Q, K and V, each written per head, ``A·(H·(H/A) + H/A)``.
+
+    Eager attention multiplies ``Q·Kᵀ`` and ``softmax(·)·V`` over all A heads, H/A wide.  As a decoder
+    (``is_decoder``, the causal-lm head) the mask is causal and each layer caches its keys and values,
+    A·(H/A) each: 2·H elements per token per layer.
+    """
+    cache = 2 * A * (H / A) if decoder else 0
     return group("self", [per_head_linear(n, H, A, H / A) for n in ("query", "key", "value")],
-                 title="multi_head_attention", computes=(Attention(A, H / A, H / A),))
+                 title="multi_head_attention", computes=(Attention(A, H / A, H / A, cache=cache, causal=decoder),))
 
 
 def ffn(inter):
@@ -83,15 +89,16 @@ def ffn(inter):
                   title="ffn_down_norm")]
 
 
-def encoder_layer(inter, attention_self=None):
+def encoder_layer(inter, attention_self=None, decoder=False):
     """One Transformer encoder layer: attention + Add&Norm, FFN + Add&Norm.
 
     ``attention_self`` replaces BERT's ``attention.self`` (DeBERTa's
-    disentangled attention sits where BERT's does).
+    disentangled attention sits where BERT's does); ``decoder``: the layer
+    of a causal LM (``is_decoder``), its self-attention causal and cached.
     """
     return group("layer", [
         group("attention", [
-            attention_self or self_attention(),
+            attention_self or self_attention(decoder),
             group("output", [linear("dense", H, H, title="attention_output"),
                              layer_norm("LayerNorm", H)], title="attention_output_norm"),
         ]),
@@ -123,11 +130,17 @@ def heads(head):
     return None
 
 
-def build(switches, head):
-    inter = product_as_written(r, H)
-    tree = [embeddings(), group("encoder", [encoder_layer(inter)])]
+def base_model(switches, decoder=False):
+    """Embeddings, the encoder and (with ``pooler``) the pooler on the first token; ``decoder``: the
+    encoder's layers are a causal LM's (``is_decoder``: transformers builds it so for the causal-lm heads)."""
+    tree = [embeddings(), group("encoder", [encoder_layer(product_as_written(r, H), decoder=decoder)])]
     if switches["pooler"]:
         tree.append(group("pooler", [linear("dense", H, H, title="pooler")], per_sequence=True))
+    return tree
+
+
+def build(switches, head):
+    tree = base_model(switches, decoder=head == "causal-lm")
     task = heads(head)
     if task is not None:
         tree.append(group("head", [task], ref="", title="task_head"))

@@ -23,7 +23,7 @@ import sympy as sp
 from ..core.blocks import embedding, group, layer_norm, linear, product_as_written
 from ..core.family import HEAD_DIM, Family, Preset
 from ..core.symbols import A, C, H, L, V
-from .classic_parts import decoder_model, fused_qkv, heads_of, mlp, task_head, tie_switch
+from .classic_parts import causal_attention, decoder_model, fused_qkv, heads_of, mlp, task_head, tie_switch
 
 #: heads, with the transformers class that builds each and its base-model prefix
 CLASSES = {
@@ -41,7 +41,7 @@ def block():
     return group("h", [
         layer_norm("input_layernorm", H),
         group("self_attention", [fused_qkv(A, bias=True), linear("dense", H, H, title="attention_output")],
-              title="masked_attention"),
+              title="masked_attention", computes=(causal_attention(),)),
         layer_norm("post_attention_layernorm", H),
         mlp(product_as_written(4, H)),
     ], repeat=L, ref="h.*", title="decoder_layer")

@@ -20,6 +20,7 @@ V
 from __future__ import annotations
 
 from ..core.blocks import group, linear, parameter, per_head_linear
+from ..core.compute import Attention
 from ..core.family import Switch
 from ..core.symbols import A, C, H, V
 
@@ -55,6 +56,13 @@ def fused_qkv(kv_heads, *, bias, title="multi_head_attention"):
     ``query_key_value.weight`` and ``.bias``, the one tensor of each.
     """
     return group("query_key_value", qkv_parts(("query", "key", "value"), kv_heads, bias=bias, ref=""), title=title)
+
+
+def causal_attention(kv_heads=A) -> Attention:
+    """A decoder's eager self-attention: A query heads of width H/A, each scoring every key (key/value heads
+    shared by several query heads are broadcast to A), and ``kv_heads`` heads of keys and values cached per
+    token."""
+    return Attention(A, WIDTH, WIDTH, cache=2 * kv_heads * WIDTH, causal=True)
 
 
 def mlp(inner, names=("dense_h_to_4h", "dense_4h_to_h"), *, bias=True, ref=None):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..core.blocks import group, linear, per_head_linear, product_as_written, rms_norm
+from ..core.compute import Attention
 from ..core.errors import SymparamsError
 from ..core.family import HEAD_DIM, Family, Preset, Switch
 from ..core.symbols import A, C, D_n, D_r, D_v, F_e, H, N_s, R_kv, R_q
@@ -72,6 +73,11 @@ def query(switches):
 
 
 def attention(switches):
+    """MLA, ``self_attn``.  Eager attention multiplies A heads: queries and keys D_n + D_r wide (the D_r rotary
+    key features are one per token, shared by every head), values D_v wide.  The cache keeps what MLA needs
+    to rebuild them, the normalised latent (R_kv) and the rotary key features (D_r) of each token, as
+    transformers (5) caches them: ``kv_b_proj`` expands the cached latent again at every step, which costs
+    FLOPs in generation, not elements."""
     bias = switches["attention_bias"]
     return group("self_attn", [
         *query(switches),
@@ -79,7 +85,7 @@ def attention(switches):
         rms_norm("kv_a_layernorm", R_kv),
         per_head_linear("kv_b_proj", R_kv, A, D_n + D_v, bias=False, title="kv_expansion"),
         linear("o_proj", product_as_written(A, D_v), H, bias=bias, title="latent_attention_output"),
-    ], title="latent_attention")
+    ], title="latent_attention", computes=(Attention(A, D_n + D_r, D_v, cache=R_kv + D_r, causal=True),))
 
 
 def moe(switches):

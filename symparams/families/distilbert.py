@@ -46,7 +46,8 @@ def transformer_layer(inter):
 def heads(head, tie):
     """The task head's modules as transformers builds them (``DistilBertFor*``)."""
     if head in ("sequence-classification", "multiple-choice"):  # classifier H·C + C, or H + 1 (one score per choice)
-        return [linear("pre_classifier", H, H, title="pre_classifier"), bert.heads(head)]
+        # on the first token only (hidden_state[:, 0])
+        return [linear("pre_classifier", H, H, title="pre_classifier", per_sequence=True), bert.heads(head)]
     if head == "token-classification":
         return [bert.heads(head)]
     if head == "question-answering":  # DistilBertForQuestionAnswering requires num_labels == 2

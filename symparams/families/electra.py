@@ -66,9 +66,11 @@ def heads(head, width, tie):
         return [group("discriminator_predictions", [linear("dense", H, H, title="discriminator_dense"),
                                                     linear("dense_prediction", H, 1, title="discriminator_output")],
                       title="discriminator_head")]
-    if head == "multiple-choice":  # ElectraSequenceSummary's projection (summary_use_proj), then one score per choice
-        return [group("sequence_summary", [linear("summary", H, H, title="classifier_dense")], title="classifier_dense"),
-                linear("classifier", H, 1, title="classifier")]
+    if head == "multiple-choice":  # ElectraSequenceSummary's projection (summary_use_proj) of the first token
+        # (summary_type "first"), then one score per choice
+        return [group("sequence_summary", [linear("summary", H, H, title="classifier_dense")], title="classifier_dense",
+                      per_sequence=True),
+                linear("classifier", H, 1, title="classifier", per_sequence=True)]
     return []
 
 
@@ -78,7 +80,8 @@ def build(switches, head):
     return group("electra", [
         embeddings(width),
         linear("embeddings_project", E, H, title="embedding_projection") if project else None,
-        group("encoder", [bert.encoder_layer(product_as_written(r, H))]),
+        # ElectraForCausalLM: is_decoder, its self-attention causal and cached
+        group("encoder", [bert.encoder_layer(product_as_written(r, H), decoder=head == "causal-lm")]),
         with_head(heads(head, width, switches["tie"])),
     ], ref="")
 

@@ -27,6 +27,7 @@ from ..core.blocks import (
     product_as_written,
     sum_as_written,
 )
+from ..core.compute import Attention
 from ..core.family import Constraint, Switch
 from ..core.symbols import A, C, E, H, P, S, V
 
@@ -58,15 +59,19 @@ def embeddings(dim, *, segments=True, positions_title=None):
 
 
 def attention(name, q, k, v, out, *extra):
-    """Q, K, V written per head (``A·(H·(H/A) + H/A)``), the output map H·H + H, then ``extra``."""
+    """Q, K, V written per head (``A·(H·(H/A) + H/A)``), the output map H·H + H, then ``extra``; eager
+    attention's ``Q·Kᵀ`` and ``softmax(·)·V`` over A heads H/A wide (an encoder: nothing cached)."""
     return group(name, [*(per_head_linear(n, H, A, H / A) for n in (q, k, v)),
-                        linear(out, H, H, title="attention_output"), *extra], title="multi_head_attention")
+                        linear(out, H, H, title="attention_output"), *extra], title="multi_head_attention",
+                 computes=(Attention(A, H / A, H / A),))
 
 
 def classification_head():
-    """RoBERTa's and ELECTRA's ``ClassificationHead``: dense H·H + H, out_proj H·C + C."""
+    """RoBERTa's and ELECTRA's ``ClassificationHead``: dense H·H + H, out_proj H·C + C, on the first token
+    only (``features[:, 0, :]``)."""
     return group("classifier", [linear("dense", H, H, title="classifier_dense"),
-                                linear("out_proj", H, C, title="classifier")], title="classification_head")
+                                linear("out_proj", H, C, title="classifier")], title="classification_head",
+                 per_sequence=True)
 
 
 def qa_outputs():

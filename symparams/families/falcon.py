@@ -36,7 +36,7 @@ from ..core.blocks import embedding, group, layer_norm, linear, product_as_writt
 from ..core.errors import SymparamsError
 from ..core.family import FFN_SIZE, HEAD_DIM, Constraint, Family, Preset, Switch
 from ..core.symbols import A, C, G, H, L, V, r
-from .classic_parts import decoder_model, fused_qkv, heads_of, mlp, task_head, tie_switch
+from .classic_parts import causal_attention, decoder_model, fused_qkv, heads_of, mlp, task_head, tie_switch
 from .llama import KV_GROUPS
 
 #: transformers' FalconConfig refuses an odd head width (it checks the rotary settings even with ALiBi)
@@ -57,13 +57,18 @@ CLASSES = {
 TOKENS = "embeddings.word_embeddings"
 
 
+def key_value_heads(switches):
+    """The key/value heads: G (new architecture), one (multi-query) or A."""
+    if switches["new_decoder_architecture"]:
+        return G
+    return sp.Integer(1) if switches["multi_query"] else A
+
+
 def query_key_value(switches):
     """Q, K, V fused: G key/value heads (new architecture), one (multi-query) or A."""
-    if switches["new_decoder_architecture"]:
-        return fused_qkv(G, bias=switches["bias"], title="grouped_query_attention")
-    if switches["multi_query"]:
-        return fused_qkv(sp.Integer(1), bias=switches["bias"], title="multi_query_attention")
-    return fused_qkv(A, bias=switches["bias"])
+    title = "grouped_query_attention" if switches["new_decoder_architecture"] else \
+        "multi_query_attention" if switches["multi_query"] else "multi_head_attention"
+    return fused_qkv(key_value_heads(switches), bias=switches["bias"], title=title)
 
 
 def norms(switches):
@@ -82,7 +87,8 @@ def block(switches):
     return group("h", [
         *norms(switches),
         group("self_attention", [query_key_value(switches),
-                                 linear("dense", H, H, bias=bias, title="attention_output")], title="masked_attention"),
+                                 linear("dense", H, H, bias=bias, title="attention_output")], title="masked_attention",
+                 computes=(causal_attention(key_value_heads(switches)),)),
         mlp(product_as_written(r, H), bias=bias),
     ], repeat=L, ref="h.*", title="decoder_layer")
 

@@ -25,6 +25,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..core.blocks import embedding, group, layer_norm, linear, per_head_linear, product_as_written
+from ..core.compute import Attention
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
 from ..core.symbols import A, C, H, L, P, V, r
 
@@ -48,13 +49,18 @@ def fused(name, parts):
 
 
 def attention(name, cross=False):
-    """``GPT2Attention``: fused Q,K,V (cross-attention: K,V fused, Q apart) and ``c_proj``."""
+    """``GPT2Attention``: fused Q,K,V (cross-attention: K,V fused, Q apart) and ``c_proj``.
+
+    Eager attention multiplies A heads of width H/A (``QKᵀ`` and the weighted sum), causal in the
+    self-attention; the cache keeps each token's keys and values, 2H per layer (cross-attention: per token
+    of the encoder's states, which ``c_attn`` maps to K and V)."""
     if cross:
         parts = [fused("c_attn", ("key", "value")), per_head_linear("q_attn", H, A, H / A, title="query")]
     else:
         parts = [fused("c_attn", ("query", "key", "value"))]
     return group(name, [*parts, linear("c_proj", H, H, title="attention_output")],
-                 title="cross_attention" if cross else "masked_attention")
+                 title="cross_attention" if cross else "masked_attention",
+                 computes=(Attention(A, H / A, H / A, cache=2 * H, causal=not cross, cross=cross),))
 
 
 def block(inner, cross):

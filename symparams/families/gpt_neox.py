@@ -25,7 +25,7 @@ import sympy as sp
 from ..core.blocks import embedding, group, layer_norm, linear, product_as_written
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
 from ..core.symbols import A, C, H, L, V, r
-from .classic_parts import decoder_model, fused_qkv, heads_of, mlp, task_head, tie_switch
+from .classic_parts import causal_attention, decoder_model, fused_qkv, heads_of, mlp, task_head, tie_switch
 
 #: heads, with the transformers class that builds each and its base-model prefix
 CLASSES = {
@@ -43,7 +43,7 @@ def layer(bias):
     return group("layers", [
         layer_norm("input_layernorm", H),
         group("attention", [fused_qkv(A, bias=bias), linear("dense", H, H, bias=bias, title="attention_output")],
-              title="masked_attention"),
+              title="masked_attention", computes=(causal_attention(),)),
         layer_norm("post_attention_layernorm", H),
         mlp(product_as_written(r, H)),
     ], repeat=L, ref="layers.*", title="decoder_layer")

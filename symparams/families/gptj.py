@@ -24,7 +24,7 @@ import sympy as sp
 from ..core.blocks import embedding, group, layer_norm, linear, product_as_written
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset
 from ..core.symbols import A, C, H, L, V, r
-from .classic_parts import decoder_model, heads_of, mlp, qkv_parts, task_head, tie_switch
+from .classic_parts import causal_attention, decoder_model, heads_of, mlp, qkv_parts, task_head, tie_switch
 
 #: heads, with the transformers class that builds each and its base-model prefix
 CLASSES = {
@@ -41,7 +41,8 @@ def block():
     return group("h", [
         layer_norm("ln_1", H),
         group("attn", [*qkv_parts(("q_proj", "k_proj", "v_proj"), A, bias=False),
-                       linear("out_proj", H, H, bias=False, title="attention_output")], title="masked_attention"),
+                       linear("out_proj", H, H, bias=False, title="attention_output")], title="masked_attention",
+              computes=(causal_attention(),)),
         mlp(product_as_written(r, H), ("fc_in", "fc_out")),
     ], repeat=L, ref="h.*", title="decoder_layer")
 

@@ -81,7 +81,7 @@ def decoder_only(switches):
     (Tied, transformers gives the head the decoder's table, whatever its rows.)
     """
     table = embedding("embed_tokens", decoder_vocabulary(switches), H, title="token_embedding")
-    return [STACKS.decoder(table, switches),
+    return [STACKS.decoder(table, switches, cross=False),
             with_task(lm_head(V, tied_to=DECODER_TOKENS if switches["tie"] else None))]
 
 

@@ -46,7 +46,8 @@ def attention(switches, title_q="query_norm_all", title_k="key_norm_all"):
     width = llama.head_width(switches)
     kv = G if switches["gqa"] else A
     return group("self_attn", [*base.children, all_heads_norm("q_norm", A, width, title_q),
-                               all_heads_norm("k_norm", kv, width, title_k)], title=base.title)
+                               all_heads_norm("k_norm", kv, width, title_k)], title=base.title,
+                 computes=base.computes)
 
 
 def build(switches, head):

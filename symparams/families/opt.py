@@ -29,7 +29,7 @@ import sympy as sp
 from ..core.blocks import embedding, group, layer_norm, linear, product_as_written
 from ..core.family import FFN_SIZE, HEAD_DIM, Constraint, Family, Preset, Switch
 from ..core.symbols import A, C, E, H, L, V, r
-from .classic_parts import decoder_model, heads_of, mlp, qkv_parts, task_head, tie_switch
+from .classic_parts import causal_attention, decoder_model, heads_of, mlp, qkv_parts, task_head, tie_switch
 from .seq2seq_parts import learned_positions
 
 #: heads, with the transformers class that builds each and its base-model prefix
@@ -53,7 +53,8 @@ PROJECTION = Constraint(
 def layer(bias):
     return group("layers", [
         group("self_attn", [*qkv_parts(("q_proj", "k_proj", "v_proj"), A, bias=bias),
-                            linear("out_proj", H, H, bias=bias, title="attention_output")], title="masked_attention"),
+                            linear("out_proj", H, H, bias=bias, title="attention_output")], title="masked_attention",
+              computes=(causal_attention(),)),
         layer_norm("self_attn_layer_norm", H),
         mlp(product_as_written(r, H), ("fc1", "fc2"), bias=bias, ref=""),  # fc1, fc2 sit in the layer itself
         layer_norm("final_layer_norm", H),

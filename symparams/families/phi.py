@@ -25,6 +25,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..core.blocks import embedding, group, layer_norm, linear, product_as_written
+from ..core.compute import Attention
 from ..core.errors import SymparamsError
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset, Switch
 from ..core.symbols import A, C, G, H, L, V, r
@@ -49,7 +50,10 @@ def attention(switches):
         *qkv_parts(("q_proj", "k_proj", "v_proj"), kv, bias=True),
         linear("dense", H, H, title="attention_output"),
         *(norms if switches["qk_layernorm"] else ()),
-    ], title="grouped_query_attention" if switches["gqa"] else "masked_attention")
+    ], title="grouped_query_attention" if switches["gqa"] else "masked_attention",
+        # eager: K and V repeated to A heads, Q·Kᵀ and softmax·V over all s × s pairs; partial rotary and the
+        # q/k LayerNorms are element-wise; the cache keeps K and V of the kv heads at full width H/A
+        computes=(Attention(A, WIDTH, WIDTH, cache=2 * kv * WIDTH, causal=True),))
 
 
 def layer(switches):

@@ -43,7 +43,8 @@ def attention(switches):
     """LLaMA's attention with ``q_proj``, ``k_proj`` and ``v_proj`` fused into ``qkv_proj``."""
     separate = llama.attention(switches, qkv_bias=False)
     q, k, v, o = separate.children
-    return group("self_attn", [fused("qkv_proj", (q, k, v), "fused_qkv"), o], title=separate.title)
+    return group("self_attn", [fused("qkv_proj", (q, k, v), "fused_qkv"), o], title=separate.title,
+                 computes=separate.computes)
 
 
 def mlp():

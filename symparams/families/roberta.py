@@ -81,8 +81,8 @@ def heads(head, tie):
 
 
 def build(switches, head):
-    base = bert.build(switches, None)
-    return group("roberta", [*base.children, with_head([heads(head, switches["tie"])])], ref="")
+    base = bert.base_model(switches, decoder=head == "causal-lm")  # RobertaForCausalLM: is_decoder, cached
+    return group("roberta", [*base, with_head([heads(head, switches["tie"])])], ref="")
 
 
 def from_config(cfg):

@@ -9,6 +9,15 @@ that are parameters), a LayerNorm on the embeddings, a LayerNorm after the
 last layer.  The module's name starts with ``_``, so the family discovery
 skips it.
 
+What they compute (:mod:`symparams.analysis.flops`): every attention is A
+heads of width H/A (the decoder's A_d where it has its own); the decoder's
+self-attention is causal and its cross-attention reads the encoder's
+positions (as many as the decoder's, by convention); each caches 2·H
+elements per token and layer (keys and values), the encoder nothing.  The
+LM head and the question-answering head run on every decoder position;
+the classification head only on the state at each sequence's last
+``<eos>``.
+
 When ``tie_word_embeddings`` is true (the default) transformers ties the
 encoder's and the decoder's ``embed_tokens`` (and the LM head) to
 ``shared``; when it is false every one of them keeps its own table.
@@ -29,7 +38,7 @@ L_d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 from typing import Callable
 
@@ -113,13 +122,32 @@ def decoder_layers(switches):
 def _with_symbol(block: Block, old: sp.Symbol, new: sp.Symbol) -> Block:
     """``block`` with ``old`` replaced by ``new`` everywhere: the Transformer's decoder layer with A_d heads.
 
-    ``xreplace`` keeps the per-head form as written (``A_d·(H·(H/A_d) + H/A_d)``).
+    ``xreplace`` keeps the per-head form as written (``A_d·(H·(H/A_d) + H/A_d)``); the attention it
+    computes (A_d heads of width H/A_d) follows.
     """
     swap = {old: new}
     return replace(block, params=tuple((name, size.xreplace(swap)) for name, size in block.params),
                    children=tuple(_with_symbol(c, old, new) for c in block.children),
                    written=None if block.written is None else block.written.xreplace(swap),
-                   shape=tuple(sp.sympify(s).xreplace(swap) for s in block.shape))
+                   shape=tuple(sp.sympify(s).xreplace(swap) for s in block.shape),
+                   computes=tuple(_computed_with(item, swap) for item in block.computes))
+
+
+def _computed_with(item, swap):
+    """An :class:`~symparams.core.compute.Attention` or ``Product`` with its expressions' symbols swapped."""
+    return replace(item, **{f.name: sp.sympify(getattr(item, f.name)).xreplace(swap) for f in fields(item)
+                            if isinstance(getattr(item, f.name), sp.Basic)})
+
+
+#: the decoder layer's cross-attention sub-layer (attention and its LayerNorm)
+CROSS_ATTENTION = ("encoder_attn", "encoder_attn_layer_norm")
+
+
+def without_cross_attention(layers: Block) -> Block:
+    """The decoder layers of a ``*ForCausalLM``: the cross-attention's weights are built, but with no
+    encoder states passed the decoder layer skips it, so it never runs (``calls = 0``): no FLOPs, no cache."""
+    return replace(layers, children=tuple(replace(c, calls=sp.Integer(0)) if c.name in CROSS_ATTENTION else c
+                                          for c in layers.children))
 
 
 def stack(name, *parts):
@@ -151,8 +179,10 @@ class Stacks:
     def encoder(self, embed_tokens):
         return self._stack("encoder", embed_tokens, encoder_layers())
 
-    def decoder(self, embed_tokens, switches):
-        return self._stack("decoder", embed_tokens, decoder_layers(switches))
+    def decoder(self, embed_tokens, switches, *, cross=True):
+        """The decoder; ``cross=False``: a ``*ForCausalLM``'s, whose cross-attention never runs."""
+        layers = decoder_layers(switches)
+        return self._stack("decoder", embed_tokens, layers if cross else without_cross_attention(layers))
 
     def _stack(self, name, embed_tokens, layers):
         return stack(name, embed_tokens, self.positions() if self.positions else None,
@@ -164,10 +194,10 @@ def task_head(head, tie):
     """The task heads of ``BartFor*`` (and the classes copied from it), path names as there."""
     if head == "seq2seq-lm":
         return lm_head(V, tied_to=SHARED if tie else None)
-    if head == "sequence-classification":
+    if head == "sequence-classification":  # on the decoder's state at the last <eos> of each sequence
         return group("classification_head", [linear("dense", H, H, title="classifier_dense"),
                                              linear("out_proj", H, C, title="classifier")],
-                     title="classification_head")
+                     title="classification_head", per_sequence=True)
     if head == "question-answering":  # BartForQuestionAnswering sets num_labels = 2
         return linear("qa_outputs", H, 2, title="qa_outputs")
     return None
@@ -183,11 +213,12 @@ def build(name, stacks: Stacks, switches, head):
 
     The base model (``shared``, encoder, decoder) and the task head; under
     ``causal-lm`` (``*ForCausalLM``) the decoder alone, with its own token
-    table and an LM head tied to it.
+    table and an LM head tied to it (its layers keep their cross-attention's
+    weights, which never run).
     """
     tie = switches["tie"]
     if head == "causal-lm":
-        parts = [stacks.decoder(tokens(V, tied=False), switches),
+        parts = [stacks.decoder(tokens(V, tied=False), switches, cross=False),
                  with_task(lm_head(V, tied_to=DECODER_TOKENS if tie else None))]
     else:
         parts = [embedding("shared", V, H, title="token_embedding"), stacks.encoder(tokens(V, tied=tie)),

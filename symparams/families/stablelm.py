@@ -55,7 +55,8 @@ def attention(switches):
         return base
     kv = G if switches["gqa"] else A
     return group("self_attn", [*base.children, per_head_norms("q_layernorm", A, "query_norm_heads"),
-                               per_head_norms("k_layernorm", kv, "key_norm_heads")], title=base.title)
+                               per_head_norms("k_layernorm", kv, "key_norm_heads")], title=base.title,
+                 computes=base.computes)
 
 
 def build(switches, head):

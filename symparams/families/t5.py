@@ -27,6 +27,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..core.blocks import embedding, group, linear, per_head_linear, product_as_written, rms_norm
+from ..core.compute import Attention
 from ..core.errors import SymparamsError
 from ..core.family import Family, Preset, Switch
 from ..core.symbols import A, B, C, D, F, H, L, L_d, V
@@ -49,12 +50,18 @@ DEFAULTS = {
 }
 
 
-def attention(name, title):
-    """``T5Attention``: Q, K, V of A heads of width D, and the output A·D → H; no biases."""
+def attention(name, title, *, cached=False, causal=False, cross=False):
+    """``T5Attention``: Q, K, V of A heads of width D, and the output A·D → H; no biases.
+
+    Eager attention multiplies ``Q·Kᵀ`` and ``softmax(·)·V`` per head, of width D; the relative position
+    bias added to the scores is a table lookup (no matmul).  ``cached``: a decoder's module, whose keys and
+    values (A·D each) stay in the cache for every token of context, the decoder's own (``causal``) or the
+    encoder's (``cross``).
+    """
     return group(name, [
         *(per_head_linear(n, H, A, D, bias=False, title=t) for n, t in (("q", "query"), ("k", "key"), ("v", "value"))),
         linear("o", product_as_written(A, D), H, bias=False, title="attention_output"),
-    ], title=title)
+    ], title=title, computes=(Attention(A, D, D, cache=2 * A * D if cached else 0, causal=causal, cross=cross),))
 
 
 def sublayer(name, inner, title):
@@ -72,8 +79,10 @@ def ffn(gated):
 def stack(name, decoder, gated, layers=L):
     block = group("block", [
         sublayer("self_attention", attention("SelfAttention", "masked_attention" if decoder
-                                             else "multi_head_attention"), "self_attention"),
-        sublayer("cross_attention", attention("EncDecAttention", "cross_attention"), "cross_attention")
+                                             else "multi_head_attention", cached=decoder, causal=decoder),
+                 "self_attention"),
+        sublayer("cross_attention", attention("EncDecAttention", "cross_attention", cached=True, cross=True),
+                 "cross_attention")
         if decoder else None,
         sublayer("feed_forward", ffn(gated), "feed_forward"),
     ], repeat=layers, ref="block.*", title="decoder_layer" if decoder else "encoder_layer")
@@ -90,12 +99,13 @@ def stack(name, decoder, gated, layers=L):
 def head_block(head, tie):
     if head == "seq2seq-lm":
         return linear("lm_head", H, V, bias=False, title="output_projection", tied_to="shared" if tie else None)
-    if head == "sequence-classification":
+    if head == "sequence-classification":  # on the decoder's state at the last <eos> of each sequence
         return group("classification_head", [linear("dense", H, H, title="classifier_dense"),
-                                             linear("out_proj", H, C, title="classifier")], title="classifier")
-    if head == "token-classification":
+                                             linear("out_proj", H, C, title="classifier")], title="classifier",
+                     per_sequence=True)
+    if head == "token-classification":  # on every position of the encoder
         return linear("classifier", H, C, title="classifier")
-    if head == "question-answering":
+    if head == "question-answering":  # on every position of the decoder
         return linear("qa_outputs", H, C, title="qa_outputs")  # T5 uses num_labels here
     return None
 

@@ -19,15 +19,22 @@ reproduce the article's weights-only accounting.
 from __future__ import annotations
 
 from ..core.blocks import embedding, group, layer_norm, linear, per_head_linear, product_as_written
+from ..core.compute import Attention
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Switch
 from ..core.symbols import A, H, L, P, V, r
 
 
-def attention(name, bias, title):
+def attention(name, bias, title, *, cached=False, causal=False, cross=False):
+    """Multi-head attention: A heads of width H/A (eager: ``Q·Kᵀ`` and ``softmax(·)·V`` per head).
+
+    ``cached``: a decoder's module, whose keys and values (A·H/A each) stay in the cache for every token of
+    context — the decoder's own tokens (``causal``) or the encoder's (``cross``); the encoder caches nothing.
+    """
     return group(name, [
         *(per_head_linear(n, H, A, H / A, bias=bias) for n in ("q_proj", "k_proj", "v_proj")),
         linear("out_proj", H, H, bias=bias, title="attention_output"),
-    ], title=title)
+    ], title=title, computes=(Attention(A, H / A, H / A, cache=2 * A * (H / A) if cached else 0,
+                                        causal=causal, cross=cross),))
 
 
 def norm(name, on):
@@ -50,9 +57,9 @@ def encoder_layer(inter, bias, ln):
 
 def decoder_layer(inter, bias, ln):
     return group("layers", [
-        attention("self_attn", bias, "masked_attention"),
+        attention("self_attn", bias, "masked_attention", cached=True, causal=True),
         norm("self_attn_layer_norm", ln),
-        attention("encoder_attn", bias, "cross_attention"),
+        attention("encoder_attn", bias, "cross_attention", cached=True, cross=True),
         norm("encoder_attn_layer_norm", ln),
         *ffn(inter, bias),
         norm("final_layer_norm", ln),
