@@ -3,8 +3,9 @@
 Every number is an exact integer of bytes.  Each part is a formula in the
 model's symbols, the sequence length ``s`` and the batch ``b``
 (:attr:`Memory.formulas`), evaluated exactly at the model's values and
-rounded **up** to a whole byte (the only rounding; an int4 model's blocks and
-a ZeRO partition are rounded up inside the formula, as ``ceiling``).
+rounded **up** to a whole byte (the only rounding; an int4 model's blocks are
+rounded up inside its formula, as ``ceiling``); the total is the sum of the
+rounded parts.
 
 Conventions (each :class:`Memory` lists the ones it uses in ``conventions``):
 
@@ -264,6 +265,9 @@ class _Attention:
 
 def _whole(model, expr, what: str) -> int:
     value = model.evaluate(expr)
+    if value.free_symbols:  # a symbol the tree uses outside its counts (a repeat count in ``calls``)
+        raise SymparamsError(f"{model.name}: no value for {', '.join(sorted(map(str, value.free_symbols)))}, "
+                             f"so {what} is not a number")
     if not value.is_Integer:
         raise SymparamsError(f"{model.name}: {what} comes to {value}, not a whole number")
     return int(value)
@@ -299,6 +303,8 @@ class KVCache:
     bytes each token of an encoder's input leaves in the decoder's
     cross-attention; ``total`` both for ``batch × seq`` tokens (the encoder's
     input taken as long as the decoder's, ``seq``), None without ``seq``.
+    Every token of context stays cached: a sliding-window layer that keeps only
+    its last tokens holds less once the context is longer than its window.
 
     >>> from symparams import model
     >>> kv = model("llama-3-8b").kv_cache("bf16", seq=8192, batch=2)
@@ -363,7 +369,8 @@ def _cache_convention(dtype: str) -> str:
     why = f" ({dtype} quantizes the weights only)" if kept != dtype else ""
     return (f"KV cache: the keys and values (or compressed latents) each token leaves in every attention module, "
             f"in {kept}{why}; a cross-attention cache holds one entry per token of the encoder's input, taken "
-            f"as long as the decoder's; an encoder caches nothing")
+            f"as long as the decoder's; every token stays cached (a sliding window's bound is not applied); "
+            f"an encoder caches nothing")
 
 
 # -- the memory of training or serving -----------------------------------------------------------
@@ -389,8 +396,9 @@ class Memory:
     **options
         ``tensor_parallel`` (t, default 1), ``sequence_parallel`` (default
         False), ``recompute`` (``"none"``, ``"selective"`` or ``"full"``): the
-        activations' parallelism (Korthikanti et al.); the weights, gradients,
-        optimizer state and cache are divided by ZeRO only.
+        activations' parallelism (Korthikanti et al.).  Tensor parallelism
+        divides only the activations here; only ZeRO divides the weights,
+        gradients and optimizer state.
 
     The parts (``weights``, ``gradients``, ``optimizer``, ``activations``,
     ``kv_cache``) and ``total`` are exact integers of bytes per rank;
@@ -507,7 +515,8 @@ class Memory:
     @cached_property
     def formulas(self) -> dict[str, sp.Expr]:
         """Each part in the model's symbols, ``s`` and ``b`` (bytes per parameter as numbers); the exact
-        part is its formula at the model's values, rounded up."""
+        part is its formula at the model's values, rounded up ("total" is the parts' formulas added: the
+        exact total adds the rounded parts, so it may exceed that formula's value by up to 4 bytes)."""
         tree = self.model.tree
         n, trainable = closed_form(tree.total), closed_form(tree.trainable_total)
         states = zero_per_rank(weight_bytes(n, self.dtype), self.gradient_bytes * trainable,
@@ -516,10 +525,11 @@ class Memory:
             SEQ, BATCH, H, heads, self.tensor_parallel, self.sequence_parallel, self.recompute)
             for runs, heads in self_attention_layers(tree))) if self.training else sp.Integer(0)
         cache = self._cache.formulas
-        parts = dict(zip(("weights", "gradients", "optimizer"), states), activations=sp.expand(activations),
+        parts = dict(zip(("weights", "gradients", "optimizer"), states), activations=activations,
                      kv_cache=sp.Integer(0) if self.training else cache["total"])
-        return {**{k: sp.sympify(v) for k, v in parts.items()}, "kv_cache_per_token": cache["per_token"],
-                "cross_kv_cache_per_token": cache["cross_per_token"], "total": sp.Add(*parts.values())}
+        parts["total"] = sp.Add(*parts.values())
+        parts.update(kv_cache_per_token=cache["per_token"], cross_kv_cache_per_token=cache["cross_per_token"])
+        return {k: closed_form(sp.sympify(v)) for k, v in parts.items()}
 
     @property
     def bytes_per_parameter(self) -> dict[str, Fraction]:
@@ -553,8 +563,9 @@ def _json(value: Fraction):
 
 
 def _state_conventions(mem: Memory) -> list[str]:
-    out = ["weights: every parameter once (a tied tensor once, as PyTorch lists it), "
-           f"{_json(DTYPE_BYTES[mem.dtype])} bytes each in {mem.dtype}"]
+    weights = (f"weights: every parameter once (a tied tensor once, as PyTorch lists it), "
+               f"{_json(DTYPE_BYTES[mem.dtype])} bytes each in {mem.dtype}")
+    out = [weights]
     if mem.dtype == "int4":
         out.append("int4: 4 bits a weight and one fp16 scale per block of 32 weights (18 bytes per block), "
                    "the model's weights taken as whole blocks, rounded up")
@@ -589,6 +600,28 @@ def _activation_convention(mem: Memory) -> str:
 
 
 # -- the inverse questions -------------------------------------------------------------------------
+
+#: byte units a budget may be written in: decimal (GB = 10^9, as disk and GPU makers write it) and binary (GiB)
+BYTE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+              "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_BYTES = re.compile(r"(?P<number>\d[\d_,]*(?:\.\d+)?(?:[eE]\d{1,3})?)\s*(?P<unit>[a-zA-Z]*)")
+
+
+def parse_bytes(text) -> int:
+    """A memory budget: ``80GB`` (10⁹ bytes each), ``80GiB`` (2³⁰), ``1.5e10`` or a whole number of bytes.
+
+    >>> parse_bytes("80GB"), parse_bytes("80 GiB"), parse_bytes("1.5e3")
+    (80000000000, 85899345920, 1500)
+    """
+    match = _BYTES.fullmatch(str(text).strip())
+    unit = match and BYTE_UNITS.get(match.group("unit").lower())
+    if not match or unit is None:
+        raise SymparamsError(f"a memory budget is a number of bytes such as 80GB, 80GiB or 1e10, not {_shown(text)}")
+    value = Fraction(match.group("number").replace("_", "").replace(",", "")) * unit
+    if value.denominator != 1 or value <= 0:
+        raise SymparamsError(f"a memory budget must be a positive whole number of bytes, not {_shown(text)}")
+    return value.numerator
+
 
 def longest_context(model, budget_bytes, **memory_args) -> int | None:
     """The largest sequence length ``s`` whose total fits ``budget_bytes`` (None: not even s = 1).

@@ -87,9 +87,13 @@ def _fraction(value) -> str:
 
 
 def cmd_memory(args, m) -> None:
-    mem = m.memory(dtype=args.dtype, optimizer=args.optimizer, zero=args.zero, ranks=args.ranks,
-                   seq=args.seq, batch=args.batch, tensor_parallel=args.tensor_parallel,
-                   sequence_parallel=args.sequence_parallel, recompute=args.recompute)
+    settings = dict(dtype=args.dtype, optimizer=args.optimizer, zero=args.zero, ranks=args.ranks,
+                    tensor_parallel=args.tensor_parallel, sequence_parallel=args.sequence_parallel,
+                    recompute=args.recompute)
+    if args.fit is not None:
+        _fit(args, m, settings)
+        return
+    mem = m.memory(seq=args.seq, batch=args.batch, **settings)
     data = mem.to_dict()
     if args.json:
         print_json(data)
@@ -107,6 +111,30 @@ def cmd_memory(args, m) -> None:
         print(f"cross-attention cache: {thousands(data['cross_kv_cache_per_token'])} bytes per token of the input")
     for line in data.get("conventions", ()):
         print(f"convention: {line}")
+
+
+def _fit(args, m, settings: dict) -> None:
+    """``--fit BYTES``: the longest sequence that fits (at --batch), or with --seq the largest batch."""
+    from ..analysis.memory import largest_batch, longest_context, parse_bytes
+
+    budget = parse_bytes(args.fit)
+    if args.seq is None:
+        what, found = "seq", longest_context(m, budget, batch=args.batch, **settings)
+    else:
+        what, found = "batch", largest_batch(m, budget, seq=args.seq, **settings)
+    fitted = None if found is None else m.memory(**{"seq": args.seq, "batch": args.batch, **{what: found}},
+                                                 **settings).to_dict()
+    if args.json:
+        print_json({"model": m.name, "budget": budget, "solved_for": what, "value": found,
+                    "memory": fitted})
+        return
+    print(_header(m))
+    if found is None:
+        print(f"nothing fits {thousands(budget)} bytes: even {what} = 1 needs more")
+        return
+    name = "tokens per sequence" if what == "seq" else "sequences"
+    print(f"fits {thousands(budget)} bytes: at most {thousands(found)} {name} "
+          f"({thousands(fitted['total'])} bytes; one more needs more)")
 
 
 def _gib(n: int) -> str:

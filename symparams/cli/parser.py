@@ -159,6 +159,8 @@ def _memory_options(p) -> None:
     p.add_argument("--sequence-parallel", action="store_true", help="sequence parallelism (with --tensor-parallel)")
     p.add_argument("--recompute", default="none", choices=("none", "selective", "full"),
                    help="activation recomputation (default none)")
+    p.add_argument("--fit", metavar="BYTES", help="a memory budget (80GB, 80GiB, 1e10): the longest sequence that "
+                                                  "fits it, or with --seq the largest batch")
 
 
 def _solve_options(p) -> None:
@@ -199,7 +201,7 @@ def _levels(text: str) -> int:
 
 
 #: options whose value may begin with "-" (a title "---", a negative number to be refused with a reason)
-VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head", "--claim")
+VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head", "--claim", "--fit")
 
 
 def joined_values(argv: Sequence[str]) -> list[str]:

@@ -193,7 +193,7 @@ class Block:
         """The symbols the tree is written in (A included, though it may cancel), in the house order."""
         found = set()
         for _, block, copies in self.walk():
-            found |= copies.free_symbols
+            found |= copies.free_symbols | block.calls.free_symbols
             if block.used is not None:
                 found |= block.used.free_symbols
             if block.is_leaf:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from functools import lru_cache
 
-from ..core.formatting import percent, thousands
+from ..core.formatting import decimal, percent, thousands
 from .derivation import Derivation, derive, latex, math_count
 from .environment import catalog
 from .markup import plain
@@ -155,7 +157,8 @@ def _doc(d: Derivation, lang: str) -> dict:
         "active": thousands(d.active), "active_share": _share_text(d.active_share),
         "active_formula": d.active_formula, "shows_active": d.active != d.total,
         "closed_formula": d.closed_formula, "closed_substituted": d.closed_substituted,
-        "proof": _proof(d.proof, lang), "notes": [_note(note, lang) for note in d.notes], "related": related,
+        "proof": _proof(d.proof, lang), "costs": _costs(d.costs, lang),
+        "notes": [_note(note, lang) for note in d.notes], "related": related,
         "largest": largest,
         "biggest": {"title": title_of(biggest.keys, biggest.names, d.family, t)[0],
                     "share": _share_text(biggest.share)},
@@ -183,6 +186,41 @@ def _proof(p, lang: str) -> dict:
             **{k: v for k, v in p.fixed_ratio.items() if k != "conditions"},
             "conditions": [{"latex": c[0], "text": c[text]} for c in p.fixed_ratio["conditions"]]},
     }
+
+
+def _costs(c, lang: str) -> dict:
+    """The compute-and-memory section's numbers as text (per-token figures that are not whole: "about")."""
+    t = catalog(lang)
+
+    def per_token(q) -> str:
+        if isinstance(q, int) or q.denominator == 1:
+            return thousands(int(q))
+        return t["costs"]["about"].replace("[[n]]", thousands(decimal_round(q)))
+
+    def gib(n: int) -> str:
+        return decimal(Fraction(n, 2**30))
+
+    memory = [("weights_fp32", c.weights_fp32), ("weights_bf16", c.weights_bf16), ("training_memory", c.training_bytes),
+              ("kv_per_token", c.kv_per_token), ("cross_kv_per_token", c.cross_kv_per_token)]
+    return {
+        "seq": thousands(c.seq), "formula": c.formula,
+        "forward": thousands(c.forward), "matmul": thousands(c.matmul), "attention": thousands(c.attention),
+        "product": thousands(c.product) if c.product else "", "backward": thousands(c.backward),
+        "training": thousands(c.training), "forward_math": math_count(c.forward),
+        "heads_invariant": c.heads_invariant, "heads_derivative": c.heads_derivative,
+        "held": r",\ ".join(c.held),
+        "kaplan": per_token(c.kaplan), "exact_per_token": per_token(c.exact_per_token),
+        "kaplan_difference": c.kaplan_difference,
+        "memory": [{"key": key, "bytes": thousands(n), "gib": "" if key.endswith("per_token") else gib(n)}
+                   for key, n in memory
+                   if n or key in ("weights_fp32", "weights_bf16", "training_memory")],
+        "caches": c.kv_per_token != 0,
+    }
+
+
+def decimal_round(q: Fraction) -> int:
+    """``q`` rounded half up to a whole number."""
+    return math.floor(q + Fraction(1, 2))
 
 
 def _note(note, lang: str) -> dict:

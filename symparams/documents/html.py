@@ -43,6 +43,7 @@ from ..core.symbols import SYMBOLS
 from .context import title_of
 from .derivation import derive
 from .environment import LANGS, catalog, html_environment, read_template
+from .escape import escape_html
 from .markup import prose_html
 from .mathml import mathml, mathml_inner
 from .proof_text import proof_equations
@@ -173,8 +174,55 @@ def _item(i, d, lang: str, formulas: list) -> dict:
     }
 
 
-def _script(m, controls: list[dict], formulas: list, ui: dict) -> str:
-    """The page's script: every count's closed form compiled to exact JavaScript, then the page logic."""
+#: the compute-and-memory numbers the page recomputes live, and whether a number may not be whole (per token)
+_LIVE_COSTS = {"forward": False, "matmul": False, "attention": False, "product": False, "backward": False,
+               "training": False, "kaplan": True, "exact_per_token": True, "weights_fp32": False,
+               "weights_bf16": False, "training_memory": False, "kv_per_token": False, "cross_kv_per_token": False}
+
+
+def _costs(d, lang: str, formulas: list) -> dict:
+    """The compute-and-memory section as the page shows it: every number an ``<output>`` recomputed live."""
+    from .context import _costs as costs_text
+
+    t = catalog(lang)
+    text = costs_text(d.costs, lang)
+    outputs = {}
+    for key, approx in _LIVE_COSTS.items():
+        ident = f"costs-{key}"
+        formulas.append((ident, d.costs.exprs[key], approx))
+        shown = text.get(key) or thousands(getattr(d.costs, key, 0) or 0)
+        outputs[key] = f'<output id="{ident}">{escape_html(shown)}</output>'
+
+    def sentence(key, **values):
+        holes = {k: f"\u27e6{k}\u27e7" for k in values}
+        html = prose_html(t["costs"][key], **holes)
+        for k, v in values.items():
+            html = html.replace(holes[k], v)
+        return html
+
+    c = d.costs
+    heads = (sentence("heads_invariant") if c.heads_invariant else
+             sentence("heads_dependent") + t["sp"] + _math(c.heads_derivative_expr) + t["stop"] +
+             (t["sp"] + prose_html(t["costs"]["heads_held"], held=text["held"]) if c.held else ""))
+    return {
+        "formula": _math("<mi>FLOPs</mi><mo>(</mo><mi>s</mi><mo>,</mo><mi>b</mi><mo>)</mo><mo>=</mo>"
+                         + mathml_inner(c.formula_expr), display=True),
+        "forward": sentence("forward", seq=escape_html(text["seq"]), forward=outputs["forward"],
+                            matmul=outputs["matmul"], attention=outputs["attention"]),
+        "product": sentence("product", product=outputs["product"]) if c.product else "",
+        "training": sentence("training", backward=outputs["backward"], training=outputs["training"]),
+        "heads": heads,
+        "kaplan": sentence("kaplan", kaplan=outputs["kaplan"], exact=outputs["exact_per_token"]),
+        "kaplan_difference": _math(c.kaplan_difference_expr, display=True),
+        "memory": [{"key": row["key"], "id": f"costs-{row['key']}", "bytes": row["bytes"]} for row in text["memory"]],
+        "cache": prose_html(t["costs"]["cache" if text["caches"] else "no_cache"], model=d.name),
+        "cli": prose_html(t["costs"]["cli"], model=d.name),
+    }
+
+
+def _script(m, controls: list[dict], formulas: list, ui: dict, about: str) -> str:
+    """The page's script: every count's closed form compiled to exact JavaScript, then the page logic
+    (``about``: how a rounded number reads, "about [[n]]")."""
     constraints = [c for c in m.family.constraints if c.expr.free_symbols <= set(m.symbols)]
     specs = [{"name": c["name"], "rational": c["rational"], "init": c["value"], "den": c["den"]} for c in controls]
     compiled = [
@@ -182,12 +230,14 @@ def _script(m, controls: list[dict], formulas: list, ui: dict) -> str:
         f"const TOTAL = {fraction_js(m.closed_form)};",
         f"const TRAINABLE = {fraction_js(closed_form(m.tree.trainable_total))};",
         f"const ACTIVE = {fraction_js(closed_form(m.tree.active_total)) if m.routed else 'null'};",
-        "const ITEMS = [" + ",\n".join(f'{{id: "{ident}", f: {fraction_js(f)}}}' for ident, f in formulas) + "];",
+        "const ITEMS = [" + ",\n".join(f'{{id: "{ident}", f: {fraction_js(f)}, about: {"true" if about else "false"}}}'
+                                       for ident, f, *rest in formulas for about in [bool(rest and rest[0])]) + "];",
         "const CONSTRAINTS = [" + ",\n".join(
             f"{{f: {fraction_js(c.expr)}, message: {json.dumps(c.message, ensure_ascii=False)}}}"
             for c in constraints) + "];",
     ]
-    words = json.dumps({k: ui[k] for k in ("invalid", "invalid_ratio", "not_whole")}, ensure_ascii=False)
+    words = json.dumps({**{k: ui[k] for k in ("invalid", "invalid_ratio", "not_whole")}, "about": about},
+                       ensure_ascii=False)
     js = "\n".join(compiled) + read_template("html/page.js").replace("__UI__", words)
     return js.replace("</", "<\\/")  # nothing inside the script can close it
 
@@ -204,6 +254,7 @@ def render_html(m, lang: str = "en", title: str | None = None) -> str:
     proof = m.prove()
     equations = "".join(f'<mtr><mtd columnalign="right">{lhs[1]}</mtd><mtd columnalign="left"><mo>=</mo>{rhs[1]}'
                         f"</mtd></mtr>" for lhs, rhs in proof_equations(proof))
+    costs = _costs(d, lang, formulas)
     summary = [{"id": s["id"], "title": s["title"], "formula": _math(closed_form(contribution_formula(i))),
                 "count": s["count"], "share": s["share"]} for s, i in zip(sections, d.sections)]
     page = {
@@ -222,6 +273,7 @@ def render_html(m, lang: str = "en", title: str | None = None) -> str:
         "equations": _math(f"<mtable>{equations}</mtable>", display=True),
         "conditions": [c.zh if lang == "zh" else c.en for c in proof.conditions],
         "verdict": prose_html(t["heads"]["invariant" if proof.invariant else "dependent"], model=m.name),
-        "script": _script(m, controls, formulas, t["page"]),
+        "costs": costs,
+        "script": _script(m, controls, formulas, t["page"], t["costs"]["about"]),
     }
     return html_environment().get_template("html/page.html.j2").render(page=page, t=t, ui=t["page"])

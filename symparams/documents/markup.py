@@ -116,18 +116,18 @@ def escape_html_text(text: str) -> str:
 
 
 #: LaTeX math commands a browser shows as characters
-_TEX = {r"\cdot": "·", r"\times": "×", r"\to": "→", r"\mid": "∣", r"\partial": "∂", r"\gamma": "γ",
+_TEX = {r"\cdot": "·", r"\times": "×", r"\top": "⊤", r"\to": "→", r"\mid": "∣", r"\partial": "∂", r"\gamma": "γ",
         r"\beta": "β", r"\alpha": "α", r"\rho": "ρ", r"\leq": "≤", r"\geq": "≥", r"\neq": "≠", r"\approx": "≈",
         r"\left": "", r"\right": "", r"\,": " ", r"\;": " ", r"\ ": " "}
 
 
 def _math_text(tex: str) -> str:
     """A catalog's inline LaTeX as HTML text: fractions as a/b, sub- and superscripts as tags."""
+    tex = re.sub(r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}", r"\1", tex)  # first: n_{\text{layer}}
     tex = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", tex)
     tex = re.sub(r"([_^])(?:\{([^{}]*)\}|(\w))",
                  lambda mo: f"<{'sup' if mo.group(1) == '^' else 'sub'}>{mo.group(2) or mo.group(3)}"
                             f"</{'sup' if mo.group(1) == '^' else 'sub'}>", tex)
-    tex = re.sub(r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}", r"\1", tex)
     for k in sorted(_TEX, key=len, reverse=True):
         tex = tex.replace(k, _TEX[k])
     return tex.replace("{", "").replace("}", "")

@@ -15,6 +15,12 @@ over one head's width (D numbers each, shared by all heads).  Their
 alternating local (sliding-window) and global attention holds no
 parameters; neither does logit soft-capping.
 
+FLOPs: the scaling of the embeddings by √H, Gemma 2's soft-capping of the
+attention scores and of the final logits (``cap·tanh(x/cap)``) and the
+norms are element-wise, no matrix product; the tied LM head still
+multiplies H·V.  Eager attention multiplies the full s × s square in local
+layers too (the window only masks it).
+
 >>> from symparams import model
 >>> model("gemma-2b").count
 2506172416

@@ -73,6 +73,11 @@ def attention(switches, qkv_bias=None, o_bias=None, head_norms=False):
                title="attention_output"),
         *norms,
     ], title="grouped_query_attention" if switches["gqa"] else "masked_attention",
+        # eager attention repeats K and V to the A query heads, then multiplies Q·Kᵀ and softmax·V over the full
+        # s × s square (the causal mask, a sliding window, Gemma 2's logit soft-capping and the q/k norms are
+        # element-wise); the cache keeps K and V of the kv heads only.  A sliding layer's cache (Mistral, Qwen 2/3,
+        # Phi-3, StarCoder 2, Gemma 2/3) keeps at most its last window − 1 tokens: 2·kv·width a token holds for
+        # contexts shorter than the window
         computes=(Attention(A, width, width, cache=2 * kv * width, causal=True),))
 
 

@@ -84,6 +84,12 @@ function update() {
   }
   if (v && total === null) warnings.push(UI.not_whole);
   for (const item of ITEMS) {
+    if (item.about) {  // a number per token: shown rounded, "about …", where it is not whole
+      const [n, d] = v ? item.f(v) : [0n, 0n];
+      setOut(item.id, !v || d === 0n ? "—" : n % d === 0n ? group(n / d)
+             : UI.about.replace("[[n]]", group((2n * n + d) / (2n * d))));
+      continue;
+    }
     const value = v ? exact(item.f, v) : null;
     setOut(item.id, value === null ? "—" : group(value));
     setOut(item.id + "-share", value !== null && total ? percent(value, total) : "");

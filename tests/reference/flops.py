@@ -2,9 +2,10 @@
 
 ``torch.utils.flop_counter.FlopCounterMode`` counts every matrix product
 (``mm``, ``addmm``, ``bmm``, ``baddbmm``, convolutions) as ``2·m·n·k`` and
-nothing else; the model is built with eager attention (on the CPU the counter
-does not see the fused SDPA kernel) and eager experts (a loop over the experts
-tokens are routed to).  Weights are random and tiny: only shapes matter.
+nothing else; the model is built with eager attention (whether the counter
+sees a fused SDPA kernel depends on the PyTorch version and device: eager
+attention's plain matmuls it always sees) and eager experts (a loop over the
+experts tokens are routed to).  Weights are random and tiny: only shapes matter.
 """
 
 from __future__ import annotations
