@@ -26,9 +26,9 @@ def test_readme_is_a_front_page_of_at_most_200_lines():
 def test_every_command_the_readme_shows_is_a_checked_example():
     # all but the interactive shell, whose session the README shows in a block of its own
     assert [c for c, _ in EXAMPLES] == [c for c in dollar_commands(README) if not c.startswith("symparams shell")]
-    assert {c.split()[1] for c, _ in EXAMPLES} == {"count", "formula", "prove", "solve", "sweep"}
-    # derive's output is too long to show: its commands (Markdown, LaTeX, the HTML page) run in ```sh blocks
-    assert {c.split()[1] for c in SH} == {"derive"}
+    assert {c.split()[1] for c, _ in EXAMPLES} == {"count", "prove", "memory", "solve", "sweep"}
+    # outputs too long to show (derive: Markdown, LaTeX, the HTML page; flops, explain) run in ```sh blocks
+    assert {c.split()[1] for c in SH} == {"derive", "flops", "explain", "formula"}
     assert {f for c in SH if c.split()[1] == "derive" for f in re.findall(r"--format (\w+)", c)} == {"md", "tex", "html"}
     assert len(SESSIONS) == 1
 

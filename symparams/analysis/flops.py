@@ -60,7 +60,7 @@ class FlopTerm:
     """One component's forward FLOPs, and what its backward pass costs per forward FLOP."""
 
     path: str
-    what: str  # "matmul" (a weight's), "attention" (scores and weighted sum) or "product" (any other)
+    what: str  # "matmul" (a weight's), "attention" (scores and weighted sum), "product" (any other), "elementwise"
     forward: sp.Expr  # in the model's symbols, s and b
     backward_factor: int  # 2 for a product of two tensors that need gradients, 0 without any
 
@@ -80,9 +80,17 @@ def _leaf_weights(block: Block) -> sp.Expr:
     return sp.expand(sp.Mul(*block.shape).doit())
 
 
-def flop_terms(tree: Block, causal: bool = False) -> tuple[FlopTerm, ...]:
-    """Every component's forward FLOPs (symbolic), in the tree's order."""
-    return _terms_causal(tree) if causal else _terms_full(tree)
+#: per attention score, the softmax's FLOPs: exp, the sum, the division (Hoffmann et al. 2022, appendix F)
+SOFTMAX_PER_SCORE = 3
+#: the titles of the FFN's output projections: the activation acts on what enters them
+FFN_DOWN = ("ffn_down", "expert_down")
+
+
+def flop_terms(tree: Block, causal: bool = False, elementwise: bool = False) -> tuple[FlopTerm, ...]:
+    """Every component's forward FLOPs (symbolic), in the tree's order; ``elementwise`` adds the softmax,
+    norm and activation terms (see :func:`_elementwise`)."""
+    terms = _terms_causal(tree) if causal else _terms_full(tree)
+    return terms + _elementwise(tree, causal) if elementwise else terms
 
 
 def _terms(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
@@ -111,6 +119,34 @@ def _terms_causal(tree: Block) -> tuple[FlopTerm, ...]:
     return _terms(tree, True)
 
 
+def _elementwise(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
+    """What papers leave out and PyTorch's counter does not see, off by default, each a stated convention:
+
+    * softmax: 3 FLOPs per attention score (exp, sum, divide), as Hoffmann et al. (2022) count it;
+    * a norm over d features: 2 per feature for its statistic and the normalisation, plus 1 per parameter
+      of each feature (scale; shift): a LayerNorm 4·d, an RMSNorm 3·d per position;
+    * the activation: 1 FLOP per element entering each FFN output projection (``ffn_down``,
+      ``expert_down``: the activation's output, or a gated MLP's product of gate and up).
+
+    Their backward pass is counted, like the products', as twice the forward.
+    """
+    terms = []
+    for path, block, runs, per_sequence in tree.runs():
+        where = runs * _positions(per_sequence)
+        if block.is_leaf and block.kind == "norm":
+            width = block.shape[0] if len(block.shape) == 1 else sp.Mul(*block.shape)
+            per_feature = 2 + len(block.params)
+            terms.append(FlopTerm(path, "elementwise", sp.expand(where * per_feature * width.doit()), 2))
+        elif block.is_leaf and block.title in FFN_DOWN and block.kind in MULTIPLIED:
+            entering = block.shape[0] if block.kind == "linear" else block.shape[-1]  # (in, out); [out, in]
+            terms.append(FlopTerm(path, "elementwise", sp.expand(where * sp.sympify(entering).doit()), 2))
+        for item in block.computes:
+            if isinstance(item, Attention):
+                scores = runs * BATCH * item.heads * _square(item, causal)
+                terms.append(FlopTerm(path, "elementwise", sp.expand(SOFTMAX_PER_SCORE * scores), 2))
+    return tuple(terms)
+
+
 class Flops:
     """The FLOPs of ``model`` on ``batch`` sequences of ``seq`` positions (see the module's conventions).
 
@@ -119,13 +155,15 @@ class Flops:
     model's symbols and ``s``, ``b``; ``terms`` lists each component's share.
     """
 
-    def __init__(self, model, seq, batch=1, causal: bool = False, recompute: bool = False):
+    def __init__(self, model, seq, batch=1, causal: bool = False, recompute: bool = False,
+                 elementwise: bool = False):
         self.model = model
         self.seq = parse_whole("the sequence length s", seq)
         self.batch = parse_whole("the batch size b", batch)
         self.causal = bool(causal)
         self.recompute = bool(recompute)
-        self.terms = flop_terms(model.tree, self.causal)
+        self.elementwise = bool(elementwise)
+        self.terms = flop_terms(model.tree, self.causal, self.elementwise)
 
     @cached_property
     def _values(self) -> dict:
@@ -173,12 +211,13 @@ class Flops:
     @cached_property
     def formula(self) -> sp.Expr:
         """The forward FLOPs in the model's symbols and ``s``, ``b`` (values not substituted)."""
-        return forward_formula(self.model.tree, self.causal)
+        return forward_formula(self.model.tree, self.causal, self.elementwise)
 
     @cached_property
     def by_kind(self) -> dict[str, int]:
-        """Forward FLOPs of the weight matmuls, the attention matmuls and any other products."""
-        out = {"matmul": 0, "attention": 0, "product": 0}
+        """Forward FLOPs of the weight matmuls, the attention matmuls, any other products (and, when asked
+        for, the element-wise terms)."""
+        out = {"matmul": 0, "attention": 0, "product": 0, **({"elementwise": 0} if self.elementwise else {})}
         for t, n in self.by_term:
             out[t.what] += n
         return out
@@ -186,7 +225,7 @@ class Flops:
     @cached_property
     def laws(self) -> list[dict[str, Any]]:
         """Each published law per token at this model's values and ``s``, beside the exact count."""
-        values = {**self.model.values, SEQ: sp.Integer(self.seq)}
+        values = {**self.model.values, SEQ: sp.Integer(self.seq), BATCH: sp.Integer(self.batch)}
         out = []
         for law in laws(self.model.tree):
             out.append({"name": law.name, "formula": law.formula, "difference": law.difference,
@@ -223,7 +262,7 @@ class Flops:
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "seq": self.seq, "batch": self.batch,
-                "causal": self.causal, "recompute": self.recompute,
+                "causal": self.causal, "recompute": self.recompute, "elementwise": self.elementwise,
                 "forward": self.forward, "backward": self.backward, "training": self.training,
                 "forward_per_token": _json_fraction(self.forward_per_token),
                 "training_per_token": _json_fraction(self.training_per_token),
@@ -240,8 +279,6 @@ class Flops:
 
 def _exact_number(expr: sp.Expr, values: dict):
     value = sp.expand(expr.xreplace(values))
-    if value.free_symbols:  # b cancels from a per-token law; anything else would be a bug
-        raise SymparamsError(f"a per-token FLOPs law kept {sorted(map(str, value.free_symbols))}")
     return _json_fraction(Fraction(int(value.p), int(value.q)))
 
 
@@ -249,15 +286,9 @@ def _json_fraction(value: Fraction):
     return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
 
 
-def forward_formula(tree: Block, causal: bool = False) -> sp.Expr:
+def forward_formula(tree: Block, causal: bool = False, elementwise: bool = False) -> sp.Expr:
     """The forward FLOPs of ``tree``, simplified."""
-    return closed_form(sp.Add(*(t.forward for t in flop_terms(tree, causal))))
-
-
-def attention_depends_on_heads(tree: Block) -> sp.Expr:
-    """∂/∂A of the attention matmuls' FLOPs: 0 when every head is H/A wide (A·(H/A) = H)."""
-    attention = sp.Add(*(t.forward for t in flop_terms(tree) if t.what == "attention"))
-    return sp.simplify(sp.diff(attention, A))
+    return closed_form(sp.Add(*(t.forward for t in flop_terms(tree, causal, elementwise))))
 
 
 @dataclass(frozen=True)
@@ -276,9 +307,10 @@ class Law:
 
 
 def non_embedding(tree: Block) -> sp.Expr:
-    """Kaplan et al.'s N: every parameter but the embedding tables (token, position, segment)."""
+    """Kaplan et al.'s N: the parameters one token uses (all of a dense model's; a mixture of experts' router,
+    shared and top-k experts) but the embedding tables (token, position, segment)."""
     tables = sp.Add(*(copies * block.count for _, block, copies in tree.walk() if block.kind == "embedding"))
-    return sp.expand(tree.total - tables)
+    return sp.expand(tree.active_total - tables)
 
 
 def attention_width(tree: Block) -> sp.Expr:
@@ -291,7 +323,8 @@ def attention_width(tree: Block) -> sp.Expr:
 def laws(tree: Block) -> tuple[Law, ...]:
     """Kaplan et al. (2020): forward ``2N + 2·n_layer·s·d_attn`` and training ``6N`` per token; PaLM (Chowdhery
     et al. 2022, appendix B): training ``6N + 12·L·H·Q·s`` per token (``H·Q`` the heads' total width), with N
-    the non-embedding count, each beside the exact count per token (full s × s attention)."""
+    the non-embedding count a token uses (:func:`non_embedding`), each beside the exact count per token
+    (full s × s attention)."""
     per_token = sp.expand(forward_formula(tree) / (BATCH * SEQ))
     n = non_embedding(tree)
     width = attention_width(tree)

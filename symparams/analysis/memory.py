@@ -613,7 +613,10 @@ def parse_bytes(text) -> int:
     >>> parse_bytes("80GB"), parse_bytes("80 GiB"), parse_bytes("1.5e3")
     (80000000000, 85899345920, 1500)
     """
-    match = _BYTES.fullmatch(str(text).strip())
+    text = str(text).strip()
+    if len(text) > 1000:  # beyond any memory, and beyond what Python converts to an int from text
+        raise SymparamsError(f"a memory budget has at most 1000 characters, not {len(text):,}")
+    match = _BYTES.fullmatch(text)
     unit = match and BYTE_UNITS.get(match.group("unit").lower())
     if not match or unit is None:
         raise SymparamsError(f"a memory budget is a number of bytes such as 80GB, 80GiB or 1e10, not {_shown(text)}")

@@ -40,7 +40,7 @@ from .variables import (
     PASS_SIZES,
     QUANTITIES,
     as_model,
-    model_symbol,
+    pass_size_or_symbol,
     pass_sizes,
     quantity,
     quantity_of,
@@ -171,8 +171,8 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
     m = as_model(m)
     target = parse_count(target)
     of = quantity(of)
-    pass_size = of != "parameters" and symbol in PASS_SIZES
-    x = PASS_SIZES[symbol] if pass_size else model_symbol(m, symbol)
+    x = pass_size_or_symbol(m, symbol, of)
+    pass_size = x in PASS_SIZES.values()
     base = without(m, {x})
     values = require_values(base, {x}, f"solve for {symbol}")
     values.update(pass_sizes(of, {x}, seq, batch))

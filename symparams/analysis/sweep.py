@@ -48,7 +48,16 @@ from ..core.formatting import ratio, thousands
 from ..core.symbols import SYMBOLS, A, H
 from ..core.values import parse_value, parse_whole, to_python
 from .integer_forms import RELATIONS, bound, condition_tree, int_fraction, integer_form
-from .variables import PASS_SIZES, as_model, model_symbol, pass_sizes, quantity, quantity_of, require_values, without
+from .variables import (
+    PASS_SIZES,
+    as_model,
+    pass_size_or_symbol,
+    pass_sizes,
+    quantity,
+    quantity_of,
+    require_values,
+    without,
+)
 
 INT64_MAX = 2**63 - 1
 #: grids larger than this need ``force=True`` (``--force``)
@@ -369,9 +378,7 @@ class Sweep:
         return self.points
 
     def _grid_symbol(self, m, key: str) -> sp.Symbol:
-        if key in PASS_SIZES and self.of != "parameters":
-            return PASS_SIZES[key]
-        return model_symbol(m, key)
+        return pass_size_or_symbol(m, key, self.of)
 
     def _integer_form(self, count: sp.Expr, to_int) -> tuple[sp.Expr, int]:
         try:

@@ -92,3 +92,13 @@ def pass_sizes(of: str, symbols, seq, batch) -> dict:
             raise SymparamsError("FLOPs need a sequence length: give --seq S (or vary s)")
         out[symbol] = sp.Integer(parse_whole(symbol.name, default if given is None else given))
     return out
+
+
+def pass_size_or_symbol(m, key: str, of: str) -> sp.Symbol:
+    """The symbol ``key`` names: the pass's ``s`` or ``b`` for FLOPs, else one of the model's symbols."""
+    if isinstance(key, str) and key in PASS_SIZES:
+        if of == "parameters":
+            raise SymparamsError(f"{key} ({'tokens per sequence' if key == 's' else 'sequences'}) sizes a pass, "
+                                 f"not the model: it varies FLOPs (--of flops), not the parameter count")
+        return PASS_SIZES[key]
+    return model_symbol(m, key)

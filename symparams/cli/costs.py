@@ -12,7 +12,8 @@ from .parser import print_json
 FLOPS_CONVENTIONS = (
     "a matrix product [m, k] @ [k, n] is 2·m·n·k FLOPs (a multiply and an add; --macs halves it), "
     "as PyTorch's FlopCounterMode counts it on the transformers model with eager attention",
-    "bias adds, norms, softmax and activations are not counted; an embedding lookup costs nothing",
+    "bias adds, norms, softmax and activations are not counted (--elementwise: softmax 3 per score, a norm "
+    "2 + its parameters per feature, an activation 1 per element); an embedding lookup costs nothing",
     "attention: Q·Kᵀ and the weighted sum over the full s × s square (--causal: the causal half s·(s+1)/2)",
     "mixture of experts: only the experts each token is routed to",
     "backward = 2 × forward (the gradients of both factors of every product); "
@@ -29,7 +30,7 @@ def _count(n: int, macs: bool) -> str:
 
 
 def cmd_flops(args, m) -> None:
-    f = m.flops(args.seq, args.batch, causal=args.causal, recompute=args.recompute)
+    f = m.flops(args.seq, args.batch, causal=args.causal, recompute=args.recompute, elementwise=args.elementwise)
     if args.json:
         data = f.to_dict()
         if args.macs:
@@ -52,7 +53,8 @@ def cmd_flops(args, m) -> None:
     kinds = f.by_kind
     print(f"of the forward pass: weight matmuls {_count(kinds['matmul'], args.macs)}, "
           f"attention (Q·Kᵀ and weighted sum) {_count(kinds['attention'], args.macs)}"
-          + (f", other products {_count(kinds['product'], args.macs)}" if kinds["product"] else ""))
+          + (f", other products {_count(kinds['product'], args.macs)}" if kinds["product"] else "")
+          + (f", element-wise {_count(kinds['elementwise'], args.macs)}" if "elementwise" in kinds else ""))
     print(f"per token: forward {_fraction(f.forward_per_token)}, training {_fraction(f.training_per_token)} FLOPs")
     for law in f.laws:
         print(f"{LAW_NAMES[law['name']]}: {_fraction(law['law_value'])} per token; exact − law = "
@@ -73,7 +75,7 @@ def cmd_flops(args, m) -> None:
 
 #: how each law reads in the text output
 LAW_NAMES = {
-    "kaplan_forward": "Kaplan forward, 2N + 2·n_layer·s·d_attn (N: non-embedding parameters)",
+    "kaplan_forward": "Kaplan forward, 2N + 2·n_layer·s·d_attn (N: non-embedding parameters a token uses)",
     "kaplan_training": "Kaplan training, 6N",
     "palm_training": "PaLM training, 6N + 12·n_layer·s·d_attn",
 }

@@ -144,6 +144,8 @@ def _flops_options(p) -> None:
     p.add_argument("--recompute", action="store_true",
                    help="full activation recomputation: training runs the forward pass twice")
     p.add_argument("--macs", action="store_true", help="multiply-accumulates (FLOPs / 2) in the text output")
+    p.add_argument("--elementwise", action="store_true",
+                   help="add the softmax, norm and activation FLOPs papers and PyTorch's counter leave out")
 
 
 def _memory_options(p) -> None:

@@ -342,13 +342,13 @@ class Model(Displayable):
 
         return prove(self)
 
-    def flops(self, s, b=1, causal: bool = False, recompute: bool = False):
+    def flops(self, s, b=1, causal: bool = False, recompute: bool = False, elementwise: bool = False):
         """FLOPs of a forward pass and a training step over ``b`` sequences of ``s`` positions
         (see :mod:`symparams.analysis.flops` for the conventions).  A call-time hook into the analysis
         layer, like :meth:`prove`."""
         from ..analysis.flops import Flops
 
-        return Flops(self, s, b, causal=causal, recompute=recompute)
+        return Flops(self, s, b, causal=causal, recompute=recompute, elementwise=elementwise)
 
     def memory(self, dtype: str = "bf16", optimizer: str = "adam", zero: int = 0, ranks: int = 1,
                seq=None, batch=1, **options):

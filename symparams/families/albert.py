@@ -15,7 +15,10 @@ counts *distinct copies*, so the group's repeat is ``num_hidden_groups``
 (switch ``hidden_groups``) and the layer's is ``inner_group_num`` (switch
 ``inner_groups``) — never L.  L does not appear in the count at all:
 albert-base-v2 and a 24-layer ALBERT with the same sizes have the same
-number of parameters.
+number of parameters.  The FLOPs do depend on L: the shared layers run L
+times in one pass (``calls`` = L / ``num_hidden_groups`` on each group), so
+L is read from the config (and set in the presets) though the count does
+not use it.
 
 Heads (as ``AlbertFor*``): ``sequence-classification`` (pooler + H·C + C),
 ``token-classification`` and ``question-answering`` (H·C + C, no pooler),

@@ -114,7 +114,8 @@ def heads(head):
         return linear("classifier", H, C, title="classifier")
     if head == "question-answering":  # start and end logits: transformers sizes it by num_labels (2)
         return linear("qa_outputs", H, C, title="qa_outputs")
-    if head == "multiple-choice":  # one score per choice
+    if head == "multiple-choice":  # one score per choice; transformers flattens [batch, choices, s] to
+        # [batch·choices, s]: for the FLOPs, b is the number of sequences, batch·choices
         return linear("classifier", H, 1, title="classifier", per_sequence=True)
     if head == "next-sentence":
         return group("cls", [linear("seq_relationship", H, 2, title="nsp_head", per_sequence=True)], title="nsp_head")

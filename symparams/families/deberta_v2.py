@@ -39,6 +39,7 @@ decoder), ``sequence-classification`` and ``multiple-choice``
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import sympy as sp
@@ -53,6 +54,7 @@ from ..core.blocks import (
     product_as_written,
     sum_as_written,
 )
+from ..core.compute import BATCH, SEQ, Attention, Product
 from ..core.errors import SymparamsError
 from ..core.family import FFN_SIZE, HEAD_DIM, Constraint, Family, Preset, Switch
 from ..core.symbols import A, B, C, E, H, P, S, V, r
@@ -115,14 +117,43 @@ def embeddings(switches):
 
 
 def disentangled_attention(switches):
-    """``attention.self``: content Q, K, V and, without ``share_att_key``, the position projections."""
-    own_pos = not switches["share_att_key"] and switches["relative"]
+    """``attention.self``: content Q, K, V and, without ``share_att_key``, the position projections.
+
+    What eager ``DisentangledSelfAttention`` multiplies, per layer, besides Q, K, V on the b·s positions:
+
+    - the content scores ``Q·Kᵀ`` and the weighted sum ``softmax(·)·V``, A heads H/A wide (:class:`Attention`);
+    - with ``relative``, the relative-position table (all its 2B rows, whatever s) projected to keys and
+      queries: with ``share_att_key`` by ``key_proj`` and ``query_proj`` both, each 2·2B·H·H, whichever of
+      c2p, p2c is on (the one whose kind is off is computed but unused: no gradient flows back through it,
+      backward factor 0); else by ``pos_key_proj`` (c2p) and ``pos_query_proj`` (p2c).  Those two maps run
+      on the table only, never on the positions: their leaves run 0 times (``calls=0``) and their matmul on
+      the 2B rows is declared here as a :class:`Product`;
+    - c2p, content to position: ``bmm(Q, pos_Kᵀ)``, [b·A, s, H/A] @ [b·A, H/A, 2B]: 2·b·A·s·2B·(H/A);
+    - p2c, position to content: ``bmm(K, pos_Qᵀ)``, the same size.
+
+    Every one of these used has two inputs that need a gradient (the table is a parameter): backward factor 2.
+    The gathers that pick each pair's relative bucket, and the scale, are not matmuls.
+    """
+    relative = switches["relative"]
+    own_pos = not switches["share_att_key"] and relative
     names = ["query_proj", "key_proj", "value_proj"]
     names += [n for n, on in (("pos_key_proj", switches["c2p"]), ("pos_query_proj", switches["p2c"])) if own_pos and on]
     titles = {"query_proj": "query", "key_proj": "key", "value_proj": "value",
               "pos_key_proj": "position_key", "pos_query_proj": "position_query"}
-    return group("self", [per_head_linear(n, H, A, H / A, title=titles[n]) for n in names],
-                 title="disentangled_attention")
+    projections = [per_head_linear(n, H, A, H / A, title=titles[n]) for n in names]
+    projections = [replace(p, calls=sp.Integer(0)) if p.name.startswith("pos_") else p for p in projections]
+    computes = [Attention(A, H / A, H / A)]
+    if relative:
+        table = 2 * B  # rows of rel_embeddings, all projected
+        projection = 2 * table * H * (A * (H / A))
+        for kind in ("c2p", "p2c"):  # c2p: the table's keys, p2c: its queries
+            if switches["share_att_key"]:  # computed either way; unused (no backward) when its kind is off
+                computes.append(Product(projection, backward=2 if switches[kind] else 0))
+            elif switches[kind]:
+                computes.append(Product(projection))
+        pair = 2 * BATCH * A * SEQ * table * (H / A)  # c2p or p2c: [b·A, s, H/A] @ [b·A, H/A, 2B]
+        computes += [Product(pair)] * (int(switches["c2p"]) + int(switches["p2c"]))
+    return group("self", projections, title="disentangled_attention", computes=tuple(computes))
 
 
 def encoder(switches):
@@ -138,10 +169,11 @@ def encoder(switches):
 def mlm_head(switches):
     """``cls.predictions`` (legacy: its decoder maps from the embedding width) or ``lm_predictions.lm_head``
     (no decoder: the logits are taken against the word embeddings themselves)."""
-    if not switches["legacy"]:
+    if not switches["legacy"]:  # logits = matmul(hidden, word_embeddings.weightᵀ): no Linear holds it
         return group("lm_predictions", [group("lm_head", [
             linear("dense", H, H, title="mlm_transform"), layer_norm("LayerNorm", H),
-            parameter("bias", V, title="decoder_bias")], title="mlm_head")], title="mlm_head")
+            parameter("bias", V, title="decoder_bias")], title="mlm_head",
+            computes=(Product(2 * BATCH * SEQ * H * V),))], title="mlm_head")
     width = E if switches["project"] else H
     return group("cls", [group("predictions", [
         group("transform", [linear("dense", H, width, title="mlm_transform"), layer_norm("LayerNorm", width)],
@@ -154,9 +186,11 @@ def heads(head, switches):
     """The task head's modules as transformers builds them (``DebertaV2For*``)."""
     if head == "masked-lm":
         return [mlm_head(switches)]
-    if head in ("sequence-classification", "multiple-choice"):  # ContextPooler, then one score per label/choice
-        return [group("pooler", [linear("dense", H, H, title="pooler")]),
-                linear("classifier", H, C if head == "sequence-classification" else 1, title="classifier")]
+    if head in ("sequence-classification", "multiple-choice"):  # ContextPooler on the first token, then one
+        # score per label/choice
+        return [group("pooler", [linear("dense", H, H, title="pooler")], per_sequence=True),
+                linear("classifier", H, C if head == "sequence-classification" else 1, title="classifier",
+                       per_sequence=True)]
     if head == "token-classification":
         return [bert.heads(head)]
     if head == "question-answering":

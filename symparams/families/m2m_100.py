@@ -11,6 +11,10 @@ A_d, r_d.  Head: ``seq2seq-lm`` (``M2M100ForConditionalGeneration``:
 ``lm_head`` tied to ``shared``).  NLLB checkpoints have ``model_type``
 ``m2m_100``.
 
+FLOPs count every layer: ``M2M100Config`` has ``encoder_layerdrop`` and
+``decoder_layerdrop`` of 0.05, so a training step skips a layer now and
+then, at random (transformers' LayerDrop); inference runs them all.
+
 >>> from symparams import model
 >>> model("nllb-200-distilled-600m").count
 615073792

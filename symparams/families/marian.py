@@ -21,8 +21,9 @@ Heads: ``seq2seq-lm`` (``MarianMTModel``: ``lm_head``, H·V when shared,
 H·V_d otherwise, tied unless ``tie=false``; ``final_logits_bias`` is a
 buffer) and ``causal-lm`` (``MarianForCausalLM``: the decoder alone, with a
 table of ``decoder_vocab_size`` rows — V while the model shares one
-vocabulary, else V_d; its ``lm_head`` H·V is tied to that table unless
-``tie=false``).
+vocabulary, else V_d; its ``lm_head`` is that table (scoring its rows)
+unless ``tie=false``, when it is its own H·V).  Its layers keep their
+cross-attention's weights, which never run: no FLOPs, no cache.
 
 >>> from symparams import model
 >>> m = model("opus-mt-en-de")
@@ -76,13 +77,15 @@ def decoder_vocabulary(switches):
 
 def decoder_only(switches):
     """``MarianForCausalLM``: the decoder with a table of its own (``decoder_vocab_size`` rows: V_d, or V
-    while the model shares one vocabulary); the LM head H·V is tied to it or not.
+    while the model shares one vocabulary); the LM head is tied to it, or its own H·V.
 
-    (Tied, transformers gives the head the decoder's table, whatever its rows.)
+    (Tied, transformers gives the head the decoder's table, whatever its rows: it then scores the decoder's
+    vocabulary, V_d rows, and multiplies H·V_d per position.)
     """
-    table = embedding("embed_tokens", decoder_vocabulary(switches), H, title="token_embedding")
+    rows = decoder_vocabulary(switches)
+    table = embedding("embed_tokens", rows, H, title="token_embedding")
     return [STACKS.decoder(table, switches, cross=False),
-            with_task(lm_head(V, tied_to=DECODER_TOKENS if switches["tie"] else None))]
+            with_task(lm_head(rows if switches["tie"] else V, tied_to=DECODER_TOKENS if switches["tie"] else None))]
 
 
 def build(switches, head):

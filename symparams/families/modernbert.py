@@ -35,6 +35,7 @@ from dataclasses import replace
 import sympy as sp
 
 from ..core.blocks import embedding, group, layer_norm, linear, parameter, per_head_linear, product_as_written
+from ..core.compute import Attention
 from ..core.family import HEAD_DIM, Family, Preset, Switch
 from ..core.symbols import A, C, F, H, L, V
 from .encoder_parts import TIE, with_head
@@ -58,11 +59,18 @@ def norm(name, switches, title=None):
 
 
 def attention(bias):
-    """``attn``: the fused Wqkv, Q, K and V each written per head (they add up to ``Wqkv.weight``), then Wo."""
+    """``attn``: the fused Wqkv, Q, K and V each written per head (they add up to ``Wqkv.weight``), then Wo.
+
+    Eager attention multiplies ``Q·Kᵀ`` and ``softmax(·)·V`` of A heads H/A wide over the full s × s square
+    in every layer: a local (sliding-window) layer masks the scores outside its window but computes them
+    all, so its FLOPs are a global layer's whatever s is.  Transformers' eager path does not unpad either
+    (it runs on the padded batch).  A windowed kernel (flash attention) would do less once s exceeds the
+    window (``local_attention``, 128).
+    """
     fused = group("Wqkv", [per_head_linear(part, H, A, H / A, bias=bias, ref="", title=part)
                            for part in ("query", "key", "value")], title="multi_head_attention")
     return group("attn", [fused, linear("Wo", H, H, bias=bias, title="attention_output")],
-                 title="multi_head_attention")
+                 title="multi_head_attention", computes=(Attention(A, H / A, H / A),))
 
 
 def mlp(bias):
@@ -97,7 +105,12 @@ def heads(head, switches):
                                norm("norm", switches)], title="mlm_transform")
     if head == "masked-lm":
         return [transform, decoder(switches)]
-    return [transform, linear("classifier", H, 1 if head == "multiple-choice" else C, title="classifier")]
+    if head in ("token-classification", "question-answering"):  # every position
+        return [transform, linear("classifier", H, C, title="classifier")]
+    # sequence-classification, multiple-choice: the pooled sequence (classifier_pooling "cls": the first
+    # token; "mean": an element-wise mean, no matmul), one position per sequence
+    return [replace(transform, per_sequence=True),
+            linear("classifier", H, 1 if head == "multiple-choice" else C, title="classifier", per_sequence=True)]
 
 
 def build(switches, head):

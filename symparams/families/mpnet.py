@@ -28,6 +28,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..core.blocks import embedding, group, layer_norm, linear, per_head_linear, product_as_written
+from ..core.compute import Attention
 from ..core.errors import SymparamsError
 from ..core.family import FFN_SIZE, HEAD_DIM, Family, Preset
 from ..core.symbols import A, B, C, H, L, r
@@ -51,9 +52,11 @@ PADDING_IDX = 1
 def encoder_layer():
     return group("layer", [
         group("attention", [
+            # Q·Kᵀ and softmax(·)·V of A heads H/A wide; the relative bias added to the scores is a lookup
             group("attn", [*(per_head_linear(n, H, A, H / A, title=t) for n, t in
                              (("q", "query"), ("k", "key"), ("v", "value"))),
-                           linear("o", H, H, title="attention_output")], title="multi_head_attention"),
+                           linear("o", H, H, title="attention_output")], title="multi_head_attention",
+                  computes=(Attention(A, H / A, H / A),)),
             layer_norm("LayerNorm", H),
         ]),
         *bert.ffn(product_as_written(r, H)),
@@ -65,7 +68,7 @@ def build(switches, head):
         embeddings(H, segments=False),
         group("encoder", [encoder_layer(),
                           embedding("relative_attention_bias", B, A, title="relative_attention_bias")]),
-        group("pooler", [linear("dense", H, H, title="pooler")]) if switches["pooler"] else None,
+        group("pooler", [linear("dense", H, H, title="pooler")], per_sequence=True) if switches["pooler"] else None,
         with_head([roberta.heads(head, switches["tie"])]),
     ], ref="")
 

@@ -13,6 +13,16 @@ depend on A.  The FFN is ReLU (``wi``, ``wo``) or gated-GELU (``wi_0``,
 The ``seq2seq-lm`` head is tied to ``shared`` (``tie=true``) or not.  The
 decoder has L layers, or its own L_d (``split_layers``).
 
+What it computes (:mod:`symparams.analysis.flops`): every attention is A
+heads of width D (so its matmuls grow with A·D, not with H); the relative
+position bias is looked up and added, no matmul.  The decoder's
+self-attention is causal, its cross-attention reads the encoder's
+positions; each caches 2·A·D elements per token and layer, the encoder
+nothing.  The LM head and the question-answering head run on every
+decoder position, the token classifier on every encoder position
+(``T5ForTokenClassification`` is the encoder alone), the classification
+head only on the state at each sequence's last ``<eos>``.
+
 >>> from symparams import model
 >>> model("t5-base").count
 222903552

@@ -10,6 +10,14 @@ LayerNorm, tying) the count equals ``MarianModel``'s.
 Switches ``bias=false`` and ``layernorm=false`` with ``positions=learned``
 reproduce the article's weights-only accounting.
 
+What it computes (:mod:`symparams.analysis.flops`): A heads of width H/A
+in every attention; the decoder's self-attention is causal and caches
+2·H elements per token and layer, its cross-attention reads the encoder's
+positions and caches 2·H per encoder token and layer; the output
+projection, tied or not, multiplies every decoder position — as
+``MarianMTModel`` (the model with this head) counts.  Biases, norms and
+position tables are no matmuls: the switches change no FLOPs.
+
 >>> from symparams.families.transformer import FAMILY
 >>> sw = FAMILY.resolve({}, None)
 >>> sw["positions"], sw["tie"], sw["bias"], sw["layernorm"]

@@ -327,7 +327,7 @@ CASE_SECONDS = 10  # the promise: never a hang beyond 10 s
 MEMORY_KB = 500 * 1024  # the promise: never more than 500 MB (peak resident set size, from /usr/bin/time %M)
 GNU_TIME = "/usr/bin/time"
 
-SUBCOMMANDS = ("list", "count", "formula", "prove", "derive", "solve", "sweep", "shell")
+SUBCOMMANDS = ("list", "count", "formula", "prove", "flops", "memory", "explain", "derive", "solve", "sweep", "shell")
 
 
 @dataclass(frozen=True)
@@ -371,7 +371,7 @@ def case(*args, expect="error", needle=None, check=None, label=None) -> Case:
 PRESET = {"bert": "bert-base", "transformer": "transformer-base", "albert": "albert-base-v2", "bart": "bart-base",
           "distilbert": "distilbert-base", "electra": "electra-small", "gpt2": "gpt2", "llama": "llama-3-8b",
           "marian": "opus-mt-en-de", "roberta": "roberta-base", "t5": "t5-small"}
-SYMBOLS_OF = {"bert": "V P S H L A r", "transformer": "V P H L A r", "albert": "V P S H A r E",
+SYMBOLS_OF = {"bert": "V P S H L A r", "transformer": "V P H L A r", "albert": "V P S H L A r E",
               "bart": "V P H L A r", "distilbert": "V P H L A r", "electra": "V P S H L A r E",
               "gpt2": "V P H L A r", "llama": "V H L A G F", "marian": "V P H L A r", "roberta": "V P S H L A r",
               "t5": "V H L A D B F"}
@@ -401,11 +401,11 @@ def command(sub, model, family, *extra, avoid=None, needle=None):
     """``symparams SUB MODEL ...`` made complete for each subcommand (what it requires), plus ``extra``."""
     x = other_symbol(family, avoid)
     tail = {"derive": ["--format", "md"], "solve": ["--target", "1e9", "--for", x],
-            "sweep": ["--grid", f"{x}=1,2"]}.get(sub, [])
+            "sweep": ["--grid", f"{x}=1,2"], "flops": ["--seq", "8"], "explain": ["--claim", "110M"]}.get(sub, [])
     return case(sub, *([model] if model is not None else []), *extra, *tail, needle=needle)
 
 
-ROTATION = ("count", "formula", "prove", "derive", "solve", "sweep", "shell")
+ROTATION = ("count", "formula", "prove", "flops", "memory", "explain", "derive", "solve", "sweep", "shell")
 
 
 def _rotating():
@@ -460,7 +460,7 @@ def switch_cases():
 
 
 FOREIGN_HEADS = {"transformer": "masked-lm", "llama": "Causal-LM", "t5": "causal-lm"}  # another family's
-UNUSED_KEYS = {"bert": "E=128", "transformer": "pooler=true", "albert": "L=12", "bart": "S=2",
+UNUSED_KEYS = {"bert": "E=128", "transformer": "pooler=true", "albert": "G=2", "bart": "S=2",
                "distilbert": "pooler=false", "electra": "G=2", "gpt2": "D=64", "llama": "r=4", "marian": "V_d",
                "roberta": "L_d=3", "t5": "P=512"}
 
@@ -765,6 +765,32 @@ def solve_cases():
     return out
 
 
+def cost_cases():
+    """flops, memory and explain: their own options, and FLOPs in solve and sweep."""
+    flops, memory, explain = ("flops", "llama-3-8b"), ("memory", "llama-3-8b"), ("explain", "bert-base")
+    out = [case(*flops, "--seq", n) for n in ("0", "-1", "1.5", "abc", "", DIGITS, "1e3")]
+    out += [case(*flops, needle="--seq"), case(*flops, "--seq", "8", "--batch", "0"),
+            case("flops", "bert", "--seq", "8", needle="V"), case(*flops, "--seq", "8", "--macs", "2")]
+    out += [case(*memory, "--dtype", "fp64"), case(*memory, "--optimizer", "lion"), case(*memory, "--zero", "4"),
+            case(*memory, "--ranks", "0"), case(*memory, "--seq", "-8"), case(*memory, "--tensor-parallel", "0"),
+            case(*memory, "--dtype", "int4", needle="int4"), case(*memory, "--recompute", "some"),
+            case("memory", "bert-base", "--optimizer", "none", "--fit", "80GB", needle="grow")]
+    out += [case(*memory, "--optimizer", "none", "--seq", "8", "--fit", budget, needle="budget")
+            for budget in ("abc", "0", "-80GB", "80XB", "1.5", "1e99999")]
+    out += [case(*explain, "--claim", claim) for claim in
+            ("abc", "0", "-5", "", "1e999999", "7 billionz", "1/0", "nan", "٣", DIGITS, "110M\x1b[2K")]
+    out += [case(*explain, needle="--claim"), case("explain", "bert", "--claim", "110M", needle="V")]
+    out += [case("sweep", "bert-base", "--of", "flops", "--grid", "L=1,2", needle="--seq"),
+            case("sweep", "bert-base", "--of", "joules", "--grid", "L=1,2"),
+            case("sweep", "bert-base", "--grid", "s=1,2", "--seq", "8", needle="--of"),
+            case("sweep", "bert-base", "--of", "flops", "--grid", "s=0,8"),
+            case("sweep", "bert-base", "--of", "flops", "--grid", "s=8,16", "--seq", "8", needle="s"),
+            case("solve", "bert-base", "--target", "1e12", "--for", "s", needle="s"),
+            case("solve", "bert-base", "--of", "flops", "--target", "1e12", "--for", "L", needle="--seq"),
+            case("solve", "bert-base", "--of", "flops", "--seq", "8", "--target", "1e12", "--for", "A", needle="A")]
+    return out
+
+
 def shell_cases():
     """The shell's failures before any prompt (stdin is /dev/null: a prompt would read EOF and exit 0)."""
     return [case("shell", "--plain", "nosuchmodel"), case("shell", "bert-base", "extra"), case("shell", "--config", ""),
@@ -781,7 +807,7 @@ def encoding_cases():
 
 TABLE = [*value_cases(), *switch_cases(), *head_and_key_cases(), *constraint_cases(), *missing_value_cases(),
          *option_cases(), *top_level_cases(), *generic_cases(), *config_cases(), *template_cases(),
-         *output_cases(), *sweep_cases(), *solve_cases(), *shell_cases(), *encoding_cases()]
+         *output_cases(), *sweep_cases(), *solve_cases(), *cost_cases(), *shell_cases(), *encoding_cases()]
 
 
 # -- must succeed safely: hostile titles and names are text, escaped for the format ----------------------------
@@ -879,7 +905,11 @@ def either_cases():
             case("derive", "bert-base", "--format", "md", "-o", "", expect="either"),
             case(b"derive", b"bert-base", b"--format", b"md", b"--title", b"caf\xe9", expect="either"),
             case(b"derive", b"bert-base", b"--format", b"md", b"--title", b"caf\xe9", b"-o", b"old.md",
-                 expect="either")]
+                 expect="either"),
+            case("flops", "bert-base", "--seq", "9" * 4000, "--set", f"L={big}", expect="either"),
+            case("memory", "llama-3-8b", "--optimizer", "none", "--seq", "8", "--fit", DIGITS + "GB",
+                 expect="either"),
+            case("explain", "bert-base", "--set", f"H={big}", "--set", "A=1", "--claim", "1e3000", expect="either")]
 
 
 TEMPLATES["self"] = "{{ self }}"
@@ -1082,6 +1112,21 @@ def test_formula(case, outcome):
 
 @pytest.mark.parametrize("case", by_group("prove"))
 def test_prove(case, outcome):
+    check(case, outcome)
+
+
+@pytest.mark.parametrize("case", by_group("flops"))
+def test_flops(case, outcome):
+    check(case, outcome)
+
+
+@pytest.mark.parametrize("case", by_group("memory"))
+def test_memory(case, outcome):
+    check(case, outcome)
+
+
+@pytest.mark.parametrize("case", by_group("explain"))
+def test_explain(case, outcome):
     check(case, outcome)
 
 

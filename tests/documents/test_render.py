@@ -37,9 +37,9 @@ def test_every_section_and_component_is_present(name, lang):
     text = render(model(name), format="md", lang=lang)
     headings = [line for line in text.splitlines() if line.startswith("#")]
     d = derive(model(name))
-    expected = ["intro", "computation", "summary", "closed_form", "heads", "conclusion"]
+    expected = ["intro", "computation", "summary", "closed_form", "heads", "costs", "conclusion"]
     if d.notes:
-        expected.insert(5, "articles")
+        expected.insert(6, "articles")
     found = [h for h in headings if h.startswith("## ") and not h.startswith("## " + t["outline"])]
     assert [h.split(". ", 1)[1] for h in found] == [t["sections"][k] for k in expected]
     # one ### heading per top-level component of the model tree, in the tree's order
@@ -55,7 +55,7 @@ def test_outline_lists_the_components_like_the_article():
     outline = text.split("## 提纲", 1)[1].split("## 1.", 1)[0]
     assert [line.strip() for line in outline.strip().splitlines()] == [
         "1. 简介", "2. 计算过程", "2.1 Embedding层", "2.2 Encoder层", "2.3 Pooling层", "3. 参数汇总", "4. 参数量公式",
-        "5. 参数量与注意力头数", "6. 与原文对照", "7. 总结"]
+        "5. 参数量与注意力头数", "6. 计算量与内存", "7. 与原文对照", "8. 总结"]
 
 
 @pytest.mark.parametrize("name", PRESETS)

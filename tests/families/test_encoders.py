@@ -363,7 +363,6 @@ def test_distilbert_question_answering_needs_two_labels_as_in_transformers():
     ("electra-small", {"H": 128}, "E=128 equals H=128: transformers builds no embeddings_project"),
     ("albert-base-v2", {"hidden_groups": "two"}, "switch hidden_groups takes a positive whole number"),
     ("albert-base-v2", {"inner_groups": 0}, "switch inner_groups takes a positive whole number"),
-    ("albert-base-v2", {"L": 24}, "symbol L is not used by albert-base-v2"),
     ("distilbert-base", {"S": 2}, "symbol S is not used by distilbert-base"),
 ])
 def test_bad_values_and_switches_are_one_line_errors(name, kwargs, message):
