@@ -13,13 +13,14 @@ from typing import Sequence
 
 from ..core.errors import SymparamsError
 from .commands import HANDLERS
-from .parser import build_parser, joined_values
+from .parser import build_parser, command_named, joined_values
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser(HANDLERS)
+    argv = joined_values(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(HANDLERS, only=command_named(argv))
     try:
-        args = parser.parse_args(joined_values(sys.argv[1:] if argv is None else argv))
+        args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             raise SymparamsError(f"name a command: {', '.join(parser.commands)} (`symparams --help` says what each does)")
         with _terminated_on_sigterm():

@@ -45,37 +45,29 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser(handlers: dict[str, Callable]) -> argparse.ArgumentParser:
-    """The parser; ``handlers`` maps each subcommand to the function that runs it."""
+def build_parser(handlers: dict[str, Callable], only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``handlers`` maps each subcommand to the function that runs it.
+
+    ``only`` names the one subcommand whose options are needed (the others are declared without theirs):
+    a plain ``symparams count`` does not pay for building every command's options.
+    """
     parser = _Parser(prog="symparams", description="Exact, symbolic parameter counts for Transformer models.",
                      epilog="Run `symparams COMMAND --help` for a command's options and an example.")
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
-
-    def command(name):
-        summary, description, example = COMMANDS[name]
+    for name, (summary, description, example) in COMMANDS.items():
         p = sub.add_parser(name, help=summary, description=description, epilog=f"example:\n  {example}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         p.set_defaults(func=handlers[name])
-        return p
-
-    command("list")
-    for name in ("count", "formula", "prove", "flops", "memory", "explain", "derive", "solve", "sweep", "shell"):
-        _model_options(command(name), json_=name in ("count", "prove", "flops", "memory", "explain", "solve", "sweep"))
-    sub.choices["formula"].add_argument("--latex", action="store_true", help="print LaTeX")
-    sub.choices["count"].add_argument("--depth", type=_levels, metavar="N",
-                                      help="levels of components to show (default 2); with --json, a nested tree")
-    _flops_options(sub.choices["flops"])
-    _memory_options(sub.choices["memory"])
-    sub.choices["explain"].add_argument("--claim", required=True,
-                                        help="the published count: 110M, 6.74B, 1.3e9 or a whole number")
-    _document_options(sub.choices["derive"])
-    _solve_options(sub.choices["solve"])
-    _sweep_options(sub.choices["sweep"])
-    sub.choices["shell"].add_argument("--plain", action="store_true",
-                                      help="the standard Python console even if IPython is installed")
+        if only is None or name == only:
+            _OPTIONS[name](p)
     parser.commands = sub.choices  # each command's own parser, by name (for the reference in docs/cli.md)
     return parser
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` runs (its first argument, when that is one), else None."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
 
 
 #: each command: its one-line summary, its description, an example
@@ -115,6 +107,27 @@ COMMANDS = {
 }
 
 
+def _count_options(p) -> None:
+    _model_options(p, json_=True)
+    p.add_argument("--depth", type=_levels, metavar="N",
+                   help="levels of components to show (default 2); with --json, a nested tree")
+
+
+def _formula_options(p) -> None:
+    _model_options(p, json_=False)
+    p.add_argument("--latex", action="store_true", help="print LaTeX")
+
+
+def _explain_options(p) -> None:
+    _model_options(p, json_=True)
+    p.add_argument("--claim", required=True, help="the published count: 110M, 6.74B, 1.3e9 or a whole number")
+
+
+def _shell_options(p) -> None:
+    _model_options(p, json_=False)
+    p.add_argument("--plain", action="store_true", help="the standard Python console even if IPython is installed")
+
+
 def _model_options(p, json_: bool) -> None:
     keys = " ".join(SYMBOLS)
     p.add_argument("model", nargs="?", help="a preset (bert-base, ...), a family (bert, ...) or a preset's hub id; "
@@ -129,6 +142,7 @@ def _model_options(p, json_: bool) -> None:
 
 
 def _document_options(p) -> None:
+    _model_options(p, json_=False)
     p.add_argument("--format", required=True, choices=("md", "tex", "html"), help="Markdown, LaTeX or HTML")
     p.add_argument("--lang", default="en", choices=("en", "zh"), help="English or Chinese")
     p.add_argument("--title", help="the document's title")
@@ -137,6 +151,7 @@ def _document_options(p) -> None:
 
 
 def _flops_options(p) -> None:
+    _model_options(p, json_=True)
     p.add_argument("--seq", required=True, type=_positive, metavar="S", help="tokens per sequence")
     p.add_argument("--batch", default=1, type=_positive, metavar="B", help="sequences (default 1)")
     p.add_argument("--causal", action="store_true",
@@ -149,6 +164,7 @@ def _flops_options(p) -> None:
 
 
 def _memory_options(p) -> None:
+    _model_options(p, json_=True)
     p.add_argument("--dtype", default="bf16", choices=("fp32", "bf16", "fp16", "int8", "int4"),
                    help="the weights' type (default bf16: mixed precision when training)")
     p.add_argument("--optimizer", default="adam", choices=("adam", "sgd", "none"),
@@ -166,6 +182,7 @@ def _memory_options(p) -> None:
 
 
 def _solve_options(p) -> None:
+    _model_options(p, json_=True)
     p.add_argument("--target", required=True, help="the parameter count to aim at: 1000000000, 1e9, 1B, 110M")
     p.add_argument("--for", dest="symbol", required=True, help="the symbol to solve for (e.g. H; s or b for FLOPs)")
     _quantity_options(p)
@@ -180,6 +197,7 @@ def _quantity_options(p) -> None:
 
 
 def _sweep_options(p) -> None:
+    _model_options(p, json_=True)
     p.add_argument("--grid", action="append", default=[], metavar="KEY=SPEC",
                    help="start:stop:step (stop included) or a,b,c; repeatable")
     p.add_argument("--csv", help="write CSV to this file")
@@ -222,3 +240,10 @@ def joined_values(argv: Sequence[str]) -> list[str]:
             out.append(args[i])
             i += 1
     return out
+
+
+#: what each command adds to its parser
+_OPTIONS = {"list": lambda p: None, "count": _count_options, "formula": _formula_options,
+            "prove": lambda p: _model_options(p, json_=True), "flops": _flops_options, "memory": _memory_options,
+            "explain": _explain_options, "derive": _document_options, "solve": _solve_options,
+            "sweep": _sweep_options, "shell": _shell_options}
