@@ -58,6 +58,7 @@ class Claim:
     switches: Mapping[str, object] = field(default_factory=dict)  # evaluate on this variant
     why_en: str = ""
     why_zh: str = ""
+    claimed_zh: str = ""               # a rounded figure as the Chinese article words it ("大约为60M")
 
     @property
     def is_share(self) -> bool:
@@ -86,6 +87,10 @@ class ClaimCheck:
     claimed_text: str
     right_text: str
     status: str                   # "ok", "wrong" or "approx"
+
+    def claimed_in(self, lang: str) -> str:
+        """The claimed figure as a document in ``lang`` quotes it (the Chinese article's own words in Chinese)."""
+        return self.claim.claimed_zh if lang == "zh" and self.claim.claimed_zh else self.claimed_text
 
 
 @dataclass(frozen=True)
@@ -212,13 +217,23 @@ TRANSFORMER_PARAMETER_COUNT = Article(
         Claim("encoder", "encoder (6 layers)", "编码器（6 层）", 18_874_368, ("encoder",)),
         Claim("decoder", "decoder (6 layers)", "解码器（6 层）", 25_165_824, ("decoder",)),
         Claim("output_untied", "output layer, if not shared", "输出层（若不共享权重）", "16.38 million",
-              ("output",), approx=True, switches={"tie": False}),
+              ("output",), approx=True, switches={"tie": False}, claimed_zh="大约 16.38 百万"),
         Claim("total", "Transformer base in total", "Transformer Base 总参数量", "about 60M", (TOTAL,),
-              approx=True),
+              approx=True, claimed_zh="大约为60M"),
     ),
     remarks=(
-        ("The paper's shared vocabulary has about 37,000 tokens; the article takes 32,000.",
-         "论文中共享词表约 37,000 个词元，原文按 32,000 计算。"),
+        ("The paper's English–German model shares a vocabulary of about 37,000 byte-pair tokens; its "
+         "English–French model uses 32,000 word pieces, the size the article takes.",
+         "论文中英德模型共享约 37,000 个 BPE 词元的词表；英法模型用 32,000 个 word-piece，原文取的正是这个数。"),
+        ("The paper's base model uses fixed sinusoidal positional encodings, which hold no parameters; the "
+         "article counts learned ones, 262,144 parameters, its own choice (it notes that the paper found both "
+         "about as good).",
+         "论文的 base 模型用固定的正弦位置编码，没有参数；原文按可学习位置编码计入 262,144 个参数，这是原文自己的"
+         "选择（原文也提到论文发现两者效果几乎没有区别）。"),
+        ("The article's accounting leaves out the biases and the LayerNorms (a scale and a shift of $H$ each per "
+         "norm): the model has them, and the preset `transformer-base` counts them.",
+         "原文的口径不计偏置和 LayerNorm（每个归一化各有 $H$ 个缩放和平移参数）：模型里有这些参数，预设 "
+         "`transformer-base` 把它们计算在内。"),
     ),
     related=("transformer-base",),
 )
@@ -310,6 +325,7 @@ def related_for(m) -> tuple[dict, ...]:
             claimed = next((c for c in a.claims if c.parts == (TOTAL,)), None)
             out.append({"key": a.key, "file": a.file, "title": a.title, "preset": a.preset,
                         "accounting_en": a.accounting_en, "accounting_zh": a.accounting_zh,
-                        "claimed": str(claimed.claimed) if claimed else "",
+                        "claimed_en": str(claimed.claimed) if claimed else "",
+                        "claimed_zh": (claimed.claimed_zh or str(claimed.claimed)) if claimed else "",
                         "preset_total": other.count, "total": m.count, "difference": m.count - other.count})
     return tuple(out)

@@ -100,7 +100,15 @@ def context(m, lang: str = "en", title: str | None = None) -> dict:
     reaches a template (a sandboxed template could call its methods).
     """
     d = derive(m)
-    return {"doc": _doc(d, lang), "t": catalog(lang), "lang": lang, "title": title, "model_name": d.name}
+    return {"doc": _doc(d, lang), "t": with_rules(catalog(lang), d.rules), "lang": lang, "title": title,
+            "model_name": d.name}
+
+
+def with_rules(t: dict, rules: tuple[str, ...]) -> dict:
+    """The catalog ``t`` with ``intro.rules`` stating the rules this model needs, each a sentence."""
+    intro = t["intro"]
+    text = t["sp"].join([intro["rules"], *(intro[rule] for rule in rules)])
+    return {**t, "intro": {**intro, "rules": text}}
 
 
 @lru_cache(maxsize=8)
@@ -128,7 +136,7 @@ def _doc(d: Derivation, lang: str) -> dict:
     chart = [{"title": s["title"], "label": plain(s["title"]), "count": c.contribution, "share": s["share"],
               "share_number": s["share"][:-1]}
              for s, c in zip(sections, d.sections) if c.contribution > 0]
-    related = [{**r, "accounting": r[f"accounting_{lang}"], "preset_total": thousands(r["preset_total"]),
+    related = [{**r, "accounting": r[f"accounting_{lang}"], "claimed": r[f"claimed_{lang}"], "preset_total": thousands(r["preset_total"]),
                 "total": thousands(r["total"]), "difference": thousands(r["difference"])} for r in d.related]
     largest = None
     if d.largest is not None:
@@ -203,7 +211,7 @@ def _costs(c, lang: str) -> dict:
     memory = [("weights_fp32", c.weights_fp32), ("weights_bf16", c.weights_bf16), ("training_memory", c.training_bytes),
               ("kv_per_token", c.kv_per_token), ("cross_kv_per_token", c.cross_kv_per_token)]
     return {
-        "seq": thousands(c.seq), "formula": c.formula,
+        "seq": thousands(c.seq), "formula": c.formula, "formula_numbers": c.formula_numbers,
         "forward": thousands(c.forward), "matmul": thousands(c.matmul), "attention": thousands(c.attention),
         "product": thousands(c.product) if c.product else "", "backward": thousands(c.backward),
         "training": thousands(c.training), "forward_math": math_count(c.forward),
@@ -229,9 +237,9 @@ def _note(note, lang: str) -> dict:
     return {
         "key": a.key, "file": a.file, "title": a.title, "about": getattr(a, lang),
         "preset": a.preset, "accounting": getattr(a, f"accounting_{lang}"),
-        "claims": [{"what": getattr(c.claim, lang), "claimed": c.claimed_text, "right": c.right_text,
+        "claims": [{"what": getattr(c.claim, lang), "claimed": c.claimed_in(lang), "right": c.right_text,
                     "status": c.status, "why": getattr(c.claim, f"why_{lang}")} for c in note.claims],
-        "wrong": [{"what": getattr(c.claim, lang), "claimed": c.claimed_text, "right": c.right_text,
+        "wrong": [{"what": getattr(c.claim, lang), "claimed": c.claimed_in(lang), "right": c.right_text,
                    "why": getattr(c.claim, f"why_{lang}")} for c in note.wrong],
         "remarks": [r[0] if lang == "en" else r[1] for r in a.remarks],
     }

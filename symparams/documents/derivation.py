@@ -240,6 +240,8 @@ class Derivation:
     with_lm_head: int | None = None
     #: what a forward pass and a training step cost, and what they hold in memory
     costs: "CostsView | None" = None
+    #: the counting rules this model needs (catalog keys ``intro.rule_*``), in the order the text states them
+    rules: tuple[str, ...] = ()
 
     @property
     def items(self):
@@ -260,6 +262,7 @@ class CostsView:
 
     seq: int
     formula: str                 # forward FLOPs in the symbols, s and b (LaTeX)
+    formula_numbers: str         # the same with the model's values, s and b = 1 put in, not evaluated
     forward: int
     matmul: int
     attention: int
@@ -313,7 +316,8 @@ def _costs(m: Model) -> CostsView:
              "training_memory": parts["weights"] + parts["gradients"] + parts["optimizer"],
              "kv_per_token": cache.formulas["per_token"], "cross_kv_per_token": cache.formulas["cross_per_token"]}
     return CostsView(
-        seq=seq, formula=latex(f.formula), forward=f.forward, matmul=kinds["matmul"], attention=kinds["attention"],
+        seq=seq, formula=latex(f.formula), formula_numbers=latex_numbers(f.formula, {**m.values, **at}),
+        forward=f.forward, matmul=kinds["matmul"], attention=kinds["attention"],
         product=kinds["product"], backward=f.backward, training=f.training,
         heads_invariant=f.heads_derivative == 0, heads_derivative=latex(f.heads_derivative),
         held=tuple(LATEX_OF_HELD[q] for q in held[0]) if held is not None and held[1] == 0 else (),
@@ -324,6 +328,26 @@ def _costs(m: Model) -> CostsView:
         kv_per_token=cache.per_token, cross_kv_per_token=cache.cross_per_token,
         exprs={key: sp.expand(sp.sympify(e).xreplace(at)) for key, e in exprs.items()},
         formula_expr=f.formula, heads_derivative_expr=f.heads_derivative, kaplan_difference_expr=kaplan_law.difference)
+
+
+def rules_of(tree: Block) -> tuple[str, ...]:
+    """The counting rules ``tree`` needs: its linear layers' (with biases, some, none), embeddings', norms'
+    (with a shift: LayerNorm; a scale only: RMSNorm), and the shape convention."""
+    leaves = [block for _, block, _ in tree.walk() if block.is_leaf]
+    linear = [block for block in leaves if block.kind == "linear"]
+    biased = sum(any(name == "bias" for name, _ in block.params) for block in linear)
+    norms = {len(block.params) for block in leaves if block.kind == "norm"}
+    rules = []
+    if linear:
+        rules.append("rule_linear" if biased == len(linear) else "rule_linear_no_bias" if not biased
+                     else "rule_linear_some_bias")
+    if any(block.kind == "embedding" for block in leaves):
+        rules.append("rule_embedding")
+    rules += [rule for size, rule in ((2, "rule_layer_norm"), (1, "rule_rms_norm")) if size in norms]
+    rules.append("rule_shapes")
+    if any(block.kind == "tensor" for block in leaves):  # experts' fused tensors, shown as stored
+        rules.append("rule_tensors")
+    return tuple(rules)
 
 
 def _number(value) -> int | Fraction:
@@ -399,6 +423,7 @@ class _Plan:
     repeated: bool          # repeat != 1
     copies: sp.Expr
     shape: str
+    tensors: int            # how many tensors of that shape the item holds
     shape_dims: tuple       # the shape's sizes, evaluated (doit), still in symbols
     expr: sp.Expr
     written: bool           # a group's form as written (else its simplified count)
@@ -415,6 +440,11 @@ class _Plan:
     row_repeat: str
     row_formula: str
     children: tuple["_Plan", ...] = ()
+
+
+def _splits_into_heads(expr: sp.Expr) -> bool:
+    """Whether ``expr`` divides by the head count somewhere (a head's width H/A, or G/A key/value groups)."""
+    return any(p.base == A and p.exp.is_negative for p in sp.preorder_traversal(expr) if isinstance(p, sp.Pow))
 
 
 def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: bool) -> _Plan:
@@ -439,15 +469,19 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
         expr = inner.written if inner.written is not None else closed_form(inner.count)
     formula = latex(expr, written=written)
     size = evaluated(expr)
-    # the per-head story is told where the form is as written (a group's simplified count has no story)
-    per_head = A in expr.free_symbols and written
+    # the per-head story is told where the form is as written (a group's simplified count has no story) and a
+    # head's width H/A shows in it: B·A or A·D·H are counts in A, not a split into heads that could cancel
+    per_head = written and A in expr.free_symbols and _splits_into_heads(expr)
     total_expr = product_as_written(repeat, expr) if repeat != 1 else expr
+    # as many tensors of that shape as the item holds: Q, K and V (3 × [H, H]); a LayerNorm's γ and β (2 × [H])
+    tensors = mult * (len(inner.params) if inner.kind == "norm" else 1)
     shape = "[" + ", ".join(latex(d, written=True) for d in inner.shape) + "]" if inner.is_leaf and inner.shape else ""
+    shape = f"{tensors} \\times {shape}" if shape and tensors > 1 else shape
     summary_row = depth <= 1  # a component (depth 0) or one of its parts
     reps = sp.expand(copies * repeat)
     return _Plan(
         path=path, block_path=inner_path, names=names, keys=keys, depth=depth, leaf=inner.is_leaf,
-        multiplicity=mult, repeat=repeat, repeated=repeat != 1, copies=copies, shape=shape,
+        multiplicity=mult, repeat=repeat, repeated=repeat != 1, copies=copies, shape=shape, tensors=tensors,
         shape_dims=tuple(sp.sympify(d).doit() for d in inner.shape) if shape else (),
         expr=expr, written=inner.written is not None and not inner.is_leaf, formula=formula,
         collapsed=latex(size) if per_head else None, counted=counted, repeats=chain, total_expr=total_expr,
@@ -504,6 +538,7 @@ class _Builder:
         total = rep_value * count
         contribution = copies_value * total
         shape = ("[" + ", ".join(str(whole(d, self.values)) for d in plan.shape_dims) + "]") if plan.shape else ""
+        shape = f"{plan.tensors} \\times {shape}" if shape and plan.tensors > 1 else shape
         item = Item(
             path=plan.path, block_path=plan.block_path, names=plan.names, keys=plan.keys, depth=plan.depth,
             leaf=plan.leaf, multiplicity=plan.multiplicity, repeat=plan.repeat, repeat_value=rep_value,
@@ -542,7 +577,7 @@ class _Builder:
         p = self.m.prove()
         per_head, written, closed, derivative, dependence = [], "", "", "0", None
         for step in p.steps:
-            if step.key == "per_head":
+            if step.key == "per_head" and _splits_into_heads(step.lhs):  # B·A = A·B tells a reader nothing
                 per_head.append((latex(step.lhs, written=True), latex(step.rhs), tuple(step.paths)))
             elif step.key == "total_as_written":
                 written = latex(step.lhs, written=True)
@@ -684,4 +719,4 @@ def _derive(key: _ByValue) -> Derivation:
         proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
         outline=_outline(sections, notes), active=m.active, active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
-        costs=_costs(m), **_with_lm_head(m))
+        costs=_costs(m), rules=rules_of(m.tree), **_with_lm_head(m))

@@ -95,7 +95,7 @@ def stack(name, decoder, gated, layers=L):
                  "cross_attention")
         if decoder else None,
         sublayer("feed_forward", ffn(gated), "feed_forward"),
-    ], repeat=layers, ref="block.*", title="decoder_layer" if decoder else "encoder_layer")
+    ], repeat=layers, ref="block.*", title="cross_decoder_layer" if decoder else "encoder_layer")
     return group(name, [
         embedding("embed_tokens", V, H, tied_to="shared", title="token_embedding"),
         # only the first block's self-attention holds it (has_relative_attention_bias = i == 0)

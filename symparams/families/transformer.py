@@ -71,7 +71,7 @@ def decoder_layer(inter, bias, ln):
         norm("encoder_attn_layer_norm", ln),
         *ffn(inter, bias),
         norm("final_layer_norm", ln),
-    ], repeat=L, ref="layers.*", title="decoder_layer")
+    ], repeat=L, ref="layers.*", title="cross_decoder_layer")
 
 
 def positions(kind):

@@ -99,6 +99,6 @@ def test_the_same_model_from_a_family_reproduces_the_article():
 
 def test_transformer_base_points_to_the_article_accounting():
     (r,) = related_for(model("transformer-base"))
-    assert (r["claimed"], r["preset"], r["preset_total"], r["total"]) == \
-        ("about 60M", "transformer-base-article", 60_686_336, 63_606_784)
+    assert (r["claimed_en"], r["claimed_zh"], r["preset"], r["preset_total"], r["total"]) == \
+        ("about 60M", "大约为60M", "transformer-base-article", 60_686_336, 63_606_784)
     assert r["difference"] == 2_920_448

@@ -1,0 +1,85 @@
+"""Every sentence a document prints holds for the model it is printed with, in both languages."""
+
+import re
+
+import pytest
+
+from symparams import model
+from symparams.documents.render import render
+
+
+def md(name, lang="en", **kw):
+    return render(model(name, **kw), format="md", lang=lang)
+
+
+def rules_paragraph(text: str, lang: str) -> str:
+    lead = "A few rules do all the counting." if lang == "en" else "整个计算只用到下面几条规则。"
+    return next(line for line in text.splitlines() if line.startswith(lead))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_rules_are_the_ones_the_model_needs(lang):
+    bert, t5, qwen, mixtral = (rules_paragraph(md(n, lang), lang)
+                               for n in ("bert-base", "t5-small", "qwen2.5-7b", "mixtral-8x7b"))
+    layer_norm, rms = ("LayerNorm over", "RMSNorm") if lang == "en" else ("LayerNorm，有缩放", "RMSNorm")
+    no_bias, some_bias = (("no linear layer of this model has biases", "where it has them") if lang == "en"
+                          else ("都不带偏置", "带偏置的还有"))
+    assert layer_norm in bert and rms not in bert and no_bias not in bert  # BERT: biases and LayerNorm
+    assert rms in t5 and layer_norm not in t5 and no_bias in t5  # T5: no biases anywhere, RMSNorm only
+    assert some_bias in qwen  # Qwen 2: biases on Q, K, V only
+    fused = "fused tensor" if lang == "en" else "融合张量"
+    assert fused in mixtral and fused not in bert  # experts' tensors are shown [out, in], as stored
+
+
+def test_shapes_count_every_tensor_they_stand_for():
+    text = md("bert-base")
+    assert "Shape $2 \\times [H] = 2 \\times [768]$" in text  # a LayerNorm's γ and β
+    assert "Shape $3 \\times [H, A \\cdot \\frac{H}{A}] = 3 \\times [768, 768]$" in text  # Q, K and V
+    assert "Shape $[H] = [768]$" not in text
+
+
+def test_a_count_in_a_is_not_told_as_heads_that_cancel():
+    text = md("t5-small")
+    assert "B \\cdot A = A \\cdot B" not in text and "$$A \\cdot D \\cdot H$$" not in text
+    assert "Written per head" not in text  # T5's heads are D wide: no split of H to cancel
+    assert "Every part written per head" not in text
+    assert "Written per head" in md("bert-base")
+
+
+@pytest.mark.parametrize("name", ["llama-3-8b", "gpt2", "mistral-7b"])
+def test_a_decoder_only_model_is_not_described_as_encoder_decoder(name):
+    assert "encoder–decoder" not in md(name) and "编码器–解码器" not in md(name, "zh")
+
+
+def test_an_encoder_decoder_layer_says_it_attends_to_the_encoder():
+    assert "attention over the encoder's output" in md("t5-small")
+    assert "对编码器输出的注意力" in md("t5-small", "zh")
+
+
+def test_the_chinese_article_is_quoted_in_its_own_words():
+    text = md("transformer-base-article", "zh")
+    assert "大约为60M" in text and "大约 16.38 百万" in text
+    assert "about 60M" not in text and "million" not in text
+    assert "原文写作“大约为60M”" in md("transformer-base", "zh")
+    assert "about 60M" in md("transformer-base-article")
+
+
+def test_the_article_remarks_say_what_its_accounting_leaves_out():
+    text = md("transformer-base-article")
+    assert "English–French model uses 32,000 word pieces" in text
+    assert "sinusoidal positional encodings, which hold no parameters" in text
+    assert "leaves out the biases and the LayerNorms" in text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_tied_table_is_counted_once_and_not_as_a_hypothetical(lang):
+    text = md("t5-small", lang)
+    assert "untied it would add" not in text and "若不共享" not in text
+    once = "are counted once, there" if lang == "en" else "只在那里算一次"
+    assert len(re.findall(once, text)) == 2  # the encoder's and the decoder's embed_tokens, tied to shared
+
+
+def test_the_closing_command_is_not_a_fixed_l_24():
+    for name, lang in (("bert-base", "en"), ("llama-3-8b", "zh")):
+        text = md(name, lang)
+        assert "--set L=24" not in text and "--set KEY=VALUE" in text
