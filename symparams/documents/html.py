@@ -13,6 +13,12 @@ printer, over ``BigInt`` so the arithmetic is exact at any size.  A ratio
 compiled as ``numerator / denominator`` polynomials with integer
 coefficients, divided exactly at the end.
 
+Each item reads as in the documents: its formula, the same with the numbers put in, its count per copy, and
+how many copies the model holds; the numbers put in follow the values too.  A bar chart of the components'
+shares, and the comparison with the articles where the model has one, as in the Markdown and LaTeX.  Only a
+one-line bar with the total stays on top while scrolling; while a value is missing or breaks a constraint
+(said in the page's language), the numbers still shown are greyed out.
+
 Values can also come from the address: ``page.html#H=1024&L=24&r=43/16``.
 
 >>> from symparams import model
@@ -40,13 +46,12 @@ from ..core.algebra import closed_form
 from ..core.errors import SymparamsError
 from ..core.formatting import percent, ratio, thousands
 from ..core.symbols import SYMBOLS
-from .context import title_of
-from .derivation import derive
+from .context import title_of, with_rules
+from .derivation import derive, latex
 from .environment import LANGS, catalog, html_environment, read_template
 from .escape import escape_html
 from .markup import prose_html
-from .mathml import mathml, mathml_inner
-from .proof_text import proof_equations
+from .mathml import _rank, mathml, mathml_inner
 
 # -- expressions to exact JavaScript ---------------------------------------------------
 
@@ -137,6 +142,20 @@ def _math(expr, order: str | None = None, display: bool = False) -> str:
     return mathml(inner, display=display).replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
 
 
+def _sentence(text: str, **html) -> str:
+    """Catalog text as HTML, its ``[[holes]]`` filled with HTML (MathML, outputs) rather than escaped text."""
+    holes = {k: f"\u27e6{k}\u27e7" for k in html}
+    out = prose_html(text, **holes)
+    for k, v in html.items():
+        out = out.replace(holes[k], v)
+    return out
+
+
+def _value_text(v) -> str:
+    """A symbol's value as the page shows it inside a formula: ``30,522``, ``43/16``."""
+    return thousands(v) if sp.sympify(v).is_Integer else ratio(v)
+
+
 def _controls(m, lang: str) -> list[dict]:
     """A number field and a slider per symbol (a ratio's slider moves in eighths)."""
     rows = []
@@ -155,22 +174,64 @@ def _controls(m, lang: str) -> list[dict]:
     return rows
 
 
-def _item(i, d, lang: str, formulas: list) -> dict:
-    """An item of the derivation as the page shows it; its live formula goes to ``formulas``."""
+def _order(i) -> str | None:
+    """``"none"`` where the item's formula is a form as written (its order kept, as the documents print it)."""
+    written = latex(i.expr, written=True)
+    return "none" if i.formula == written and written != latex(i.expr) else None
+
+
+_SUM = re.compile(r"\d+(?: \+ \d+)+")
+
+
+def _substitution(i, children: list[dict], values: dict) -> str:
+    """The item's formula with the numbers put in, as MathML the page refills: each symbol's value an
+    ``<mn data-sym>``; for a group counted as the sum of its parts, each part's count an ``<mn data-copy>``.
+    Empty where the numbers would only repeat the count (``H = 4,096``)."""
+    if not i.substituted or i.tied_to or i.expr.is_Symbol or i.expr.is_Number:
+        return ""
+    if not i.leaf and _SUM.fullmatch(i.substituted):  # the sum of the parts' counts, as the articles write it
+        parts = [(c, item) for c, item in zip(children, i.children) if not item.tied_to and item.total]
+        if len(parts) != i.substituted.count("+") + 1:
+            return ""
+        return "<mo>+</mo>".join(f'<mn class="v" data-copy="{c["id"]}-{"one" if item.repeat == 1 else "total"}">'
+                                 f"{thousands(item.total)}</mn>" for c, item in parts)
+    return mathml_inner(i.expr, _order(i), values)
+
+
+def _item(i, d, lang: str, formulas: list, values: dict, ui: dict) -> dict:
+    """An item of the derivation as the page shows it; its live formulas go to ``formulas`` as
+    ``(id, expression, per-token, has-share)``: its contribution (``iN``), one copy's count (``iN-one``),
+    all ``repeat`` copies in its parent (``iN-total``) and how many copies the model holds (``iN-reps``)."""
     title, about = title_of(i.keys, i.names, d.family, catalog(lang))
     ident = f"i{len(formulas)}"
-    formulas.append((ident, contribution_formula(i)))
-    chain = [mathml_inner(i.expr, "none")]
-    if i.collapsed:
-        chain.append(mathml_inner(sp.expand(i.expr.doit())))
+    formulas.append((ident, contribution_formula(i), False, True))
+    one = sp.expand(i.expr.doit())
     reps = sp.expand(i.copies * i.repeat)
+    chain = [mathml_inner(i.expr, _order(i))]
+    if not i.tied_to:
+        formulas.append((f"{ident}-one", one, False, False))
+        if i.repeat != 1:
+            formulas.append((f"{ident}-total", sp.expand(i.repeat * one), False, False))
+        if i.collapsed:
+            chain.append(mathml_inner(one))
+    if reps != 1:
+        formulas.append((f"{ident}-reps", reps, False, False))
+    children = [_item(c, d, lang, formulas, values, ui) for c in i.children]
+    if not i.tied_to:
+        substituted = _substitution(i, children, values)
+        if substituted:
+            chain.append(substituted)
+        chain.append(f'<mn class="v" data-copy="{ident}-one">{thousands(i.count)}</mn>')
+    copies = _sentence(ui["in_all"], reps=_math(reps),
+                       n=f'<output data-copy="{ident}-reps">{thousands(i.copies_value * i.repeat_value)}</output>'
+                       ) if reps != 1 else ""
     return {
         "id": ident, "path": i.path, "depth": i.depth, "title": prose_html(title),
         "about": prose_html(about) if about and i.depth == 0 else "",
-        "formula": _math("<mo>=</mo>".join(chain)), "copies": _math(reps) if reps != 1 else "",
+        "formula": _math("<mo>=</mo>".join(chain)), "copies": copies,
         "init": i.contribution, "count": thousands(i.contribution), "share": percent(i.share),
         "tied_to": i.tied_to or "", "trainable": i.trainable,
-        "children": [_item(c, d, lang, formulas) for c in i.children],
+        "children": children,
     }
 
 
@@ -178,6 +239,9 @@ def _item(i, d, lang: str, formulas: list) -> dict:
 _LIVE_COSTS = {"forward": False, "matmul": False, "attention": False, "product": False, "backward": False,
                "training": False, "kaplan": True, "exact_per_token": True, "weights_fp32": False,
                "weights_bf16": False, "training_memory": False, "kv_per_token": False, "cross_kv_per_token": False}
+
+
+_FLOPS = '<mi>FLOPs</mi><mo stretchy="false">(</mo><mi>s</mi><mo>,</mo><mi>b</mi><mo stretchy="false">)</mo>'
 
 
 def _costs(d, lang: str, formulas: list) -> dict:
@@ -189,24 +253,19 @@ def _costs(d, lang: str, formulas: list) -> dict:
     outputs = {}
     for key, approx in _LIVE_COSTS.items():
         ident = f"costs-{key}"
-        formulas.append((ident, d.costs.exprs[key], approx))
+        formulas.append((ident, d.costs.exprs[key], approx, False))
         shown = text.get(key) or thousands(getattr(d.costs, key, 0) or 0)
         outputs[key] = f'<output id="{ident}">{escape_html(shown)}</output>'
 
     def sentence(key, **values):
-        holes = {k: f"\u27e6{k}\u27e7" for k in values}
-        html = prose_html(t["costs"][key], **holes)
-        for k, v in values.items():
-            html = html.replace(holes[k], v)
-        return html
+        return _sentence(t["costs"][key], **values)
 
     c = d.costs
     heads = (sentence("heads_invariant") if c.heads_invariant else
              sentence("heads_dependent") + t["sp"] + _math(c.heads_derivative_expr) + t["stop"] +
              (t["sp"] + prose_html(t["costs"]["heads_held"], held=text["held"]) if c.held else ""))
     return {
-        "formula": _math("<mi>FLOPs</mi><mo>(</mo><mi>s</mi><mo>,</mo><mi>b</mi><mo>)</mo><mo>=</mo>"
-                         + mathml_inner(c.formula_expr), display=True),
+        "formula": _math(_FLOPS + "<mo>=</mo>" + mathml_inner(c.formula_expr), display=True),
         "forward": sentence("forward", seq=escape_html(text["seq"]), forward=outputs["forward"],
                             matmul=outputs["matmul"], attention=outputs["attention"]),
         "product": sentence("product", product=outputs["product"]) if c.product else "",
@@ -220,26 +279,98 @@ def _costs(d, lang: str, formulas: list) -> dict:
     }
 
 
-def _script(m, controls: list[dict], formulas: list, ui: dict, about: str) -> str:
+def _constraint_message(c, m, ui: dict, lang: str) -> str:
+    """What the page says when a constraint breaks: the family's own message in English; in another language
+    the catalog's, with the constraint's side condition where it has one (``{H}``, ``{value}``: filled in the page)."""
+    if lang == "en" and c.message:
+        return c.message
+    names = [s.name for s in m.symbols if s in c.expr.free_symbols]
+    values = ui["values_sep"].join(f"{n}={{{n}}}" for n in names)
+    if c.condition is not None:
+        text = c.condition[2] if lang == "zh" else c.condition[1]
+        return ui["constraint_condition"].replace("{values}", values).replace("{condition}", text)
+    factors = sorted(sp.Mul.make_args(c.expr), key=_rank)  # r·H, as the documents write it
+    expr = ("·".join(sp.sstr(f) for f in factors) if c.expr.is_Mul else sp.sstr(c.expr)).replace(" - ", " − ")
+    return ui["constraint"].replace("{values}", values).replace("{expr}", expr)
+
+
+def _script(m, controls: list[dict], formulas: list, ui: dict, about: str, lang: str = "en") -> str:
     """The page's script: every count's closed form compiled to exact JavaScript, then the page logic
     (``about``: how a rounded number reads, "about [[n]]")."""
     constraints = [c for c in m.family.constraints if c.expr.free_symbols <= set(m.symbols)]
     specs = [{"name": c["name"], "rational": c["rational"], "init": c["value"], "den": c["den"]} for c in controls]
+
+    def entry(ident, f, approx=False, share=True):
+        return (f'{{id: "{ident}", f: {fraction_js(f)}, about: {"true" if approx else "false"}, '
+                f'share: {"true" if share else "false"}}}')
+
     compiled = [
         f"const SYMBOLS = {json.dumps(specs)};",
         f"const TOTAL = {fraction_js(m.closed_form)};",
         f"const TRAINABLE = {fraction_js(closed_form(m.tree.trainable_total))};",
         f"const ACTIVE = {fraction_js(closed_form(m.tree.active_total)) if m.routed else 'null'};",
-        "const ITEMS = [" + ",\n".join(f'{{id: "{ident}", f: {fraction_js(f)}, about: {"true" if about else "false"}}}'
-                                       for ident, f, *rest in formulas for about in [bool(rest and rest[0])]) + "];",
+        "const ITEMS = [" + ",\n".join(entry(*f) for f in formulas) + "];",
         "const CONSTRAINTS = [" + ",\n".join(
-            f"{{f: {fraction_js(c.expr)}, message: {json.dumps(c.message, ensure_ascii=False)}}}"
-            for c in constraints) + "];",
+            f"{{f: {fraction_js(c.expr)}, message: {json.dumps(message, ensure_ascii=False)}}}"
+            for c in constraints for message in [_constraint_message(c, m, ui, lang)]) + "];",
     ]
-    words = json.dumps({**{k: ui[k] for k in ("invalid", "invalid_ratio", "not_whole")}, "about": about},
+    words = json.dumps({**{k: ui[k] for k in ("invalid", "invalid_ratio", "not_whole", "stale")}, "about": about},
                        ensure_ascii=False)
     js = "\n".join(compiled) + read_template("html/page.js").replace("__UI__", words)
     return js.replace("</", "<\\/")  # nothing inside the script can close it
+
+
+_PARTIAL = ("<mfrac><mrow><mo>&#x2202;</mo><mi>N</mi></mrow><mrow><mo>&#x2202;</mo><mi>A</mi></mrow></mfrac>")
+
+
+def _equations(proof, ui: dict) -> str:
+    """The head-count proof's equations, a row each in three cells (left side, "=", right side), so that the
+    "=" line up in every browser (Chromium ignores MathML's ``columnalign``)."""
+    holding = "<mi>A</mi>".join(f"<mtext>{escape_html(part).replace(' ', '&#xA0;')}</mtext>" if part else ""
+                                for part in ui["terms_holding"].split("$A$"))
+    rows = []
+    for step in proof.steps:
+        if step.key == "per_head":
+            lhs = mathml_inner(step.lhs, "none")
+        elif step.key in ("simplified", "derivative", "dependence"):
+            lhs = {"simplified": "<mi>N</mi>", "derivative": _PARTIAL, "dependence": holding}[step.key]
+        else:
+            continue
+        rows.append(f'<tr><td class="lhs">{_math(lhs)}</td><td class="eq">{_math("<mo>=</mo>")}</td>'
+                    f'<td class="rhs">{_math(mathml_inner(step.rhs))}</td></tr>')
+    return f'<table class="proof">{"".join(rows)}</table>'
+
+
+def _notes(d, lang: str) -> list[dict]:
+    """The articles' figures checked against the model (the documents' "compared with the articles" section)."""
+    from .context import _note
+
+    t = catalog(lang)
+    a = t["articles"]
+    notes = []
+    for note in (_note(n, lang) for n in d.notes):
+        notes.append({
+            "title": note["title"],
+            "article": prose_html(a["article"], title=note["title"], file=note["file"], about=note["about"],
+                                  accounting=note["accounting"]),
+            "claims": [{"what": prose_html(c["what"]), "claimed": c["claimed"], "right": c["right"],
+                        "status": c["status"], "status_text": a[c["status"]]} for c in note["claims"]],
+            "wrong": [prose_html(a["wrong_item"], what=c["what"], claimed=c["claimed"], right=c["right"])
+                      + (t["lp"] + prose_html(c["why"]) + t["rp"] if c["why"] else "") + t["stop"]
+                      for c in note["wrong"]],
+            "remarks": t["sp"].join(prose_html(r) for r in note["remarks"]),
+        })
+    return notes
+
+
+def _related(d, lang: str) -> list[str]:
+    """Articles that count this model another way: what they claim, and the difference."""
+    a = catalog(lang)["articles"]
+    return [prose_html(a["related"], title=r["title"], file=r["file"], accounting=r[f"accounting_{lang}"],
+                       claimed=r[f"claimed_{lang}"], preset=r["preset"],
+                       preset_total=thousands(r["preset_total"]), total=thousands(r["total"]),
+                       difference=thousands(r["difference"]))
+            for r in d.related]
 
 
 def render_html(m, lang: str = "en", title: str | None = None) -> str:
@@ -247,22 +378,25 @@ def render_html(m, lang: str = "en", title: str | None = None) -> str:
     if lang not in LANGS:
         raise SymparamsError(f"unknown language {lang!r} (languages: {', '.join(LANGS)})")
     d = derive(m)
-    t = catalog(lang)
+    t = with_rules(catalog(lang), d.rules)
+    ui = t["page"]
     formulas: list = []
-    sections = [_item(s, d, lang, formulas) for s in d.sections]
+    values = {s.name: _value_text(v) for s, v in m.values.items()}
+    sections = [_item(s, d, lang, formulas, values, ui) for s in d.sections]
     controls = _controls(m, lang)
     proof = m.prove()
-    equations = "".join(f'<mtr><mtd columnalign="right">{lhs[1]}</mtd><mtd columnalign="left"><mo>=</mo>{rhs[1]}'
-                        f"</mtd></mtr>" for lhs, rhs in proof_equations(proof))
     costs = _costs(d, lang, formulas)
     summary = [{"id": s["id"], "title": s["title"], "formula": _math(closed_form(contribution_formula(i))),
                 "count": s["count"], "share": s["share"]} for s, i in zip(sections, d.sections)]
+    # the chart: a bar per component that holds parameters, its width its share (the page resizes it)
+    chart = [{"id": s["id"], "title": s["title"], "share": s["share"], "width": f"{float(i.share) * 100:.4f}"}
+             for s, i in zip(sections, d.sections) if i.contribution > 0]
     page = {
         "lang": "zh-CN" if lang == "zh" else "en",
         "csp": "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:",
         "heading": title if title is not None else re.sub(r"[*`$]", "", t["title"]).replace("[[model]]", m.name),
         "style": read_template("html/page.css"), "family_title": m.family.title.get(lang, m.family.name),
-        "name": m.name, "controls": controls, "sections": sections, "summary": summary,
+        "name": m.name, "controls": controls, "sections": sections, "summary": summary, "chart": chart,
         "total": thousands(d.total), "trainable": thousands(d.trainable),
         "trainable_share": percent(d.trainable_share),
         "total_formula": _math(m.closed_form), "trainable_formula": _math(closed_form(m.tree.trainable_total)),
@@ -270,10 +404,14 @@ def render_html(m, lang: str = "en", title: str | None = None) -> str:
         "active": thousands(d.active) if m.routed else "", "active_share": percent(d.active_share),
         "active_formula": _math(closed_form(m.tree.active_total)) if m.routed else "",
         "closed_form": _math("<mi>N</mi><mo>=</mo>" + mathml_inner(m.closed_form), display=True),
-        "equations": _math(f"<mtable>{equations}</mtable>", display=True),
+        "equations": _equations(proof, ui),
         "conditions": [c.zh if lang == "zh" else c.en for c in proof.conditions],
-        "verdict": prose_html(t["heads"]["invariant" if proof.invariant else "dependent"], model=m.name),
+        # "… depends on A. The terms holding A:" and those terms
+        "verdict": prose_html(t["heads"]["invariant" if proof.invariant else "dependent"], model=m.name)
+        + ("" if proof.invariant else t["sp"] + _math(proof.dependence)),
         "costs": costs,
-        "script": _script(m, controls, formulas, t["page"], t["costs"]["about"]),
+        "notes": _notes(d, lang), "related": _related(d, lang),
+        "articles_lead": prose_html(t["articles"]["lead"], model=m.name),
+        "script": _script(m, controls, formulas, ui, t["costs"]["about"], lang),
     }
-    return html_environment().get_template("html/page.html.j2").render(page=page, t=t, ui=t["page"])
+    return html_environment().get_template("html/page.html.j2").render(page=page, t=t, ui=ui)

@@ -92,9 +92,21 @@ function update() {
     }
     const value = v ? exact(item.f, v) : null;
     setOut(item.id, value === null ? "—" : group(value));
+    if (!item.share) continue;
     setOut(item.id + "-share", value !== null && total ? percent(value, total) : "");
+    for (const bar of document.querySelectorAll('[data-bar="' + item.id + '"]')) {
+      // the chart's bar: its width the share, in hundredths of a percent (exact, then a float for the style)
+      bar.style.width = value !== null && total ? Number(value * 10000n / total) / 100 + "%" : "0";
+    }
   }
+  for (const el of document.querySelectorAll("[data-sym]")) {  // the numbers put into the formulas
+    const q = raw[el.dataset.sym];
+    el.textContent = !q ? "—" : q[1] === 1n ? group(q[0]) : show(q);
+  }
+  if (!v || warnings.length) warnings.push(UI.stale);
   document.getElementById("warnings").textContent = warnings.join(" · ");
+  // while a value is missing or breaks a constraint, the numbers still shown are greyed out
+  document.documentElement.classList.toggle("stale", !v || warnings.length > 0);
   document.documentElement.dataset.total = total === null ? "" : total.toString();
 }
 function fromSlider(s, input, slider) {
