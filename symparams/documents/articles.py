@@ -59,6 +59,7 @@ class Claim:
     why_en: str = ""
     why_zh: str = ""
     claimed_zh: str = ""               # a rounded figure as the Chinese article words it ("大约为60M")
+    follows: str = ""                  # the key of the slip this figure inherits (a knock-on error)
 
     @property
     def is_share(self) -> bool:
@@ -183,20 +184,23 @@ BERT_ARCHITECTURE = Article(
               why_zh="按原文自己列出的各项（两个权重矩阵、偏置、LayerNorm）相加即得正确数字，"
                      "小计少了 6,144 = 2 × 3,072"),
         Claim("one_layer", "one encoder layer", "单层总计", 7_081_728, (_LAYER,), scope="copy",
-              why_en="carries the feed-forward subtotal's error",
-              why_zh="沿用了前馈网络小计的错误"),
+              follows="ffn_with_norm"),
         Claim("encoder", "12 encoder layers", "12 层 Encoder 总参数", 84_980_736, ("encoder",),
-              why_en="12 times the wrong layer figure; with it the components no longer add up to the total "
-                     "the article itself reports",
-              why_zh="是错误单层数字的 12 倍；用它的话，各部分相加就不等于原文自己给出的总参数量"),
-        Claim("encoder_share", "encoder, share of the total", "Encoder 占总参数比例", "77.62%", ("encoder",)),
+              why_en="with it the components add up to 23,837,184 + 84,980,736 + 590,592 = 109,408,512, not the "
+                     "article's own total 109,482,240",
+              why_zh="用它的话，各部分相加是 23,837,184 + 84,980,736 + 590,592 = 109,408,512，"
+                     "不等于原文自己给出的总参数量 109,482,240",
+              follows="ffn_with_norm"),
+        Claim("encoder_share", "encoder, share of the total", "Encoder 占总参数比例", "77.62%", ("encoder",),
+              follows="ffn_with_norm"),
         Claim("attention_12_layers", "attention of the 12 layers", "12 层注意力参数", 28_366_848,
               (f"{_LAYER}.attention",)),
-        Claim("ffn_12_layers", "feed-forward networks of the 12 layers", "12 层前馈网络参数", 56_613_888, _FFN_LN),
+        Claim("ffn_12_layers", "feed-forward networks of the 12 layers", "12 层前馈网络参数", 56_613_888, _FFN_LN,
+              follows="ffn_with_norm"),
         Claim("attention_share_of_layer", "attention, share of a layer", "注意力占单层比例", "33.38%",
-              (f"{_LAYER}.attention",), scope="copy", of=(_LAYER,)),
+              (f"{_LAYER}.attention",), scope="copy", of=(_LAYER,), follows="ffn_with_norm"),
         Claim("ffn_share_of_layer", "feed-forward network, share of a layer", "前馈网络占单层比例", "66.62%",
-              _FFN_LN, scope="copy", of=(_LAYER,)),
+              _FFN_LN, scope="copy", of=(_LAYER,), follows="ffn_with_norm"),
         Claim("pooler", "Pooler", "Pooler 层", 590_592, ("pooler",)),
         Claim("pooler_share", "Pooler, share", "Pooler 层占比", "0.54%", ("pooler",)),
     ),

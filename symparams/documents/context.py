@@ -196,6 +196,35 @@ def _proof(p, lang: str) -> dict:
     }
 
 
+def _slips(note, lang: str) -> list[dict]:
+    """The article's wrong figures, each knock-on error listed under the slip it inherits."""
+    t = catalog(lang)["articles"]
+    wrong = {c.claim.key for c in note.wrong}
+    roots = [c for c in note.wrong if c.claim.follows not in wrong]
+    out = []
+    for root in roots:
+        why = getattr(root.claim, f"why_{lang}")
+        carried = [c for c in note.wrong if c.claim.follows == root.claim.key]
+        if carried:
+            items = t["knock_on_sep"].join(
+                prose_text(t["knock_on_item"], what=getattr(c.claim, lang), claimed=c.claimed_in(lang),
+                           right=c.right_text)
+                + (t["knock_on_why"].replace("[[why]]", getattr(c.claim, f"why_{lang}"))
+                   if getattr(c.claim, f"why_{lang}") else "")
+                for c in carried)
+            why = t["knock_on"].replace("[[why]]", why).replace("[[n]]", str(len(carried))).replace("[[items]]", items)
+        out.append({"what": getattr(root.claim, lang), "claimed": root.claimed_in(lang), "right": root.right_text,
+                    "why": why})
+    return out
+
+
+def prose_text(text: str, **values) -> str:
+    """Catalog text with its ``[[holes]]`` filled (still mini-markup: the template's ``prose`` renders it)."""
+    for key, value in values.items():
+        text = text.replace(f"[[{key}]]", str(value))
+    return text
+
+
 def _costs(c, lang: str) -> dict:
     """The compute-and-memory section's numbers as text (per-token figures that are not whole: "about")."""
     t = catalog(lang)
@@ -239,7 +268,6 @@ def _note(note, lang: str) -> dict:
         "preset": a.preset, "accounting": getattr(a, f"accounting_{lang}"),
         "claims": [{"what": getattr(c.claim, lang), "claimed": c.claimed_in(lang), "right": c.right_text,
                     "status": c.status, "why": getattr(c.claim, f"why_{lang}")} for c in note.claims],
-        "wrong": [{"what": getattr(c.claim, lang), "claimed": c.claimed_in(lang), "right": c.right_text,
-                   "why": getattr(c.claim, f"why_{lang}")} for c in note.wrong],
+        "wrong": _slips(note, lang),
         "remarks": [r[0] if lang == "en" else r[1] for r in a.remarks],
     }

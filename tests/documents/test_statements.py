@@ -83,3 +83,16 @@ def test_the_closing_command_is_not_a_fixed_l_24():
     for name, lang in (("bert-base", "en"), ("llama-3-8b", "zh")):
         text = md(name, lang)
         assert "--set L=24" not in text and "--set KEY=VALUE" in text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_slip_is_listed_once_with_the_figures_it_carries_into(lang):
+    text = md("bert-base", lang)
+    errata = text.split("\n## 7.")[1].split("\n## 8.")[0]
+    bullets = [line for line in errata.splitlines() if line.startswith("- ")]
+    assert len(bullets) == 1  # the feed-forward subtotal, 6,144 short; six figures inherit it
+    carried = "the slip carries into 6 further figures" if lang == "en" else "这一处错误连带影响了 6 个数字"
+    assert carried in bullets[0] and "4,723,968" in bullets[0]
+    # the inconsistency, in the article's own numbers
+    assert "23,837,184 + 84,980,736 + 590,592 = 109,408,512" in bullets[0]
+    assert 23_837_184 + 84_980_736 + 590_592 == 109_408_512 != 109_482_240
