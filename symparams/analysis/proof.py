@@ -229,10 +229,15 @@ def _written_total(tree) -> sp.Expr:
 
 
 def _per_head_steps(tree) -> list[Step]:
+    """Each form written per head, with the modules using it named as ``named_parameters()`` names them."""
     forms: dict[sp.Expr, list[str]] = {}
-    for path, block, _ in tree.walk():
+    root = tree.name if tree.ref is None else tree.ref
+    for path, block in tree.reference_paths():
         if block.is_leaf and block.tied_to is None and A in block.as_written.free_symbols:
-            forms.setdefault(block.as_written, []).append(path.split(".", 1)[-1])  # relative to the root
+            relative = path[len(root) + 1:] if root and path.startswith(root + ".") else path
+            if block.ref == "":  # a part of a fused tensor (GPT-2's c_attn): the tensor, and which part
+                relative = f"{relative} ({block.name})"
+            forms.setdefault(block.as_written, []).append(relative)
     return [Step("per_head", lhs=w, rhs=sp.expand(w.doit()), paths=tuple(p)) for w, p in forms.items()]
 
 

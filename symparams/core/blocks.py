@@ -255,6 +255,16 @@ class Block:
                 raise KeyError(path)
         return block
 
+    def reference_paths(self, prefix: str = "") -> Iterator[tuple[str, "Block"]]:
+        """Yield ``(reference path, block)`` for this block and every descendant: the module's path in the
+        ``transformers`` implementation (``ref`` segments; a repeated layer's index as ``*``), as
+        ``named_parameters()`` prints it (``layers.*.self_attn.q_proj``)."""
+        seg = self.name if self.ref is None else self.ref
+        path = ".".join(p for p in (prefix, seg) if p)
+        yield path, self
+        for child in self.children:
+            yield from child.reference_paths(path)
+
     def reference_params(self, prefix: str = "") -> Iterator[tuple[str, sp.Expr, bool]]:
         """Yield ``(reference path, total size, trainable)`` per parameter.
 

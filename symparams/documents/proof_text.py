@@ -3,7 +3,7 @@
 >>> from symparams import model
 >>> print("\\n".join(proof_lines(model("bert-base").prove())))
 bert-base: the parameter count does not depend on the number of heads A.
-  per head: A*(H*(H/A) + H/A) = H**2 + H   [encoder.layer.attention.self.query, encoder.layer.attention.self.key, encoder.layer.attention.self.value]
+  per head: A*(H*(H/A) + H/A) = H**2 + H   [encoder.layer.*.attention.self.query, encoder.layer.*.attention.self.key, encoder.layer.*.attention.self.value]
   simplified total: N = H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
   dN/dA = 0
   side condition: A divides H: H/A is the head dimension, a whole number
