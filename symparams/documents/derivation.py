@@ -451,7 +451,7 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
     outer = run[0]
     inner, inner_path, chain, same = _unwrap(outer, path)
     repeat = sp.Mul(*(b.repeat for b in chain))
-    names, keys = _names_and_keys(run, inner, inner_path[len(path):], depth)
+    names, keys = _names_and_keys(run, inner, chain, depth)
     trainable = trainable and outer.trainable and inner.trainable
     counted = tuple(run) if inner is outer else (inner,)
     if same is not None:  # a group of identical leaves only: one leaf item, several times
@@ -492,13 +492,21 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
         children=children)
 
 
-def _names_and_keys(run: list[Block], inner: Block, chain_path: str, depth: int) -> tuple[tuple, tuple]:
-    """The module names and title keys of an item (a chain of single children reads ``pooler.dense``)."""
+def _module_name(chain) -> str:
+    """The path transformers gives the blocks of ``chain`` (``ref`` segments; groupings it lacks left out)."""
+    return ".".join(seg for seg in (b.name if b.ref is None else b.ref for b in chain) if seg)
+
+
+def _names_and_keys(run: list[Block], inner: Block, chain: tuple, depth: int) -> tuple[tuple, tuple]:
+    """The module names, as ``named_parameters()`` prints them (a chain of single children reads
+    ``pooler.dense``; a grouping transformers does not have shows its modules), and title keys of an item."""
     outer = run[0]
-    names = tuple(b.name for b in run)
+    names = tuple(_module_name([b]) or b.name for b in run)
     keys = tuple(dict.fromkeys(b.title_key for b in run))
+    if len(run) == 1 and not _module_name(chain) and inner.children:
+        names = tuple(_module_name([c]) or c.name for c in inner.children)
     if len(run) == 1 and inner is not outer:
-        names = (outer.name + chain_path,)
+        names = (_module_name(chain) or outer.name,) if _module_name(chain) or not inner.children else names
         if outer.title is None and inner.title is not None and depth > 0:
             keys = (inner.title,)  # an untitled wrapper (BERT's "intermediate") takes its part's title
         elif inner.is_leaf and inner.title is not None and inner.title != keys[0]:

@@ -74,65 +74,169 @@ def math_width(s: str) -> float:
     return w
 
 
+#: fixed delimiter sizes by level: plain, \bigl, \Bigl, \biggl, \Biggl
+_SIZES = ("", r"\bigl", r"\Bigl", r"\biggl", r"\Biggl")
+_LEFT = re.compile(r"\\left([(\[])|\\right([)\]])")
+
+
 def _breakable(s: str) -> str:
     """``\\left( … \\right)`` made into fixed-size delimiters, so a line may end between them.
 
-    Plain parentheses where nothing tall sits inside; ``\\Bigl( … \\Bigr)``
-    around fractions.
+    Each pair is sized by what it holds: plain parentheses around plain
+    terms, ``\\Bigl`` around a fraction, and one size more than the largest
+    pair inside, so nesting stays visible.
     """
-    if r"\frac" in s:
-        pairs = ((r"\left(", r"\Bigl("), (r"\right)", r"\Bigr)"), (r"\left[", r"\Bigl["), (r"\right]", r"\Bigr]"))
-    else:
-        pairs = ((r"\left(", "("), (r"\right)", ")"), (r"\left[", "["), (r"\right]", "]"))
-    for a, b in pairs:
-        s = s.replace(a, b)
-    return s
+    #: stack: (index in out of an opening, level of the largest pair inside it, index where its body starts)
+    out, stack = [], []
+    pos = 0
+    for mo in _LEFT.finditer(s):
+        out.append(s[pos:mo.start()])
+        pos = mo.end()
+        if mo.group(1):
+            stack.append((len(out), -1, len(out) + 1))
+            out.append(mo.group(1))  # sized when its pair closes
+            continue
+        if not stack:  # unbalanced: leave it as it was
+            out.append(mo.group(0))
+            continue
+        at, inner, body = stack.pop()
+        level = inner + 1
+        if r"\frac" in "".join(out[body:]):
+            level = max(level, 2)
+        level = min(level, len(_SIZES) - 1)
+        out[at] = _SIZES[level] + out[at]
+        out.append((_SIZES[level][:-1] + "r" if level else "") + mo.group(2))
+        if stack:
+            o_at, o_inner, o_body = stack[-1]
+            stack[-1] = (o_at, max(o_inner, level), o_body)
+    out.append(s[pos:])
+    for at, _, _ in stack:  # an opening without its closing: keep \left
+        out[at] = r"\left" + out[at]
+    return "".join(out)
 
 
-def inline_tex(s: str) -> str:
-    """Math for a table cell: plain delimiters, so TeX may break the line after any + (fractions are small)."""
-    for a, b in ((r"\left(", "("), (r"\right)", ")"), (r"\left[", "["), (r"\right]", "]")):
-        s = s.replace(a, b)
-    return s
-
-
-def _split(s: str, ops=(" + ", " - ")) -> list[str]:
-    """``s`` cut before each top-level (brace depth 0) operator in ``ops``."""
-    out, depth, start, i = [], 0, 0, 0
-    while i < len(s):
-        c = s[i]
+def _depths(s: str):
+    """(index, brace depth, parenthesis depth) for every character of ``s``, the depths before it."""
+    braces = parens = 0
+    for i, c in enumerate(s):
+        yield i, braces, parens
         if c == "{":
-            depth += 1
+            braces += 1
         elif c == "}":
-            depth -= 1
-        elif depth == 0:
-            for op in ops:
-                if s.startswith(op, i) and i > start:
-                    out.append(s[start:i])
-                    start = i + 1
-                    break
-        i += 1
+            braces -= 1
+        elif braces == 0 and c in "([" and s[i - 1:i] != "\\":
+            parens += 1
+        elif braces == 0 and c in ")]" and s[i - 1:i] != "\\":
+            parens -= 1
+
+
+def _split(s: str, ops=(" + ", " - "), depth: int = 0) -> list[str]:
+    """``s`` cut before each operator in ``ops`` outside braces, ``depth`` parentheses deep."""
+    out, start = [], 0
+    for i, braces, parens in _depths(s):
+        if braces == 0 and parens == depth and i > start and any(s.startswith(op, i) for op in ops):
+            out.append(s[start:i])
+            start = i + 1
     out.append(s[start:])
     return [p.strip() for p in out if p.strip()]
 
 
-def _lines(s: str, width: float) -> list[str]:
-    """``s`` broken into lines no wider than ``width`` em (at + and -, else at × and ·)."""
+_PLUS = (" + ", " - ")
+_TIMES = (r" \times ", r" \cdot ")
+
+
+def _pieces(s: str) -> list[str]:
+    """``s`` cut at its outermost + and −, else at those one parenthesis deeper (a long sum in
+    parentheses is broken inside them, ``L \\cdot (a + b)`` never between ``L`` and its sum), and
+    only where no sum is left at its outermost × and · (one piece if nothing cuts it)."""
+    deepest = max((p for _, b, p in _depths(s) if b == 0), default=0)
+    for ops in (_PLUS, _TIMES):
+        for depth in range(deepest + 1):
+            pieces = _split(s, ops, depth)
+            if len(pieces) > 1:
+                return pieces
+    return [s]
+
+
+def _atoms(s: str, width: float) -> list[str]:
+    """``s`` cut at its outermost operators (:func:`_pieces`), and each piece wider than ``width``
+    cut again, deeper: the pieces lines are made of."""
     if math_width(s) <= width:
         return [s]
-    s = _breakable(s)
+    pieces = _pieces(s)
+    if len(pieces) == 1:
+        return pieces
+    return [atom for piece in pieces for atom in _atoms(piece, width)]
+
+
+def _pack(s: str, width: float) -> list[str]:
+    """``s`` (delimiters already fixed-size) in lines no wider than ``width`` where it can be:
+    its pieces (:func:`_atoms`) set one after the other, a new line where the next would not fit."""
     lines: list[str] = []
-    for term in _split(s):
-        if math_width(term) > width:  # one long product: break it at its factors
-            pieces = _split(term, (r" \times ", r" \cdot "))
+    for atom in _atoms(s, width):
+        if lines and math_width(lines[-1] + " " + atom) <= width:
+            lines[-1] = lines[-1] + " " + atom
         else:
-            pieces = [term]
-        for piece in pieces:
-            if lines and math_width(lines[-1] + " " + piece) <= width:
-                lines[-1] = lines[-1] + " " + piece
-            else:
-                lines.append(piece)
+            lines.append(atom)
     return lines
+
+
+#: the penalty of a line break after a + or − in a table cell, by how deep in parentheses it stands
+_CELL_BREAKS = (r"\allowbreak ", r"\penalty300 ", r"\penalty600 ", r"\penalty900 ")
+
+
+@lru_cache(maxsize=8192)
+def inline_tex(s: str) -> str:
+    """Math for a table cell: plain delimiters, and a break allowed after each + and −, the more
+    willingly the fewer parentheses it stands in (``\\allowbreak`` outermost, then ``\\penalty300``, …).
+
+    A cell that sets ``\\binoppenalty`` high breaks after a ``\\cdot`` only where no sum is left.
+    """
+    for a, b in ((r"\left(", "("), (r"\right)", ")"), (r"\left[", "["), (r"\right]", "]")):
+        s = s.replace(a, b)
+    out, last = [], 0
+    for i, braces, parens in _depths(s):
+        if braces == 0 and i > 0 and (s.startswith(" + ", i) or s.startswith(" - ", i)):
+            out.append(s[last:i + 2])
+            out.append(_CELL_BREAKS[min(parens, len(_CELL_BREAKS) - 1)])
+            last = i + 3
+    out.append(s[last:])
+    return "".join(out)
+
+
+def _lines(s: str, width: float) -> list[str]:
+    """``s`` broken into lines no wider than ``width`` em: at its outermost + and −, else × and ·,
+    else inside its parentheses (whose sizes are then fixed)."""
+    if math_width(s) <= width:
+        return [s]
+    return _pack(_breakable(s), width)
+
+
+def _rows(parts: tuple, lhs: str, width: float) -> list[str] | None:
+    """The rows of an aligned chain ``lhs = parts[0] = …`` (``&=`` before each part, ``&\\quad``
+    before each continued line); None when the chain fits on one line."""
+    chain = " = ".join(([lhs] if lhs else []) + list(parts))
+    if math_width(chain) <= width:
+        return None
+    rows = []
+    indent = math_width(lhs) + 1.4 if lhs else 0.0  # every row starts where the first part starts, after "lhs ="
+    for k, part in enumerate(parts):
+        first = k == 0 and not lhs
+        lines = _lines(part, width - (0 if first else max(indent, 1.4)) - 1.2)
+        for j, line in enumerate(lines):
+            if j > 0:
+                rows.append("&\\quad " + line)
+            elif first:
+                rows.append("&" + line)
+            else:
+                rows.append("&= " + line)
+    if lhs:
+        rows[0] = lhs + " " + rows[0]
+    return rows
+
+
+def _dedup(parts) -> tuple:
+    return tuple(p for i, p in enumerate(parts) if p and (i == 0 or p != parts[i - 1]))
 
 
 def display_tex(parts, lhs: str = "") -> str:
@@ -141,31 +245,31 @@ def display_tex(parts, lhs: str = "") -> str:
     Short chains are one ``\\[ … \\]``; long ones an ``align*`` with one
     part per line, a long part broken after its terms.
     """
-    return _display_tex(tuple(parts), lhs)
+    return _display_tex(_dedup(list(parts)), lhs)
 
 
 @lru_cache(maxsize=4096)
 def _display_tex(parts: tuple, lhs: str) -> str:
-    parts = [p for i, p in enumerate(parts) if p and (i == 0 or p != parts[i - 1])]
-    chain = " = ".join(([lhs] if lhs else []) + parts)
-    if math_width(chain) <= _LINE_EM:
-        return "\\[\n  " + chain + "\n\\]"
-    rows = []
-    for k, part in enumerate(parts):
-        first = k == 0 and not lhs
-        lines = _lines(part, _LINE_EM - (0 if first else 1.4) - 1.2)
-        for j, line in enumerate(lines):
-            if j > 0:
-                rows.append("&\\quad " + line)
-            elif first:
-                rows.append("&" + line)
-            else:
-                rows.append("&= " + line)
-    head = (lhs + " ") if lhs else ""
-    return "\\begin{align*}\n  " + head + " \\\\\n  ".join(rows) + "\n\\end{align*}"
+    rows = _rows(parts, lhs, _LINE_EM)
+    if rows is None:
+        return "\\[\n  " + " = ".join(([lhs] if lhs else []) + list(parts)) + "\n\\]"
+    return "\\begin{align*}\n  " + " \\\\\n  ".join(rows) + "\n\\end{align*}"
+
+
+#: the Markdown page's line, in em of its display math (GitHub's column is about 830 px, its math ~19 px an em)
+MD_LINE_EM = 36.0
 
 
 def display_md(parts, lhs: str = "") -> str:
-    """A chain ``lhs = parts[0] = …`` as one GitHub display-math line."""
-    parts = [p for i, p in enumerate(parts) if p and (i == 0 or p != parts[i - 1])]
-    return "$$" + " = ".join(([lhs] if lhs else []) + parts) + "$$"
+    """A chain ``lhs = parts[0] = …`` as GitHub display math: one ``$$…$$`` line when it is short,
+    else a ``$$`` block holding an ``aligned`` environment broken as :func:`display_tex` breaks it
+    (one row a line, each ``\\\\`` ending its line; no row starts with a Markdown marker)."""
+    return _display_md(_dedup(list(parts)), lhs)
+
+
+@lru_cache(maxsize=4096)
+def _display_md(parts: tuple, lhs: str) -> str:
+    rows = _rows(parts, lhs, MD_LINE_EM)
+    if rows is None:
+        return "$$" + " = ".join(([lhs] if lhs else []) + list(parts)) + "$$"
+    return "$$\n\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}\n$$"

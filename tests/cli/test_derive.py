@@ -23,5 +23,5 @@ def test_derive_writes_a_file_and_reports_template_errors(tmp_path, capsys):
 def test_derive_with_set_and_head(capsys):
     assert main(["derive", "bert-base", "--set", "L=24", "--head", "sequence-classification", "--format", "md"]) == 0
     text = capsys.readouterr().out
-    assert "### 2.4 Task head: Classifier (`head.classifier`)" in text
+    assert "### 2.4 Task head: Classifier (`classifier`)" in text  # as BertForSequenceClassification names it
     assert "1,538" in text  # 768 × 2 + 2: the classifier of two labels

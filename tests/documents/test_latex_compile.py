@@ -1,7 +1,8 @@
 """The LaTeX documents compile with ``latexmk -xelatex``, cleanly, and the PDF says the right things.
 
-Compiled: bert-base and transformer-base in English and Chinese, plus two
-documents carrying the hostile text (as the title, and as the model name).
+Compiled: bert-base and transformer-base in English and Chinese, falcon-40b in
+Chinese, plus two documents carrying the hostile text (as the title, and as the
+model name).
 The log must have no error, no overfull box and no missing glyph; the PDF's
 text (pdftotext) must hold the key figures and the hostile text literally.
 Nothing is skipped: a missing TeX is a failure (CI installs it).
@@ -28,6 +29,8 @@ CASES = {
     "bert-base.zh": (lambda: model("bert-base"), "zh", None),
     "transformer-base.en": (lambda: model("transformer-base"), "en", None),
     "transformer-base.zh": (lambda: model("transformer-base"), "zh", None),
+    # its conclusion's first line once ran 2.7 pt into the margin (a long bold number after CJK text)
+    "falcon-40b.zh": (lambda: model("falcon-40b"), "zh", None),
     "hostile-title.en": (lambda: model("bert-base"), "en", HOSTILE),
     "hostile-name.zh": (lambda: Model(family("transformer"), {"V": 32000, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
                                       name=HOSTILE), "zh", None),
@@ -131,3 +134,23 @@ def test_hostile_model_name_appears_literally_wherever_the_source_has_it(compile
     assert occurrences_in_source("hostile-name.zh") == 7
     assert squeezed(text).count(squeezed(HOSTILE)) == 7
     assert "root:" not in text
+
+
+@pytest.mark.parametrize("name", ["bert-base.en", "bert-base.zh"])
+def test_the_title_block_names_symparams_and_the_outline_gives_page_numbers(compiled, name):
+    text = compiled[name][2]
+    head = text.split("提纲" if name.endswith("zh") else "Outline", 1)[0]
+    assert "bert-base" in head and "symparams" in head
+    assert re.search(r"(20\d\d 年 \d+ 月 \d+ 日|[A-Z][a-z]+ \d+, 20\d\d)", head), head  # \today
+    # every outline entry ends in its page number (two LaTeX runs resolve \pageref; "??" would be left otherwise)
+    entries = re.findall(r"^(?:\d+\.|\d+\.\d+) .*?(?:\. )+\.? ?(\d+)$", text, flags=re.MULTILINE)
+    assert len(entries) == 11, entries
+    assert [int(p) for p in entries] == sorted(int(p) for p in entries)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_no_unresolved_reference_and_no_hyphenated_layernorm(compiled, name):
+    _, log, text = compiled[name]
+    assert "??" not in text
+    assert "undefined references" not in log
+    assert not re.search(r"Lay-\s*erNorm|Layer-\s*Norm", text)

@@ -12,10 +12,14 @@ import json
 import re
 import shutil
 import subprocess
+from html.parser import HTMLParser
 
 import pytest
 
 from symparams import Model, model
+from symparams.documents.context import context
+from symparams.documents.markup import plain
+from symparams.documents.math_layout import MD_LINE_EM, math_width
 from symparams.documents.render import render
 from symparams.families.presets import all_presets
 from symparams.families.registry import family
@@ -41,22 +45,40 @@ _INLINE = re.compile(r"(?<![\\$])\$(?!\$)(?! )((?:[^$\\]|\\.)+?)(?<! )\$(?!\$)")
 
 
 def spans(markdown: str) -> list[tuple[str, bool]]:
-    """Every ``$…$`` (inline) and ``$$…$$`` (display) span outside code, with its mode."""
+    """Every ``$…$`` (inline) and ``$$…$$`` (display) span outside code, with its mode; a display
+    may also be a block: a line ``$$``, the math's lines, a line ``$$``."""
     found = []
     fenced = False
+    block: list[str] | None = None
     for line in markdown.splitlines():
+        if block is not None:
+            if line.strip() == "$$":
+                found.append(("\n".join(block), True))
+                block = None
+            else:
+                block.append(line)
+            continue
         if line.startswith("```"):
             fenced = not fenced
             continue
         if fenced:
             continue
         stripped = line.strip()
+        if stripped == "$$":
+            block = []
+            continue
         if stripped.startswith("$$") and stripped.endswith("$$") and len(stripped) > 4:
             found.append((stripped[2:-2], True))
             continue
         line = re.sub(r"`[^`]*`", "", line)  # code spans hold no math
         found.extend((m.group(1), False) for m in _INLINE.finditer(line))
+    assert block is None, "a $$ block is not closed"
     return found
+
+
+def display_blocks(markdown: str) -> list[str]:
+    """The math of every multi-line ``$$`` block."""
+    return re.findall(r"^\$\$\n(.*?)\n\$\$$", markdown, flags=re.DOTALL | re.MULTILINE)
 
 
 def dollars(markdown: str) -> int:
@@ -131,8 +153,11 @@ def test_every_document_has_one_valid_mermaid_pie_whose_values_add_up_to_the_tot
 def test_bert_base_pie_has_the_three_components_of_the_article():
     text = render(model("bert-base"), format="md")
     parsed = node_check({"mermaid": mermaid_blocks(text)})["mermaid"][0]
-    assert parsed["sections"] == [["Embedding layer", 23_837_184], ["Encoder", 85_054_464], ["Pooler", 590_592]]
-    assert parsed["showData"] is True
+    # each slice labelled with its exact share (the text's 21.77 %, not Mermaid's rounded 22 %); the raw
+    # counts are not shown (no showData: Mermaid would print them without separators)
+    assert parsed["sections"] == [["Embedding layer 21.77%", 23_837_184], ["Encoder 77.69%", 85_054_464],
+                                  ["Pooler 0.54%", 590_592]]
+    assert parsed["showData"] is False
 
 
 @pytest.mark.node
@@ -169,3 +194,133 @@ def test_hostile_model_name_is_literal_wherever_it_appears():
         for line, out in zip(lines, rendered):
             assert HOSTILE in _text(out), (line, out)
             assert not any("passwd" in tex for tex, _ in spans(line)), line
+
+
+# -- the outline, long displays, the pie and lists of numbers (review 2.2) -------------------------------------
+
+class _Lists(HTMLParser):
+    """The list items of an HTML page as (depth, text): depth 1 for a top-level item."""
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.items, self.open = 0, [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("ol", "ul"):
+            self.depth += 1
+        elif tag == "li":
+            self.items.append([self.depth, ""])
+            self.open.append(len(self.items) - 1)
+
+    def handle_endtag(self, tag):
+        if tag in ("ol", "ul"):
+            self.depth -= 1
+        elif tag == "li":
+            self.open.pop()
+
+    def handle_data(self, data):
+        if self.open:
+            self.items[self.open[-1]][1] += data
+
+
+def outline_of(markdown: str) -> str:
+    """The outline section of a document: its heading to the next heading."""
+    return re.search(r"^## .*?\n(.*?)(?=^## )", markdown, flags=re.DOTALL | re.MULTILINE).group(0)
+
+
+@pytest.mark.node
+def test_the_outline_is_a_nested_list_when_commonmark_renders_it(documents):
+    keys = sorted(documents)
+    rendered = node_check({"markdown": [outline_of(documents[k]) for k in keys]})["markdown"]
+    for key, out in zip(keys, rendered):
+        outline = context(model(key[0]), key[1])["doc"]["outline"]
+        parser = _Lists()
+        parser.feed(out)
+        top = [text.split("\n")[0].strip() for depth, text in parser.items if depth == 1]
+        nested = [text.strip() for depth, text in parser.items if depth == 2]
+        assert len(top) == len(outline), (key, out)
+        assert nested == [f"{c['number']} {plain(c['title'])}" for o in outline for c in o["children"]], (key, out)
+        # a section's children are items of its own list, not words folded into its line
+        assert all(not re.search(r"\d\.\d", line) for line in top), (key, top)
+
+
+@pytest.mark.node
+def test_bert_base_outline_renders_its_three_parts_under_computation():
+    out = node_check({"markdown": [outline_of(render(model("bert-base"), format="md", lang="zh"))]})["markdown"][0]
+    assert re.search(r"<li>计算过程\s*<ul>\s*<li>2\.1 Embedding层</li>\s*<li>2\.2 Encoder层</li>\s*"
+                     r"<li>2\.3 Pooling层</li>\s*</ul>\s*</li>", out), out
+
+
+def _rows(block: str) -> list[str]:
+    assert block.startswith("\\begin{aligned}\n") and block.endswith("\n\\end{aligned}"), block
+    return block.split("\n")[1:-1]
+
+
+def test_no_display_row_is_wider_than_the_page(documents):
+    # a one-line display that would be too wide is an aligned block, each row within the line (in em of
+    # math_width's measure; a row holds its chain's left-hand side, as the rows below it start after it)
+    for (name, lang), text in documents.items():
+        for line in text.splitlines():
+            if line.startswith("$$") and line.endswith("$$") and len(line) > 4:
+                assert math_width(line[2:-2]) <= MD_LINE_EM, (name, lang, line[:80])
+        for block in display_blocks(text):
+            rows = _rows(block)
+            lhs = rows[0].split("&", 1)[0]
+            for row in rows:
+                body = row.split("&", 1)[1].removesuffix(" \\\\").replace(r"\quad", "")
+                assert math_width(lhs + body) <= MD_LINE_EM, (name, lang, row[:80])
+                assert len(row) <= 240, (name, lang, row[:80])
+
+
+def test_long_displays_of_bert_base_are_aligned_blocks():
+    text = render(model("bert-base"), format="md", lang="zh")
+    blocks = display_blocks(text)
+    head_count = [b for b in blocks if b.split("\n")[1].startswith("N(A) &= ")]
+    assert len(head_count) == 1 and len(_rows(head_count[0])) >= 3, blocks
+    assert not any(len(line) > 200 for line in text.splitlines() if line.startswith("$$")), "a one-line display"
+
+
+def test_aligned_blocks_are_safe_in_github_markdown(documents):
+    # GitHub reads a $$ block as Markdown first: no blank line inside, "\\" ends a line (one row a line),
+    # and no row starts with something Markdown would take as a list, a quote, a heading or a table
+    for (name, lang), text in documents.items():
+        for block in display_blocks(text):
+            rows = _rows(block)
+            assert all(row.strip() for row in rows), (name, lang)
+            assert all(row.endswith(" \\\\") for row in rows[:-1]) and not rows[-1].endswith("\\\\"), (name, lang)
+            assert "\\\\" not in "".join(row.removesuffix(" \\\\") for row in rows), (name, lang)
+            for row in rows:
+                assert not re.match(r"\s*([-+*>#|=]|\d+[.)])", row), (name, lang, row)
+
+
+def test_every_aligned_block_is_found_as_one_display_span(documents):
+    text = documents["t5-small", "en"]
+    found = [tex for tex, display in spans(text) if display and tex.startswith("\\begin{aligned}")]
+    assert found == display_blocks(text) and found
+
+
+def test_pie_labels_carry_the_exact_share_the_summary_gives(documents):
+    for (name, lang), text in documents.items():
+        block = mermaid_blocks(text)[0]
+        assert "showData" not in block and '"pieSectionTextSize": "0px"' in block, (name, lang)
+        chart = context(model(name), lang)["doc"]["chart"]
+        labels = re.findall(r'^ {4}"(.*)" : (\d+)$', block, flags=re.MULTILINE)
+        assert [label for label, _ in labels] == [f"{c['label']} {c['share']}" for c in chart], (name, lang)
+        for c in chart:  # the same share as in the text
+            assert f"{c['share']}" in text.split("```mermaid")[0], (name, lang, c["share"])
+
+
+def _prose(markdown: str) -> str:
+    """A document without its math, code and fenced blocks."""
+    text = re.sub(r"```.*?```", "", markdown, flags=re.DOTALL)
+    text = re.sub(r"^\$\$\n.*?\n\$\$$", "", text, flags=re.DOTALL | re.MULTILINE)
+    text = re.sub(r"\$\$[^\n]*?\$\$", "", text)
+    return re.sub(r"`[^`]*`|(?<!\\)\$[^$\n]*(?<!\\)\$", "", text)
+
+
+def test_lists_of_numbers_are_not_joined_by_commas_where_the_numbers_hold_commas(documents):
+    for (name, lang), text in documents.items():
+        assert not re.search(r"\d,\d{3}(?:, |、)\d", text), (name, lang)
+        if lang == "zh":  # Chinese lists numbers with 、
+            assert not re.search(r"\d, \d", _prose(text)), (name, lang)
+    assert "1、2、3、4、6、8、12" in documents["bert-base", "zh"]

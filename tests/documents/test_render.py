@@ -12,6 +12,7 @@ import time
 import pytest
 import sympy as sp
 
+import symparams.documents.math_layout as layout
 import symparams.documents.render as render_module
 from symparams import Model, SymparamsError, model
 from symparams.core.formatting import percent
@@ -42,10 +43,14 @@ def test_every_section_and_component_is_present(name, lang):
         expected.insert(6, "articles")
     found = [h for h in headings if h.startswith("## ") and not h.startswith("## " + t["outline"])]
     assert [h.split(". ", 1)[1] for h in found] == [t["sections"][k] for k in expected]
-    # one ### heading per top-level component of the model tree, in the tree's order
+    # one ### heading per top-level component of the model tree, in the tree's order, each naming modules as
+    # named_parameters() prints them (a grouping transformers lacks names the modules it holds)
     components = [h for h in headings if h.startswith("### ") and "`" in h]
-    assert [re.search(r"`([^`]+)`", h).group(1).split(".")[0] for h in components] == \
-        [c.name for c in model(name).tree.children]
+    assert len(components) == len(model(name).tree.children)
+    paths = [p for c in model(name).tree.children for p, _ in c.reference_paths()]  # every module's, tied too
+    for heading in components:
+        for shown in re.findall(r"`([^`]+)`", heading):
+            assert any(p == shown or p.startswith(shown + ".") for p in paths), (heading, shown)
     assert text.count("```mermaid") == 1
     assert t["outline"] in text
 
@@ -53,7 +58,8 @@ def test_every_section_and_component_is_present(name, lang):
 def test_outline_lists_the_components_like_the_article():
     text = render(model("bert-base"), format="md", lang="zh")
     outline = text.split("## 提纲", 1)[1].split("## 1.", 1)[0]
-    assert [line.strip() for line in outline.strip().splitlines()] == [
+    # the parts are items of a list nested under their section (test_markdown_math renders it)
+    assert [line.strip().removeprefix("- ") for line in outline.strip().splitlines()] == [
         "1. 简介", "2. 计算过程", "2.1 Embedding层", "2.2 Encoder层", "2.3 Pooling层", "3. 参数汇总", "4. 参数量公式",
         "5. 参数量与注意力头数", "6. 计算量与内存", "7. 与原文对照", "8. 总结"]
 
@@ -117,15 +123,17 @@ def test_bert_base_totals_closed_form_and_proof(bert_en):
 def test_bert_base_summary_table_has_shape_formula_count_share(bert_en):
     rows = [line for line in bert_en.splitlines() if line.startswith("| ")]
     word = next(r for r in rows if "Token embeddings" in r)
+    # the second column holds a stack's repeat (× L), so a label does not wrap before it
     assert [c.strip() for c in word.strip("|").split("|")] == [
-        "&emsp;Token embeddings", "$[30522, 768]$", r"$H \cdot V$", "23,440,896", "21.41%"]
+        "&emsp;Token embeddings", "", "$[30522, 768]$", r"$H \cdot V$", "23,440,896", "21.41%"]
 
 
 def test_bert_base_names_the_article_figures_that_are_wrong(bert_en):
-    for wrong, right in (("4,717,824", "4,723,968"), ("7,081,728", "7,087,872"), ("84,980,736", "85,054,464"),
-                         ("77.62%", "77.69%"), ("33.38%", "33.35%"), ("66.62%", "66.65%"),
-                         ("56,613,888", "56,687,616")):
-        assert f"the article says {wrong}, it is **{right}**" in bert_en
+    # the slip, then the six figures it carries into
+    assert "the article says 4,717,824, it is **4,723,968**" in bert_en
+    for wrong, right in (("7,081,728", "7,087,872"), ("84,980,736", "85,054,464"), ("77.62%", "77.69%"),
+                         ("33.38%", "33.35%"), ("66.62%", "66.65%"), ("56,613,888", "56,687,616")):
+        assert f"{wrong} for **{right}**" in bert_en
 
 
 def test_chinese_document_names_the_wrong_figures_in_chinese():
@@ -335,3 +343,95 @@ def test_t5s_heads_are_d_wide_not_h_over_a(lang, h_over_a):
         text = render(model(name), format="md", lang=lang)
         assert h_over_a not in text and "`d_kv`" in text, name
     assert h_over_a in render(model("bert-base"), format="md", lang=lang)
+
+
+# -- typesetting (review 2.2, 2.3) -------------------------------------------------------------------------------
+
+def test_md_summary_table_gives_the_repeat_its_own_column(bert_en):
+    encoder = next(line for line in bert_en.splitlines() if line.startswith("| **Encoder**"))
+    cells = [c.strip() for c in encoder.strip("|").split("|")]
+    assert cells[:2] == ["**Encoder**", r"$\times L$"] and len(cells) == 6
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_tex_has_a_title_block_with_symparams_and_the_date(lang):
+    text = render(model("bert-base"), format="tex", lang=lang)
+    head = text.split(r"\section*", 1)[0]
+    block = head.split(r"\begin{document}", 1)[1]
+    title = catalog(lang)["title"].replace("[[model]]", "bert-base")
+    assert r"\LARGE\bfseries" in block and title in block
+    assert re.search(r"symparams.*\\today", block)  # the date the PDF is made, not the day the source was
+    assert r"\hyphenation{LayerNorm" in head  # never "Lay-erNorm"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", ["bert-base", "t5-small", "transformer-base-article"])
+def test_tex_outline_gives_the_page_of_every_entry(name, lang):
+    text = render(model(name), format="tex", lang=lang)
+    refs = re.findall(r"\\pageref\{(sec:[^}]+)\}", text)
+    labels = re.findall(r"\\label\{(sec:[^}]+)\}", text)
+    outline = context(model(name), lang)["doc"]["outline"]
+    assert len(refs) == len(outline) + sum(len(o["children"]) for o in outline)
+    assert sorted(refs) == sorted(labels)
+
+
+def test_tex_tables_that_may_be_long_break_across_pages_and_headings_keep_their_text():
+    text = render(model("bert-base"), format="tex", lang="en")
+    summary = text.split(r"\label{sec:summary}", 1)[1].split(r"\section*", 1)[0]
+    assert r"\begin{xltabular}" in summary and r"\endhead" in summary  # the header repeats on the next page
+    articles = text.split(r"\label{sec:articles}", 1)[1].split(r"\section*", 1)[0]
+    assert "tabularx" not in articles and articles.count(r"\begin{xltabular}") == 2  # one per article
+    headings = list(re.finditer(r"\\(?:sub)?section\*\{\d", text))
+    assert len(headings) > 8
+    for heading in headings:  # a numbered heading starts a page when too little room is left below it
+        assert re.search(r"\\Needspace\{\d+\\baselineskip\}\n?$", text[:heading.start()]), heading
+    # the chart's lead stays with the chart; the labels are set flush right, not spread out
+    assert re.search(r"\\Needspace\{[\d.]+cm\}" + re.escape(catalog("en")["summary"]["chart_lead"]), text)
+    assert "align=flush right" in text
+
+
+def test_tex_summary_row_keeps_label_repeat_and_formula_apart():
+    text = render(model("bert-base"), format="tex", lang="zh")
+    encoder = next(line for line in text.splitlines() if line.startswith(r"\textbf{Encoder"))
+    cells = [c.strip() for c in encoder.split(" & ")]
+    assert cells[1] == r"$\times L$"
+    # the formula breaks after its outermost + first (the column makes a break after a \cdot a last resort)
+    assert r"\allowbreak" in cells[3] and r"\binoppenalty=5000" in text
+
+
+def test_display_md_breaks_a_long_chain_into_aligned_rows_as_display_tex_does():
+    short = layout.display_md(["H \\cdot V", "30522 \\times 768"], "N")
+    assert short == "$$N = H \\cdot V = 30522 \\times 768$$"
+    terms = " + ".join(f"A_{{{k}}} \\cdot \\left(H + \\frac{{H}}{{A}}\\right)" for k in range(12))
+    md = layout.display_md([terms, "12"], "N(A)")
+    assert md.startswith("$$\n\\begin{aligned}\nN(A) &= ") and md.endswith("\n\\end{aligned}\n$$")
+    rows = md.split("\n")[2:-2]
+    assert len(rows) >= 3 and rows[-1] == "&= 12"
+    widths = [layout.math_width("N(A)" + r.split("&", 1)[1].replace("\\quad", "")) for r in rows]
+    assert max(widths) <= layout.MD_LINE_EM
+    tex = layout.display_tex([terms, "12"], "N(A)")
+    assert tex.startswith("\\begin{align*}") and "\\left" not in tex and "\\Bigl(" in tex
+
+
+def test_delimiters_of_a_broken_display_are_sized_by_what_they_hold():
+    s = r"H \cdot \left(L \cdot \left(r + 9\right) + V\right) + \left(1 + \frac{G}{A}\right) + \left(V + P\right)"
+    assert layout._breakable(s) == r"H \cdot \bigl(L \cdot (r + 9) + V\bigr) + \Bigl(1 + \frac{G}{A}\Bigr) + (V + P)"
+
+
+def test_a_long_sum_in_parentheses_is_broken_inside_them_not_after_its_factor():
+    inner = " + ".join(f"A \\cdot H \\cdot D_{{{k}}}" for k in range(14))
+    lines = layout._lines(f"V \\cdot H + L \\cdot \\left({inner}\\right)", 20)
+    assert not any(line.rstrip().endswith("L") for line in lines), lines  # never "+ L" then "· (…)"
+    assert all(not line.startswith("\\cdot") for line in lines), lines
+
+
+def test_table_math_breaks_after_its_outermost_plus_signs_first():
+    out = layout.inline_tex(r"H^{2} \cdot \left(2 \cdot \left(L - 1\right) + 1\right) + H \cdot \left(V + 3\right)")
+    assert out == (r"H^{2} \cdot (2 \cdot (L -\penalty600 1) +\penalty300 1) +\allowbreak H \cdot "
+                   r"(V +\penalty300 3)")
+
+
+@pytest.mark.parametrize("fmt", ["md", "tex"])
+def test_chinese_lists_of_head_counts_use_the_ideographic_comma(fmt):
+    text = render(model("bert-base"), format=fmt, lang="zh")
+    assert "1、2、3、4、6、8、12、16" in text and "1, 2, 3, 4" not in text
