@@ -7,7 +7,8 @@ checks every term exactly:
 * a matrix product ``[m, k] @ [k, n]`` costs ``2·m·n·k`` (a multiply and an
   add; the ``macs`` view halves it);
 * a linear layer on ``t`` positions costs ``2·t·in·out``: its bias add, the
-  norms, softmax and activations are not counted (as papers do); a table
+  norms, softmax and activations are not counted (as papers do; with
+  ``elementwise=True`` they are, each by a stated convention); a table
   lookup (an embedding) costs nothing; a tied output head costs its matmul
   though it adds no parameter;
 * attention adds its score matmul ``Q·Kᵀ`` and weighted sum, ``2·b·A·s²·d``

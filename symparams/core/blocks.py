@@ -336,8 +336,8 @@ def per_head_linear(name, n_in, heads, head_dim, *, bias=True, ref=None, title=N
     written = product_as_written(heads, sum_as_written(product_as_written(n_in, hd), hd if bias else 0))
     out = sp.expand(heads * head_dim)
     params = (("weight", sp.expand(n_in * out)),) + ((("bias", out),) if bias else ())
-    return Block(name, params=params, written=written, shape=(n_in, product_as_written(heads, hd)), ref=ref, title=title,
-                 kind="linear")
+    return Block(name, params=params, written=written, shape=(n_in, product_as_written(heads, hd)), ref=ref,
+                 title=title, kind="linear")
 
 
 def layer_norm(name, dim, *, bias=True, ref=None, title=None) -> Block:

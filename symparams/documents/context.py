@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from functools import lru_cache
 
-from ..core.formatting import decimal, percent, thousands
+from ..core.formatting import decimal, percent, round_rational, thousands
 from .derivation import Derivation, derive, latex, math_count
 from .environment import catalog
 from .markup import plain
@@ -136,8 +135,9 @@ def _doc(d: Derivation, lang: str) -> dict:
     chart = [{"title": s["title"], "label": plain(s["title"]), "count": c.contribution, "share": s["share"],
               "share_number": s["share"][:-1]}
              for s, c in zip(sections, d.sections) if c.contribution > 0]
-    related = [{**r, "accounting": r[f"accounting_{lang}"], "claimed": r[f"claimed_{lang}"], "preset_total": thousands(r["preset_total"]),
-                "total": thousands(r["total"]), "difference": thousands(r["difference"])} for r in d.related]
+    related = [{**r, "accounting": r[f"accounting_{lang}"], "claimed": r[f"claimed_{lang}"],
+                "preset_total": thousands(r["preset_total"]), "total": thousands(r["total"]),
+                "difference": thousands(r["difference"])} for r in d.related]
     largest = None
     if d.largest is not None:
         lt, _ = title_of(d.largest.keys, d.largest.names, d.family, t)
@@ -209,10 +209,10 @@ def _slips(note, lang: str) -> list[dict]:
             items = t["knock_on_sep"].join(
                 prose_text(t["knock_on_item"], what=getattr(c.claim, lang), claimed=c.claimed_in(lang),
                            right=c.right_text)
-                + (t["knock_on_why"].replace("[[why]]", getattr(c.claim, f"why_{lang}"))
+                + (prose_text(t["knock_on_why"], why=getattr(c.claim, f"why_{lang}"))
                    if getattr(c.claim, f"why_{lang}") else "")
                 for c in carried)
-            why = t["knock_on"].replace("[[why]]", why).replace("[[n]]", str(len(carried))).replace("[[items]]", items)
+            why = prose_text(t["knock_on"], why=why, n=len(carried), items=items)
         out.append({"what": getattr(root.claim, lang), "claimed": root.claimed_in(lang), "right": root.right_text,
                     "why": why})
     return out
@@ -232,13 +232,14 @@ def _costs(c, lang: str) -> dict:
     def per_token(q) -> str:
         if isinstance(q, int) or q.denominator == 1:
             return thousands(int(q))
-        return t["costs"]["about"].replace("[[n]]", thousands(decimal_round(q)))
+        return prose_text(t["costs"]["about"], n=thousands(round_rational(q, 0)[0]))
 
     def gib(n: int) -> str:
         return decimal(Fraction(n, 2**30))
 
-    memory = [("weights_fp32", c.weights_fp32), ("weights_bf16", c.weights_bf16), ("training_memory", c.training_bytes),
-              ("kv_per_token", c.kv_per_token), ("cross_kv_per_token", c.cross_kv_per_token)]
+    memory = [("weights_fp32", c.weights_fp32), ("weights_bf16", c.weights_bf16),
+              ("training_memory", c.training_bytes), ("kv_per_token", c.kv_per_token),
+              ("cross_kv_per_token", c.cross_kv_per_token)]
     return {
         "seq": thousands(c.seq), "formula": c.formula, "formula_numbers": c.formula_numbers,
         "forward": thousands(c.forward), "matmul": thousands(c.matmul), "attention": thousands(c.attention),
@@ -253,11 +254,6 @@ def _costs(c, lang: str) -> dict:
                    if n or key in ("weights_fp32", "weights_bf16", "training_memory")],
         "caches": c.kv_per_token != 0,
     }
-
-
-def decimal_round(q: Fraction) -> int:
-    """``q`` rounded half up to a whole number."""
-    return math.floor(q + Fraction(1, 2))
 
 
 def _note(note, lang: str) -> dict:
