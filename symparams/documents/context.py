@@ -165,7 +165,7 @@ def _doc(d: Derivation, lang: str) -> dict:
         "active": thousands(d.active), "active_share": _share_text(d.active_share),
         "active_formula": d.active_formula, "shows_active": d.active != d.total,
         "closed_formula": d.closed_formula, "closed_substituted": d.closed_substituted,
-        "proof": _proof(d.proof, lang), "costs": _costs(d.costs, lang),
+        "proof": _proof(d.proof, lang), "costs": _costs(d.costs, lang), "published": _published(d.published, lang),
         "notes": [_note(note, lang) for note in d.notes], "related": related,
         "largest": largest,
         "biggest": {"title": title_of(biggest.keys, biggest.names, d.family, t)[0],
@@ -194,6 +194,20 @@ def _proof(p, lang: str) -> dict:
             **{k: v for k, v in p.fixed_ratio.items() if k != "conditions"},
             "conditions": [{"latex": c[0], "text": c[text]} for c in p.fixed_ratio["conditions"]]},
     }
+
+
+def _published(p: dict | None, lang: str) -> str:
+    """The sentence that reconciles the preset's published size with the exact count ("" without one)."""
+    if p is None:
+        return ""
+    t = catalog(lang)["published"]
+    how = prose_text(t["with_head"], head=p["head"]) if p["head"] else ""
+    for key in ("without", "adding"):
+        if p[key]:
+            how += prose_text(t[key], terms=t["sep"].join(t["terms"].get(name, name) for name in p[key]))
+    key = "equal" if p["equal"] else "rounded" if p["explained"] else "unexplained"
+    digits = t["digit" if p["digits"] == 1 else "digits"].replace("[[n]]", str(p["digits"]))
+    return prose_text(t[key], claim=p["claim"], count=thousands(p["count"]), how=how, digits=digits)
 
 
 def _slips(note, lang: str) -> list[dict]:

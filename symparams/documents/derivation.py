@@ -36,6 +36,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..analysis.explain import OPTIONAL as LEFT_OUT
 from ..analysis.flops import laws
 from ..analysis.proof import HELD
 from ..core.algebra import closed_form, evaluated, whole
@@ -242,6 +243,8 @@ class Derivation:
     costs: "CostsView | None" = None
     #: the counting rules this model needs (catalog keys ``intro.rule_*``), in the order the text states them
     rules: tuple[str, ...] = ()
+    #: the preset's published size reconciled with the exact count (see :func:`_published`), or None
+    published: dict | None = None
 
     @property
     def items(self):
@@ -328,6 +331,20 @@ def _costs(m: Model) -> CostsView:
         kv_per_token=cache.per_token, cross_kv_per_token=cache.cross_per_token,
         exprs={key: sp.expand(sp.sympify(e).xreplace(at)) for key, e in exprs.items()},
         formula_expr=f.formula, heads_derivative_expr=f.heads_derivative, kaplan_difference_expr=kaplan_law.difference)
+
+
+def _published(m: Model, preset) -> dict | None:
+    """How the preset's published size (``110M``, ``8B``) relates to the exact count: the ledger of
+    :meth:`~symparams.core.model.Model.explain` for the model a card counts (a generative model with its LM
+    head; an encoder as it is)."""
+    if preset is None or not preset.published:
+        return None
+    counted = m.with_head(m.lm_head) if m.head is None and m.lm_head in ("causal-lm", "seq2seq-lm") else m
+    ledger = counted.explain(preset.published)
+    return {"claim": preset.published, "explained": ledger.explained, "equal": ledger.equal,
+            "count": ledger.count, "digits": ledger.digits, "head": counted.head if counted is not m else None,
+            "without": tuple(d for d in ledger.departures if d in LEFT_OUT),
+            "adding": tuple(d for d in ledger.departures if d not in LEFT_OUT)}
 
 
 def rules_of(tree: Block) -> tuple[str, ...]:
@@ -727,4 +744,5 @@ def _derive(key: _ByValue) -> Derivation:
         proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
         outline=_outline(sections, notes), active=m.active, active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
-        costs=_costs(m), rules=rules_of(m.tree), **_with_lm_head(m))
+        costs=_costs(m), rules=rules_of(m.tree), published=_published(m, preset) if not changes else None,
+        **_with_lm_head(m))

@@ -96,3 +96,14 @@ def test_one_slip_is_listed_once_with_the_figures_it_carries_into(lang):
     # the inconsistency, in the article's own numbers
     assert "23,837,184 + 84,980,736 + 590,592 = 109,408,512" in bullets[0]
     assert 23_837_184 + 84_980_736 + 590_592 == 109_408_512 != 109_482_240
+
+
+def test_the_published_size_is_reconciled_with_the_exact_count():
+    # 109,482,240 rounds to 110M at two significant digits (109.48M → 110M)
+    assert "Its published size, 110M, is 109,482,240, rounded to 2 significant digits." in md("bert-base")
+    # Llama 3 8B is the causal LM: 8,030,261,248 with its untied head (the base model alone is 7,504,924,672)
+    assert "它公布的规模 8B 是 8,030,261,248（加上 causal-lm 头） 四舍五入到 1 位有效数字的结果。" in md("llama-3-8b", "zh")
+    # GPT-2's 117M is no accounting of this network: 124,439,808 exact, 123,532,032 the nearest
+    gpt2 = md("gpt2")
+    assert "Its published size, 117M, is not this count" in gpt2 and "123,532,032" in gpt2
+    assert "published size" not in md("bert-base", L=24)  # a variant is not the published model
