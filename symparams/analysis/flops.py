@@ -46,7 +46,7 @@ import sympy as sp
 
 from ..core.algebra import closed_form
 from ..core.blocks import Block, tree_fact
-from ..core.compute import BATCH, SEQ, Attention, Product
+from ..core.compute import BATCH, SEQ, Attention, Product, self_attentions
 from ..core.errors import SymparamsError
 from ..core.symbols import A
 from ..core.values import parse_whole
@@ -316,8 +316,8 @@ def non_embedding(tree: Block) -> sp.Expr:
 
 def attention_width(tree: Block) -> sp.Expr:
     """``n_layer·d_attn`` summed over the self-attention modules one position passes: Σ runs·heads·key_width."""
-    return sp.expand(sp.Add(*(runs * item.heads * item.key_width for _, block, runs, _ in tree.runs()
-                              for item in block.computes if isinstance(item, Attention) and not item.cross)))
+    return sp.expand(sp.Add(*(runs * attention.heads * attention.key_width
+                              for runs, attention in self_attentions(tree))))
 
 
 @tree_fact

@@ -51,7 +51,7 @@ import sympy as sp
 
 from ..core.algebra import closed_form
 from ..core.blocks import Block, tree_fact
-from ..core.compute import BATCH, SEQ, Attention
+from ..core.compute import BATCH, SEQ, Attention, self_attentions
 from ..core.errors import SymparamsError
 from ..core.symbols import H
 from ..core.values import parse_whole
@@ -93,8 +93,7 @@ def self_attention_layers(tree: Block) -> tuple[tuple[sp.Expr, sp.Expr], ...]:
     >>> self_attention_layers(model("llama").tree)
     ((L, A),)
     """
-    return tuple((runs, item.heads) for _, block, runs, _ in tree.runs() for item in block.computes
-                 if isinstance(item, Attention) and not item.cross)
+    return tuple((runs, attention.heads) for runs, attention in self_attentions(tree))
 
 
 @tree_fact

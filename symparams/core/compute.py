@@ -66,3 +66,10 @@ class Product:
 
     forward: sp.Expr
     backward: int = 2
+
+
+def self_attentions(tree) -> tuple[tuple[sp.Expr, Attention], ...]:
+    """``(runs, attention)`` of every self-attention module of ``tree`` (a Block), cross-attention left out:
+    one transformer layer per run, for the FLOPs laws and the activations."""
+    return tuple((runs, item) for _, block, runs, _ in tree.runs() for item in block.computes
+                 if isinstance(item, Attention) and not item.cross)
