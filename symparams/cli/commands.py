@@ -160,6 +160,13 @@ def cmd_explain(args) -> None:
     cmd_explain(args, load(args))
 
 
+def cmd_infer(args) -> None:
+    from .infer import cmd_infer as run
+
+    run(args)
+
+
 HANDLERS = {"list": cmd_list, "count": cmd_count, "formula": cmd_formula, "prove": cmd_prove,
             "flops": cmd_flops, "memory": cmd_memory, "explain": cmd_explain,
-            "derive": cmd_derive, "solve": cmd_solve, "sweep": cmd_sweep, "shell": cmd_shell}
+            "derive": cmd_derive, "solve": cmd_solve, "sweep": cmd_sweep, "infer": cmd_infer,
+            "shell": cmd_shell}

@@ -102,6 +102,11 @@ COMMANDS = {
               "symparams solve bert-base --set L=24 --set A=16 --target 1B --for H"),
     "sweep": ("evaluate the count over a grid of values", "The exact count at every point of a grid of values "
               "(a table, CSV, JSON or an SVG plot).", "symparams sweep bert-base --grid H=768:1024:64 --grid L=12,24"),
+    "infer": ("infer the closed form of any transformers model_type", "The exact parameter count of a "
+              "transformers model_type with one of its model classes, inferred from meta-device builds (no "
+              "weights, no network) as a closed form in the config's fields, with the conditions where it holds "
+              "and its check against real builds of fresh random configurations. Needs torch and transformers "
+              "(pip install symparams[infer]).", "symparams infer llama --class causal-lm"),
     "shell": ("an interactive Python prompt with the model loaded", "A Python prompt with symparams, the symbols "
               "and every preset loaded (and the model named, as m).", "symparams shell bert-base"),
 }
@@ -220,8 +225,14 @@ def _levels(text: str) -> int:
     return int(text)
 
 
+def _infer_options(p) -> None:
+    from .infer import options
+
+    options(p)
+
+
 #: options whose value may begin with "-" (a title "---", a negative number to be refused with a reason)
-VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head", "--claim", "--fit")
+VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head", "--claim", "--fit", "--class", "--verify")
 
 
 def joined_values(argv: Sequence[str]) -> list[str]:
@@ -246,4 +257,4 @@ def joined_values(argv: Sequence[str]) -> list[str]:
 _OPTIONS = {"list": lambda p: None, "count": _count_options, "formula": _formula_options,
             "prove": lambda p: _model_options(p, json_=True), "flops": _flops_options, "memory": _memory_options,
             "explain": _explain_options, "derive": _document_options, "solve": _solve_options,
-            "sweep": _sweep_options, "shell": _shell_options}
+            "sweep": _sweep_options, "infer": _infer_options, "shell": _shell_options}

@@ -129,6 +129,22 @@ def test_config_files_that_are_not_configs(files, name, needle):
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.parametrize("args,needle", [
+    (["infer", "no_such_type"], "unknown model_type 'no_such_type'"),
+    (["infer", "lama"], "did you mean llama"),
+    (["infer", "llama", "--class", "masked-llm"], "unknown class 'masked-llm'"),
+    (["infer", "vit", "--class", "causal-lm"], "has no causal-lm class"),
+    (["infer", "llama", "--verify", "0"], "--verify"),
+    (["infer", "llama", "--verify", "-3"], "--verify"),
+    (["infer", "llama\x1b[2K"], "unknown model_type"),
+    (["infer"], "MODEL_TYPE"),
+], ids=lambda a: " ".join(a)[:40] if isinstance(a, list) else None)
+def test_infer_bad_input_is_one_line(args, needle):
+    start = time.monotonic()
+    assert_one_line_error(*run(*args)[::2], needle)
+    assert time.monotonic() - start < 10
+
+
 def test_devices_are_not_configs():
     assert_one_line_error(*run("count", "--config", "/dev/zero")[::2], "/dev/zero: not a regular file")
 

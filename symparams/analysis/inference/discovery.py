@@ -1,0 +1,253 @@
+"""Which config fields are sizes, how they relate, and random configurations that respect both.
+
+Perturbation, with no knowledge of the architecture: each integer field is
+multiplied by 3 (else moved by ±1); a field that builds only when another is
+multiplied with it gets the relation ``f ⊑ g`` ("f's multiplier divides
+g's"), which covers divisibility (heads | hidden), ordering (dense layers <
+layers) and equal pairs.  A field whose move leaves every shape unchanged is
+irrelevant; one that never builds when moved is held fixed.  Each boolean
+field is toggled: a flag that changes shapes becomes a 0/1 variable.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from .probing import Builder, Observation
+
+#: layer counts above this are lowered in the base configuration (builds cost time per layer, not per width)
+MAX_BASE_LAYERS = 4
+#: a sampled configuration with a layer count above this is drawn again
+MAX_SAMPLE_LAYERS = 40
+#: relevant flags beyond this many stay at their defaults
+MAX_FLAGS = 4
+
+
+@dataclass
+class Field:
+    """A config field and what moving it does.
+
+    ``kind`` is free (a variable of the formula), irrelevant (moves, changes no shape), fixed (cannot move) or
+    derived (the config computes it); ``step`` is how it moves: scale (×3, so by multipliers) or jitter (±1).
+    """
+
+    name: str
+    base: Any
+    kind: str = "fixed"
+    step: str = ""
+    effects: set = field(default_factory=set)
+    followers: set = field(default_factory=set)  # fields the config moves along with this one (their default)
+
+    @property
+    def free(self) -> bool:
+        return self.kind == "free"
+
+    @property
+    def counts(self) -> bool:
+        """Whether moving it changes how many instances some parameter has (a layer count)."""
+        return any(e[0] == "count" for e in self.effects)
+
+    def moved(self, step: str, effects: set) -> None:
+        self.step, self.effects = step, self.effects | effects
+        self.kind = "free" if self.effects else "irrelevant"
+
+
+@dataclass
+class Discovery:
+    """The outcome of the perturbation phase."""
+
+    base: dict
+    observation: Observation
+    fields: dict[str, Field]
+    flags: dict[str, Field]
+    relations: set = field(default_factory=set)
+    defaults: dict = field(default_factory=dict)
+
+    @property
+    def free(self) -> list[str]:
+        return [n for n, f in self.fields.items() if f.free]
+
+    @property
+    def flag_variables(self) -> list[str]:
+        return [n for n, f in self.flags.items() if f.free]
+
+
+def effects(a: Observation, b: Observation) -> set:
+    """The targets that differ between two builds: ``("count", name)`` and ``("dim", name, i)``."""
+    out = set()
+    for name in a.shapes.keys() | b.shapes.keys():
+        sa, sb = a.shapes.get(name), b.shapes.get(name)
+        if sa is None or sb is None or len(sa) != len(sb):
+            out.add(("count", name))
+        if sa is not None and sb is not None and len(sa[0]) == len(sb[0]):
+            out |= {("dim", name, i) for i in range(len(sa[0])) if sa[0][i] != sb[0][i]}
+    return out
+
+
+def candidates(defaults: dict) -> tuple[dict, dict]:
+    """(integer fields, boolean fields) of a default config: the size fields to probe and the flags to toggle."""
+    ints = {k: v for k, v in defaults.items() if isinstance(v, int) and not isinstance(v, bool)
+            and "token_id" not in k and not k.startswith("_")}
+    flags = {k: v for k, v in defaults.items() if isinstance(v, bool) and not k.startswith("_")}
+    return ints, flags
+
+
+def base_values(ints: dict) -> dict:
+    """The base configuration's overrides: layer counts lowered to :data:`MAX_BASE_LAYERS`."""
+    return {k: MAX_BASE_LAYERS for k, v in ints.items() if "layer" in k and v > MAX_BASE_LAYERS}
+
+
+def discover(builder: Builder) -> Discovery:
+    """Probe every integer field and boolean flag of ``builder``'s default config (about 1-3 builds each)."""
+    defaults = builder.defaults()
+    ints, bools = candidates(defaults)
+    base = base_values(ints)
+    observation = builder.observe(base)
+    if observation is None and base:
+        base = {}
+        observation = builder.observe(base)
+    if observation is None:
+        raise Uninferable("the default config cannot be built: " + next(iter(builder.errors.values()), "?"))
+    start = {**ints, **base}
+    fields = {n: Field(n, v) for n, v in start.items()}
+    found = Discovery(base, observation, fields, {}, set(), defaults)
+    for name in fields:
+        _probe(builder, found, name, start)
+    for name in fields:
+        if fields[name].kind == "fixed":
+            _partner(builder, found, name, start)
+    for name, f in fields.items():  # a field that follows another by default and needs it to move: equal pair
+        found.relations |= {(name, g) for g in f.followers if (g, name) in found.relations}
+    found.flags = {n: _toggle(builder, found, n, v) for n, v in bools.items()}
+    _limit_flags(found)
+    for flag in found.flag_variables:
+        _probe_under_flag(builder, found, flag, start)
+    return found
+
+
+class Uninferable(Exception):
+    """The engine cannot infer this type; the message says why, in one line."""
+
+
+def _moves(value: int) -> list[tuple[str, int]]:
+    moves = [("scale", value * 3)] if value > 0 else []
+    moves.append(("jitter", value + 1))
+    if value - 1 >= 1:
+        moves.append(("jitter", value - 1))
+    return moves
+
+
+def _same(found: Discovery, obs: Observation | None, regime=None) -> bool:
+    return obs is not None and obs.regime == (regime or found.observation.regime) and not obs.uneven()
+
+
+def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
+    f = found.fields[name]
+    for kind, value in _moves(f.base):
+        back = builder.read_back({**found.base, name: value}, others=found.fields)
+        if back is not None and back[name] != value:
+            f.kind = "derived"  # the config computes it from others: not a variable
+            return
+        obs = builder.observe({**found.base, name: value})
+        if _same(found, obs):
+            f.moved(kind, effects(found.observation, obs))
+            f.followers = {g for g, v in back.items() if g != name and v != found.fields[g].base} if back else set()
+            return
+
+
+def _partner(builder: Builder, found: Discovery, name: str, start: dict) -> None:
+    """A field that builds when multiplied only with another: the relation ``name ⊑ partner`` (or a pair)."""
+    f = found.fields[name]
+    if f.base <= 0:
+        return
+    others = [g for g, o in found.fields.items() if g != name and o.kind != "derived"
+              and isinstance(o.base, int) and o.base > 0]
+    relevant = [g for g in others if found.fields[g].free]
+    partners = [(g,) for g in others] + [(g, h) for i, g in enumerate(relevant) for h in relevant[i + 1:]]
+    for group in partners:
+        values = {**found.base, name: f.base * 3, **{g: found.fields[g].base * 3 for g in group}}
+        obs = builder.observe(values)
+        if _same(found, obs):
+            moved = effects(found.observation, obs)
+            f.moved("scale", moved)
+            for g in group:
+                if found.fields[g].kind == "fixed":
+                    found.fields[g].moved("scale", moved)
+            found.relations |= {(name, g) for g in group}
+            return
+
+
+def _toggle(builder: Builder, found: Discovery, name: str, value: bool) -> Field:
+    flag = Field(name, value)
+    obs = builder.observe({**found.base, name: not value})
+    if obs is None or obs.uneven():
+        return flag
+    flag.moved("toggle", effects(found.observation, obs))
+    return flag
+
+
+def _limit_flags(found: Discovery) -> None:
+    for name in found.flag_variables[MAX_FLAGS:]:
+        found.flags[name].kind = "fixed"
+
+
+def _probe_under_flag(builder: Builder, found: Discovery, flag: str, start: dict) -> None:
+    """Parameters that exist only with ``flag`` toggled: find which fields their shapes follow."""
+    toggled = {**found.base, flag: not found.flags[flag].base}
+    base = builder.observe(toggled)
+    new = base.shapes.keys() - found.observation.shapes.keys() if base is not None else set()
+    if not new:
+        return
+    for name, f in found.fields.items():
+        if f.kind in ("fixed", "derived"):
+            continue
+        value = f.base * 3 if f.step == "scale" else f.base + 1
+        partners = {g: found.fields[g].base * 3 for (a, g) in found.relations if a == name}
+        obs = builder.observe({**toggled, name: value, **partners})
+        if obs is None or obs.regime != base.regime:
+            continue
+        more = {e for e in effects(base, obs) if e[1] in new}
+        if more:
+            f.moved(f.step, more)
+
+
+def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool = False) -> dict:
+    """A random configuration in the discovered domain.
+
+    Scaled fields get multipliers 1..8 (``wide``: 1..10; layer counts 1..4 and 1..5, since builds cost time
+    per layer), raised with lcm along the relations; jittered ones
+    move by up to ±2; flags are drawn at random.  ``every`` also moves the irrelevant fields (to check that
+    they are).
+    """
+    top = 10 if wide else 8
+    kinds = ("free", "irrelevant") if every else ("free",)
+    moved = [n for n, f in found.fields.items() if f.kind in kinds]
+    related = {n for pair in found.relations for n in pair}
+    scaled = {n for n in moved if found.fields[n].step == "scale"} | related
+    multiplier = {n: rng.randint(1, (top // 2) if found.fields[n].counts else top) if n in moved else 1
+                  for n in scaled}
+    changed = True
+    while changed:
+        changed = False
+        for f, g in found.relations:
+            m = math.lcm(multiplier[f], multiplier[g])
+            if m != multiplier[g]:
+                multiplier[g], changed = m, True
+    values = dict(found.base)
+    for n in scaled:
+        values[n] = found.fields[n].base * multiplier[n]
+    for n in moved:
+        base = found.fields[n].base
+        if n not in scaled:
+            values[n] = max(1 if base >= 1 else 0, base + rng.randint(-2, 2))
+    for n in found.flag_variables:
+        values[n] = rng.random() < 0.5
+    return values
+
+
+def too_deep(found: Discovery, values: dict) -> bool:
+    """Whether a drawn configuration has a layer count over :data:`MAX_SAMPLE_LAYERS` (slow to build)."""
+    return any(f.counts and values.get(n, 0) > MAX_SAMPLE_LAYERS for n, f in found.fields.items())

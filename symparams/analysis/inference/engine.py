@@ -1,0 +1,221 @@
+"""The engine: discover the fields, sample configurations, fit every shape and repeat count, assemble, verify.
+
+``total = Σ over normalised parameter names of count(name) · Π dims(name)``,
+each count and dimension fitted exactly (see :mod:`.fitting`) in the fields
+the perturbation phase found it follows, then checked against real builds of
+fresh configurations the fit never saw.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+import sympy as sp
+
+from .discovery import Discovery, Uninferable, discover, draw, too_deep
+from .fitting import LEVELS, expression, fit
+from .probing import Builder, Observation, libraries
+from .result import Conditions, Inferred, Relation, Verification, flag_symbol, symbols_for
+
+#: random valid configurations the fit is solved on
+FIT_SAMPLES = 40
+#: a draw is retried at most this many times per wanted sample (rejected: it did not build or changed structure)
+ATTEMPTS = 4
+#: mismatches kept in the verification record
+KEPT = 3
+
+Sample = tuple[dict, Observation]
+
+
+class _Regimes:
+    """The structure of the base configuration under each assignment of the flags (built once each)."""
+
+    def __init__(self, builder: Builder, found: Discovery):
+        self.builder, self.found, self.seen = builder, found, {}
+
+    def of(self, values: dict):
+        key = tuple((n, values[n]) for n in self.found.flag_variables)
+        if key not in self.seen:
+            obs = self.builder.observe({**self.found.base, **dict(key)})
+            self.seen[key] = None if obs is None or obs.uneven() else obs.regime
+        return self.seen[key]
+
+
+def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide: bool = False,
+            every: bool = False) -> list[Sample]:
+    """``n`` random configurations that build with the base structure (fewer when too many are rejected)."""
+    regimes = _Regimes(builder, found)
+    out: list[Sample] = []
+    for _ in range(ATTEMPTS * n):
+        if len(out) == n:
+            break
+        values = draw(found, rng, wide, every)
+        if too_deep(found, values):
+            continue
+        obs = builder.observe(values)
+        if obs is not None and not obs.uneven() and obs.regime == regimes.of(values):
+            out.append((values, obs))
+    return out
+
+
+def variables(found: Discovery, values: dict) -> dict[str, int]:
+    """A configuration as the fit's point: free fields and flags (as 0/1)."""
+    point = {n: values.get(n, found.fields[n].base) for n in found.free}
+    point.update({n: int(values.get(n, found.flags[n].base)) for n in found.flag_variables})
+    return point
+
+
+def _dependencies(found: Discovery, target: tuple) -> list[str]:
+    names = [n for n in found.free if target in found.fields[n].effects]
+    return names + [n for n in found.flag_variables if target in found.flags[n].effects]
+
+
+def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> dict:
+    """The exact fit of one target; when its own fields do not explain it, one more field is added in turn."""
+    own = _dependencies(found, target)
+    binary = frozenset(found.flag_variables)
+    result = fit(points, values, own, binary)
+    others = [n for n in [*found.free, *found.flag_variables] if n not in own]
+    for extra in others:
+        if result is not None:
+            break
+        result = fit(points, values, own + [extra], binary, max_level=len(LEVELS) - 2)
+    if result is None:
+        what = "instances" if target[0] == "count" else f"dimension {target[2]}"
+        raise Uninferable(f"no exact formula for the {what} of {target[1]}")
+    return result
+
+
+def assemble(found: Discovery, fitted: list[Sample], symbols: dict) -> sp.Expr:
+    """``Σ count · Π dims`` over every parameter name seen, each fitted exactly."""
+    points = [variables(found, values) for values, _ in fitted]
+    names = sorted({name for _, obs in fitted for name in obs.shapes})
+    total = sp.Integer(0)
+    for name in names:
+        counts = [len(obs.shapes.get(name, ())) for _, obs in fitted]
+        term = expression(_fit_target(found, ("count", name), points, counts), symbols)
+        present = [(p, obs.shapes[name][0]) for p, (_, obs) in zip(points, fitted) if name in obs.shapes]
+        for i in range(len(present[0][1])):
+            dims = [shape[i] for _, shape in present]
+            term *= expression(_fit_target(found, ("dim", name, i), [p for p, _ in present], dims), symbols)
+        total += term
+    return sp.expand(total)
+
+
+def evaluate(total: sp.Expr, symbols: dict, point: dict) -> sp.Expr:
+    """The formula at a point of the fit's variables, exactly."""
+    return total.subs({symbols[n]: sp.Integer(v) for n, v in point.items()})
+
+
+def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n: int, seed: int) -> Verification:
+    """``n`` fresh configurations (wider multipliers, irrelevant fields moved too) and the default config,
+    each built for real and compared with the formula."""
+    fresh = samples(builder, found, random.Random(seed + 1), n, wide=True, every=True)
+    wrong = []
+    for values, obs in fresh:
+        predicted = evaluate(total, symbols, variables(found, values))
+        if predicted != obs.total:
+            wrong.append((values, str(predicted), obs.total))
+    default_real = builder.observe({})
+    defaults = found.defaults
+    point = {k: int(defaults.get(k, found.fields[k].base if k in found.fields else found.flags[k].base))
+             for k in [*found.free, *found.flag_variables]}
+    default_formula = evaluate(total, symbols, point)
+    return Verification(len(fresh), len(fresh) - len(wrong), seed,
+                        int(default_formula) if default_formula.is_Integer else None,
+                        None if default_real is None else default_real.total,
+                        tuple(({k: v for k, v in w[0].items()}, w[1], w[2]) for w in wrong[:KEPT]))
+
+
+def _relations(found: Discovery) -> tuple[Relation, ...]:
+    out = []
+    for f, g in sorted(found.relations):
+        a, b = found.fields[f].base, found.fields[g].base
+        if (g, f) in found.relations and a == b:
+            if f < g:
+                out.append(Relation(f, "equals", g))
+        else:
+            out.append(Relation(f, "divides" if b % a == 0 else "below", g))
+    return tuple(out)
+
+
+def conditions(builder: Builder, found: Discovery) -> Conditions:
+    """Where the formula holds: relations, held fields, the regime."""
+    _, transformers = libraries()
+    common = set(transformers.PretrainedConfig().to_dict())
+    fixed = {n: f.base for n, f in found.fields.items() if f.kind == "fixed"}
+    fixed.update({n: f.base for n, f in found.flags.items() if f.kind == "fixed"})
+    unset = tuple(k for k, v in found.defaults.items() if v is None and k not in common and "token_id" not in k)
+    return Conditions(
+        relations=_relations(found), fixed=fixed,
+        irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant"),
+        derived=tuple(n for n, f in found.fields.items() if f.kind == "derived"),
+        unset=unset, regime=tuple(sorted(found.observation.regime)))
+
+
+def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, dict]:
+    fitted = samples(builder, found, random.Random(seed), FIT_SAMPLES)
+    if len(fitted) < FIT_SAMPLES // 2:
+        raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * FIT_SAMPLES} random configurations built with "
+                          f"the default structure")
+    symbols = {**symbols_for(found.free), **{n: flag_symbol(n) for n in found.flag_variables}}
+    return assemble(found, fitted, symbols), symbols
+
+
+def _hold_flags(found: Discovery) -> None:
+    for f in found.flags.values():
+        if f.kind == "free":
+            f.kind = "fixed"
+
+
+def infer(model_type: str, cls: str = "base", verify_configurations: int = 20, seed: int = 0) -> Inferred:
+    """The exact parameter count of ``model_type`` with the head ``cls``, inferred from meta-device builds.
+
+    Flags whose effect the fit cannot write as 0/1 variables are held at their defaults (a condition).
+    A type the engine cannot infer comes back with ``total=None`` and the reason.
+    """
+    _, transformers = libraries()
+    start = time.perf_counter()
+    builder = Builder(model_type, cls)
+    total, symbols, found, verification, reason = None, {}, None, None, None
+    try:
+        found = discover(builder)
+        if found.observation.uneven():
+            raise Uninferable("layers of different shapes under one name: " + ", ".join(found.observation.uneven()[:3]))
+        total, symbols, verification = _fit_and_verify(builder, found, verify_configurations, seed)
+        if not verification.passed and found.flag_variables:
+            _hold_flags(found)
+            total, symbols, verification = _fit_and_verify(builder, found, verify_configurations, seed)
+        if not verification.passed:
+            reason = _failure(verification)
+    except Uninferable as exc:
+        reason = str(exc)
+    flags = {n: s for n, s in symbols.items() if found is not None and n in found.flags}
+    return Inferred(
+        model_type=model_type, cls=cls, model_class=builder.model_class.__name__,
+        transformers_version=transformers.__version__, total=total,
+        symbols={n: s for n, s in symbols.items() if n not in flags}, flags=flags,
+        conditions=conditions(builder, found) if found is not None else Conditions(),
+        verification=verification, builds=builder.builds, failed_builds=builder.failures,
+        seconds=time.perf_counter() - start, reason=reason)
+
+
+def _fit_and_verify(builder, found, n, seed) -> tuple[Any, dict, Verification]:
+    try:
+        total, symbols = _formula(builder, found, seed)
+    except Uninferable:
+        if not found.flag_variables:
+            raise
+        _hold_flags(found)
+        total, symbols = _formula(builder, found, seed)
+    return total, symbols, verify(builder, found, total, symbols, n, seed)
+
+
+def _failure(v: Verification) -> str:
+    if v.configurations == 0:
+        return "no fresh configuration built for the verification"
+    if v.exact != v.configurations:
+        return f"verification failed: {v.exact} of {v.configurations} fresh configurations exact"
+    return f"the default config's count {v.default_real} is not the formula's {v.default_formula}"

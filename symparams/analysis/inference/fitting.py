@@ -1,0 +1,168 @@
+"""Exact rational fitting: a quantity seen at sample points, written as a combination of basis terms.
+
+A :class:`Term` is a monomial with integer exponents (negative ones give
+Laurent terms such as ``x/y``), optionally times ``floor(num/den)``.  The
+bases grow level by level (constant, linear, quadratic, Laurent, floors,
+cubic); :func:`fit` keeps the first level whose terms reproduce every point
+exactly, solved by Gauss–Jordan elimination over :class:`fractions.Fraction`,
+so no float ever comes near a count.
+
+>>> points = [{"h": h, "a": a} for h in range(8, 13) for a in range(1, 5)]
+>>> found = fit(points, [p["a"] * (p["h"] // p["a"]) + 3 for p in points], ["h", "a"])
+>>> sorted((str(t), str(c)) for t, c in found.items())
+[('1', '3'), ('a*floor(h/a)', '1')]
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+from math import prod
+from typing import Mapping, Sequence
+
+import sympy as sp
+
+#: surplus equations a fit must satisfy beyond the rank of its terms, so a fit is never exact by accident
+SURPLUS = 3
+
+
+@dataclass(frozen=True, order=True)
+class Term:
+    """``Π var**exp`` (exponents may be negative), times ``floor(num/den)`` when ``floor`` is set."""
+
+    powers: tuple[tuple[str, int], ...] = ()
+    floor: tuple[str, str] | None = None
+
+    def value(self, point: Mapping[str, int]) -> Fraction:
+        """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
+        out = Fraction(prod(Fraction(point[v]) ** e for v, e in self.powers))
+        if self.floor is not None:
+            out *= point[self.floor[0]] // point[self.floor[1]]
+        return out
+
+    def expr(self, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
+        """The term as a SymPy expression in ``symbols`` (variable name → symbol)."""
+        out = sp.Mul(*(symbols[v] ** e for v, e in self.powers))
+        if self.floor is not None:
+            out *= sp.floor(symbols[self.floor[0]] / symbols[self.floor[1]])
+        return out
+
+    def __str__(self) -> str:
+        return str(self.expr({v: sp.Symbol(v) for v in self.names()}))
+
+    def names(self) -> set[str]:
+        return {v for v, _ in self.powers} | set(self.floor or ())
+
+
+def _monomial(*names: str) -> Term:
+    powers: dict[str, int] = {}
+    for name in names:
+        powers[name] = powers.get(name, 0) + 1
+    return Term(tuple(sorted(powers.items())))
+
+
+def _families(names: list[str], binary: frozenset) -> dict[str, list[Term]]:
+    sizes = [n for n in names if n not in binary]
+    pairs = [(n, d) for n in sizes for d in sizes if n != d]
+    return {
+        "constant": [Term()],
+        "linear": [_monomial(n) for n in names],
+        "quadratic": [_monomial(a, b) for a, b in itertools.combinations_with_replacement(names, 2)
+                      if not (a == b and a in binary)],
+        "laurent": [Term(((d, -1),)) for d in sizes]
+        + [Term(tuple(sorted(((n, 1), (d, -1))))) for n in names for d in sizes if n != d],
+        "floor": [Term(floor=p) for p in pairs] + [Term(((z, 1),), p) for p in pairs for z in names],
+        "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
+                  if not any(c.count(b) > 1 for b in binary)]
+        + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
+           for d in sizes if d not in (a, b)],
+    }
+
+
+#: the bases, smallest first: each a union of term families (a floor basis leaves the quadratic terms out, so it
+#: stays small enough to solve on a few dozen points)
+LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadratic"),
+          ("constant", "linear", "laurent"), ("constant", "linear", "quadratic", "laurent"),
+          ("constant", "linear", "floor"), ("constant", "linear", "quadratic", "floor"),
+          ("constant", "linear", "quadratic", "laurent", "cubic"))
+
+
+def basis(names: Sequence[str], level: int, binary: frozenset = frozenset()) -> list[Term]:
+    """The terms of basis ``level`` (an index into :data:`LEVELS`) in ``names``.
+
+    ``binary`` variables are 0/1 flags: never squared, never divided by.
+
+    >>> [str(t) for t in basis(["x", "y"], 2)]
+    ['1', 'x', 'y', 'x**2', 'x*y', 'y**2']
+    >>> [str(t) for t in basis(["x", "f"], 3, binary=frozenset({"f"}))]
+    ['1', 'x', 'f', '1/x', 'f/x']
+    """
+    families = _families(list(names), binary)
+    return list(dict.fromkeys(t for family in LEVELS[level] for t in families[family]))
+
+
+
+
+def solve(rows: list[list[Fraction]], rhs: list[Fraction]) -> tuple[list[Fraction], int] | None:
+    """A solution of ``rows · x = rhs`` (free unknowns 0) and the rank, or None when there is none.
+
+    >>> solve([[Fraction(1), Fraction(1)], [Fraction(1), Fraction(2)]], [Fraction(3), Fraction(5)])
+    ([Fraction(1, 1), Fraction(2, 1)], 2)
+    >>> solve([[Fraction(1)], [Fraction(1)]], [Fraction(1), Fraction(2)]) is None
+    True
+    """
+    width = len(rows[0]) if rows else 0
+    matrix = [list(r) + [b] for r, b in zip(rows, rhs)]
+    pivots: list[int] = []
+    rank = 0
+    for col in range(width):
+        pivot = next((i for i in range(rank, len(matrix)) if matrix[i][col] != 0), None)
+        if pivot is None:
+            continue
+        matrix[rank], matrix[pivot] = matrix[pivot], matrix[rank]
+        lead = matrix[rank][col]
+        matrix[rank] = [x / lead for x in matrix[rank]]
+        for i, row in enumerate(matrix):
+            if i != rank and row[col] != 0:
+                factor = row[col]
+                matrix[i] = [x - factor * y for x, y in zip(row, matrix[rank])]
+        pivots.append(col)
+        rank += 1
+    if any(row[width] != 0 for row in matrix[rank:]):
+        return None
+    solution = [Fraction(0)] * width
+    for i, col in enumerate(pivots):
+        solution[col] = matrix[i][width]
+    return solution, rank
+
+
+def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str],
+        binary: frozenset = frozenset(), max_level: int = len(LEVELS) - 1) -> dict[Term, Fraction] | None:
+    """The nonzero coefficients of the first basis level in ``names`` that gives every value exactly, else None.
+
+    A level is tried only when the points outnumber its terms by :data:`SURPLUS`.
+    """
+    seen: dict[tuple, int] = {}
+    for p, v in zip(points, values):
+        key = tuple(sorted((n, p[n]) for n in names))
+        if seen.setdefault(key, v) != v:
+            return None  # one point, two values: no function of these names
+    points = [dict(k) for k in seen]
+    values = list(seen.values())
+    for level in range(max_level + 1):
+        terms = basis(names, level, binary)
+        if len(terms) + SURPLUS > len(points):
+            continue
+        rows = [[t.value(p) for t in terms] for p in points]
+        solved = solve(rows, [Fraction(v) for v in values])
+        if solved is None:
+            continue
+        coefficients, _ = solved
+        return {t: c for t, c in zip(terms, coefficients) if c != 0}
+    return None
+
+
+def expression(found: Mapping[Term, Fraction], symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
+    """The fitted combination as a SymPy expression (coefficients exact rationals)."""
+    return sp.Add(*(sp.Rational(c.numerator, c.denominator) * t.expr(symbols) for t, c in sorted(found.items())))

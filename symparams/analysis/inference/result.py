@@ -1,0 +1,255 @@
+"""What the inference engine returns: the closed form, the symbols it is written in, where it holds, how it was checked.
+
+Config fields that mean what a symparams symbol means are written with that
+symbol (``hidden_size``, ``n_embd`` and ``d_model`` are all H); the others
+keep their own name, as a positive integer symbol created once; boolean
+flags are 0/1 symbols.
+
+>>> symbols_for(["n_embd", "n_head", "n_layer", "rotary_dim"])
+{'n_embd': H, 'n_head': A, 'n_layer': L, 'rotary_dim': rotary_dim}
+>>> flag_symbol("tie_word_embeddings").is_nonnegative
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import sympy as sp
+
+from ...core.errors import SymparamsError
+from ...core.symbols import SYMBOLS
+
+#: config field → symparams symbol, where the field means what the symbol means (first field wins a symbol)
+STANDARD = {
+    "vocab_size": "V",
+    "max_position_embeddings": "P", "n_positions": "P",
+    "type_vocab_size": "S",
+    "hidden_size": "H", "n_embd": "H", "d_model": "H",
+    "num_hidden_layers": "L", "n_layer": "L", "num_layers": "L", "encoder_layers": "L",
+    "num_decoder_layers": "L_d", "decoder_layers": "L_d",
+    "num_attention_heads": "A", "n_head": "A", "num_heads": "A", "encoder_attention_heads": "A",
+    "decoder_attention_heads": "A_d",
+    "num_labels": "C",
+    "embedding_size": "E",
+    "num_key_value_heads": "G", "num_kv_heads": "G",
+    "head_dim": "D", "d_kv": "D",
+    "relative_attention_num_buckets": "B",
+    "intermediate_size": "F", "n_inner": "F", "d_ff": "F", "ffn_dim": "F", "encoder_ffn_dim": "F",
+    "ffn_hidden_size": "F",
+    "num_local_experts": "N_e", "n_routed_experts": "N_e", "num_experts": "N_e",
+    "num_experts_per_tok": "k_e",
+    "moe_intermediate_size": "F_e",
+    "n_shared_experts": "N_s",
+    "shared_expert_intermediate_size": "F_s",
+    "first_k_dense_replace": "L_f",
+    "q_lora_rank": "R_q", "kv_lora_rank": "R_kv",
+    "qk_nope_head_dim": "D_n", "qk_rope_head_dim": "D_r", "v_head_dim": "D_v",
+}
+
+_OWN: dict[tuple[str, bool], sp.Symbol] = {}
+
+
+def own_symbol(name: str, flag: bool = False) -> sp.Symbol:
+    """The symbol of a field without a standard meaning: a positive integer (a flag: 0 or 1), created once.
+
+    A field spelled like a symparams symbol (``H``) is written ``H_field`` so the two never meet.
+    """
+    text = f"{name}_field" if name in SYMBOLS else name
+    key = (text, flag)
+    if key not in _OWN:
+        _OWN[key] = sp.Symbol(text, integer=True, nonnegative=True) if flag else \
+            sp.Symbol(text, integer=True, positive=True)
+    return _OWN[key]
+
+
+def flag_symbol(name: str) -> sp.Symbol:
+    """A boolean field as a 0/1 symbol."""
+    return own_symbol(name, flag=True)
+
+
+def symbols_for(fields) -> dict[str, sp.Symbol]:
+    """Each size field's symbol: the standard one when the field means it (and no earlier field took it)."""
+    out: dict[str, sp.Symbol] = {}
+    taken: set[str] = set()
+    for name in fields:
+        standard = STANDARD.get(name)
+        if standard is not None and standard not in taken:
+            out[name] = SYMBOLS[standard].symbol
+            taken.add(standard)
+        else:
+            out[name] = own_symbol(name)
+    return out
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A discovered relation between two fields, as the sampled domain held it: divides, equals or below."""
+
+    left: str
+    kind: str
+    right: str
+
+    def holds(self, values: Mapping[str, Any]) -> bool:
+        a, b = values[self.left], values[self.right]
+        return {"divides": lambda: a > 0 and b % a == 0, "equals": lambda: a == b, "below": lambda: a < b}[self.kind]()
+
+    def __str__(self) -> str:
+        word = {"divides": "divides", "equals": "=", "below": "<"}[self.kind]
+        return f"{self.left} {word} {self.right}"
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """Where the formula holds: the relations, every held field at its value, the structure (regime)."""
+
+    relations: tuple[Relation, ...] = ()
+    fixed: dict = field(default_factory=dict)  # fields that could not move, and flags held, at their values
+    irrelevant: tuple[str, ...] = ()  # fields that change no shape (any value)
+    derived: tuple[str, ...] = ()  # fields the config computes from the others
+    unset: tuple[str, ...] = ()  # fields left None (their default), which would change shapes when set
+    regime: tuple[tuple[str, int], ...] = ()  # (normalised parameter name, rank) of the default flags' build
+
+    def violated(self, values: Mapping[str, Any]) -> list[str]:
+        """The conditions ``values`` (config field → value) breaks, each as a line of text."""
+        out = [str(r) for r in self.relations if r.left in values and r.right in values and not r.holds(values)]
+        out += [f"{k} = {v!r}" for k, v in self.fixed.items() if k in values and values[k] != v]
+        return out
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Fresh random configurations (not used by the fit), each compared with a real meta-device build."""
+
+    configurations: int
+    exact: int
+    seed: int
+    default_formula: int | None = None  # the formula at the type's default config
+    default_real: int | None = None  # the real count of the default config
+    mismatches: tuple = ()  # (config values, formula, real) of the first few that differ
+
+    @property
+    def passed(self) -> bool:
+        return self.configurations > 0 and self.exact == self.configurations and \
+            self.default_formula == self.default_real
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """The parameter count of one ``model_type`` and head, inferred from meta-device builds.
+
+    ``total`` is None when the type could not be inferred (``reason`` says why).  ``trainable`` and
+    ``active`` (mixture of experts) are left None by this version of the engine.
+    """
+
+    model_type: str
+    cls: str
+    model_class: str
+    transformers_version: str
+    total: sp.Expr | None
+    symbols: dict  # free field → symbol
+    flags: dict  # flag field → 0/1 symbol
+    conditions: Conditions
+    verification: Verification | None
+    builds: int
+    failed_builds: int
+    seconds: float
+    reason: str | None = None
+    trainable: sp.Expr | None = None
+    active: sp.Expr | None = None
+
+    @property
+    def exact(self) -> bool:
+        """Whether a formula was found and every verification configuration matched it."""
+        return self.total is not None and self.verification is not None and self.verification.passed
+
+    def substitution(self, values: Mapping[str, Any]) -> dict:
+        """``{symbol: value}`` for config field values (flags as 0/1)."""
+        subs = {sym: sp.Integer(int(values[name])) for name, sym in {**self.symbols, **self.flags}.items()
+                if name in values}
+        missing = [name for name in {**self.symbols, **self.flags} if name not in values]
+        if missing:
+            raise SymparamsError(f"{self.model_type}: no value for {', '.join(missing)}")
+        return subs
+
+    def count(self, values: Mapping[str, Any]) -> int:
+        """The formula at config field values (``{"hidden_size": 768, ...}``), as an exact integer."""
+        if self.total is None:
+            raise SymparamsError(f"{self.model_type} ({self.cls}) was not inferred: {self.reason}")
+        result = self.total.subs(self.substitution(values))
+        if not result.is_Integer:
+            raise SymparamsError(f"{self.model_type}: the formula is not a whole number at these values")
+        return int(result)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (the closed form as text and as ``sympy.srepr``), for JSON."""
+        v = self.verification
+        c = self.conditions
+        return {
+            "model_type": self.model_type, "class": self.cls, "model_class": self.model_class,
+            "transformers_version": self.transformers_version, "exact": self.exact, "reason": self.reason,
+            "total": None if self.total is None else str(self.total),
+            "total_srepr": None if self.total is None else sp.srepr(self.total),
+            "total_terms": None if self.total is None else encode(self.total),
+            "symbols": {k: str(s) for k, s in self.symbols.items()},
+            "flags": {k: str(s) for k, s in self.flags.items()},
+            "conditions": {"relations": [str(r) for r in c.relations], "fixed": c.fixed,
+                           "irrelevant": list(c.irrelevant), "derived": list(c.derived), "unset": list(c.unset),
+                           "regime": [list(r) for r in c.regime]},
+            "verification": None if v is None else {
+                "configurations": v.configurations, "exact": v.exact, "seed": v.seed,
+                "default_formula": v.default_formula, "default_real": v.default_real,
+                "mismatches": [list(m) for m in v.mismatches]},
+            "builds": self.builds, "failed_builds": self.failed_builds, "seconds": round(self.seconds, 2),
+        }
+
+
+def encode(expr: sp.Expr) -> list:
+    """An expanded closed form as plain data, read back by :func:`decode` without ``eval``.
+
+    Each term is ``["p/q", [[name, exponent], ...], [[numerator, denominator, exponent], ...]]``: a rational
+    coefficient, powers of symbols, and powers of ``floor(numerator/denominator)``.
+
+    >>> from symparams.core.symbols import H, A, L
+    >>> data = encode(sp.expand(2 * H**2 * L + L * A * sp.floor(H / A) - H / 3))
+    >>> data
+    [['-1/3', [['H', 1]], []], ['2', [['H', 2], ['L', 1]], []], ['1', [['A', 1], ['L', 1]], [['H', 'A', 1]]]]
+    >>> decode(data, {"H": H, "A": A, "L": L}) == sp.expand(2 * H**2 * L + L * A * sp.floor(H / A) - H / 3)
+    True
+    """
+    out = []
+    for term in sp.Add.make_args(sp.expand(expr)):
+        coefficient, rest = term.as_coeff_Mul()
+        powers, floors = [], []
+        for factor in sp.Mul.make_args(rest):
+            base, exponent = factor.as_base_exp()
+            if base == 1:
+                continue
+            if isinstance(base, sp.floor):
+                num, den = base.args[0].as_numer_denom()
+                if not (num.is_Symbol and den.is_Symbol):
+                    raise ValueError(f"cannot encode {base}")
+                floors.append([num.name, den.name, int(exponent)])
+            elif base.is_Symbol and exponent.is_Integer:
+                powers.append([base.name, int(exponent)])
+            else:
+                raise ValueError(f"cannot encode {factor}")
+        out.append([str(sp.Rational(coefficient)), sorted(powers), sorted(floors)])
+    return sorted(out, key=lambda t: (len(t[1]) + len(t[2]), t[1], t[2], t[0]))
+
+
+def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
+    """The closed form :func:`encode` wrote, with ``symbols`` (name → symbol); names outside it are refused."""
+    def sym(name: str) -> sp.Symbol:
+        if name not in symbols:
+            raise SymparamsError(f"unknown symbol {name!r} in an encoded formula")
+        return symbols[name]
+
+    def rational(text: str) -> sp.Rational:
+        num, _, den = text.partition("/")
+        return sp.Rational(int(num), int(den or 1))
+
+    return sp.Add(*(rational(c) * sp.Mul(*(sym(n) ** int(e) for n, e in powers))
+                    * sp.Mul(*(sp.floor(sym(a) / sym(b)) ** int(e) for a, b, e in floors))
+                    for c, powers, floors in data))

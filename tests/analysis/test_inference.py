@@ -1,0 +1,194 @@
+"""The inference engine against transformers on the meta device, and against symparams' hand-written families.
+
+The reference is transformers itself: for each sampled type the inferred
+closed form is evaluated on random configurations this test draws (not the
+engine's own verification: other ranges, heads that need not divide the
+width, flags at random) and on the type's default config, and compared
+with ``parameters()`` of the real model built on the meta device.  Where
+symparams has a hand-written family, the two closed forms must be the same
+polynomial once the symbols are matched.
+"""
+
+import random
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+import torch
+import transformers
+
+from symparams import model
+from symparams.analysis.inference import AUTO_CLASSES, Inferred, Relation, infer, symbols_for
+from symparams.analysis.inference.fitting import Term, basis, fit, solve
+from symparams.core.symbols import SYMBOLS
+
+# -- the exact fit (fast) ------------------------------------------------------------------------------------------
+
+
+def test_gauss_jordan_is_exact_and_says_when_there_is_no_solution():
+    third = Fraction(1, 3)
+    assert solve([[Fraction(3), Fraction(0)], [Fraction(0), Fraction(6)]], [Fraction(1), Fraction(2)]) == \
+        ([third, third], 2)
+    assert solve([[Fraction(1), Fraction(1)], [Fraction(2), Fraction(2)]], [Fraction(1), Fraction(3)]) is None
+
+
+def test_fit_finds_the_smallest_exact_basis():
+    points = [{"h": h, "l": n} for h in (64, 128, 192, 320) for n in (1, 2, 3, 5)]
+    values = [12 * p["h"] ** 2 * p["l"] // p["l"] + 13 * p["h"] for p in points]  # quadratic in h alone
+    found = fit(points, values, ["h", "l"])
+    assert found == {Term((("h", 2),)): 12, Term((("h", 1),)): 13}
+
+
+def test_fit_writes_a_width_that_is_not_divisible_with_a_floor():
+    points = [{"h": h, "a": a, "g": g} for h in (30, 64, 100) for a in (3, 7, 8) for g in (1, 2, 4, 5)]
+    values = [p["g"] * (p["h"] // p["a"]) for p in points]
+    found = fit(points, values, ["h", "a", "g"])
+    assert found == {Term((("g", 1),), ("h", "a")): 1}
+
+
+def test_a_fit_with_too_few_points_is_refused():
+    points = [{"x": x} for x in (1, 2, 3)]
+    assert fit(points, [x * x for x in (1, 2, 3)], ["x"]) is None  # 3 terms need 3 + 3 points
+
+
+def test_flags_are_never_squared_nor_divided_by():
+    terms = {str(t) for t in basis(["h", "f"], 4, binary=frozenset({"f"}))}
+    assert "f**2" not in terms and "h/f" not in terms and "f/h" in terms
+
+
+def test_fields_take_the_standard_symbols_once():
+    mapped = symbols_for(["hidden_size", "d_model", "num_key_value_heads", "q_lora_rank", "rope_dim"])
+    assert mapped["hidden_size"] is SYMBOLS["H"].symbol
+    assert str(mapped["d_model"]) == "d_model"  # H is taken: the second field keeps its name
+    assert mapped["num_key_value_heads"] is SYMBOLS["G"].symbol and mapped["q_lora_rank"] is SYMBOLS["R_q"].symbol
+    assert mapped["rope_dim"].is_integer and mapped["rope_dim"].is_positive
+    assert symbols_for(["rope_dim"])["rope_dim"] is mapped["rope_dim"]  # created once
+
+
+def test_relations_say_where_a_configuration_is_outside_them():
+    assert Relation("heads", "divides", "hidden").holds({"heads": 12, "hidden": 768})
+    assert not Relation("heads", "divides", "hidden").holds({"heads": 7, "hidden": 768})
+    assert Relation("k", "below", "layers").holds({"k": 1, "layers": 2})
+
+
+# -- against transformers (slow) -----------------------------------------------------------------------------------
+
+#: (model_type, class) the engine is checked on; each is inferred once for the module
+SAMPLE = [("bert", "base"), ("bert", "masked-lm"), ("bert", "sequence-classification"), ("gpt2", "causal-lm"),
+          ("llama", "causal-lm"), ("qwen2", "base"), ("mixtral", "causal-lm"), ("t5", "seq2seq-lm")]
+CONFIGS = 6  # random configurations per type, drawn here
+
+
+@pytest.fixture(scope="module")
+def inferred():
+    cache = {}
+
+    def get(model_type, cls) -> Inferred:
+        if (model_type, cls) not in cache:
+            cache[model_type, cls] = infer(model_type, cls, verify_configurations=4, seed=7)
+        return cache[model_type, cls]
+    return get
+
+
+def real_count(model_type: str, cls: str, values: dict) -> int | None:
+    """``parameters()`` of the model transformers builds on the meta device (None: the config does not build)."""
+    try:
+        cfg = transformers.AutoConfig.for_model(model_type, **values)
+        with torch.device("meta"):
+            module = getattr(transformers, AUTO_CLASSES[cls]).from_config(cfg)
+    except Exception:  # the config class or the modeling code refuses these values (an odd rotary width, ...)
+        return None
+    return sum(p.numel() for p in module.parameters())
+
+
+def random_values(result: Inferred, rng: random.Random) -> dict:
+    """Sizes drawn uniformly (not multiples of the defaults), layer counts 1..5, flags at random, then the
+    relations made to hold: a divided field becomes a multiple, an equal one a copy, a bound one larger."""
+    values = {}
+    for name, sym in result.symbols.items():
+        values[name] = rng.randint(1, 5) if "layer" in name or sym.name in ("L", "L_d") else rng.randint(1, 48)
+    values.update({name: rng.random() < 0.5 for name in result.flags})
+    for r in result.conditions.relations:
+        if r.kind == "divides":
+            values[r.right] = values[r.left] * rng.randint(1, 6)
+        elif r.kind == "equals":
+            values[r.right] = values[r.left]
+        else:
+            values[r.right] = max(values[r.right], values[r.left] + rng.randint(1, 3))
+    return values
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("model_type,cls", SAMPLE)
+def test_the_inferred_count_is_the_real_count_of_random_configurations(inferred, model_type, cls):
+    result = inferred(model_type, cls)
+    assert result.exact, result.reason
+    rng = random.Random(f"{model_type}/{cls}")
+    compared = 0
+    for _ in range(4 * CONFIGS):
+        values = random_values(result, rng)
+        real = real_count(model_type, cls, values)
+        if real is None:
+            continue  # transformers refuses the configuration: no count to compare
+        assert result.count(values) == real, values
+        compared += 1
+        if compared == CONFIGS:
+            break
+    assert compared == CONFIGS
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("model_type,cls", SAMPLE)
+def test_the_inferred_count_is_the_real_count_of_the_default_config(inferred, model_type, cls):
+    result = inferred(model_type, cls)
+    cfg = transformers.AutoConfig.for_model(model_type)
+    values = {name: getattr(cfg, name) for name in [*result.symbols, *result.flags]}
+    assert result.count(values) == real_count(model_type, cls, {})
+
+
+# -- against the hand-written families (slow) ----------------------------------------------------------------------
+
+S = {name: info.symbol for name, info in SYMBOLS.items()}
+
+
+def _plain(expr):
+    """``floor(H/A)`` as ``H/A``: the families need A | H, where the two are equal."""
+    return expr.replace(sp.floor, lambda x: x)
+
+
+def same(a, b) -> bool:
+    return sp.expand(_plain(a) - _plain(b)) == 0
+
+
+#: (model_type, class, family head, family switches, flags, substitution into the inferred form)
+MUTUAL = [
+    ("bert", "base", None, {}, {}, {"F": S["r"] * S["H"]}),
+    ("bert", "masked-lm", "masked-lm", {}, {"tie_word_embeddings": 1}, {"F": S["r"] * S["H"]}),
+    ("bert", "sequence-classification", "sequence-classification", {}, {}, {"F": S["r"] * S["H"]}),
+    ("gpt2", "causal-lm", "causal-lm", {"tie": True, "cross_attention": False},
+     {"tie_word_embeddings": 1, "add_cross_attention": 0}, {}),
+    ("gpt2", "causal-lm", "causal-lm", {"tie": False, "cross_attention": True},
+     {"tie_word_embeddings": 0, "add_cross_attention": 1}, {}),
+    ("llama", "causal-lm", "causal-lm",
+     {"free_head_dim": True, "tie": False, "attention_bias": True, "mlp_bias": False},
+     {"tie_word_embeddings": 0, "attention_bias": 1, "mlp_bias": 0}, {}),
+    ("llama", "causal-lm", "causal-lm",
+     {"free_head_dim": True, "tie": True, "attention_bias": False, "mlp_bias": True},
+     {"tie_word_embeddings": 1, "attention_bias": 0, "mlp_bias": 1}, {}),
+    ("qwen2", "base", None, {"free_head_dim": False}, {}, {}),
+    ("mixtral", "causal-lm", "causal-lm", {"free_head_dim": False, "tie": False}, {"tie_word_embeddings": 0},
+     {"F": S["F_e"]}),
+    ("t5", "seq2seq-lm", "seq2seq-lm", {"gated": True, "tie": True, "split_layers": True}, {"is_gated_act": 1}, {}),
+    ("t5", "seq2seq-lm", "seq2seq-lm", {"gated": False, "tie": True, "split_layers": True}, {"is_gated_act": 0}, {}),
+]
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("model_type,cls,head,switches,flags,subs", MUTUAL,
+                         ids=[f"{m[0]}-{m[1]}-{i}" for i, m in enumerate(MUTUAL)])
+def test_the_inferred_form_is_the_families_closed_form(inferred, model_type, cls, head, switches, flags, subs):
+    result = inferred(model_type, cls)
+    ours = result.total.subs({result.flags[k]: v for k, v in flags.items()}).subs({S[k]: v for k, v in subs.items()})
+    family = model(model_type, head=head, **switches).closed_form
+    family = family.subs({S["r"]: 4}) if model_type == "gpt2" else family  # GPT-2's n_inner unset is 4H
+    assert same(ours, family), sp.expand(_plain(ours) - _plain(family))
