@@ -1,16 +1,19 @@
 """Does the parameter count depend on the number of attention heads A?
 
-The proof is a derivation, not a lookup of ``free_symbols``:
+The proof is a derivation a student can follow, not a lookup of ``free_symbols``:
 
-1. every block written per head (``A·(H·(H/A) + H/A)``) is taken as written,
-   with ``A`` in it, and evaluated (``doit``); for BERT each collapses to
-   ``H² + H``;
-2. the model's total as written, ``N(A)``, is the sum of all blocks as
-   written (``A`` still present);
-3. ``N`` is simplified to the closed form, and ``∂N/∂A`` is computed from
-   the as-written total and simplified: ``0`` proves invariance;
-4. the side conditions (``A | H``) under which the per-head form is valid
-   are stated;
+1. the premise: the side conditions (``A | H``: each head is ``H/A`` wide)
+   under which the per-head form is valid;
+2. every part of the model written with ``A`` (``terms``): one head's count,
+   ``A`` heads side by side (``A·(H·(H/A) + H/A)``), multiplied out (for
+   BERT ``H² + H``: ``A`` cancels), and how many such parts the model holds
+   (BERT: ``3·L``, the query, key and value of every layer);
+3. the total as written, identical terms collected (``collected``):
+   ``… + L·(3·A·(H·H/A + H/A) + …) + …``; no term but those of step 2
+   holds ``A`` (``rest`` is free of it), so ``N`` does not depend on ``A``
+   exactly when every one of them cancels it;
+4. the formal check: ``N`` simplified to the closed form, read as an
+   expression in the symbol ``A``, has ``∂N/∂A = 0``;
 5. with values given, every admissible head count is substituted into the
    as-written total, exactly: the same number every time is the numeric
    witness; two different numbers are a counterexample;
@@ -21,7 +24,12 @@ The proof is a derivation, not a lookup of ``free_symbols``:
    with head counts that satisfy every constraint (A | H, G | A, ...);
 7. when the model has key/value heads G or heads of their own width D, the
    prover holds G/A and A·D fixed (``G = ρ·A``, ``D = W/A``), re-derives N
-   and ∂N/∂A, and says whether invariance is restored (``fixed_ratio``).
+   and ∂N/∂A, says whether invariance is restored (``fixed_ratio``), and
+   which parts still hold A (``fixed_ratio.remaining``).
+
+Apart from the proof, ``rule_of_thumb`` is the common estimate
+``N ≈ 12·L·H² + (V+P+S)·H`` and how close it comes, for the models it is
+meant for (see :func:`rule_of_thumb`).
 
 >>> from symparams import model
 >>> p = model("bert-base").prove()
@@ -31,6 +39,11 @@ The proof is a derivation, not a lookup of ``free_symbols``:
 [109482240]
 >>> len(p.witness)  # the divisors of 768
 18
+>>> [(t.copies, t.written, t.collapsed) for t in p.terms]  # query, key and value of each layer
+[(3*L, A*(H*(H/A) + H/A), H**2 + H)]
+>>> thumb = p.rule_of_thumb  # N ≈ 12·L·H² + (V+P+S)·H: 99.35% of the count
+>>> sp.sstr(thumb.formula, order="none"), thumb.value, thumb.share
+('12*L*H**2 + (V + P + S)*H', 108770304, 141628/142555)
 
 Grouped-query attention (Llama 2 70B: A = 64 query heads, G = 8 key/value
 heads) depends on A, and does not once G/A is held fixed:
@@ -55,6 +68,8 @@ With the heads' total width A·D = W held fixed, only the bias tables still hold
 
 >>> p.fixed_ratio.substitutions, p.fixed_ratio.derivative
 ({D: W/A}, 2*B)
+>>> [(t.copies, t.written) for t, _ in p.fixed_ratio.remaining]  # one bias table per stack
+[(2, A*B)]
 """
 
 from __future__ import annotations
@@ -67,11 +82,11 @@ from typing import Any
 import sympy as sp
 
 from ..core.algebra import closed_form, small_divisors
-from ..core.blocks import tree_fact
+from ..core.blocks import product_as_written, sum_as_written, tree_fact
 from ..core.display import Displayable, presentation
 from ..core.family import HEAD_DIM
 from ..core.formatting import json_number
-from ..core.symbols import A, D, G, H
+from ..core.symbols import A, D, G, H, L, L_d, L_f
 from ..core.values import parse_value
 from ..families.presets import all_presets
 
@@ -141,6 +156,77 @@ HELD = (
 
 
 @dataclass(frozen=True)
+class HeadTerm:
+    """The parts of the model written with A in one and the same form: ``copies`` of them in the model,
+    each ``written`` per head (``A·(H·(H/A) + H/A)``) and ``collapsed``, multiplied out (``H² + H``).
+
+    ``paths`` name the modules as ``named_parameters()`` does, ``titles`` are their title keys.
+    """
+
+    written: sp.Expr
+    collapsed: sp.Expr
+    copies: sp.Expr
+    paths: tuple[str, ...]
+    titles: tuple[str, ...]
+
+    @property
+    def split(self) -> tuple[sp.Symbol, sp.Expr] | None:
+        """(head count, one head's count) when written as heads × one head: ``(A, H·(H/A) + H/A)``,
+        ``(G, H·(H/A))`` for grouped key/value heads; None for any other form (``B·A``, ``H·(A·D)``)."""
+        args = self.written.args
+        if self.written.is_Mul and len(args) > 1 and args[0] in (A, G):
+            return args[0], product_as_written(*args[1:])
+        return None
+
+    @property
+    def multiplies_out(self) -> bool:
+        """Whether multiplying out is a step: the form divides by A somewhere (a head H/A wide); for
+        ``A·(H·D)`` it would only reorder the factors."""
+        return any(p.base == A and p.exp.is_negative for p in sp.preorder_traversal(self.written) if p.is_Pow)
+
+    @property
+    def total_written(self) -> sp.Expr:
+        """All copies as written: ``3·L·A·(H·(H/A) + H/A)``."""
+        return product_as_written(self.copies, self.written)
+
+    @property
+    def total(self) -> sp.Expr:
+        """All copies multiplied out: ``3·H²·L + 3·H·L``."""
+        return sp.expand(self.copies * self.collapsed)
+
+    @property
+    def cancels(self) -> bool:
+        """Whether A is gone once the per-head form is multiplied out."""
+        return A not in (self.copies * self.collapsed).free_symbols
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"written": sp.sstr(self.written), "collapsed": sp.sstr(self.collapsed),
+                "copies": sp.sstr(self.copies), "cancels": self.cancels, "components": list(self.paths)}
+
+
+@dataclass(frozen=True)
+class RuleOfThumb:
+    """The estimate ``N ≈ 12·L·H² + (V+P+S)·H``: the weight matrices of the L layers (four H×H attention
+    projections, two H×4H feed-forward matrices) and the embedding tables, nothing else.
+
+    ``formula`` is written as the estimate is usually quoted, ``value`` is it at the model's values and
+    ``total`` the exact count; ``share`` = value / total, exactly.
+    """
+
+    formula: sp.Expr
+    value: int
+    total: int
+
+    @property
+    def share(self) -> sp.Rational:
+        return sp.Rational(self.value, self.total)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"formula": sp.sstr(self.formula), "formula_latex": sp.latex(self.formula, order="none"),
+                "value": self.value, "total": self.total, "share": sp.sstr(self.share)}
+
+
+@dataclass(frozen=True)
 class FixedRatio:
     """The model re-derived with the quantities of :data:`HELD` it has held fixed (G/A, A·D).
 
@@ -155,10 +241,18 @@ class FixedRatio:
     derivative: sp.Expr
     invariant: bool
     values: dict[sp.Symbol, sp.Rational] = field(default_factory=dict)
+    #: every part written with A, G or D, and its count multiplied out once G and D are substituted
+    terms: tuple[tuple[HeadTerm, sp.Expr], ...] = ()
 
     @property
     def substitutions(self) -> dict[sp.Symbol, sp.Expr]:
         return {h.symbol: h.substitution for h in self.held}
+
+    @property
+    def remaining(self) -> tuple[tuple[HeadTerm, sp.Expr], ...]:
+        """The parts that still hold A with G/A and A·D held fixed (T5's relative bias tables), each with
+        one copy's count then."""
+        return tuple((t, c) for t, c in self.terms if A in (t.copies * c).free_symbols)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -172,6 +266,7 @@ class FixedRatio:
             "conditions": [h.condition.en for h in self.held],
             "conditions_latex": [h.condition.latex for h in self.held],
             "values": {k.name: sp.sstr(v) for k, v in self.values.items()},
+            "remaining": [{**t.to_dict(), "held": sp.sstr(c)} for t, c in self.remaining],
         }
 
 
@@ -195,6 +290,17 @@ class Proof(Displayable):
     counterexample_values: dict[sp.Symbol, sp.Expr] = field(default_factory=dict)
     #: where they come from: "model", "preset NAME" or "canonical" (small sizes picked by the prover)
     counterexample_source: str | None = None
+    #: every part of the model written with A, identical forms together (BERT: Q, K, V of every layer)
+    terms: tuple[HeadTerm, ...] = ()
+    #: N(A) as written with identical terms holding A collected: ``L·(3·A·(H·(H/A) + H/A) + …)``
+    collected: sp.Expr = sp.Integer(0)
+    #: N ≈ 12·L·H² + (V+P+S)·H and how close it is, for a model of L layers of 12·H² weights; else None
+    rule_of_thumb: RuleOfThumb | None = None
+
+    @property
+    def rest(self) -> sp.Expr:
+        """N without the parts of :attr:`terms`: what holds no A (the proof's "no other term contains A")."""
+        return sp.expand(self.closed_form - sum((t.total for t in self.terms), sp.Integer(0)))
 
     def __str__(self) -> str:
         """The proof in words, as ``symparams prove`` prints it."""
@@ -216,6 +322,9 @@ class Proof(Displayable):
             "counterexample_values": {s.name: json_number(v) for s, v in self.counterexample_values.items()},
             "counterexample_source": self.counterexample_source,
             "fixed_ratio": None if self.fixed_ratio is None else self.fixed_ratio.to_dict(),
+            "terms": [t.to_dict() for t in self.terms],
+            "collected": sp.sstr(self.collected, order="none"),
+            "rule_of_thumb": None if self.rule_of_thumb is None else self.rule_of_thumb.to_dict(),
         }
 
 
@@ -228,17 +337,87 @@ def _written_total(tree) -> sp.Expr:
     return sp.Add(*terms)
 
 
-def _per_head_steps(tree) -> list[Step]:
-    """Each form written per head, with the modules using it named as ``named_parameters()`` names them."""
-    forms: dict[sp.Expr, list[str]] = {}
+def _head_terms(tree, symbols=frozenset({A})) -> tuple[HeadTerm, ...]:
+    """The parts of ``tree`` written with any of ``symbols``, identical forms together, in the tree's order;
+    the modules named as ``named_parameters()`` names them."""
+    groups: dict[sp.Expr, tuple[list, list, list]] = {}
     root = tree.name if tree.ref is None else tree.ref
-    for path, block in tree.reference_paths():
-        if block.is_leaf and block.tied_to is None and A in block.as_written.free_symbols:
-            relative = path[len(root) + 1:] if root and path.startswith(root + ".") else path
-            if block.ref == "":  # a part of a fused tensor (GPT-2's c_attn): the tensor, and which part
-                relative = f"{relative} ({block.name})"
-            forms.setdefault(block.as_written, []).append(relative)
-    return [Step("per_head", lhs=w, rhs=sp.expand(w.doit()), paths=tuple(p)) for w, p in forms.items()]
+    for (_, block, copies), (path, _) in zip(tree.walk(), tree.reference_paths()):
+        if not block.is_leaf or block.tied_to is not None:
+            continue
+        if not (copies * block.as_written).free_symbols & symbols:
+            continue
+        relative = path[len(root) + 1:] if root and path.startswith(root + ".") else path
+        if block.ref == "":  # a part of a fused tensor (GPT-2's c_attn): the tensor, and which part
+            relative = f"{relative} ({block.name})"
+        counts, paths, titles = groups.setdefault(block.as_written, ([], [], []))
+        counts.append(copies)
+        paths.append(relative)
+        titles.append(block.title_key)
+    return tuple(HeadTerm(w, sp.expand(w.doit()), sp.Add(*counts), tuple(paths), tuple(dict.fromkeys(titles)))
+                 for w, (counts, paths, titles) in groups.items())
+
+
+def _collected(expr: sp.Expr) -> sp.Expr:
+    """``expr`` as written, identical terms holding A in each sum gathered where the first stands:
+    ``A·(…) + A·(…) + A·(…)`` becomes ``3·A·(…)``.  Terms without A stay apart: two ``2·H`` are two
+    LayerNorms a reader finds in the text."""
+    if not (expr.is_Add or expr.is_Mul):
+        return expr
+    args = [_collected(a) for a in expr.args]
+    if expr.is_Mul:
+        return sp.Mul(*args, evaluate=False)
+    order: list = []
+    counts: dict = {}
+    for a in args:
+        key = a if a.has(A) else object()  # an object() key is never met again
+        if key not in counts:
+            order.append((key, a))
+            counts[key] = 0
+        counts[key] += 1
+    return sum_as_written(*(product_as_written(counts[key], a) for key, a in order))
+
+
+#: layer counts of a second stack (decoder, dense layers before the experts): 12·L·H² does not describe them
+_OTHER_STACKS = (L_d, L_f)
+#: what one layer of the rule of thumb holds: 4·H² of attention, 2·4·H² of feed-forward
+_THUMB_LAYER = 12
+
+
+def rule_of_thumb(m) -> RuleOfThumb | None:
+    """``N ≈ 12·L·H² + (V+P+S)·H`` for ``m``, or None where the estimate does not describe the model.
+
+    It is meant for one stack of L layers whose weight matrices hold 12·H² (a 4·H² attention and a
+    feed-forward of ratio 4, 2·(2 + r)·H² with r = 4): it applies when, at the model's values, N has
+    exactly 12·L·H² and no second stack.  The embedding tables are the model's own (``(V+P+S)·H`` for
+    BERT, ``(V+P)·H`` for GPT-2).  Needs every value.
+
+    >>> from symparams import model
+    >>> sp.sstr(rule_of_thumb(model("gpt2")).formula, order="none")
+    '12*L*H**2 + (V + P)*H'
+    >>> rule_of_thumb(model("llama-2-7b")) is None  # a gated feed-forward of width F = 11008: not 12·H²
+    True
+    """
+    if m.free or H not in m.symbols or L not in m.symbols or set(_OTHER_STACKS) & set(m.symbols):
+        return None
+    others = {s: v for s, v in m.values.items() if s not in (H, L)}
+    n = sp.expand(m.closed_form.xreplace(others))
+    if not n.is_polynomial(H, L) or sp.Poly(n, H, L).coeff_monomial(H**2 * L) != _THUMB_LAYER:
+        return None
+    formula = sum_as_written(product_as_written(_THUMB_LAYER, L, H**2), *_tables(m.tree))
+    return RuleOfThumb(formula, int(sp.expand(formula.doit()).xreplace(m.values)), m.count)
+
+
+def _tables(tree) -> list[sp.Expr]:
+    """The tables that embed tokens, positions and segments, written as the articles write them:
+    ``(V + P + S)·H`` (a relative bias table, one column per head, is no such table)."""
+    rows: dict[sp.Expr, list] = {}
+    for _, block, copies in tree.walk():
+        if block.is_leaf and block.kind == "embedding" and block.tied_to is None and copies == 1:
+            num, dim = block.shape
+            if A not in dim.free_symbols:
+                rows.setdefault(dim, []).append(num)
+    return [product_as_written(sum_as_written(*nums), dim) for dim, nums in rows.items()]
 
 
 def _admissible(values, constraints, a0=None) -> list[int] | None:
@@ -346,10 +525,14 @@ def _fixed_ratio(m, written) -> FixedRatio | None:
     held = tuple(h for h in HELD if h.symbol in m.symbols)
     if not held:
         return None
-    fixed = written.xreplace({h.symbol: h.substitution for h in held})
+    substitutions = {h.symbol: h.substitution for h in held}
+    fixed = written.xreplace(substitutions)
     derivative = sp.cancel(sp.together(sp.diff(fixed, A)))
     values = {h.name: v for h in held if (v := _held_value(h, m.values)) is not None}
-    return FixedRatio(held, fixed, closed_form(fixed), derivative, derivative == 0, values)
+    # every part written with A, or with what now stands for ρ·A or W/A, multiplied out at G = ρ·A, D = W/A
+    terms = tuple((t, sp.expand(t.collapsed.xreplace(substitutions)))
+                  for t in _head_terms(m.tree, frozenset({A, *substitutions})))
+    return FixedRatio(held, fixed, closed_form(fixed), derivative, derivative == 0, values, terms)
 
 
 def _held_value(held: Held, values) -> sp.Rational | None:
@@ -362,19 +545,19 @@ def _held_value(held: Held, values) -> sp.Rational | None:
 
 
 @tree_fact
-def _symbolic(tree) -> tuple[sp.Expr, sp.Expr, tuple[Step, ...]]:
-    """N(A) as written, ∂N/∂A and the per-head steps: they depend on the tree only."""
+def _symbolic(tree) -> tuple[sp.Expr, sp.Expr, tuple[HeadTerm, ...], sp.Expr]:
+    """N(A) as written, ∂N/∂A, the parts written with A and N(A) collected: they depend on the tree only."""
     written = _written_total(tree)
     # ∂N/∂A of N(A) as written, expanded first: each per-head term is multiplied out (where A
     # cancels, it is gone), so the derivative is of a sum of monomials and cheap to simplify.
     derivative = sp.cancel(sp.together(sp.diff(_expanded(written), A)))
-    return written, derivative, tuple(_per_head_steps(tree))
+    return written, derivative, _head_terms(tree), _collected(tree.total_as_written)
 
 
 def prove(m) -> "Proof":
     """Prove (or refute) that ``m``'s count does not depend on ``A``."""
     tree = m.tree
-    written, derivative, per_head = _symbolic(tree)
+    written, derivative, terms, collected = _symbolic(tree)
     closed = m.closed_form
     invariant = derivative == 0
     dependence = sp.Add(*(t for t in sp.Add.make_args(sp.expand(closed)) if t.has(A)))
@@ -383,7 +566,7 @@ def prove(m) -> "Proof":
     stated = [c for c in m.family.constraints if not (c is HEAD_DIM and D in used)]
     conditions = tuple(Condition(*c.condition) for c in stated
                        if c.condition is not None and A in c.expr.free_symbols and c.expr.free_symbols <= used)
-    steps = list(per_head)
+    steps = [Step("per_head", lhs=t.written, rhs=t.collapsed, paths=t.paths) for t in terms]
     steps += [
         Step("total_as_written", lhs=tree.total_as_written),
         Step("simplified", rhs=closed),
@@ -413,4 +596,4 @@ def prove(m) -> "Proof":
     if counterexample is not None:
         steps.append(Step("counterexample"))
     return Proof(m.name, invariant, tuple(steps), conditions, written, closed, derivative,
-                 dependence, witness, counterexample, fixed, dict(at), source)
+                 dependence, witness, counterexample, fixed, dict(at), source, terms, collected, rule_of_thumb(m))

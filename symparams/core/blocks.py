@@ -113,6 +113,14 @@ class Block:
     calls : Expr
         How many times each copy runs in one forward pass (ALBERT runs its
         shared layers ``L`` times in all).
+    steps : tuple of (str, tuple of str)
+        How the documents walk this group when its article groups it
+        differently from ``transformers``: steps of (title key, the paths of
+        the modules it adds up, relative to this block).  BERT's article
+        counts a layer as multi-head attention (Q, K, V and ``W^O``), Add &
+        Norm, feed-forward (both linear layers), Add & Norm, where the module
+        tree has ``attention``, ``intermediate``, ``output``.  Empty: walked
+        as the module tree is.
     """
 
     name: str
@@ -131,6 +139,7 @@ class Block:
     computes: tuple = ()
     per_sequence: bool = False
     calls: sp.Expr = ONE
+    steps: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     # -- counts --------------------------------------------------------
     @cached_property
@@ -368,10 +377,12 @@ def tensor(name, *dims, ref=None, title=None) -> Block:
 
 
 def group(name, children, *, repeat=ONE, written=None, ref=None, title=None, trainable=True, used=None,
-          computes=(), per_sequence=False, calls=ONE) -> Block:
+          computes=(), per_sequence=False, calls=ONE, steps=()) -> Block:
     """A module holding ``children``, repeated ``repeat`` times; a token uses ``used`` of the copies
-    (routed experts; None: all); ``computes`` declares its attention or rotary table."""
+    (routed experts; None: all); ``computes`` declares its attention or rotary table; ``steps`` how the
+    documents group its parts (see :class:`Block`)."""
     children = tuple(c for c in children if c is not None)
     return Block(name, children=children, repeat=sp.sympify(repeat), written=written, ref=ref,
                  title=title, trainable=trainable, used=None if used is None else sp.sympify(used),
-                 computes=tuple(computes), per_sequence=per_sequence, calls=sp.sympify(calls))
+                 computes=tuple(computes), per_sequence=per_sequence, calls=sp.sympify(calls),
+                 steps=tuple((key, tuple(paths)) for key, paths in steps))

@@ -71,6 +71,7 @@ class Article:
     key: str
     file: str
     title: str            # the article's own (Chinese) title
+    title_en: str         # the title in English, for the English documents' headings
     en: str               # what it is, in English
     zh: str
     preset: str           # the preset that reproduces its accounting
@@ -114,6 +115,7 @@ _WORD, _POS, _SEG, _ELN = ("embeddings.word_embeddings", "embeddings.position_em
 
 BERT_PARAMETER_COUNT = Article(
     key="bert-parameter-count", file="bert-parameter-count.zh.txt", title="Bert系列之模型参数计算",
+    title_en="BERT series: counting the model's parameters",
     en="a section-by-section count of BERT-base: Embedding, Encoder, Pooling",
     zh="按 Embedding、Encoder、Pooling 三部分逐层计算 BERT-base 的参数量",
     preset="bert-base",
@@ -150,6 +152,7 @@ BERT_PARAMETER_COUNT = Article(
 BERT_ARCHITECTURE = Article(
     key="bert-architecture-and-parameters", file="bert-architecture-and-parameters.zh.txt",
     title="BERT 模型架构初探（embedding + encoder + pooler）",
+    title_en="A first look at BERT's architecture (embedding + encoder + pooler)",
     en="a walk through BertModel's module tree, with tables of shapes, counts and shares",
     zh="沿 BertModel 的模块树讲解 BERT 架构，并列出各组件的形状、参数量和占比",
     preset="bert-base",
@@ -209,6 +212,7 @@ BERT_ARCHITECTURE = Article(
 TRANSFORMER_PARAMETER_COUNT = Article(
     key="transformer-parameter-count", file="transformer-parameter-count.zh.txt",
     title="自己动手计算Transformer模型参数，深入了解模型内部机制",
+    title_en="Count the Transformer's parameters yourself, and see how the model works inside",
     en="the base model of Attention Is All You Need, counted by hand",
     zh="手工计算《Attention Is All You Need》中 base 模型的参数量",
     preset="transformer-base-article",
@@ -327,7 +331,7 @@ def related_for(m) -> tuple[dict, ...]:
         if any(reproduces(m, p) for p in a.related):
             other = model(a.preset)
             claimed = next((c for c in a.claims if c.parts == (TOTAL,)), None)
-            out.append({"key": a.key, "file": a.file, "title": a.title, "preset": a.preset,
+            out.append({"key": a.key, "file": a.file, "title": a.title, "title_en": a.title_en, "preset": a.preset,
                         "accounting_en": a.accounting_en, "accounting_zh": a.accounting_zh,
                         "claimed_en": str(claimed.claimed) if claimed else "",
                         "claimed_zh": (claimed.claimed_zh or str(claimed.claimed)) if claimed else "",

@@ -8,7 +8,7 @@ from functools import lru_cache
 from ..core.formatting import decimal, percent, round_rational, thousands
 from .derivation import Derivation, derive, latex, math_count
 from .environment import catalog
-from .markup import plain
+from .markup import marked_up, plain
 
 
 @lru_cache(maxsize=8192)
@@ -79,7 +79,7 @@ def _item_base(i, seen: set) -> tuple:
         "contribution": thousands(i.contribution), "share": _share_text(i.share),
         "tied_to": i.tied_to or "", "untied": thousands(i.untied), "trainable": i.trainable,
         "per_head": i.per_head, "explain_per_head": explain_per_head, "cancels": i.cancels, "chain": chain,
-        "total_chain": total_chain,
+        "total_chain": total_chain, "running": thousands(i.running),
     }
     return head, repeated, body, [_item_base(c, seen) for c in i.children]
 
@@ -88,7 +88,8 @@ def _item_lang(base, i, d, lang: str) -> dict:
     """An item as plain data: its base (:func:`_item_base`) with the title and about in ``lang``."""
     head, repeated, body, children = base
     title, about = _title(i.keys, i.names, d.family, lang)
-    return {**head, "title": title, "about": "" if repeated else about, **body,
+    unit = _title((i.unit,), i.names[-1:], d.family, lang)[0] if i.unit else ""
+    return {**head, "title": title, "about": "" if repeated else about, "unit": unit, **body,
             "children": [_item_lang(b, c, d, lang) for b, c in zip(children, i.children)]}
 
 
@@ -135,7 +136,8 @@ def _doc(d: Derivation, lang: str) -> dict:
     chart = [{"title": s["title"], "label": plain(s["title"]), "count": c.contribution, "share": s["share"],
               "share_number": s["share"][:-1]}
              for s, c in zip(sections, d.sections) if c.contribution > 0]
-    related = [{**r, "accounting": r[f"accounting_{lang}"], "claimed": r[f"claimed_{lang}"],
+    related = [{**r, "title": article_title(r["title"], r["title_en"], lang), "accounting": r[f"accounting_{lang}"],
+                "claimed": r[f"claimed_{lang}"],
                 "preset_total": thousands(r["preset_total"]), "total": thousands(r["total"]),
                 "difference": thousands(r["difference"])} for r in d.related]
     largest = None
@@ -150,11 +152,11 @@ def _doc(d: Derivation, lang: str) -> dict:
         "changes": [{"key": k, "before": b, "after": a} for k, b, a in d.changes],
         "head": d.head or "",
         "lm_head": d.lm_head or "", "with_lm_head": "" if d.with_lm_head is None else thousands(d.with_lm_head),
-        "symbols": [{"name": s["name"], "latex": s["latex"], "meaning": s[lang], "value": s["value"],
+        "symbols": [{"name": s["name"], "latex": s["latex"], "meaning": marked_up(s[lang]), "value": s["value"],
                      "value_latex": s["value_latex"]} for s in d.symbols],
         "switch_names": [s["name"] for s in d.switches],
         # a boolean switch's meaning describes it on; the answer says whether it holds for this model
-        "switches": [{"name": s["name"], "value": s["value"], "meaning": s[lang] or s[other] or s["name"],
+        "switches": [{"name": s["name"], "value": s["value"], "meaning": marked_up(s[lang] or s[other] or s["name"]),
                       "answer": {"true": "yes", "false": "no"}.get(s["value"], "")} for s in d.switches],
         "sections": sections, "summary": summary, "chart": chart,
         "total": thousands(d.total), "total_math": math_count(d.total),
@@ -179,8 +181,19 @@ def _doc(d: Derivation, lang: str) -> dict:
 def _proof(p, lang: str) -> dict:
     """The head-count proof's data in ``lang``."""
     text = 1 if lang == "en" else 2  # a condition is (LaTeX, English, Chinese)
+
+    def titled(term: dict) -> dict:  # a part written with A, with the title of its modules
+        names = tuple(path.split(" ")[0].rsplit(".", 1)[-1] for path in term["paths"])
+        return {**term, "paths": list(term["paths"]), "title": _title(term["titles"], names, p.family, lang)[0]}
+
+    thumb = p.thumb and {"formula": p.thumb["formula"], "value": thousands(p.thumb["value"]),
+                         "value_math": math_count(p.thumb["value"]), "total": thousands(p.thumb["total"]),
+                         "share": percent(p.thumb["share"]), "rest": thousands(p.thumb["total"] - p.thumb["value"]),
+                         "rest_share": percent(1 - p.thumb["share"])}
     return {
         "invariant": p.invariant, "has_heads": p.has_heads,
+        "terms": [titled(term) for term in p.terms], "collected": p.collected, "own_width": p.own_width,
+        "thumb": thumb, "thumb_status": p.thumb_status,
         "per_head": [{"lhs": lhs, "rhs": rhs, "paths": list(paths)} for lhs, rhs, paths in p.per_head],
         "written": p.written, "closed": p.closed, "derivative": p.derivative, "dependence": p.dependence or "",
         "conditions": [{"latex": c[0], "text": c[text]} for c in p.conditions],
@@ -191,8 +204,9 @@ def _proof(p, lang: str) -> dict:
         "counterexample_source": p.counterexample_source,
         "counterexample_values": [{"symbol": k, "value": v} for k, v in p.counterexample_values],
         "fixed_ratio": None if p.fixed_ratio is None else {
-            **{k: v for k, v in p.fixed_ratio.items() if k != "conditions"},
-            "conditions": [{"latex": c[0], "text": c[text]} for c in p.fixed_ratio["conditions"]]},
+            **{k: v for k, v in p.fixed_ratio.items() if k not in ("conditions", "remaining")},
+            "conditions": [{"latex": c[0], "text": c[text]} for c in p.fixed_ratio["conditions"]],
+            "remaining": [titled(term) for term in p.fixed_ratio["remaining"]]},
     }
 
 
@@ -270,11 +284,16 @@ def _costs(c, lang: str) -> dict:
     }
 
 
+def article_title(title: str, title_en: str, lang: str) -> str:
+    """A Chinese article's title as a document in ``lang`` names it: in English with the original beside it."""
+    return title if lang == "zh" else f"{title_en} ({title})"
+
+
 def _note(note, lang: str) -> dict:
     """An article's note (its claims checked against the model) in ``lang``."""
     a = note.article
     return {
-        "key": a.key, "file": a.file, "title": a.title, "about": getattr(a, lang),
+        "key": a.key, "file": a.file, "title": article_title(a.title, a.title_en, lang), "about": getattr(a, lang),
         "preset": a.preset, "accounting": getattr(a, f"accounting_{lang}"),
         "claims": [{"what": getattr(c.claim, lang), "claimed": c.claimed_in(lang), "right": c.right_text,
                     "status": c.status, "why": getattr(c.claim, f"why_{lang}")} for c in note.claims],

@@ -16,7 +16,7 @@ the path of a BERT module: it works for any family.
 >>> [s.path for s in d.sections]
 ['embeddings', 'encoder', 'pooler']
 >>> d.sections[0].formula
-'\\\\left(V + P + S\\\\right) \\\\cdot H + 2 \\\\cdot H'
+'\\\\left(V + P + S\\\\right) H + 2 H'
 >>> d.sections[0].substituted
 '\\\\left(30522 + 512 + 2\\\\right) \\\\times 768 + 2 \\\\times 768'
 >>> from symparams.core.formatting import percent
@@ -28,6 +28,8 @@ the path of a BERT module: it works for any family.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 import re
 from dataclasses import dataclass, field
@@ -39,8 +41,8 @@ import sympy as sp
 from ..analysis.explain import OPTIONAL as LEFT_OUT
 from ..analysis.flops import laws
 from ..analysis.proof import HELD
-from ..core.algebra import closed_form, evaluated, whole
-from ..core.blocks import Block, product_as_written, tree_fact
+from ..core.algebra import BlockCounts, closed_form, evaluated, whole
+from ..core.blocks import Block, group, product_as_written, tree_fact
 from ..core.compute import BATCH, SEQ
 from ..core.errors import SymparamsError
 from ..core.formatting import ratio, thousands
@@ -60,18 +62,27 @@ _HOLE = re.compile("\u27e6([^\u27e7]+)\u27e7")
 
 
 def latex(expr: sp.Expr, *, written: bool = False) -> str:
-    """``expr`` in LaTeX with ``\\cdot`` products; ``written`` keeps the order as written.
+    """``expr`` in LaTeX, products by juxtaposition as in print (``2 H``, ``H^{2} \\left(r + 1\\right)``);
+    ``written`` keeps the order as written.  Memoized: presets of a family share their formulas.
 
-    The explicit ``\\cdot`` keeps the formula readable and unambiguous for a
-    LaTeX parser (``A \\left(…\\right)`` could be read as a function call).
-    Memoized: presets of a family share their formulas.
+    >>> import sympy as sp
+    >>> H, r = sp.symbols("H r")
+    >>> latex(2 * H + r * H**2)
+    'H^{2} r + 2 H'
     """
     return _latex(expr, written)
 
 
+#: a space between two letters (``H H``, ``H r``) or before a fraction, in a product as written
+_SIDE_BY_SIDE = re.compile(r"(?<![\\A-Za-z])([A-Za-z](?:_\{\w+\})?) (?=(?:[A-Za-z](?:_\{\w+\})?|\\frac)(?![A-Za-z]))")
+
+
 @lru_cache(maxsize=8192)
 def _latex(expr: sp.Expr, written: bool) -> str:
-    return sp.latex(expr, mul_symbol="dot", **({"order": "none"} if written else {}))
+    if not written:
+        return sp.latex(expr)
+    # sizes multiplied as written keep a dot between letters: H \cdot H, H \cdot r \cdot H, H \cdot \frac{H}{A}
+    return _SIDE_BY_SIDE.sub(r"\1 \\cdot ", sp.latex(expr, order="none"))
 
 
 def latex_numbers(expr: sp.Expr, values: dict, *, written: bool = False) -> str:
@@ -154,6 +165,10 @@ class Item:
     per_head: bool
     cancels: bool
     children: tuple["Item", ...] = ()
+    #: a component's running total: its contribution and those of the components before it
+    running: int = 0
+    #: the title key of what repeats (``encoder_layer``), "" when the item does not repeat
+    unit: str = ""
 
     @property
     def key(self) -> str:
@@ -204,6 +219,15 @@ class ProofView:
     counterexample_source: str = ""                          # "model", "preset NAME", "canonical"
     counterexample_values: tuple[tuple[str, str], ...] = ()  # (symbol LaTeX, value LaTeX)
     fixed_ratio: dict | None = None                          # G = ρA re-derived: LaTeX strings
+    #: every part written with A (see :func:`_head_term`), N(A) with identical terms collected
+    terms: tuple[dict, ...] = ()
+    collected: str = ""
+    #: each head has a width D of its own, so the premise is not A | H
+    own_width: bool = False
+    family: str = ""                                         # for the modules' titles
+    #: N ≈ 12·L·H² + (V+P+S)·H: {"formula", "value", "total", "share"}; "applies", "other" or "" (no values)
+    thumb: dict | None = None
+    thumb_status: str = ""
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: the documents' data is cached per derivation
@@ -372,6 +396,71 @@ def _number(value) -> int | Fraction:
     return Fraction(value) if isinstance(value, str) else value
 
 
+# -- the article's walk -------------------------------------------------------------
+
+@tree_fact
+def presented(tree: Block) -> Block:
+    """``tree`` as the documents walk it: each group with :attr:`~symparams.core.blocks.Block.steps`
+    regrouped into its article's steps.  Every module is the tree's own block, so its exact numbers are
+    the model's; a step adds up its parts'.
+
+    >>> from symparams import model
+    >>> layer = presented(model("bert-base").tree).find("encoder.layer")
+    >>> [step.title for step in layer.children]
+    ['attention_sublayer', 'add_norm', 'ffn_sublayer', 'add_norm']
+    """
+    return _present(tree)
+
+
+def _present(block: Block) -> Block:
+    if block.steps:
+        return _regrouped(block)
+    children = tuple(_present(c) for c in block.children)
+    if all(new is old for new, old in zip(children, block.children)):
+        return block
+    return dataclasses.replace(block, children=children)
+
+
+def _regrouped(block: Block) -> Block:
+    """``block``'s children regrouped into its steps; a module a switch left out is left out of its step."""
+    steps = []
+    for number, (key, paths) in enumerate(block.steps, 1):
+        parts = [_reached(block, path) for path in paths if _holds(block, path)]
+        if parts:  # named by number too: a layer has two "Add & Norm" steps
+            steps.append(group(f"{key}_{number}", parts, ref="", title=key))
+    regrouped = dataclasses.replace(block, children=tuple(steps), steps=())
+    if sorted(map(id, _leaves(regrouped))) != sorted(map(id, _leaves(block))):
+        raise SymparamsError(f"{block.name}: the article's steps do not hold exactly the modules of the layer")
+    return regrouped
+
+
+def _holds(block: Block, path: str) -> bool:
+    try:
+        block.find(path)
+    except KeyError:
+        return False
+    return True
+
+
+def _reached(block: Block, path: str) -> Block:
+    """The module at ``path`` below ``block``, in a wrapper whose module name is the path's beginning
+    (``attention.output`` for ``attention.output.dense``), so the document names it as transformers does."""
+    *outer, _ = path.split(".")
+    target = block.find(path)
+    if not outer:
+        return target
+    along, segments = block, []
+    for name in outer:
+        along = along.find(name)
+        segments.append(along.name if along.ref is None else along.ref)
+    # named with slashes: a dotted name would read as a path
+    return group("/".join(outer), [target], ref=".".join(s for s in segments if s), title=target.title_key)
+
+
+def _leaves(block: Block) -> list[Block]:
+    return [b for _, b, _ in block.walk() if b.is_leaf]
+
+
 # -- building ------------------------------------------------------------------------
 
 def _unwrap(block: Block, path: str):
@@ -413,13 +502,13 @@ def _runs(children):
 
 def _sum_latex(parts) -> str:
     """``sympy.latex(sum_as_written(*parts), order="none")`` for whole numbers ``parts`` (none negative)."""
-    terms = [str(int(p)) for p in parts if p != 0]
+    terms = [math_count(p) for p in parts if p != 0]
     return " + ".join(terms) if terms else "0"
 
 
 def _times_latex(a: int, b: int) -> str:
     """``sympy.latex(Mul(Integer(a), Integer(b), evaluate=False), mul_symbol="times")`` for whole a, b >= 0."""
-    return f"{int(a)} \\times {int(b)}"
+    return f"{math_count(a)} \\times {math_count(b)}"
 
 
 @dataclass(frozen=True)
@@ -456,6 +545,7 @@ class _Plan:
     cancels: bool
     row_repeat: str
     row_formula: str
+    unit: str
     children: tuple["_Plan", ...] = ()
 
 
@@ -506,7 +596,7 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
         trainable=trainable, per_head=per_head, cancels=per_head and A not in size.free_symbols,
         row_repeat="" if not summary_row or reps == 1 else latex(reps),
         row_formula="" if not summary_row else "0" if inner.tied_to else latex(closed_form(sp.expand(reps * size))),
-        children=children)
+        unit=inner.title_key if repeat != 1 else "", children=children)
 
 
 def _module_name(chain) -> str:
@@ -521,7 +611,7 @@ def _names_and_keys(run: list[Block], inner: Block, chain: tuple, depth: int) ->
     names = tuple(_module_name([b]) or b.name for b in run)
     keys = tuple(dict.fromkeys(b.title_key for b in run))
     if len(run) == 1 and not _module_name(chain) and inner.children:
-        names = tuple(_module_name([c]) or c.name for c in inner.children)
+        names = tuple(_module_name(_unwrap(c, c.name)[2]) or c.name for c in inner.children)
     if len(run) == 1 and inner is not outer:
         names = (_module_name(chain) or outer.name,) if _module_name(chain) or not inner.children else names
         if outer.title is None and inner.title is not None and depth > 0:
@@ -546,11 +636,24 @@ class _Builder:
         self.texts = {s.name: _value_latex(v) for s, v in self.values.items()}
         self.grand = total
 
+    def counts(self, block: Block) -> BlockCounts:
+        """The model's exact numbers of ``block``; a step of an article's walk (:func:`presented`) adds up
+        its parts'."""
+        try:
+            return self.m.counts_of(block)
+        except KeyError:
+            pass
+        parts = [self.counts(c) for c in block.children]
+        repeat = whole(block.repeat, self.values)
+        total = sum(c.repeat * c.total for c in parts)
+        trainable = sum(c.repeat * c.trainable for c in parts) if block.trainable else 0
+        return BlockCounts(repeat, total, trainable, total, repeat, sum(c.used * c.active for c in parts))
+
     def item(self, plan: "_Plan", copies_value: int) -> Item:
         """The item of ``plan`` at this model's values, held ``copies_value`` times in the model."""
-        counts = [self.m.counts_of(b) for b in plan.counted]
+        counts = [self.counts(b) for b in plan.counted]
         count, untied = sum(c.total for c in counts), sum(c.untied for c in counts)
-        rep_value = math.prod(self.m.counts_of(b).repeat for b in plan.repeats)
+        rep_value = math.prod(self.counts(b).repeat for b in plan.repeats)
         children: tuple[Item, ...] = ()
         if plan.leaf or plan.written:
             substituted = _fill_numbers(plan.expr, self.texts, written=True)
@@ -573,14 +676,20 @@ class _Builder:
             total_substituted=_times_latex(rep_value, count) if plan.repeated else substituted,
             total=total, contribution=contribution, share=sp.Rational(contribution, self.grand),
             tied_to=plan.tied, untied=untied * rep_value, trainable=plan.trainable, per_head=plan.per_head,
-            cancels=plan.cancels, children=children)
+            cancels=plan.cancels, children=children, unit=plan.unit)
         self.plans[id(item)] = plan
         return item
 
     def sections(self) -> tuple[Item, ...]:
         self.plans: dict[int, _Plan] = {}
-        copies = self.m.counts_of(self.m.tree).repeat
-        return tuple(self.item(p, copies) for p in _plans(self.m.tree))
+        tree = presented(self.m.tree)
+        copies = self.counts(tree).repeat
+        sections = [self.item(p, copies) for p in _plans(tree)]
+        out = []
+        for section, running in zip(sections, itertools.accumulate(s.contribution for s in sections)):
+            out.append(dataclasses.replace(section, running=running))
+            self.plans[id(out[-1])] = self.plans[id(section)]
+        return tuple(out)
 
     def summary(self, sections) -> tuple[SummaryRow, ...]:
         rows = []
@@ -623,15 +732,64 @@ class _Builder:
                      "closed": latex(fixed.closed_form),
                      "derivative": latex(fixed.derivative), "invariant": bool(fixed.invariant),
                      "conditions": tuple((h.condition.latex, h.condition.en, h.condition.zh) for h in fixed.held),
-                     "value": r",\; ".join(f"{sp.latex(k)} = {sp.latex(v)}" for k, v in fixed.values.items())}
+                     "value": r",\; ".join(f"{sp.latex(k)} = {sp.latex(v)}" for k, v in fixed.values.items()),
+                     "remaining": tuple(_remaining_term(t, held) for t, held in fixed.remaining)}
+        thumb = p.rule_of_thumb
         return ProofView(
             invariant=bool(p.invariant), per_head=tuple(per_head), written=written, closed=closed,
             derivative=derivative, dependence=dependence,
-            conditions=tuple((c.latex, c.en, c.zh) for c in p.conditions), heads=heads, totals=totals, witness=witness,
+            conditions=tuple((c.latex, _symbols_as_math(c.en), _symbols_as_math(c.zh)) for c in p.conditions),
+            heads=heads, totals=totals, witness=witness,
             counterexample=p.counterexample, has_heads=A in self.m.symbols,
             counterexample_source=p.counterexample_source or "",
             counterexample_values=tuple((sp.latex(k), sp.latex(v)) for k, v in p.counterexample_values.items()),
-            fixed_ratio=fixed)
+            fixed_ratio=fixed, terms=tuple(_head_term(t) for t in p.terms),
+            collected=latex(p.collected, written=True) if p.terms else "",
+            own_width=SYMBOLS["D"].symbol in self.m.symbols, family=self.m.family.name,
+            thumb=None if thumb is None else {"formula": latex(thumb.formula, written=True), "value": thumb.value,
+                                              "total": thumb.total, "share": thumb.share},
+            thumb_status="" if self.m.free else "applies" if thumb is not None else "other")
+
+
+#: a size symbol or a ratio of two in a side condition's text (``A``, ``2A``, ``H/A``), not inside a word
+_SYMBOL_IN_TEXT = re.compile(r"(?<![\w$/])(\d*[A-Z](?:/[A-Z])?)(?![\w$/])", re.ASCII)
+
+
+def _symbols_as_math(text: str) -> str:
+    """A side condition's text with its symbols in the catalogs' math markup: "$A$ divides $H$: $H/A$ is …"."""
+    return _SYMBOL_IN_TEXT.sub(r"$\1$", text)
+
+
+def _times(copies: sp.Expr, count: sp.Expr) -> str:
+    r"""``copies`` × ``count`` in LaTeX as a person writes it: ``3 L (H^{2} + H)``."""
+    if copies == 1:
+        return latex(count)
+    shown = latex(count)
+    return f"{latex(copies)} " + (rf"\left({shown}\right)" if count.is_Add else shown)
+
+
+def _head_term(t) -> dict:
+    """A part written with A (:class:`~symparams.analysis.proof.HeadTerm`) in LaTeX: one head, the heads
+    side by side, multiplied out, and all its copies."""
+    split = t.split
+    return {"written": latex(t.written, written=True), "collapsed": latex(t.collapsed),
+            "copies": "" if t.copies == 1 else latex(t.copies),
+            "total_written": latex(t.total_written, written=True), "total": _times(t.copies, t.collapsed),
+            # A·(H·D) = A·D·H is no step a reader needs: the form is multiplied out only where a head is H/A wide
+            "multiplies_out": t.multiplies_out,
+            "heads": "" if split is None else sp.latex(split[0]),
+            "one_head": "" if split is None else latex(split[1], written=True),
+            "cancels": t.cancels, "paths": t.paths, "titles": t.titles}
+
+
+def _remaining_term(t, held: sp.Expr) -> dict:
+    """A part that still holds A once G/A and A·D are held fixed: one copy's count then, all copies', and
+    what it holds per head where it is a multiple of A (T5's relative bias: B per head)."""
+    per_head = sp.cancel(held / A)
+    return {"written": latex(t.written, written=True), "held": latex(held), "total": _times(t.copies, held),
+            "copies": latex(t.copies), "several": t.copies != 1,
+            "per_head": "" if A in per_head.free_symbols else latex(per_head),
+            "paths": t.paths, "titles": t.titles}
 
 
 def _preset_of(m: Model):

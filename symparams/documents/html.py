@@ -50,8 +50,9 @@ from .context import title_of, with_rules
 from .derivation import derive, latex
 from .environment import LANGS, catalog, html_environment, read_template
 from .escape import escape_html
-from .markup import prose_html
+from .markup import marked_up, prose_html
 from .mathml import _rank, mathml, mathml_inner
+from .proof_text import proof_equations
 
 # -- expressions to exact JavaScript ---------------------------------------------------
 
@@ -169,7 +170,7 @@ def _controls(m, lang: str) -> list[dict]:
         else:
             hi, den, slider = max(8, 4 * int(value)), 1, int(value)
         rows.append({"name": s.name, "math": _math(s), "rational": rational, "value": ratio(value), "den": den,
-                     "meaning": (info.zh if lang == "zh" else info.en) if info else s.name,
+                     "meaning": marked_up((info.zh if lang == "zh" else info.en) if info else s.name),
                      "min": 1, "max": hi, "slider": slider})
     return rows
 
@@ -180,7 +181,7 @@ def _order(i) -> str | None:
     return "none" if i.formula == written and written != latex(i.expr) else None
 
 
-_SUM = re.compile(r"\d+(?: \+ \d+)+")
+_SUM = re.compile(r"[\d{},]+(?: \+ [\d{},]+)+")  # thousands grouped as 23{,}837{,}184
 
 
 def _substitution(i, children: list[dict], values: dict) -> str:
@@ -320,25 +321,37 @@ def _script(m, controls: list[dict], formulas: list, ui: dict, about: str, lang:
     return js.replace("</", "<\\/")  # nothing inside the script can close it
 
 
-_PARTIAL = ("<mfrac><mrow><mo>&#x2202;</mo><mi>N</mi></mrow><mrow><mo>&#x2202;</mo><mi>A</mi></mrow></mfrac>")
-
-
 def _equations(proof, ui: dict) -> str:
-    """The head-count proof's equations, a row each in three cells (left side, "=", right side), so that the
-    "=" line up in every browser (Chromium ignores MathML's ``columnalign``)."""
+    """The head-count proof's equations (:func:`~symparams.documents.proof_text.proof_equations`: one
+    head's parts side by side, with all their copies, N, what holds A, ∂N/∂A), a row each in three cells
+    (left side, "=", right side), so that the "=" line up in every browser (Chromium ignores MathML's
+    ``columnalign``)."""
     holding = "<mi>A</mi>".join(f"<mtext>{escape_html(part).replace(' ', '&#xA0;')}</mtext>" if part else ""
                                 for part in ui["terms_holding"].split("$A$"))
     rows = []
-    for step in proof.steps:
-        if step.key == "per_head":
-            lhs = mathml_inner(step.lhs, "none")
-        elif step.key in ("simplified", "derivative", "dependence"):
-            lhs = {"simplified": "<mi>N</mi>", "derivative": _PARTIAL, "dependence": holding}[step.key]
-        else:
-            continue
+    for (lhs_latex, lhs), (_, rhs) in proof_equations(proof):
+        lhs = holding if lhs_latex.startswith(r"\text{terms holding") else lhs
         rows.append(f'<tr><td class="lhs">{_math(lhs)}</td><td class="eq">{_math("<mo>=</mo>")}</td>'
-                    f'<td class="rhs">{_math(mathml_inner(step.rhs))}</td></tr>')
+                    f'<td class="rhs">{_math(rhs)}</td></tr>')
     return f'<table class="proof">{"".join(rows)}</table>'
+
+
+def _proof_words(d, proof, t: dict, lang: str) -> dict:
+    """The words around the proof's equations, in its order: the premise and its conditions, then the
+    verdict (∎ where every term loses A) and the formal check."""
+    h = t["heads"]
+    text = 1 if lang == "en" else 2  # a condition is (LaTeX, English, Chinese)
+    if d.proof.own_width:
+        premise = prose_html(h["premise_own_width"]) + (t["sp"] + prose_html(h["premise_also"])
+                                                          if d.proof.conditions else "")
+    else:
+        premise = prose_html(h["premise"]) if d.proof.conditions else ""
+    if proof.invariant:
+        verdict, closing = prose_html(h["cancel_all"]) + " " + h["qed"], prose_html(h["invariant"], model=d.name)
+    else:
+        verdict, closing = prose_html(h["dependent"], model=d.name) + t["sp"] + _math(proof.dependence), ""
+    return {"premise": premise,
+            "conditions": [prose_html(c[text]) for c in d.proof.conditions], "verdict": verdict, "closing": closing}
 
 
 def _notes(d, lang: str) -> list[dict]:
@@ -404,11 +417,7 @@ def render_html(m, lang: str = "en", title: str | None = None) -> str:
         "active": thousands(d.active) if m.routed else "", "active_share": percent(d.active_share),
         "active_formula": _math(closed_form(m.tree.active_total)) if m.routed else "",
         "closed_form": _math("<mi>N</mi><mo>=</mo>" + mathml_inner(m.closed_form), display=True),
-        "equations": _equations(proof, ui),
-        "conditions": [c.zh if lang == "zh" else c.en for c in proof.conditions],
-        # "… depends on A. The terms holding A:" and those terms
-        "verdict": prose_html(t["heads"]["invariant" if proof.invariant else "dependent"], model=m.name)
-        + ("" if proof.invariant else t["sp"] + _math(proof.dependence)),
+        "equations": _equations(proof, ui), **_proof_words(d, proof, t, lang),
         "costs": costs,
         "notes": _notes(d, lang), "related": _related(d, lang),
         "articles_lead": prose_html(t["articles"]["lead"], model=m.name),

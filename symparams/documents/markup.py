@@ -48,6 +48,41 @@ def _program(text: str) -> tuple:
     return tuple(steps)
 
 
+#: a size symbol as the code's plain texts write it: H, 2B, L_d, r, r_d
+_SIZE = r"\d*[A-Z](?:_[a-z]+)?|r(?:_d)?"
+#: a formula in sizes (``r·H``, ``E ≠ H``, ``L - L_f``) or a lone subscripted size (``L_d``)
+_FORMULA = re.compile(rf"(?<![\w`$])(?:(?:{_SIZE})(?:\s*[·=≠+\-/]\s*(?:{_SIZE}))+|[A-Z]_[a-z]+|r_d)(?![\w`$])", re.ASCII)
+#: a config field's or a module's name: ``type_vocab_size``, ``ln_attn``
+_IDENTIFIER = re.compile(r"(?<![\w`$])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w`$])", re.ASCII)
+
+
+def marked_up(text: str) -> str:
+    """A plain text of the code (a symbol's or a switch's meaning, which the command line prints as it is)
+    in the mini-markup: its formulas in sizes as math, its field and module names as code.
+
+    >>> marked_up("decoder intermediate size = r_d·H (encoder_ffn_dim ≠ decoder_ffn_dim)")
+    'decoder intermediate size = $r_{d} H$ (`encoder_ffn_dim` ≠ `decoder_ffn_dim`)'
+    >>> marked_up("K and V have G heads (false: D = H/A), E ≠ H")
+    'K and V have G heads (false: $D = H/A$), $E \\\\neq H$'
+    """
+    return "".join(piece if i % 2 else _IDENTIFIER.sub(lambda mo: f"`{mo.group(0)}`", piece)
+                   for i, piece in enumerate(_split_formulas(text)))
+
+
+def _split_formulas(text: str) -> list[str]:
+    """``text`` cut into plain pieces and (at odd places) its formulas, already as ``$math$``."""
+    out, at = [], 0
+    for mo in _FORMULA.finditer(text):
+        out += [text[at:mo.start()], f"${_as_math(mo.group(0))}$"]
+        at = mo.end()
+    return out + [text[at:]]
+
+
+def _as_math(formula: str) -> str:
+    math = re.sub(r"([A-Za-z])_([a-z]+)", r"\1_{\2}", formula)
+    return re.sub(r"\s*·\s*", " ", math).replace("≠", r"\neq")
+
+
 def _fill(text: str, values: dict, context: str, escape=str) -> str:
     def hole(mo):
         return escape(_value(values, mo.group(1), context))

@@ -41,7 +41,7 @@ from ..core.formatting import thousands, values_line
 from ..core.model import Breakdown, Model
 from .escape import escape_html, escape_md, escape_tex
 from .mathml import mathml, mathml_chain
-from .proof_text import note_lines, proof_equations, proof_lines, verdict
+from .proof_text import conclusion, note_lines, premise_lines, proof_equations, proof_lines, verdict
 
 
 def derive(m: Model, **options) -> str:
@@ -167,9 +167,15 @@ def _breakdown_html(b: Breakdown) -> str:
 # -- proofs -------------------------------------------------------------------------
 
 def _proof_latex_body(proof: Proof) -> str:
+    """The premise first (``given A | H``), then the equations aligned at "="."""
     rows = " \\\\ ".join(f"{lhs[0]} &= {rhs[0]}" for lhs, rhs in proof_equations(proof))
-    given = "".join(f" \\qquad \\text{{given }} {c.latex}" for c in proof.conditions)
-    return f"\\begin{{aligned}} {rows} \\end{{aligned}}{given}"
+    given = ",\\; ".join(c.latex for c in proof.conditions)
+    return (f"\\text{{given }} {given}:\\qquad " if given else "") + f"\\begin{{aligned}} {rows} \\end{{aligned}}"
+
+
+def _proof_notes(proof: Proof) -> list[str]:
+    """The words around the equations, in the proof's order: premise, verdict (∎), formal check, numbers."""
+    return premise_lines(proof) + [conclusion(proof)] + note_lines(proof)
 
 
 def _proof_latex(proof: Proof) -> str:
@@ -179,13 +185,14 @@ def _proof_latex(proof: Proof) -> str:
 def _proof_markdown(proof: Proof) -> str:
     lines = [f"**{escape_md(proof.model, line_start=False)}**: {verdict(proof)}", "",
              f"$${_proof_latex_body(proof)}$$", ""]
-    return "\n".join(lines + [f"- {line}" for line in note_lines(proof)])
+    return "\n".join(lines + [f"- {line}" for line in _proof_notes(proof)])
 
 
 def _proof_html(proof: Proof) -> str:
-    rows = "".join(f"<mtr><mtd columnalign=\"right\">{lhs[1]}</mtd><mtd columnalign=\"left\"><mo>=</mo>{rhs[1]}"
-                   f"</mtd></mtr>" for lhs, rhs in proof_equations(proof))
-    items = "".join(f"<li>{escape_html(line)}</li>" for line in note_lines(proof))
+    """The equations in a table of three cells a row (left side, "=", right side): the "=" line up in
+    every browser, where MathML's ``columnalign`` is ignored by Chromium."""
+    rows = "".join(f'<tr><td style="text-align:right">{mathml(lhs[1])}</td><td>{mathml("<mo>=</mo>")}</td>'
+                   f'<td style="text-align:left">{mathml(rhs[1])}</td></tr>' for lhs, rhs in proof_equations(proof))
+    items = "".join(f"<li>{escape_html(line)}</li>" for line in _proof_notes(proof))
     return (f'<div class="symparams-proof"><p><strong>{escape_html(proof.model)}</strong>: '
-            f"{escape_html(verdict(proof))}</p>\n{mathml(f'<mtable>{rows}</mtable>', display=True)}\n"
-            f"<ul>{items}</ul></div>")
+            f"{escape_html(verdict(proof))}</p>\n<table>{rows}</table>\n<ul>{items}</ul></div>")

@@ -22,6 +22,9 @@ True
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 import jinja2
 import jinja2.sandbox
 
@@ -30,8 +33,11 @@ from ..core.errors import SymparamsError
 from ..core.files import read_text
 from .bounded import run_bounded
 from .context import context
+from .derivation import derive
+from .diagram import diagram
 from .environment import FORMATS, LANGS, TEMPLATES, latex_environment, markdown_environment, sandbox_environment
 from .html import render_html
+from .math_layout import display_tex, math_width
 
 #: a user's template may run this long, use this much more memory and write this much, no more
 RENDER_SECONDS = 5
@@ -76,7 +82,8 @@ def render(m, format: str = "md", lang: str = "en", title: str | None = None, te
     ``format`` is ``md``, ``tex`` or ``html``; ``lang`` ``en`` or ``zh``;
     ``title`` replaces the default title (it is escaped for the format);
     ``template`` is the path of a user's Jinja template, rendered sandboxed
-    with the same data (``doc``, ``t``, ``lang``, ``title``) and the filters
+    with the same data (``doc``, ``t``, ``lang``, ``title``, ``version``,
+    ``diagram``: see :mod:`~symparams.documents.diagram`) and the filters
     ``tex``, ``md``, ``prose``, ``display``.
     """
     m = as_model(m)
@@ -88,8 +95,108 @@ def render(m, format: str = "md", lang: str = "en", title: str | None = None, te
         raise SymparamsError(f"unknown language {lang!r} (languages: {', '.join(LANGS)})")
     if format == "html" and template is None:
         return render_html(m, lang=lang, title=title)
-    ctx = context(m, lang, title)
+    ctx = {**context(m, lang, title), **_version(), "diagram": diagram(derive(m), lang)}
     if template is not None:
         return _user_template(template, "tex" if format == "tex" else "md", ctx)
-    env = latex_environment() if format == "tex" else markdown_environment()
-    return env.get_template(TEMPLATES[format]).render(**ctx, format=format)
+    if format == "tex":
+        return latex_environment().get_template(TEMPLATES[format]).render(
+            **ctx, format=format, table=summary_layout(ctx["doc"], ctx["t"]), numbered=numbered_tex)
+    return markdown_environment().get_template(TEMPLATES[format]).render(**ctx, format=format)
+
+
+@lru_cache(maxsize=1)
+def _version() -> dict:
+    """``{"version": …}``, the installed symparams' version (nothing when it is not installed).
+
+    Looked up when a document is rendered, not when the package is imported: the plain CLI stays fast.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return {"version": version("symparams")}
+    except PackageNotFoundError:
+        return {}
+
+
+def numbered_tex(parts, lhs: str, label: str) -> str:
+    """The chain ``lhs = parts[0] = …`` as a numbered display labelled ``label`` (``\\eqref`` refers to
+    it): one ``equation``, broken into ``aligned`` rows where :func:`display_tex` would break it."""
+    shown = display_tex(parts, lhs)
+    if shown.startswith("\\["):
+        body = shown[2:-2].strip()
+    else:
+        body = shown.replace("\\begin{align*}", "\\begin{aligned}").replace("\\end{align*}", "\\end{aligned}")
+    return f"\\begin{{equation}}\\label{{{label}}}\n{body}\n\\end{{equation}}"
+
+
+# -- the summary table's columns (LaTeX) ------------------------------------------------------------------
+
+#: A4 with 2.5 cm margins, in pt; the table's \small (labels, counts) and \footnotesize (formulas)
+_TEXT_WIDTH = 455.0
+_SMALL, _FOOTNOTE = 10.0, 9.0
+#: the gaps between the five columns (0.3 em, 0.8 em, then two of 2 × \tabcolsep = 8 pt)
+_GAPS = 0.3 * _SMALL + 0.8 * _SMALL + 2 * 8.0
+#: a label may take this share of the line, and as much as leaves the formulas this room (in pt); a longer
+#: label wraps, with a hanging indent
+_LABEL_MAX = 0.45 * _TEXT_WIDTH
+_FORMULA_MIN = 90.0
+_MATH = re.compile(r"(\$[^$]+\$)")
+
+
+def _text_em(text: str, bold: bool = False) -> float:
+    """Approximate width in em of a catalog title (mini-markup): CJK 1 em, Latin letters about half."""
+    width = 0.0
+    for piece in _MATH.split(text):
+        if piece.startswith("$") and piece.endswith("$") and len(piece) > 1:
+            width += math_width(piece[1:-1])
+            continue
+        for ch in piece.replace("**", "").replace("`", ""):
+            width += 1.0 if ord(ch) >= 0x2E80 else 0.33 if ch == " " else 0.6 if bold else 0.5
+    return width
+
+
+def _label_pt(row: dict) -> float:
+    bold = row["level"] == 1
+    return _SMALL * (_text_em(row["title"], bold) + (0 if bold else 1.0))  # a part is indented 1 em
+
+
+def summary_layout(doc: dict, t: dict) -> dict:
+    """How the LaTeX summary table sets its columns: the label column as wide as its widest label (so no
+    label wraps, up to 45 % of the line, or more where the formulas left in the table need less), and which
+    formulas are too wide for what is left (``t`` is the catalog: the labels of the total rows and the
+    formula column's heading).
+
+    A formula too wide for its cell is shown below the table as a numbered equation, and the cell refers
+    to it.  Returns ``label`` (a TeX length), ``refs`` (per summary row: "" or the label of its equation),
+    ``total_ref`` and ``active_ref`` (the same for the total rows; the total's equation is always shown)
+    and ``notes`` (the rows' equations: label, title, formula), in the order of the table.
+    """
+    rows = doc["summary"]
+    totals = [t["summary"]["total"], t["summary"]["trainable"]] + ([t["summary"]["active"]] if doc["shows_active"]
+                                                                  else [])
+    wanted = max([_label_pt(r) for r in rows] + [_SMALL * _text_em(title, True) for title in totals]) * 1.06 + 2
+    repeat = max((math_width("\\times " + r["repeat"]) * _SMALL for r in rows if r["repeat"]), default=0.0)
+    digits = max(len(r["count"]) for r in rows + [{"count": doc["total"]}])
+    count = digits * 0.575 * _SMALL  # the total is bold: its digits are 0.575 em wide
+    others = repeat + count + 3.6 * _SMALL + _GAPS  # 3.6 em: a share, "100.00%"
+    label = max(6 * _SMALL, min(_LABEL_MAX, wanted, _TEXT_WIDTH - others - _FORMULA_MIN))
+    room = _TEXT_WIDTH - label - others
+    formulas = [("" if r["tied_to"] else r["formula"]) for r in rows] + [doc["closed_formula"]] \
+        + ([doc["active_formula"]] if doc["shows_active"] else [])
+    kept = [_FOOTNOTE * math_width(f) for f in formulas if f and _FOOTNOTE * math_width(f) <= room]
+    # what the kept formulas (and the column's heading) leave unused goes to a label that would wrap
+    needed = max(kept + [_SMALL * _text_em(t["summary"]["formula"])])
+    label = min(wanted, label + max(0.0, room - needed))
+
+    def too_wide(formula: str) -> bool:
+        return bool(formula) and math_width(formula) * _FOOTNOTE > room
+
+    notes = []
+    refs = []
+    for k, r in enumerate(rows, 1):
+        refs.append(f"eq:summary-{k}" if not r["tied_to"] and too_wide(r["formula"]) else "")
+        if refs[-1]:
+            notes.append({"label": refs[-1], "title": r["title"], "formula": r["formula"]})
+    active_ref = "eq:active" if doc["shows_active"] and too_wide(doc["active_formula"]) else ""
+    return {"label": f"{label:.1f}pt", "refs": refs, "total_ref": "eq:total" if too_wide(doc["closed_formula"]) else "",
+            "active_ref": active_ref, "notes": notes}

@@ -143,7 +143,7 @@ _ALBERT = dict(V=30000, P=512, S=2, E=128, r=4)
 PRESETS = (
     Preset("albert-base-v2", "albert", {**_ALBERT, "H": 768, "L": 12, "A": 12},
            en="ALBERT-base v2 (Lan et al. 2019), 12 layers sharing one set of weights",
-           zh="ALBERT-base v2（Lan 等 2019），12 层共享一套权重", reference="AlbertModel"),
+           zh="ALBERT-base v2（Lan 等人，2019），12 层共享一套权重", reference="AlbertModel"),
     Preset("albert-large-v2", "albert", {**_ALBERT, "H": 1024, "L": 24, "A": 16},
            en="ALBERT-large v2, 24 layers sharing one set of weights",
            zh="ALBERT-large v2，24 层共享一套权重", reference="AlbertModel"),

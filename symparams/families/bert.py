@@ -103,7 +103,17 @@ def encoder_layer(inter, attention_self=None, decoder=False):
                              layer_norm("LayerNorm", H)], title="attention_output_norm"),
         ]),
         *ffn(inter),
-    ], repeat=L, ref="layer.*", title="encoder_layer")
+    ], repeat=L, ref="layer.*", title="encoder_layer", steps=ARTICLE_STEPS)
+
+
+#: the encoder layer as the articles count it: multi-head attention with W^O, Add & Norm, both feed-forward
+#: layers, Add & Norm (transformers splits it as attention / intermediate / output)
+ARTICLE_STEPS = (
+    ("attention_sublayer", ("attention.self", "attention.output.dense")),
+    ("add_norm", ("attention.output.LayerNorm",)),
+    ("ffn_sublayer", ("intermediate.dense", "output.dense")),
+    ("add_norm", ("output.LayerNorm",)),
+)
 
 
 def heads(head):

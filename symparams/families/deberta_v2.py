@@ -288,7 +288,7 @@ _V3 = dict(V=128100, B=256, r=4)
 PRESETS = (
     Preset("deberta-v3-base", "deberta_v2", {**_V3, "H": 768, "L": 12, "A": 12},
            en="DeBERTa-v3-base (He et al. 2021): 86M backbone and 98M embedding parameters",
-           zh="DeBERTa-v3-base（He 等 2021）：主干 86M、嵌入 98M 参数", reference="DebertaV2Model"),
+           zh="DeBERTa-v3-base（He 等人，2021）：主干 86M、嵌入 98M 参数", reference="DebertaV2Model"),
     Preset("deberta-v3-large", "deberta_v2", {**_V3, "H": 1024, "L": 24, "A": 16},
            en="DeBERTa-v3-large: 304M backbone and 131M embedding parameters",
            zh="DeBERTa-v3-large：主干 304M、嵌入 131M 参数", reference="DebertaV2Model"),

@@ -102,6 +102,6 @@ FAMILY = Family(
 
 PRESETS = (
     Preset("distilbert-base", "distilbert", {"V": 30522, "P": 512, "H": 768, "L": 6, "A": 12, "r": 4},
-           en="DistilBERT-base (uncased), Sanh et al. 2019", zh="DistilBERT-base（uncased），Sanh 等 2019",
+           en="DistilBERT-base (uncased), Sanh et al. 2019", zh="DistilBERT-base（uncased），Sanh 等人，2019",
            reference="DistilBertModel"),
 )

@@ -129,7 +129,7 @@ _ELECTRA = dict(V=30522, P=512, S=2, r=4)
 PRESETS = (
     Preset("electra-small", "electra", {**_ELECTRA, "E": 128, "H": 256, "L": 12, "A": 4},
            en="ELECTRA-small discriminator (Clark et al. 2020), E=128",
-           zh="ELECTRA-small 判别器（Clark 等 2020），E=128", reference="ElectraModel"),
+           zh="ELECTRA-small 判别器（Clark 等人，2020），E=128", reference="ElectraModel"),
     Preset("electra-base", "electra", {**_ELECTRA, "H": 768, "L": 12, "A": 12}, {"project": False},
            en="ELECTRA-base discriminator, E = H = 768 (no projection)",
            zh="ELECTRA-base 判别器，E = H = 768（无投影层）", reference="ElectraModel"),

@@ -89,9 +89,9 @@ _PYTHIA = dict(V=50304, r=4)
 PRESETS = (
     Preset("pythia-160m", "gpt_neox", {**_PYTHIA, "H": 768, "L": 12, "A": 12},
            en="Pythia-160M (Biderman et al. 2023), GPT-NeoX architecture, untied output layer",
-           zh="Pythia-160M（Biderman 等 2023），GPT-NeoX 架构，输出层不共享权重", reference="GPTNeoXModel"),
+           zh="Pythia-160M（Biderman 等人，2023），GPT-NeoX 架构，输出层不共享权重", reference="GPTNeoXModel"),
     Preset("pythia-1b", "gpt_neox", {**_PYTHIA, "H": 2048, "L": 16, "A": 8},
-           en="Pythia-1B (Biderman et al. 2023)", zh="Pythia-1B（Biderman 等 2023）", reference="GPTNeoXModel"),
+           en="Pythia-1B (Biderman et al. 2023)", zh="Pythia-1B（Biderman 等人，2023）", reference="GPTNeoXModel"),
     Preset("gpt-neox-20b", "gpt_neox", dict(V=50432, H=6144, L=44, A=64, r=4),
-           en="GPT-NeoX-20B (Black et al. 2022)", zh="GPT-NeoX-20B（Black 等 2022）", reference="GPTNeoXModel"),
+           en="GPT-NeoX-20B (Black et al. 2022)", zh="GPT-NeoX-20B（Black 等人，2022）", reference="GPTNeoXModel"),
 )

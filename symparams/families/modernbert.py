@@ -168,5 +168,5 @@ FAMILY = Family(
 PRESETS = (
     Preset("modernbert-base", "modernbert", {"V": 50368, "H": 768, "L": 22, "A": 12, "F": 1152},
            en="ModernBERT-base (answerdotai/ModernBERT-base), Warner et al. 2024",
-           zh="ModernBERT-base（answerdotai/ModernBERT-base），Warner 等 2024", reference="ModernBertModel"),
+           zh="ModernBERT-base（answerdotai/ModernBERT-base），Warner 等人，2024", reference="ModernBertModel"),
 )

@@ -101,5 +101,5 @@ FAMILY = Family(
 PRESETS = (
     Preset("mpnet-base", "mpnet", {"V": 30527, "P": 514, "H": 768, "L": 12, "A": 12, "B": 32, "r": 4},
            en="MPNet-base (microsoft/mpnet-base), Song et al. 2020",
-           zh="MPNet-base（microsoft/mpnet-base），Song 等 2020", reference="MPNetModel"),
+           zh="MPNet-base（microsoft/mpnet-base），Song 等人，2020", reference="MPNetModel"),
 )

@@ -122,10 +122,10 @@ _OPT = dict(V=50272, P=2048, r=4)
 
 PRESETS = (
     Preset("opt-125m", "opt", {**_OPT, "H": 768, "L": 12, "A": 12},
-           en="OPT-125M (Zhang et al. 2022)", zh="OPT-125M（Zhang 等 2022）", reference="OPTModel"),
+           en="OPT-125M (Zhang et al. 2022)", zh="OPT-125M（Zhang 等人，2022）", reference="OPTModel"),
     Preset("opt-350m", "opt", {**_OPT, "H": 1024, "L": 24, "A": 16, "E": 512}, {"project": True, "final_norm": False},
            en="OPT-350M: 512-wide embeddings projected to H, post-LayerNorm layers",
            zh="OPT-350M：512 维词嵌入投影到 H，层后归一化", reference="OPTModel"),
     Preset("opt-1.3b", "opt", {**_OPT, "H": 2048, "L": 24, "A": 32},
-           en="OPT-1.3B (Zhang et al. 2022)", zh="OPT-1.3B（Zhang 等 2022）", reference="OPTModel"),
+           en="OPT-1.3B (Zhang et al. 2022)", zh="OPT-1.3B（Zhang 等人，2022）", reference="OPTModel"),
 )

@@ -17,7 +17,7 @@ _TRANSFORMER = dict(V=37000, P=512, L=6, r=4)
 
 _CORE = (
     Preset("bert-base", "bert", {**_BERT, "H": 768, "L": 12, "A": 12},
-           en="BERT-base (uncased), Devlin et al. 2018", zh="BERT-base（uncased），Devlin 等 2018",
+           en="BERT-base (uncased), Devlin et al. 2018", zh="BERT-base（uncased），Devlin 等人，2018",
            reference="BertModel", published="110M"),
     Preset("bert-large", "bert", {**_BERT, "H": 1024, "L": 24, "A": 16},
            en="BERT-large (uncased)", zh="BERT-large（uncased）", reference="BertModel", published="340M"),
@@ -25,9 +25,9 @@ _CORE = (
            en="BERT-base, Chinese vocabulary", zh="中文 BERT-base", reference="BertModel"),
     Preset("transformer-base", "transformer", {**_TRANSFORMER, "H": 512, "A": 8},
            en="Transformer base (Vaswani et al. 2017), shared 37k BPE vocabulary",
-           zh="Transformer base（Vaswani 等 2017），共享 37k BPE 词表", reference="MarianModel", published="65M"),
+           zh="Transformer base（Vaswani 等人，2017），共享 37k BPE 词表", reference="MarianModel", published="65M"),
     Preset("transformer-big", "transformer", {**_TRANSFORMER, "H": 1024, "A": 16},
-           en="Transformer big (Vaswani et al. 2017)", zh="Transformer big（Vaswani 等 2017）",
+           en="Transformer big (Vaswani et al. 2017)", zh="Transformer big（Vaswani 等人，2017）",
            reference="MarianModel", published="213M"),
     Preset("transformer-base-article", "transformer", {**_TRANSFORMER, "V": 32000, "H": 512, "A": 8},
            {"positions": "learned", "bias": False, "layernorm": False},

@@ -111,16 +111,16 @@ _ROBERTA = dict(V=50265, P=514, S=1, r=4)
 
 PRESETS = (
     Preset("roberta-base", "roberta", {**_ROBERTA, "H": 768, "L": 12, "A": 12},
-           en="RoBERTa-base (Liu et al. 2019)", zh="RoBERTa-base（Liu 等 2019）", reference="RobertaModel"),
+           en="RoBERTa-base (Liu et al. 2019)", zh="RoBERTa-base（Liu 等人，2019）", reference="RobertaModel"),
     Preset("roberta-large", "roberta", {**_ROBERTA, "H": 1024, "L": 24, "A": 16},
-           en="RoBERTa-large (Liu et al. 2019)", zh="RoBERTa-large（Liu 等 2019）", reference="RobertaModel"),
+           en="RoBERTa-large (Liu et al. 2019)", zh="RoBERTa-large（Liu 等人，2019）", reference="RobertaModel"),
     Preset("distilroberta-base", "roberta", {**_ROBERTA, "H": 768, "L": 6, "A": 12},
            en="DistilRoBERTa-base (6 layers, RoBERTa architecture)",
            zh="DistilRoBERTa-base（6 层，RoBERTa 结构）", reference="RobertaModel"),
     Preset("xlm-roberta-base", "roberta", {**_ROBERTA, "V": 250002, "H": 768, "L": 12, "A": 12},
            en="XLM-RoBERTa-base (Conneau et al. 2020), 100 languages, 250,002 tokens",
-           zh="XLM-RoBERTa-base（Conneau 等 2020），100 种语言，250,002 个词元", reference="XLMRobertaModel"),
+           zh="XLM-RoBERTa-base（Conneau 等人，2020），100 种语言，250,002 个词元", reference="XLMRobertaModel"),
     Preset("xlm-roberta-large", "roberta", {**_ROBERTA, "V": 250002, "H": 1024, "L": 24, "A": 16},
            en="XLM-RoBERTa-large (Conneau et al. 2020), 100 languages, 250,002 tokens",
-           zh="XLM-RoBERTa-large（Conneau 等 2020），100 种语言，250,002 个词元", reference="XLMRobertaModel"),
+           zh="XLM-RoBERTa-large（Conneau 等人，2020），100 种语言，250,002 个词元", reference="XLMRobertaModel"),
 )

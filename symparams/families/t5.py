@@ -196,7 +196,7 @@ _V11 = {"gated": True, "tie": False}
 
 PRESETS = (
     Preset("t5-small", "t5", {**_T5, "H": 512, "L": 6, "A": 8, "F": 2048},
-           en="T5-small (Raffel et al. 2020)", zh="T5-small（Raffel 等 2020）", reference="T5Model",
+           en="T5-small (Raffel et al. 2020)", zh="T5-small（Raffel 等人，2020）", reference="T5Model",
            published="60M"),
     Preset("t5-base", "t5", {**_T5, "H": 768, "L": 12, "A": 12, "F": 3072},
            en="T5-base", zh="T5-base", reference="T5Model", published="220M"),

@@ -54,16 +54,20 @@ def ffn(inter, bias):
             linear("fc2", inter, H, bias=bias, title="ffn_down")]
 
 
-def encoder_layer(inter, bias, ln):
+def encoder_layer(inter, bias, ln, add_norm=False):
+    """``add_norm``: each norm follows its sub-layer and the residual connection (post-norm, as in the
+    paper), so the documents call it Add & Norm."""
     return group("layers", [
         attention("self_attn", bias, "multi_head_attention"),
         norm("self_attn_layer_norm", ln),
         *ffn(inter, bias),
         norm("final_layer_norm", ln),
-    ], repeat=L, ref="layers.*", title="encoder_layer")
+    ], repeat=L, ref="layers.*", title="encoder_layer", steps=_steps(add_norm, [
+        ("attention_sublayer", ("self_attn",)), ("self_attn_layer_norm",),
+        ("ffn_sublayer", ("fc1", "fc2")), ("final_layer_norm",)]))
 
 
-def decoder_layer(inter, bias, ln):
+def decoder_layer(inter, bias, ln, add_norm=False):
     return group("layers", [
         attention("self_attn", bias, "masked_attention", cached=True, causal=True),
         norm("self_attn_layer_norm", ln),
@@ -71,7 +75,17 @@ def decoder_layer(inter, bias, ln):
         norm("encoder_attn_layer_norm", ln),
         *ffn(inter, bias),
         norm("final_layer_norm", ln),
-    ], repeat=L, ref="layers.*", title="cross_decoder_layer")
+    ], repeat=L, ref="layers.*", title="cross_decoder_layer", steps=_steps(add_norm, [
+        ("masked_attention", ("self_attn",)), ("self_attn_layer_norm",),
+        ("cross_attention", ("encoder_attn",)), ("encoder_attn_layer_norm",),
+        ("ffn_sublayer", ("fc1", "fc2")), ("final_layer_norm",)]))
+
+
+def _steps(add_norm, steps):
+    """A layer's steps, the paper's: its two feed-forward layers counted together, each norm an Add & Norm
+    where it follows its sub-layer (a pre-norm model's norm is just a LayerNorm)."""
+    norm_key = "add_norm" if add_norm else "layer_norm"
+    return tuple(step if len(step) == 2 else (norm_key, step) for step in steps)
 
 
 def positions(kind):
@@ -91,8 +105,8 @@ def build(switches, head):
     return group("transformer", ref="", children=[
         group("embeddings", [embedding("shared", V, H, title="token_embedding"),
                              *positions(switches["positions"])], ref="", title="input"),
-        group("encoder", [encoder_layer(inter, bias, ln)]),
-        group("decoder", [decoder_layer(inter, bias, ln)]),
+        group("encoder", [encoder_layer(inter, bias, ln, add_norm=True)]),
+        group("decoder", [decoder_layer(inter, bias, ln, add_norm=True)]),
         group("output", [linear("lm_head", H, V, bias=False, title="output_projection",
                                 tied_to="embeddings.shared" if switches["tie"] else None)],
               ref="", title="output_layer"),

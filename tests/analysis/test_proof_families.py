@@ -273,15 +273,17 @@ def run(*args):
 def test_cli_prove_t5_small_shows_dependence_and_counterexample():
     out = run("prove", "t5-small")
     assert "t5-small: the parameter count depends on the number of heads A." in out
-    assert "terms holding A: 2*A*B + 12*A*D*H*L" in out
+    assert "N depends on A through 2*A*B + 12*A*D*H*L" in out
+    assert "still holding A: 2*A*B, B for each head" in out  # A·D fixed: the relative bias tables remain
     assert "counterexample: A=8 gives 60,506,624, A=16 gives 79,381,504" in out
 
 
 def test_cli_prove_llama_2_70b_shows_the_fixed_ratio_and_symbolic_llama_says_which_values():
     out = run("prove", "llama-2-70b")
-    assert "terms holding A: 2*G*H**2*L/A" in out
+    assert "terms holding A: 2*L*G*(H*(H/A)) = 2*L*G*H**2/A   (still holds A)" in out
+    assert "N depends on A through 2*G*H**2*L/A" in out
     assert "holding G/A = rho fixed (G = A*rho)" in out and "dN/dA = 0: invariant again (here rho = 1/8)" in out
-    assert "side condition: G divides A" in out
+    assert "premise: G divides A" in out
     out = run("prove", "llama")
     assert "counterexample (values of preset llama-2-70b: V=32000 H=8192 L=80 G=8 F=28672): A=64 gives " \
            "68,714,504,192, A=128 gives 68,043,415,552" in out
@@ -321,3 +323,13 @@ def test_every_new_familys_counterexample_is_rebuilt_in_transformers(name):
     (a1, n1), (a2, n2) = model(name).prove().counterexample
     assert n1 != n2
     assert [_transformers_total(model(name, A=a)) for a in (a1, a2)] == [n1, n2]
+
+
+@pytest.mark.parametrize("name", list(all_families()))
+def test_every_family_lists_the_terms_holding_a_and_no_other_term_holds_it(name):
+    p = Model(family(name)).prove()
+    assert p.terms and all(t.paths for t in p.terms)
+    assert A not in p.rest.free_symbols  # "no other term contains A"
+    assert sp.expand(p.collected.doit()) == sp.expand(p.written)  # collected, not changed
+    # invariant exactly when each term loses A multiplied out (every term's copies hold no A)
+    assert p.invariant == all(t.cancels for t in p.terms)

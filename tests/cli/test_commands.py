@@ -99,6 +99,9 @@ def test_prove_json():
     assert data["conditions"] and "A divides H" in data["conditions"][0]
     assert [s["step"] for s in data["steps"]][:1] == ["per_head"]
     assert set(data["witness"].values()) == {109_482_240}
+    # the query, key and value of each layer hold A, and lose it: A·(H·(H/A) + H/A) = H² + H
+    assert [(t["copies"], t["collapsed"], t["cancels"]) for t in data["terms"]] == [("3*L", "H**2 + H", True)]
+    assert data["rule_of_thumb"]["value"] == 12 * 12 * 768**2 + (30522 + 512 + 2) * 768
 
 
 def test_list_names_presets_and_families():

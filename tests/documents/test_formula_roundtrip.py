@@ -8,6 +8,7 @@ that count must be the tree's.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import pytest
@@ -16,15 +17,28 @@ from sympy.parsing.latex import parse_latex
 
 from symparams import model
 from symparams.core.symbols import SYMBOLS
-from symparams.documents.derivation import derive
+from symparams.documents.derivation import derive, presented
 from symparams.families.presets import all_presets
 
 PRESETS = all_presets()
 
 
+#: a space between two factors, as the documents print products (``2 H``, ``H \\left(r + 1\\right)``)
+_JUXTAPOSED = re.compile(r"(\\[A-Za-z]+|[\w})])\s+(?=[\w(]|\\left|\\frac)")
+
+
+def explicit(tex: str) -> str:
+    r"""``tex`` with every product written out as ``\cdot`` and thousands separators dropped: the lark
+    parser reads ``H \left(r + 1\right)`` as a function call and does not know ``23{,}837{,}184``."""
+    def product(mo):
+        before = mo.group(1)
+        return mo.group(0) if before in (r"\times", r"\cdot") else before + r" \cdot "
+    return _JUXTAPOSED.sub(product, tex.replace("{,}", ""))
+
+
 @lru_cache(maxsize=None)
 def parse(tex: str) -> sp.Expr:
-    expr = parse_latex(tex, backend="lark")
+    expr = parse_latex(explicit(tex), backend="lark")
     assert isinstance(expr, sp.Basic), f"ambiguous or unparsed: {tex!r} -> {expr!r}"
     return expr
 
@@ -51,6 +65,11 @@ def one_per_family():
     return sorted(seen.values())
 
 
+def test_products_are_read_as_products():
+    assert explicit(r"2 H^{2} \left(r + 1\right) + 3 \times 768") == r"2 \cdot H^{2} \cdot \left(r + 1\right) + 3 \times 768"
+    assert explicit(r"H \frac{H}{A} + 1{,}536") == r"H \cdot \frac{H}{A} + 1536"
+
+
 def test_parser_reads_the_per_head_form_and_the_substituted_sum():
     assert same(r"3 \cdot A \cdot \left(H \cdot \frac{H}{A} + \frac{H}{A}\right)", 3 * _BY_NAME["H"] ** 2
                 + 3 * _BY_NAME["H"])
@@ -70,14 +89,15 @@ def test_bert_base_embedding_formula_round_trips_to_the_article_figure():
 def test_every_symbolic_formula_is_the_tree_expression(name):
     m = model(name)
     d = derive(m)
+    tree = presented(m.tree)  # the tree as the document walks it: its modules are the model's
     for item in d.items:
-        block = m.block(item.block_path)
+        block = tree.find(item.block_path)
         if item.leaf:
             expected = item.multiplicity * block.as_written.doit()
         else:
             expected = block.count  # one copy of the group
         assert same(item.formula, expected), (item.path, item.formula)
-        outer = m.block(item.path)
+        outer = tree.find(item.path)
         if item.repeat != 1:
             # all copies of the item: the outer block's total (tied blocks total 0; their formula is the tied size)
             expected_total = item.multiplicity * outer.repeat * expected if outer is block else outer.total
@@ -91,8 +111,9 @@ def test_every_symbolic_formula_is_the_tree_expression(name):
 def test_every_substituted_formula_gives_the_count_of_the_tree(name):
     m = model(name)
     d = derive(m)
+    tree = presented(m.tree)
     for item in d.items:
-        block = m.block(item.block_path)
+        block = tree.find(item.block_path)
         one = item.multiplicity * m.evaluate(block.as_written.doit() if item.leaf else block.count)
         if item.substituted:
             assert parse(item.substituted) == one, (item.path, item.substituted)

@@ -338,7 +338,8 @@ def test_products_are_written_as_a_person_writes_them(bert_page):
     assert "columnalign" not in text
     proof = re.search(r'<table class="proof">(.*?)</table>', text, re.S).group(1)
     rows = re.findall(r"<tr>(.*?)</tr>", proof)
-    assert len(rows) == 3 and all(re.findall(r'<td class="(\w+)">', r) == ["lhs", "eq", "rhs"] for r in rows)
+    # one head's Q, K, V; all 3·L of them; N; ∂N/∂A
+    assert len(rows) == 4 and all(re.findall(r'<td class="(\w+)">', r) == ["lhs", "eq", "rhs"] for r in rows)
     assert all('<td class="eq"><math><mo>=</mo></math></td>' in r for r in rows)
     assert "text-align:right" in _css_rules(text)["table.proof td.lhs"]
 

@@ -1,8 +1,8 @@
 """The LaTeX documents compile with ``latexmk -xelatex``, cleanly, and the PDF says the right things.
 
-Compiled: bert-base and transformer-base in English and Chinese, falcon-40b in
-Chinese, plus two documents carrying the hostile text (as the title, and as the
-model name).
+Compiled: bert-base and transformer-base in English and Chinese, falcon-40b and
+deepseek-v3 in Chinese (the largest block diagram and summary table), plus two
+documents carrying the hostile text (as the title, and as the model name).
 The log must have no error, no overfull box and no missing glyph; the PDF's
 text (pdftotext) must hold the key figures and the hostile text literally.
 Nothing is skipped: a missing TeX is a failure (CI installs it).
@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import tomllib
 
 import pytest
 
 from symparams import Model, model
 from symparams.documents.render import render
 from symparams.families.registry import family
+from tests.reference import ROOT
 
 pytestmark = pytest.mark.tex
 
@@ -31,6 +33,8 @@ CASES = {
     "transformer-base.zh": (lambda: model("transformer-base"), "zh", None),
     # its conclusion's first line once ran 2.7 pt into the margin (a long bold number after CJK text)
     "falcon-40b.zh": (lambda: model("falcon-40b"), "zh", None),
+    # a diagram of stacks within stacks (experts in layers), every long formula of its summary set below the table
+    "deepseek-v3.zh": (lambda: model("deepseek-v3"), "zh", None),
     "hostile-title.en": (lambda: model("bert-base"), "en", HOSTILE),
     "hostile-name.zh": (lambda: Model(family("transformer"), {"V": 32000, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
                                       name=HOSTILE), "zh", None),
@@ -96,7 +100,7 @@ def test_bert_base_pdf_holds_the_article_figures(compiled):
 
 def test_chinese_pdf_reads_like_the_articles(compiled):
     text = re.sub(r"\s+", "", compiled["bert-base.zh"][2])  # xeCJK spaces Latin from CJK; lines break anywhere
-    for phrase in ("提纲", "简介", "计算过程", "总结", "Embedding层", "Encoder层", "Pooling层",
+    for phrase in ("提纲", "简介", "计算过程", "总结", "嵌入层", "编码器", "池化层",
                    "参数量跟注意力头的个数"):
         assert phrase in text, phrase
 
@@ -128,11 +132,12 @@ def test_hostile_title_appears_literally_and_runs_nothing(compiled):
 
 def test_hostile_model_name_appears_literally_wherever_the_source_has_it(compiled):
     text = compiled["hostile-name.zh"][2]
-    # the title, the introduction, the values, the head-count section, the conclusion, the command line ...:
-    # every occurrence in the source is in the PDF, literally (lines may break inside the command line's
-    # typewriter text, so spaces are left out of the comparison)
-    assert occurrences_in_source("hostile-name.zh") == 7
-    assert squeezed(text).count(squeezed(HOSTILE)) == 7
+    # the title, the introduction, the values, the closed form, the head-count section, the conclusion, the
+    # command line ...: every occurrence in the source is in the PDF, literally (lines may break inside the
+    # command line's typewriter text, so spaces are left out of the comparison)
+    written = occurrences_in_source("hostile-name.zh")
+    assert written >= 7
+    assert squeezed(text).count(squeezed(HOSTILE)) == written
     assert "root:" not in text
 
 
@@ -154,3 +159,37 @@ def test_no_unresolved_reference_and_no_hyphenated_layernorm(compiled, name):
     assert "??" not in text
     assert "undefined references" not in log
     assert not re.search(r"Lay-\s*erNorm|Layer-\s*Norm", text)
+
+
+@pytest.mark.parametrize("name, headline", [("bert-base.en", "109,482,240 parameters"),
+                                            ("bert-base.zh", "共 109,482,240 个参数")])
+def test_the_title_block_gives_the_version_and_the_total(compiled, name, headline):
+    text = compiled[name][2]
+    head = flat(text.split("提纲" if name.endswith("zh") else "Outline", 1)[0])
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert f"symparams {version}" in head
+    assert headline in head  # BERT-base's exact count (the article's, and transformers')
+
+
+@pytest.mark.parametrize("name, figure", [("bert-base.en", "Figure 1"), ("deepseek-v3.zh", "图 1")])
+def test_the_block_diagram_is_a_figure_the_introduction_refers_to(compiled, name, figure):
+    text = flat(compiled[name][2])
+    intro = text.split("1. Introduction" if name.endswith("en") else "1. 简介", 1)[1]
+    assert intro.count(figure) >= 2  # the sentence that refers to it, and its caption
+    if name == "bert-base.en":  # the shapes, and the stack of L = 12 encoder layers
+        shown = ("[30522,768]", "3×[768,768]", "[768,3072]", "×L,L=12")
+    else:  # 3 dense layers, then 58 with 256 routed experts (the published config's 61 layers)
+        shown = ("×Lf，Lf=3", "×(L−Lf)，L−Lf=58", "×Ne，Ne=256")
+    for piece in shown:
+        assert piece in squeezed(text), piece
+
+
+def test_the_summary_boxes_the_total_and_refers_to_the_formulas_set_below_it(compiled):
+    source = render(model("deepseek-v3"), format="tex", lang="zh")
+    summary = source.split(r"\label{sec:summary}", 1)[1].split(r"\section*", 1)[0]
+    table, below = summary.split(r"\end{xltabular}", 1)
+    refs = re.findall(r"\\eqref\{([^}]+)\}", table)
+    assert refs and all(rf"\label{{{ref}}}" in below for ref in refs)
+    total = re.search(r"\\midrule\n\\textbf\{[^}]+\} & & [^&]+ & \\textbf\{([\d,]+)\}", table).group(1)
+    assert r"\boxed{" + total.replace(",", "{,}") + "}" in below  # the table's total, boxed
+    assert total in flat(compiled["deepseek-v3.zh"][2])

@@ -69,24 +69,59 @@ def test_pretty_text_in_ipython():
     assert "does not depend" in proof and "dN/dA = 0" in proof
 
 
-def test_proof_displays_state_the_derivative_the_side_condition_and_the_witness():
+def test_proof_displays_state_the_premise_first_then_the_cancellation_and_the_witness():
     p = model("bert-base").prove()
     latex = p._repr_latex_()
+    assert latex.startswith(r"$\text{given } A \mid H:")  # the premise before any equation
     assert r"\frac{\partial N}{\partial A} &= 0" in latex
-    assert r"\text{given } A \mid H" in latex
     html = p._repr_html_()
-    assert "<mtable>" in html and "&#x2202;" in html and "unevaluatedexpr" not in html
+    assert "&#x2202;" in html and "unevaluatedexpr" not in html
+    assert "columnalign" not in html and html.count("<tr>") == 4  # the "=" in a cell of their own
     md = p._repr_markdown_()
-    assert "- side condition: A divides H: H/A is the head dimension, a whole number" in md
-    assert f"- witness: A in {{{DIVISORS_OF_768}}} all give {BERT_BASE:,}" in md
-    for shown in (html, md):
-        assert "given: " not in shown and "admissible head counts give" not in shown  # the old wording
+    notes = [line for line in md.splitlines() if line.startswith("- ")]
+    assert notes == [
+        "- premise: A divides H: H/A is the head dimension, a whole number",
+        "- each loses A when multiplied out, and no other term contains A: N does not depend on A ∎",
+        "- formal check, A as a symbol: N = H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3), "
+        "a polynomial of degree 0 in A: dN/dA = 0",
+        f"- witness: A in {{{DIVISORS_OF_768}}} all give {BERT_BASE:,}"]
+
+
+def test_proof_text_follows_the_documents_order():
+    # premise, one head, N(A) and its terms holding A, the verdict, the formal check, the numbers
+    lines = proof_lines(model("bert-base").prove())
+    keys = [line.strip().split(":")[0].split(" =")[0] for line in lines[1:]]
+    assert keys == ["premise", "one head", "N(A)", "terms holding A",
+                    "each loses A when multiplied out, and no other term contains A", "formal check, A as a symbol",
+                    "witness"]
+    assert "terms holding A: 3*L*A*(H*(H/A) + H/A) = 3*L*(H**2 + H)" in lines[4]
+
+
+def test_proof_text_of_grouped_query_attention_names_what_keeps_a_and_holds_g_over_a_fixed():
+    lines = "\n".join(proof_lines(model("llama-2-70b").prove()))
+    assert "premise: G divides A" in lines
+    assert "one head: H*(H/A); G heads: G*(H*(H/A)) = G*H**2/A" in lines
+    assert "terms holding A: 2*L*G*(H*(H/A)) = 2*L*G*H**2/A   (still holds A)" in lines
+    # Llama 2 70B: V = 32000, H = 8192, L = 80, F = 28672, G = 8; K and V are H × (G·H/A) each
+    for a in (64, 128):
+        n = 32000 * 8192 + 80 * (2 * 8192**2 + 2 * 8192 * (8 * 8192 // a) + 3 * 8192 * 28672 + 2 * 8192) + 8192
+        assert f"A={a} gives {n:,}" in lines
+    assert "holding G/A = rho fixed" in lines and "invariant again" in lines
+
+
+def test_proof_text_of_t5_says_which_part_still_holds_a_with_a_times_d_fixed():
+    lines = proof_lines(model("t5-small").prove())
+    assert lines[1] == "  premise: each head has a width D of its own; A need not divide H"
+    assert lines[-1].startswith("  still holding A: 2*A*B, B for each head   [encoder.block.*.layer.*.SelfAttention"
+                                ".relative_attention_bias, decoder.block.*.layer.*.SelfAttention.relative_attention_bias]")
 
 
 def test_proof_equations_are_the_steps_in_latex_and_mathml():
-    per_head, simplified, derivative = proof_equations(model("bert-base").prove())
+    per_head, copies, simplified, derivative = proof_equations(model("bert-base").prove())
     assert per_head[0][0] == r"A \left(H \frac{H}{A} + \frac{H}{A}\right)" and per_head[1][0] == "H^{2} + H"
     assert per_head[0][1].startswith("<mrow><mi>A</mi>") and "<mfrac><mi>H</mi><mi>A</mi></mfrac>" in per_head[0][1]
+    assert copies[0][0] == r"3 L A \left(H \frac{H}{A} + \frac{H}{A}\right)"  # Q, K, V of every layer
+    assert copies[1][0] == r"3 L \left(H^{2} + H\right)"
     assert simplified[0] == ("N", "<mi>N</mi>") and simplified[1][0] == sp.latex(model("bert").closed_form)
     assert derivative[0][0] == r"\frac{\partial N}{\partial A}" and derivative[1] == ("0", "<mn>0</mn>")
 

@@ -51,7 +51,9 @@ def test_every_section_and_component_is_present(name, lang):
     for heading in components:
         for shown in re.findall(r"`([^`]+)`", heading):
             assert any(p == shown or p.startswith(shown + ".") for p in paths), (heading, shown)
-    assert text.count("```mermaid") == 1
+    blocks = re.findall(r"```mermaid\n(.*?)```", text, flags=re.S)
+    assert sorted("pie" if "\npie " in b else "flowchart" if "\nflowchart " in b else b for b in blocks) == [
+        "flowchart", "pie"]  # the block diagram and the shares
     assert t["outline"] in text
 
 
@@ -60,7 +62,7 @@ def test_outline_lists_the_components_like_the_article():
     outline = text.split("## 提纲", 1)[1].split("## 1.", 1)[0]
     # the parts are items of a list nested under their section (test_markdown_math renders it)
     assert [line.strip().removeprefix("- ") for line in outline.strip().splitlines()] == [
-        "1. 简介", "2. 计算过程", "2.1 Embedding层", "2.2 Encoder层", "2.3 Pooling层", "3. 参数汇总", "4. 参数量公式",
+        "1. 简介", "2. 计算过程", "2.1 嵌入层（Embedding）", "2.2 编码器（Encoder）", "2.3 池化层（Pooler）", "3. 参数汇总", "4. 参数量公式",
         "5. 参数量与注意力头数", "6. 计算量与内存", "7. 与原文对照", "8. 总结"]
 
 
@@ -97,27 +99,29 @@ def bert_en():
 
 
 def test_bert_base_embeddings_are_written_as_the_article_writes_them(bert_en):
-    assert r"\left(V + P + S\right) \cdot H + 2 \cdot H" in bert_en
+    assert r"\left(V + P + S\right) H + 2 H" in bert_en
     assert r"\left(30522 + 512 + 2\right) \times 768 + 2 \times 768 = 23{,}837{,}184" in bert_en
 
 
 def test_bert_base_attention_is_written_per_head_and_a_cancels(bert_en):
     # 12*3*(768*(768/12)+768/12)=1771776 in the article
-    assert (r"3 \cdot A \cdot \left(H \cdot \frac{H}{A} + \frac{H}{A}\right) = 3 \cdot H^{2} + 3 \cdot H"
+    assert (r"3 A \left(H \cdot \frac{H}{A} + \frac{H}{A}\right) = 3 H^{2} + 3 H"
             r" = 3 \times 12 \times \left(768 \times \frac{768}{12} + \frac{768}{12}\right) = 1{,}771{,}776") in bert_en
 
 
 def test_bert_base_encoder_is_twelve_layers_as_in_the_article(bert_en):
     # 12(2362368+1536+4722432+1536)=85054464: our parts follow transformers' modules
-    assert r"12 \times 7087872 = 85{,}054{,}464" in bert_en
+    assert r"12 \times 7{,}087{,}872 = 85{,}054{,}464" in bert_en
     assert "**85,054,464**" in bert_en and "77.69%" in bert_en
 
 
 def test_bert_base_totals_closed_form_and_proof(bert_en):
     assert "**109,482,240**" in bert_en
-    assert r"N = H^{2} \cdot \left(2 \cdot L \cdot \left(r + 2\right) + 1\right)" in bert_en
+    assert r"N = H^{2} \left(2 L \left(r + 2\right) + 1\right)" in bert_en
     assert r"\frac{\partial N}{\partial A} = 0" in bert_en
-    assert "1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 768" in bert_en  # divisors of 768
+    # every divisor of 768 beside its total, three to a row
+    assert "| 1 | 109,482,240 | 2 | 109,482,240 | 3 | 109,482,240 |" in bert_en
+    assert "| 256 | 109,482,240 | 384 | 109,482,240 | 768 | 109,482,240 |" in bert_en
 
 
 def test_bert_base_summary_table_has_shape_formula_count_share(bert_en):
@@ -125,7 +129,7 @@ def test_bert_base_summary_table_has_shape_formula_count_share(bert_en):
     word = next(r for r in rows if "Token embeddings" in r)
     # the second column holds a stack's repeat (× L), so a label does not wrap before it
     assert [c.strip() for c in word.strip("|").split("|")] == [
-        "&emsp;Token embeddings", "", "$[30522, 768]$", r"$H \cdot V$", "23,440,896", "21.41%"]
+        "&emsp;Token embeddings", "", "$[30522, 768]$", r"$H V$", "23,440,896", "21.41%"]
 
 
 def test_bert_base_names_the_article_figures_that_are_wrong(bert_en):
@@ -139,7 +143,7 @@ def test_bert_base_names_the_article_figures_that_are_wrong(bert_en):
 def test_chinese_document_names_the_wrong_figures_in_chinese():
     text = render(model("bert-base"), format="md", lang="zh")
     assert "原文为 4,717,824，应为 **4,723,968**" in text
-    assert "由此可知" in text and "Pooling层" in text
+    assert "由此可知" in text and "池化层（Pooler）" in text
 
 
 def test_transformer_article_note_gives_the_exact_figure_for_about_60m():
@@ -327,12 +331,14 @@ def test_a_base_models_document_gives_its_total_with_the_lm_head(fmt, lang):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_head_count_table_pairs_each_a_with_its_own_total(lang):
-    # Llama-3-8B's K and V hold 2·G·H²·L/A: at A = 8 that is 805,306,368 more than at its own A = 32
+    # Llama-3-8B's K and V hold 2·L·H·(G·H/A) (L = 32, H = 4096, G = 8): the counterexample's two rows, each A
+    # beside its own total, the model's own A = 32 first
     text = render(model("llama-3-8b"), format="md", lang=lang)
-    rows = dict(re.findall(r"^\| (\d+) \| ([\d,]+) \|$", text, flags=re.M))
-    assert rows["32"] == "7,504,924,672" and rows["8"] == f"{7_504_924_672 + 2 * 8 * 4096**2 * 32 // 8 - 2 * 8 * 4096**2:,}"
-    for a, total in rows.items():
-        assert total == f"{model('llama-3-8b', A=int(a)).count:,}", a
+    rows = re.findall(r"^\| (\d+) \| ([\d,]+) \|$", text, flags=re.M)
+    assert len(rows) == 2 and rows[0] == ("32", "7,504,924,672")
+    for a, total in rows:
+        key_value = 2 * 32 * 4096 * (8 * 4096 // int(a))
+        assert total == f"{7_504_924_672 - 2 * 32 * 4096 * (8 * 4096 // 32) + key_value:,}", a
 
 
 @pytest.mark.parametrize("lang,h_over_a", [("en", "to $H/A$ features"), ("zh", "映射成 $H/A$ 维")])
@@ -392,11 +398,11 @@ def test_tex_tables_that_may_be_long_break_across_pages_and_headings_keep_their_
 
 def test_tex_summary_row_keeps_label_repeat_and_formula_apart():
     text = render(model("bert-base"), format="tex", lang="zh")
-    encoder = next(line for line in text.splitlines() if line.startswith(r"\textbf{Encoder"))
+    encoder = next(line for line in text.splitlines() if line.startswith(r"\textbf{编码器"))
     cells = [c.strip() for c in encoder.split(" & ")]
     assert cells[1] == r"$\times L$"
-    # the formula breaks after its outermost + first (the column makes a break after a \cdot a last resort)
-    assert r"\allowbreak" in cells[3] and r"\binoppenalty=5000" in text
+    # the formula breaks after its outermost + first (the column makes a break after a product a last resort)
+    assert r"\allowbreak" in cells[2] and r"\binoppenalty=5000" in text
 
 
 def test_display_md_breaks_a_long_chain_into_aligned_rows_as_display_tex_does():
@@ -432,6 +438,8 @@ def test_table_math_breaks_after_its_outermost_plus_signs_first():
 
 
 @pytest.mark.parametrize("fmt", ["md", "tex"])
-def test_chinese_lists_of_head_counts_use_the_ideographic_comma(fmt):
+def test_chinese_head_counts_are_a_table_not_a_list_joined_by_commas(fmt):
     text = render(model("bert-base"), format=fmt, lang="zh")
-    assert "1、2、3、4、6、8、12、16" in text and "1, 2, 3, 4" not in text
+    row = {"md": "| 1 | 109,482,240 | 2 | 109,482,240 | 3 | 109,482,240 |",
+           "tex": "1 & 109,482,240 & 2 & 109,482,240 & 3 & 109,482,240 \\\\"}[fmt]
+    assert row in text and "1, 2, 3, 4" not in text
