@@ -1,39 +1,54 @@
 """Infer the closed form of every text model type of the installed transformers; write the data file and the table.
 
-    nice -n 19 python scripts/infer_formulas.py                    # every text type, its base and LM classes
-    nice -n 19 python scripts/infer_formulas.py --types llama,t5   # some types (merged into the existing file)
-    python scripts/infer_formulas.py --budget 1800                 # stop starting new types after 30 minutes
+    nice -n 19 python scripts/infer_formulas.py                      # every text type (about 55 min on 2 cores)
+    nice -n 19 python scripts/infer_formulas.py --only llama t5      # update some entries of the existing file
+    python scripts/infer_formulas.py --budget 3000 --first gpt2,bert # stop starting types after 50 min
 
 A text model type is one transformers maps to a causal-lm, masked-lm or
-seq2seq-lm class; each is inferred with ``base`` and each LM class it has.
-Writes ``symparams/families/data/inferred.json`` (closed forms encoded as
-plain data, read back without eval by :func:`symparams.analysis.inference.decode`)
-and ``docs/inferred.md`` (the coverage table).  Each class gets
-:data:`SECONDS` before it is abandoned as "timed out".
+seq2seq-lm class; each is inferred with each of those classes it has, and
+with ``base`` when it has a base model.  Writes
+``symparams/families/data/inferred.json`` and ``docs/inferred.md`` (the
+coverage table) after every type, so a run cut short leaves both usable.
+
+The data file holds, per class: the verdict (or the reason it was not
+inferred), the field → symbol mapping, every normalised parameter name with
+its instance count and its dimensions (formulas as plain data, read back
+without eval by :func:`symparams.analysis.inference.decode_value`), the
+validity conditions and the verification record.  It is sorted and has no
+timings, so two runs with one transformers version write the same bytes;
+timings go to the table only.  Each class gets :data:`SECONDS` before it is
+abandoned as "timed out".
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import random
 import signal
 import sys
 import time
 from pathlib import Path
 
+import sympy as sp
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from symparams.analysis.inference import AUTO_CLASSES, infer  # noqa: E402
+from symparams.analysis.inference import infer  # noqa: E402
 from symparams.analysis.inference.probing import libraries  # noqa: E402
 
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
 TABLE = ROOT / "docs" / "inferred.md"
-#: the LM classes and transformers' tables of the model types that have them
-LM_CLASSES = {"causal-lm": "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "masked-lm": "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
-              "seq2seq-lm": "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES"}
+#: symparams' classes and transformers' tables of the model types that have them (base first)
+CLASS_TABLES = {"base": "MODEL_MAPPING_NAMES", "causal-lm": "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
+                "masked-lm": "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
+                "seq2seq-lm": "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES"}
+LM_CLASSES = ("causal-lm", "masked-lm", "seq2seq-lm")
 SECONDS = 120
 VERIFY = 10
+SEED = 0
 
 
 class _TimedOut(Exception):
@@ -41,20 +56,17 @@ class _TimedOut(Exception):
 
 
 def text_types() -> dict[str, list[str]]:
-    """Each text model type → the classes to infer (base first, then its LM classes)."""
+    """Each text model type → the classes it has (base first, when it has one, then its LM classes)."""
     _, transformers = libraries()
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
-    out: dict[str, list[str]] = {}
-    for cls, table_name in LM_CLASSES.items():
-        names = getattr(transformers.models.auto.modeling_auto, table_name)
-        for model_type in names:
-            if model_type in CONFIG_MAPPING_NAMES:
-                out.setdefault(model_type, ["base"]).append(cls)
-    return dict(sorted(out.items()))
+    tables = {cls: getattr(transformers.models.auto.modeling_auto, name) for cls, name in CLASS_TABLES.items()}
+    text = sorted({t for cls in LM_CLASSES for t in tables[cls] if t in CONFIG_MAPPING_NAMES})
+    return {t: [cls for cls in CLASS_TABLES if t in tables[cls]] for t in text}
 
 
-def run_one(model_type: str, cls: str) -> dict:
+def run_one(model_type: str, cls: str) -> tuple[dict, float]:
+    """One class's stored entry and the seconds it took; any exception becomes the entry's reason."""
     def alarm(signum, frame):
         raise _TimedOut
 
@@ -62,80 +74,271 @@ def run_one(model_type: str, cls: str) -> dict:
     signal.alarm(SECONDS)
     start = time.perf_counter()
     try:
-        return infer(model_type, cls, verify_configurations=VERIFY).to_dict()
+        entry = stored(infer(model_type, cls, verify_configurations=VERIFY, seed=SEED).to_dict())
     except _TimedOut:
-        return _failed(model_type, cls, f"timed out after {SECONDS} s", start)
+        entry = _failed(model_type, cls, f"timed out after {SECONDS} s")
     except Exception as exc:  # an error inside transformers that the engine did not expect: recorded, not fatal
-        return _failed(model_type, cls, f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}",
-                       start)
+        entry = _failed(model_type, cls, _one_line(exc))
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+    return entry, round(time.perf_counter() - start, 1)
 
 
-def _failed(model_type, cls, reason, start) -> dict:
-    return {"model_type": model_type, "class": cls, "exact": False, "reason": reason, "total": None,
-            "seconds": round(time.perf_counter() - start, 2)}
+def _one_line(exc: Exception) -> str:
+    lines = str(exc).splitlines()
+    return f"{type(exc).__name__}: {lines[0][:160]}" if lines else type(exc).__name__
+
+
+def _failed(model_type: str, cls: str, reason: str) -> dict:
+    return {"model_type": model_type, "class": cls, "exact": False, "reason": reason}
 
 
 def stored(entry: dict) -> dict:
-    """What the data file keeps of a result: no srepr, no text form (the terms are the formula)."""
-    keep = ("model_type", "class", "model_class", "exact", "reason", "total_terms", "symbols", "flags", "conditions",
-            "verification", "builds", "seconds")
-    out = {k: entry[k] for k in keep if k in entry}
-    if out.get("verification"):
-        out["verification"] = {k: v for k, v in out["verification"].items() if k != "mismatches"}
-    if out.get("conditions"):
-        out["conditions"] = {k: v for k, v in out["conditions"].items() if k != "regime"}
+    """What the data file keeps of a result: what a model needs beyond the total (its parameter names, counts
+    and shapes, symbols, conditions) and the verification; a class not inferred keeps only its reason."""
+    out = {k: entry[k] for k in ("model_type", "class", "model_class", "exact", "reason", "builds")}
+    if not entry["exact"]:
+        out["reason"] = entry["reason"] or "not inferred"
+        return out
+    out.update({k: entry[k] for k in ("symbols", "flags", "parameters")})
+    out["conditions"] = {k: v for k, v in entry["conditions"].items() if k != "regime" and v}
+    v = entry["verification"]
+    out["verification"] = {k: v[k] for k in ("configurations", "exact", "seed", "default_formula", "default_real")}
     return out
 
 
-def table(entries: list[dict], version: str, seconds: float) -> str:
-    types = sorted({e["model_type"] for e in entries})
-    exact_types = [t for t in types if all(e["exact"] for e in entries if e["model_type"] == t)]
+def defaults_of(model_type: str, fields) -> dict:
+    """The default config's value of each of ``fields`` (what a config.json that leaves one out means)."""
+    _, transformers = libraries()
+    config = transformers.AutoConfig.for_model(model_type)
+    values = {**config.to_dict(), "num_labels": config.num_labels}
+    return {name: values[name] for name in sorted(fields) if name in values}
+
+
+def with_defaults(entry: dict) -> dict:
+    """An exact entry with its fields' defaults and how the config fills a field left out (kept in the entry;
+    computed here for entries written before they were)."""
+    if not entry["exact"] or "follows" in entry:
+        return entry
+    fixed = entry.get("conditions", {}).get("fixed", {})
+    fields = [*entry["symbols"], *entry["flags"], *fixed]
+    sizes = sorted([*entry["symbols"], *(k for k, v in fixed.items() if not isinstance(v, bool))])
+    known = set(fields).union(*(entry.get("conditions", {}).get(k, ()) for k in ("irrelevant", "derived", "unset")))
+    flags = [*entry["flags"], *(k for k, v in fixed.items() if isinstance(v, bool))]
+    return {**entry, "defaults": defaults_of(entry["model_type"], fields),
+            "follows": follows(entry["model_type"], sizes), "aliases": aliases_of(entry["model_type"], known),
+            **({"texts": texts_of(entry["model_type"])} if flags else {})}
+
+
+#: text keys of every config.json that say nothing of its structure
+NOT_STRUCTURE = ("_name_or_path", "dtype", "model_type", "torch_dtype", "transformers_version")
+
+
+def texts_of(model_type: str) -> dict:
+    """The default config's text keys: a config class may compute a flag from one (T5's ``is_gated_act`` from
+    ``feed_forward_proj``), so a config.json that leaves a flag out takes its default only with these texts."""
+    _, transformers = libraries()
+    base = transformers.AutoConfig.for_model(model_type).to_dict()
+    return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k not in NOT_STRUCTURE}
+
+
+def aliases_of(model_type: str, fields) -> dict:
+    """The other names a config.json may give ``fields`` (the config class's attribute map)."""
+    _, transformers = libraries()
+    mapping = type(transformers.AutoConfig.for_model(model_type)).attribute_map
+    return {alias: name for alias, name in sorted(mapping.items()) if name in fields}
+
+
+def ignored_keys() -> list[str]:
+    """Whole-number keys of any config.json that never change a shape: the generation settings and the common
+    config's own (a config.json key outside every entry's fields and these is refused: it may change shapes)."""
+    _, transformers = libraries()
+    common = {**transformers.PretrainedConfig().to_dict(), **transformers.GenerationConfig().to_dict()}
+    return sorted(k for k, v in common.items() if isinstance(v, int) and not isinstance(v, bool))
+
+
+def _read(model_type: str, values: dict, names) -> dict | None:
+    """What the config class makes of ``values`` for ``names`` (None: it refuses them)."""
+    _, transformers = libraries()
+    try:
+        config = transformers.AutoConfig.for_model(model_type, **values)
+    except Exception:  # the config class refuses these values
+        return None
+    return {n: getattr(config, n, None) for n in names}
+
+
+def follows(model_type: str, sizes: list[str]) -> dict:
+    """Each size field the config class computes from others when a config.json leaves it out (T5's
+    ``num_decoder_layers`` is ``num_layers``, a head width ``hidden_size // num_attention_heads``): its formula
+    in their names, fitted exactly on the values the config class computes; None when no formula fits."""
+    return dict(_follows(model_type, tuple(sizes)))
+
+
+@functools.lru_cache(maxsize=None)  # the classes of one type share their fields
+def _follows(model_type: str, sizes: tuple) -> tuple:
+    base = _read(model_type, {}, sizes)
+    if base is None:
+        return ()
+    out = {}
+    for name in sizes:
+        leaders = [f for f in sizes if f != name and isinstance(base[f], int) and _moves(model_type, f, name, base)]
+        if leaders:
+            out[name] = _fit_follower(model_type, name, leaders, base)
+    return tuple(out.items())
+
+
+def _moves(model_type: str, leader: str, name: str, base: dict) -> bool:
+    for value in (base[leader] * 3, base[leader] + 1, base[leader] * 2, base[leader] // 2):
+        back = _read(model_type, {leader: value}, [name])
+        if back is not None and back[name] != base[name]:
+            return True
+    return False
+
+
+def _size(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict):
+    from symparams.analysis.inference.fitting import expression, fit
+    from symparams.analysis.inference.result import encode_value
+
+    rng = random.Random(f"{model_type}/{name}")
+    points, values = [], []
+    for _ in range(400):  # half the draws are multiples of the defaults: a config class may want divisibility
+        if len(points) == 40:
+            break
+        jitter = rng.random() < 0.5
+        point = {f: max(1, base[f] * rng.randint(1, 4) + rng.randint(-3, 3) if jitter else base[f] * rng.randint(1, 8))
+                 for f in leaders}
+        # the other sizes scaled by lcm(1..8), so that a width the config wants divisible by a leader is
+        others = {f: v * 840 for f, v in base.items() if f not in leaders and f != name and _size(v)}
+        back = _read(model_type, {**others, **point}, [name])
+        if back is not None and isinstance(back[name], int) and not isinstance(back[name], bool):
+            points.append(point)
+            values.append(back[name])
+    found = fit(points, values, leaders) if len(points) >= 20 else None
+    if found is None:
+        return None
+    return encode_value(sp.expand(expression(found, {f: sp.Symbol(f) for f in leaders})))
+
+
+def serialise(version: str, entries: dict) -> str:
+    """The data file: a header and one sorted, compact line per class (stable bytes, readable diffs)."""
+    head = json.dumps({"ignored_keys": ignored_keys(), "transformers_version": version, "verify": VERIFY},
+                      sort_keys=True)[:-1]
+    return head + ', "formulas": [\n' + ",\n".join(line(entries[k]) for k in sorted(entries)) + "\n]}\n"
+
+
+def line(entry: dict) -> str:
+    """One class's line of the data file."""
+    return json.dumps(with_defaults(entry), sort_keys=True, separators=(",", ":"))
+
+
+def all_sizes_free(entry: dict) -> bool:
+    """Exact with no size field held at a value (held flags do not count)."""
+    fixed = (entry.get("conditions") or {}).get("fixed", {})
+    return entry["exact"] and not any(not isinstance(v, bool) for v in fixed.values())
+
+
+def table(entries: dict, version: str, seconds: dict, not_reached: list[str], note: str) -> str:
+    """docs/inferred.md: one row per type, its classes, verdicts, verification counts and timings."""
+    by_type: dict[str, list[dict]] = {}
+    for key in sorted(entries):
+        by_type.setdefault(key[0], []).append(entries[key])
+    exact = [t for t, es in by_type.items() if all(e["exact"] for e in es)]
+    free = [t for t in exact if all(all_sizes_free(e) for e in by_type[t])]
+    total = len(by_type) + len(not_reached)
+    share = (lambda n: f"{n} ({100 * n / max(total, 1):.0f}%)")
     lines = ["# Inferred parameter counts: coverage", "",
              f"Generated by `scripts/infer_formulas.py` from transformers {version} meta-device builds "
-             f"({len(types)} text model types, {len(entries)} classes, {seconds / 60:.0f} min). "
-             f"Every class of {len(exact_types)} types ({100 * len(exact_types) // max(len(types), 1)}%) is exact.",
-             "", "| model_type | class | verdict | verified | builds | seconds |", "|---|---|---|---|---|---|"]
-    for e in entries:
-        v = e.get("verification") or {}
-        verdict = "exact" if e["exact"] else f"not inferred: {(e.get('reason') or '').replace('|', '/')}"
-        verified = f"{v['exact']}/{v['configurations']}" if v else "–"
-        lines.append(f"| {e['model_type']} | {e['class']} | {verdict} | {verified} | {e.get('builds', '–')} | "
-                     f"{e.get('seconds', '–')} |")
+             f"({total} text model types, {len(entries)} classes, {sum(seconds.values()) / 60:.0f} min of inference "
+             f"in all). {note}", "",
+             f"- every class exact: {share(len(exact))} of the types",
+             f"- every class exact with all size fields free: {share(len(free))} of the types",
+             f"- not reached in this run (time budget): {len(not_reached)}", "",
+             "`count --config` counts a config.json of a type no hand-written family reads with these formulas; "
+             "a config outside a formula's conditions (a value held in the fit, a key it needs unset, a relation "
+             "between fields, a size key it was not fitted over) is refused in one line, never counted wrong. "
+             "Regenerate with `nice -n 19 python scripts/infer_formulas.py` (`--only TYPE ...` for some types).", "",
+             "Verified: fresh random configurations whose real meta-device count equals the formula "
+             "(the default config is checked too). Held: size fields that could not move in the fit, so the "
+             "formula holds at that value only. Seconds: wall time of the class's inference.", "",
+             "| model_type | class | verdict | verified | seconds |", "|---|---|---|---|---|"]
+    for t, es in by_type.items():
+        for e in es:
+            lines.append(f"| {t} | {e['class']} | {_verdict(e)} | {_verified(e)} | "
+                         f"{seconds.get((t, e['class']), '–')} |")
+    lines += [f"| {t} | – | not reached: time budget | – | – |" for t in not_reached]
     return "\n".join(lines) + "\n"
+
+
+def _verdict(e: dict) -> str:
+    if not e["exact"]:
+        return "not inferred: " + e["reason"].replace("|", "/")
+    held = {k: v for k, v in e.get("conditions", {}).get("fixed", {}).items() if not isinstance(v, bool)}
+    return "exact" + (f" (held: {', '.join(f'{k}={v}' for k, v in sorted(held.items()))})" if held else "")
+
+
+def _verified(e: dict) -> str:
+    v = e.get("verification")
+    return f"{v['exact']}/{v['configurations']}" if v else "–"
+
+
+def _old_table() -> tuple[dict, list[str]]:
+    """The timings and the types not reached that the existing table records (kept by an ``--only`` run)."""
+    seconds, not_reached = {}, []
+    if not TABLE.exists():
+        return seconds, not_reached
+    for line in TABLE.read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) != 5 or cells[0] in ("model_type", "---"):
+            continue
+        if cells[2].startswith("not reached"):
+            not_reached.append(cells[0])
+        elif cells[4] != "–":
+            seconds[cells[0], cells[1]] = float(cells[4])
+    return seconds, not_reached
+
+
+def _load() -> dict:
+    if not DATA.exists():
+        return {}
+    return {(e["model_type"], e["class"]): with_defaults(e) for e in json.loads(DATA.read_text())["formulas"]}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--types", help="comma-separated model types (default: every text type)")
+    parser.add_argument("--only", nargs="+", metavar="TYPE", help="update these types' entries in the existing file")
+    parser.add_argument("--first", default="", help="comma-separated types to run before the others")
     parser.add_argument("--budget", type=float, default=float("inf"), help="seconds after which no type starts")
+    parser.add_argument("--note", default="", help="a sentence for the table's header (e.g. why a run was cut)")
     args = parser.parse_args(argv)
     _, transformers = libraries()
     todo = text_types()
-    if args.types:
-        todo = {t: todo.get(t, ["base"]) for t in args.types.split(",")}
-    old = json.loads(DATA.read_text()) if DATA.exists() else {"formulas": []}
-    entries = {(e["model_type"], e["class"]): e for e in old.get("formulas", [])}
+    if args.only:
+        todo = {t: todo.get(t, ["base"]) for t in args.only}
+    first = [t for t in args.first.split(",") if t in todo]
+    order = first + [t for t in todo if t not in first]
+    entries = _load() if args.only else {}
+    seconds, old_not_reached = _old_table() if args.only else ({}, [])
     start = time.perf_counter()
-    for model_type, classes in todo.items():
+    for i, model_type in enumerate(order):
         if time.perf_counter() - start > args.budget:
-            print(f"budget spent: stopped before {model_type}", file=sys.stderr)
+            print(f"budget spent: stopped before {model_type}", file=sys.stderr, flush=True)
             break
-        for cls in classes:
-            if cls not in AUTO_CLASSES:
-                continue
-            entry = stored(run_one(model_type, cls))
-            entries[model_type, cls] = entry
-            print(f"{model_type:28} {cls:12} {'exact' if entry['exact'] else entry['reason']}", flush=True)
-    seconds = time.perf_counter() - start
-    formulas = [entries[k] for k in sorted(entries)]
-    DATA.parent.mkdir(parents=True, exist_ok=True)
-    DATA.write_text(json.dumps({"transformers_version": transformers.__version__, "verify": VERIFY,
-                                "formulas": formulas}, indent=1, sort_keys=True) + "\n")
-    TABLE.write_text(table(formulas, transformers.__version__, seconds))
-    print(f"{len(formulas)} classes, {sum(e['exact'] for e in formulas)} exact, {seconds:.0f} s", file=sys.stderr)
+        for cls in todo[model_type]:
+            entry, took = run_one(model_type, cls)
+            entries[model_type, cls], seconds[model_type, cls] = with_defaults(entry), took
+            print(f"{model_type:28} {cls:12} {took:6.1f}s {'exact' if entry['exact'] else entry['reason']}",
+                  flush=True)
+        not_reached = [t for t in old_not_reached if t not in args.only] if args.only else order[i + 1:]
+        DATA.parent.mkdir(parents=True, exist_ok=True)
+        DATA.write_text(serialise(transformers.__version__, entries))
+        TABLE.write_text(table(entries, transformers.__version__, seconds, not_reached, args.note))
+    print(f"{len(entries)} classes, {sum(e['exact'] for e in entries.values())} exact, "
+          f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
     return 0
 
 

@@ -46,7 +46,7 @@ import sympy as sp
 
 from ..core.algebra import closed_form
 from ..core.blocks import Block, tree_fact
-from ..core.compute import BATCH, SEQ, Attention, Product, self_attentions
+from ..core.compute import BATCH, SEQ, Attention, Product, declares_attention, self_attentions
 from ..core.errors import SymparamsError
 from ..core.symbols import A
 from ..core.values import parse_whole
@@ -158,6 +158,9 @@ class Flops:
 
     def __init__(self, model, seq, batch=1, causal: bool = False, recompute: bool = False,
                  elementwise: bool = False):
+        if not declares_attention(model.tree):
+            raise SymparamsError(f"{model.name}: the {model.family.name} family does not declare its attention "
+                                 f"modules, so the FLOPs of attention are not known")
         self.model = model
         self.seq = parse_whole("the sequence length s", seq)
         self.batch = parse_whole("the batch size b", batch)

@@ -51,7 +51,7 @@ import sympy as sp
 
 from ..core.algebra import closed_form
 from ..core.blocks import Block, tree_fact
-from ..core.compute import BATCH, SEQ, Attention, self_attentions
+from ..core.compute import BATCH, SEQ, Attention, declares_attention, self_attentions
 from ..core.errors import SymparamsError
 from ..core.symbols import H
 from ..core.values import parse_whole
@@ -94,12 +94,6 @@ def self_attention_layers(tree: Block) -> tuple[tuple[sp.Expr, sp.Expr], ...]:
     ((L, A),)
     """
     return tuple((runs, attention.heads) for runs, attention in self_attentions(tree))
-
-
-@tree_fact
-def declares_attention(tree: Block) -> bool:
-    """Whether the family declares its attention modules (else its cache and activations are unknown)."""
-    return any(isinstance(item, Attention) for _, block, _ in tree.walk() for item in block.computes)
 
 
 # -- parsing the settings -------------------------------------------------------------------

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .blocks import tree_fact
+
 ZERO = sp.Integer(0)
 
 #: the positions of one sequence, and the sequences of one batch, in a forward pass
@@ -66,6 +68,13 @@ class Product:
 
     forward: sp.Expr
     backward: int = 2
+
+
+@tree_fact
+def declares_attention(tree) -> bool:
+    """Whether the tree declares its attention modules (a model inferred from transformers' builds does not:
+    its FLOPs, cache and activations are unknown, where a silent 0 would read as an encoder's)."""
+    return any(isinstance(item, Attention) for _, block, _ in tree.walk() for item in block.computes)
 
 
 def self_attentions(tree) -> tuple[tuple[sp.Expr, Attention], ...]:

@@ -10,7 +10,6 @@ re-derivation with G/A or A·D held fixed.
 bert-base: the parameter count does not depend on the number of heads A.
   premise: A divides H: H/A is the head dimension, a whole number
   one head: H*(H/A) + H/A; A heads: A*(H*(H/A) + H/A) = H**2 + H   [encoder.layer.*.attention.self.query, encoder.layer.*.attention.self.key, encoder.layer.*.attention.self.value]
-  N(A) = (V + P + S)*H + 2*H + L*(3*(A*(H*(H/A) + H/A)) + H*H + H + 2*H + H*(r*H) + r*H + (r*H)*H + H + 2*H) + H*H + H
   terms holding A: 3*L*A*(H*(H/A) + H/A) = 3*L*(H**2 + H)
   each loses A when multiplied out, and no other term contains A: N does not depend on A ∎
   formal check, A as a symbol: N = H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3), a polynomial of degree 0 in A: dN/dA = 0
@@ -59,7 +58,8 @@ def _times(copies, expr, written=False) -> str:
 
 
 def step_lines(proof) -> list[str]:
-    """One head and the heads side by side, N(A) with its terms holding A, and the verdict."""
+    """One head and the heads side by side, the terms of N(A) holding A, and the verdict (N(A) itself, a long
+    line in plain text, is the documents')."""
     lines = []
     for t in proof.terms:
         if t.split is not None:
@@ -69,7 +69,6 @@ def step_lines(proof) -> list[str]:
                          f"{collapsed}   [{', '.join(t.paths)}]")
     if not proof.terms:
         return lines
-    lines.append(f"N(A) = {sp.sstr(proof.collected, order='none')}")
     for t in proof.terms:
         collapsed = f" = {_times(t.copies, t.collapsed)}" if t.multiplies_out else ""
         lines.append(f"terms holding A: {_times(t.copies, t.written, written=True)}{collapsed}"

@@ -151,7 +151,8 @@ def family_for(model_type: str, source: str, remote_code: bool = False) -> Famil
     known = [t for f in all_families().values() if f.from_config is not None for t in f.config_types]
     why = ", a model with its own code (auto_map), which symparams does not run" if remote_code else ""
     raise SymparamsError(f"{source}: unknown model_type {model_type!r}{why} (symparams reads: "
-                         f"{', '.join(sorted(known))})")
+                         f"{', '.join(sorted(known))}; and, inferred from transformers' builds, the types "
+                         f"docs/inferred.md lists)")
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,12 @@ def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mappin
     reader = ConfigReader(data, source, head)
     values, switches = fam.from_config(reader)
     given_values, given_switches = fam.split(overrides or {}, fam.name)
+    return Settings(fam, {**values, **given_values}, {**switches, **given_switches}, head, model_name(source),
+                    frozenset(values) - set(overrides or {}), tuple(reader.notes))
+
+
+def model_name(source: str) -> str:
+    """A model's name from its config's path: the folder of a ``config.json``, else the file's stem."""
     stem = os.path.splitext(os.path.basename(source))[0]
     name = os.path.basename(os.path.dirname(os.path.abspath(source))) if stem == "config" else stem
-    return Settings(fam, {**values, **given_values}, {**switches, **given_switches}, head, name or source,
-                    frozenset(values) - set(overrides or {}), tuple(reader.notes))
+    return name or source

@@ -24,7 +24,7 @@ from ..core.model import Model
 from . import config
 from .presets import aliases
 from .presets import find as find_preset
-from .registry import all_families
+from .registry import CONFIG_MODULES, MODULES, all_families, for_config_type
 from .registry import family as get_family
 from .registry import find as find_family
 
@@ -86,7 +86,26 @@ def from_config(path: str, head: str | None = None, overrides: Mapping[str, str]
     """The model of the ``config.json`` at ``path`` (or in the folder ``path``)."""
     if os.path.isdir(path):
         path = os.path.join(path, "config.json")
-    return _from_settings(config.settings(config.read(path), head, overrides, source=path), path)
+    return _from_settings(_settings(config.read(path), head, overrides, path), path)
+
+
+def _settings(data: Any, head, overrides, source: str) -> config.Settings:
+    """A config's settings: from its family, else (a model_type no family reads) from the inferred formulas."""
+    model_type = data.get("model_type") if isinstance(data, Mapping) and isinstance(source, str) else None
+    if isinstance(model_type, str) and not _has_family(model_type):
+        from . import inferred  # the data file is read only here: a type without a family
+
+        if inferred.covers(model_type) and (overrides is None or isinstance(overrides, Mapping)):
+            return inferred.settings(data, head, overrides, source)
+    return config.settings(data, head, overrides, source=source)
+
+
+def _has_family(model_type: str) -> bool:
+    """Whether a hand-written family reads ``model_type``, importing no family module when none is named after
+    it: the registry lists every type a module of another name reads."""
+    if CONFIG_MODULES.get(model_type, model_type) not in MODULES:
+        return False
+    return for_config_type(model_type) is not None
 
 
 def _from_settings(s: config.Settings, source: str) -> Model:
@@ -99,7 +118,7 @@ def _from_settings(s: config.Settings, source: str) -> Model:
 def _from_config_source(source: Any, head, overrides) -> Model:
     """A model from a config.json path (or its folder) or a config dict."""
     if isinstance(source, Mapping):
-        return _from_settings(config.settings(source, head, overrides, source="config"), "config")
+        return _from_settings(_settings(source, head, overrides, "config"), "config")
     if not isinstance(source, (str, os.PathLike)):
         raise SymparamsError(f"model() takes a name, a config.json path or a dict, not {type(source).__name__}")
     return from_config(os.fspath(source), head, overrides)

@@ -9,8 +9,11 @@ symparams has a hand-written family, the two closed forms must be the same
 polynomial once the symbols are matched.
 """
 
+import importlib.util
+import json
 import random
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -192,3 +195,34 @@ def test_the_inferred_form_is_the_families_closed_form(inferred, model_type, cls
     family = model(model_type, head=head, **switches).closed_form
     family = family.subs({S["r"]: 4}) if model_type == "gpt2" else family  # GPT-2's n_inner unset is 4H
     assert same(ours, family), sp.expand(_plain(ours) - _plain(family))
+
+
+# -- the shipped data file is what the generator writes (slow) ---------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
+#: two small types (a few seconds a class), their every class regenerated
+REGENERATED = ["gpt_neox", "gptj"]
+
+
+def generator():
+    """scripts/infer_formulas.py as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("infer_formulas", ROOT / "scripts" / "infer_formulas.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("model_type", REGENERATED)
+def test_the_shipped_entries_are_what_the_generator_writes_again(model_type):
+    gen = generator()
+    text = DATA.read_text(encoding="utf-8")
+    assert json.loads(text)["transformers_version"] == transformers.__version__
+    shipped = [line.rstrip(",") for line in text.splitlines() if f'"model_type":"{model_type}"' in line]
+    classes = gen.text_types()[model_type]
+    assert len(shipped) == len(classes)
+    for cls in classes:
+        entry, _ = gen.run_one(model_type, cls)
+        assert entry["exact"], entry["reason"]
+        assert gen.line(entry) in shipped, cls  # byte for byte

@@ -227,17 +227,18 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
     moved = [n for n, f in found.fields.items() if f.kind in kinds]
     related = {n for pair in found.relations for n in pair}
     scaled = {n for n in moved if found.fields[n].step == "scale"} | related
+    # sorted: the random draws must not follow set order (string hashing), so a run is reproducible
     multiplier = {n: rng.randint(1, (top // 2) if found.fields[n].counts else top) if n in moved else 1
-                  for n in scaled}
+                  for n in sorted(scaled)}
     changed = True
     while changed:
         changed = False
-        for f, g in found.relations:
+        for f, g in sorted(found.relations):
             m = math.lcm(multiplier[f], multiplier[g])
             if m != multiplier[g]:
                 multiplier[g], changed = m, True
     values = dict(found.base)
-    for n in scaled:
+    for n in sorted(scaled):
         values[n] = found.fields[n].base * multiplier[n]
     for n in moved:
         base = found.fields[n].base

@@ -17,7 +17,7 @@ import sympy as sp
 from .discovery import Discovery, Uninferable, discover, draw, too_deep
 from .fitting import LEVELS, expression, fit
 from .probing import Builder, Observation, libraries
-from .result import Conditions, Inferred, Relation, Verification, flag_symbol, symbols_for
+from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, symbols_for
 
 #: random valid configurations the fit is solved on
 FIT_SAMPLES = 40
@@ -88,20 +88,22 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
     return result
 
 
-def assemble(found: Discovery, fitted: list[Sample], symbols: dict) -> sp.Expr:
-    """``Σ count · Π dims`` over every parameter name seen, each fitted exactly."""
+def assemble(found: Discovery, fitted: list[Sample], symbols: dict) -> tuple[sp.Expr, tuple[Parameter, ...]]:
+    """``Σ count · Π dims`` over every parameter name seen, each fitted exactly; and the fitted names."""
     points = [variables(found, values) for values, _ in fitted]
     names = sorted({name for _, obs in fitted for name in obs.shapes})
-    total = sp.Integer(0)
+    parts = []
     for name in names:
         counts = [len(obs.shapes.get(name, ())) for _, obs in fitted]
-        term = expression(_fit_target(found, ("count", name), points, counts), symbols)
+        count = expression(_fit_target(found, ("count", name), points, counts), symbols)
         present = [(p, obs.shapes[name][0]) for p, (_, obs) in zip(points, fitted) if name in obs.shapes]
+        dimensions = []
         for i in range(len(present[0][1])):
-            dims = [shape[i] for _, shape in present]
-            term *= expression(_fit_target(found, ("dim", name, i), [p for p, _ in present], dims), symbols)
-        total += term
-    return sp.expand(total)
+            seen = [shape[i] for _, shape in present]
+            dimensions.append(expression(_fit_target(found, ("dim", name, i), [p for p, _ in present], seen), symbols))
+        parts.append(Parameter(name, sp.expand(count), tuple(sp.expand(d) for d in dimensions)))
+    total = sp.expand(sp.Add(*(p.count * sp.Mul(*p.shape) for p in parts)))
+    return total, tuple(parts)
 
 
 def evaluate(total: sp.Expr, symbols: dict, point: dict) -> sp.Expr:
@@ -155,13 +157,14 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
         unset=unset, regime=tuple(sorted(found.observation.regime)))
 
 
-def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, dict]:
+def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tuple, dict]:
     fitted = samples(builder, found, random.Random(seed), FIT_SAMPLES)
     if len(fitted) < FIT_SAMPLES // 2:
         raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * FIT_SAMPLES} random configurations built with "
                           f"the default structure")
     symbols = {**symbols_for(found.free), **{n: flag_symbol(n) for n in found.flag_variables}}
-    return assemble(found, fitted, symbols), symbols
+    total, parts = assemble(found, fitted, symbols)
+    return total, parts, symbols
 
 
 def _hold_flags(found: Discovery) -> None:
@@ -179,15 +182,15 @@ def infer(model_type: str, cls: str = "base", verify_configurations: int = 20, s
     _, transformers = libraries()
     start = time.perf_counter()
     builder = Builder(model_type, cls)
-    total, symbols, found, verification, reason = None, {}, None, None, None
+    total, parts, symbols, found, verification, reason = None, (), {}, None, None, None
     try:
         found = discover(builder)
         if found.observation.uneven():
             raise Uninferable("layers of different shapes under one name: " + ", ".join(found.observation.uneven()[:3]))
-        total, symbols, verification = _fit_and_verify(builder, found, verify_configurations, seed)
+        total, parts, symbols, verification = _fit_and_verify(builder, found, verify_configurations, seed)
         if not verification.passed and found.flag_variables:
             _hold_flags(found)
-            total, symbols, verification = _fit_and_verify(builder, found, verify_configurations, seed)
+            total, parts, symbols, verification = _fit_and_verify(builder, found, verify_configurations, seed)
         if not verification.passed:
             reason = _failure(verification)
     except Uninferable as exc:
@@ -199,18 +202,18 @@ def infer(model_type: str, cls: str = "base", verify_configurations: int = 20, s
         symbols={n: s for n, s in symbols.items() if n not in flags}, flags=flags,
         conditions=conditions(builder, found) if found is not None else Conditions(),
         verification=verification, builds=builder.builds, failed_builds=builder.failures,
-        seconds=time.perf_counter() - start, reason=reason)
+        seconds=time.perf_counter() - start, reason=reason, parameters=parts)
 
 
-def _fit_and_verify(builder, found, n, seed) -> tuple[Any, dict, Verification]:
+def _fit_and_verify(builder, found, n, seed) -> tuple[Any, tuple, dict, Verification]:
     try:
-        total, symbols = _formula(builder, found, seed)
+        total, parts, symbols = _formula(builder, found, seed)
     except Uninferable:
         if not found.flag_variables:
             raise
         _hold_flags(found)
-        total, symbols = _formula(builder, found, seed)
-    return total, symbols, verify(builder, found, total, symbols, n, seed)
+        total, parts, symbols = _formula(builder, found, seed)
+    return total, parts, symbols, verify(builder, found, total, symbols, n, seed)
 
 
 def _failure(v: Verification) -> str:

@@ -119,6 +119,19 @@ class Conditions:
 
 
 @dataclass(frozen=True)
+class Parameter:
+    """One normalised parameter name (``model.layers.*.mlp.up_proj.weight``): how many instances, each's shape."""
+
+    name: str
+    count: sp.Expr
+    shape: tuple[sp.Expr, ...]
+
+    def to_data(self) -> list:
+        """``[name, count, [dim, ...]]``, each formula as :func:`encode_value` writes it."""
+        return [self.name, encode_value(self.count), [encode_value(d) for d in self.shape]]
+
+
+@dataclass(frozen=True)
 class Verification:
     """Fresh random configurations (not used by the fit), each compared with a real meta-device build."""
 
@@ -158,6 +171,7 @@ class Inferred:
     reason: str | None = None
     trainable: sp.Expr | None = None
     active: sp.Expr | None = None
+    parameters: tuple[Parameter, ...] = ()  # the fitted parameter names the total sums over
 
     @property
     def exact(self) -> bool:
@@ -202,6 +216,7 @@ class Inferred:
                 "default_formula": v.default_formula, "default_real": v.default_real,
                 "mismatches": [list(m) for m in v.mismatches]},
             "builds": self.builds, "failed_builds": self.failed_builds, "seconds": round(self.seconds, 2),
+            "parameters": [p.to_data() for p in self.parameters],
         }
 
 
@@ -253,3 +268,29 @@ def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
     return sp.Add(*(rational(c) * sp.Mul(*(sym(n) ** int(e) for n, e in powers))
                     * sp.Mul(*(sp.floor(sym(a) / sym(b)) ** int(e) for a, b, e in floors))
                     for c, powers, floors in data))
+
+
+def encode_value(expr: sp.Expr):
+    """A short form of :func:`encode` for what most shapes are: a whole number (``768``), one symbol
+    (``"H"``), else the list of terms.
+
+    >>> from symparams.core.symbols import H, L
+    >>> [encode_value(sp.Integer(3)), encode_value(H), encode_value(2 * L)]
+    [3, 'H', [['2', [['L', 1]], []]]]
+    """
+    if expr.is_Integer:
+        return int(expr)
+    if expr.is_Symbol:
+        return expr.name
+    return encode(expr)
+
+
+def decode_value(data, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
+    """The formula :func:`encode_value` wrote (names outside ``symbols`` refused, no ``eval``)."""
+    if isinstance(data, bool):
+        raise SymparamsError(f"not an encoded formula: {data!r}")
+    if isinstance(data, int):
+        return sp.Integer(data)
+    if isinstance(data, str):
+        return decode([["1", [[data, 1]], []]], symbols)
+    return decode(data, symbols)
