@@ -22,8 +22,8 @@ import os
 import resource
 import statistics
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 from pathlib import Path
 
