@@ -178,16 +178,26 @@ def _module(name: str, leaves: list, ref: str | None = None) -> Block:
 
 
 def _child(part: str, leaves: list) -> Block:
-    """A sub-module; ``layers`` followed by ``*`` is a repeated module whose copies are the common count."""
-    repeated = [(parts[1:], n, shape) for parts, n, shape in leaves if parts[0] == "*"]
-    if not repeated:
+    """A sub-module; ``layers`` followed by ``*`` is a repeated module whose copies are the common count (a
+    stack of several kinds, ``*1``, ``*2``, …, is one repeated module per kind)."""
+    labels = sorted({parts[0] for parts, _, _ in leaves if parts[0].startswith("*")})
+    if not labels:
         return _module(part, leaves)
+    kinds = tuple(_repeated(part if len(labels) == 1 else f"{part}.{label}", part, label, leaves)
+                  for label in labels)
+    rest = [leaf for leaf in leaves if not leaf[0][0].startswith("*")]
+    if not rest and len(kinds) == 1:
+        return kinds[0]
+    return group(part, ((_module(part, rest, ref=part),) if rest else ()) + kinds, ref="")
+
+
+def _repeated(name: str, part: str, label: str, leaves: list) -> Block:
+    """The copies of one kind of a ModuleList's elements (``label`` is ``*`` or ``*k``)."""
+    repeated = [(parts[1:], n, shape) for parts, n, shape in leaves if parts[0] == label]
     times = _common_count([n for _, n, _ in repeated])
     inner = [(parts, sp.Integer(1) if n == times else sp.cancel(n / times), shape) for parts, n, shape in repeated]
-    copies = _module(part, inner, ref=f"{part}.*")
-    copies = _with_repeat(copies, times * copies.repeat)
-    rest = [leaf for leaf in leaves if leaf[0][0] != "*"]
-    return copies if not rest else group(part, (_module(part, rest, ref=part), copies), ref="")
+    copies = _module(name, inner, ref=f"{part}.{label}")
+    return _with_repeat(copies, times * copies.repeat)
 
 
 def _with_repeat(block: Block, repeat: sp.Expr) -> Block:

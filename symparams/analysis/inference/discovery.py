@@ -151,10 +151,16 @@ def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
         if back is not None and back[name] != value:
             f.kind = "derived"  # the config computes it from others: not a variable
             return
-        obs = builder.observe({**found.base, name: value})
+        followers = {g for g, v in back.items() if g != name and v != found.fields[g].base} if back else set()
+        # a field the config moves along (a KV head count defaulting to the head count) is pinned, so that the
+        # effect seen is this field's own
+        pinned = {g: found.fields[g].base for g in followers}
+        obs = builder.observe({**found.base, name: value, **pinned})
+        if not _same(found, obs) and pinned:
+            obs = builder.observe({**found.base, name: value})
         if _same(found, obs):
             f.moved(kind, effects(found.observation, obs))
-            f.followers = {g for g, v in back.items() if g != name and v != found.fields[g].base} if back else set()
+            f.followers = followers
             return
 
 

@@ -82,6 +82,12 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
         if result is not None:
             break
         result = fit(points, values, own + [extra], binary, max_level=len(LEVELS) - 2)
+    # a field may move a target only by moving the structure around it (a dense-layer count that shifts which
+    # layers are attention layers): without it the basis is smaller, and a fit that holds is checked as any other
+    for dropped in own if len(own) > 2 else ():
+        if result is not None:
+            break
+        result = fit(points, values, [n for n in own if n != dropped], binary, max_level=len(LEVELS) - 2)
     if result is None:
         what = "instances" if target[0] == "count" else f"dimension {target[2]}"
         raise Uninferable(f"no exact formula for the {what} of {target[1]}")

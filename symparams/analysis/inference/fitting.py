@@ -160,6 +160,30 @@ def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Seque
             continue
         coefficients, _ = solved
         return {t: c for t, c in zip(terms, coefficients) if c != 0}
+    return _sparse(points, values, names, binary, max_level)
+
+
+#: the most terms a sparse fit combines
+SPARSE = 2
+
+
+def _sparse(points, values, names, binary, max_level) -> dict[Term, Fraction] | None:
+    """A fit of one or two terms of a basis too large for the points (``L/g`` seen at nine points of a layer
+    count moving in steps of its group size); it too must hold at :data:`SURPLUS` more points than terms.
+
+    >>> points = [{"l": l, "g": g} for l, g in [(4, 4), (8, 4), (8, 8), (12, 4), (16, 8), (24, 8), (24, 12), (16, 16)]]
+    >>> {str(t): str(c) for t, c in _sparse(points, [p["l"] // p["g"] for p in points], ["l", "g"], frozenset(),
+    ...                                   3).items()}
+    {'l/g': '1'}
+    """
+    terms = list(dict.fromkeys(t for level in range(max_level + 1) for t in basis(names, level, binary)))
+    for size in range(1, SPARSE + 1):
+        if size + 2 * SURPLUS > len(points):  # few terms chosen from many: twice the surplus against chance
+            return None
+        for chosen in itertools.combinations(terms, size):
+            solved = solve([[t.value(p) for t in chosen] for p in points], [Fraction(v) for v in values])
+            if solved is not None:
+                return {t: c for t, c in zip(chosen, solved[0]) if c != 0}
     return None
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ...core.errors import SymparamsError
+from .seeds import seeded
 
 #: symparams' task heads → transformers' Auto classes
 AUTO_CLASSES = {
@@ -111,13 +112,16 @@ class Builder:
     errors: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.model_class = auto_class(self.model_type, self.cls)
+        found = auto_class(self.model_type, self.cls)
+        # a type may map to several classes (funnel: the full model and the base one); the first is the default
+        self.model_class = found[0] if isinstance(found, tuple) else found
 
     def config(self, values: Mapping[str, Any]):
-        """``AutoConfig.for_model(model_type, **values)``: rebuilt from scratch, so derived state is recomputed."""
+        """``AutoConfig.for_model(model_type, **values)`` over the type's seeds: rebuilt from scratch, so derived
+        state is recomputed."""
         _, transformers = libraries()
         with _quiet():
-            return transformers.AutoConfig.for_model(self.model_type, **values)
+            return transformers.AutoConfig.for_model(self.model_type, **seeded(self.model_type, dict(values)))
 
     def defaults(self) -> dict[str, Any]:
         """The default config's fields (``num_labels`` among them)."""
@@ -152,29 +156,66 @@ class Builder:
             cfg = self.config(values)
         except Exception:  # an invalid value the config class refuses
             return None
-        return {k: getattr(cfg, k, None) for k in [*values, *others]}
+        return {k: _attribute(cfg, k) for k in [*values, *others]}
+
+
+def _attribute(config, name: str):
+    """``config.name``, or None when the config has none or refuses to give one (a per-layer field of a config
+    whose layers differ raises rather than pick a layer's)."""
+    try:
+        return getattr(config, name, None)
+    except Exception:  # whatever the config class raises for a field it will not read globally
+        return None
 
 
 def _shapes(model) -> Observation:
     from torch import nn
 
     lists = {name for name, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.ParameterList))}
+    named = [(name.split("."), tuple(int(d) for d in p.shape), p) for name, p in model.named_parameters()]
+    kinds = _layer_kinds([(parts, shape) for parts, shape, _ in named], lists)
     shapes: dict[str, list[tuple[int, ...]]] = {}
     total = trainable = 0
-    for name, p in model.named_parameters():
-        shapes.setdefault(_normalise(name, lists), []).append(tuple(int(d) for d in p.shape))
+    for parts, shape, p in named:
+        shapes.setdefault(_normalise(parts, lists, kinds), []).append(shape)
         total += p.numel()
         trainable += p.numel() if p.requires_grad else 0
     return Observation(shapes, total, trainable)
 
 
-def _normalise(name: str, lists: set[str]) -> str:
-    """Indices into a ModuleList become ``*``; fixed positions in an ``nn.Sequential`` stay."""
-    parts = name.split(".")
+def _normalise(parts: list[str], lists: set[str], kinds: dict | None = None) -> str:
+    """Indices into a ModuleList become ``*`` (``*1``, ``*2``, … when its layers are of several kinds); fixed
+    positions in an ``nn.Sequential`` stay."""
     out = []
     for i, part in enumerate(parts):
-        out.append("*" if _INDEX.match(part) and ".".join(parts[:i]) in lists else part)
+        prefix = ".".join(parts[:i])
+        out.append((kinds or {}).get((prefix, part), "*") if _INDEX.match(part) and prefix in lists else part)
     return ".".join(out)
+
+
+def _layer_kinds(named: list[tuple[list[str], tuple]], lists: set[str]) -> dict[tuple[str, str], str]:
+    """The kind of each element of a ModuleList whose elements differ (hybrid stacks: attention and Mamba layers,
+    dense and MoE layers): ``*k`` for the k-th distinct structure, numbered in layer order, so the same config
+    family names its kinds alike.  A list of one kind is left out (its elements are plain ``*``)."""
+    signatures: dict[str, dict[str, list]] = {}
+    for parts, shape in named:
+        for i in range(len(parts) - 1):
+            prefix = ".".join(parts[:i])
+            if prefix in lists and _INDEX.match(parts[i]):
+                suffix = _normalise(parts[i + 1:], set())
+                signatures.setdefault(prefix, {}).setdefault(parts[i], []).append((suffix, shape))
+                break
+    kinds = {}
+    for prefix, elements in signatures.items():
+        order: list[tuple] = []
+        for index in sorted(elements, key=int):
+            signature = tuple(sorted(elements[index]))
+            if signature not in order:
+                order.append(signature)
+            kinds[prefix, index] = f"*{order.index(signature) + 1}"
+        if len(order) == 1:
+            kinds = {key: v for key, v in kinds.items() if key[0] != prefix}
+    return kinds
 
 
 @contextlib.contextmanager

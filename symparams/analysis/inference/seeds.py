@@ -1,0 +1,27 @@
+"""Values a model type's default config leaves unset but its modeling code needs, so that it builds at all.
+
+Some config classes default a size to None (Ministral's ``head_dim``, ESM's
+``vocab_size``) and their modeling code fails on it.  The engine starts such a
+type from these values instead: each is a published checkpoint's value, so the
+base configuration is a real one.  The seeded fields are then probed, fitted
+and verified like any other: a seed chooses where the search starts, never the
+formula.
+"""
+
+from __future__ import annotations
+
+#: model_type → config values the default leaves unset, with the checkpoint whose config.json gives them
+SEEDS: dict[str, dict] = {
+    "dots1": {"n_routed_experts": 128, "n_shared_experts": 2, "num_experts_per_tok": 6},  # rednote-hilab/dots.llm1.base
+    "esm": {"vocab_size": 33, "pad_token_id": 1, "mask_token_id": 32,  # facebook/esm2_t6_8M_UR50D
+            "emb_layer_norm_before": False},
+    "hunyuan_v1_dense": {"head_dim": 128},  # tencent/Hunyuan-7B-Instruct
+    "hunyuan_v1_moe": {"head_dim": 128},  # tencent/Hunyuan-A13B-Instruct
+    "ministral": {"head_dim": 128},  # mistralai/Ministral-8B-Instruct-2410
+    "nemotron": {"num_key_value_heads": 8},  # nvidia/Minitron-8B-Base
+}
+
+
+def seeded(model_type: str, values: dict) -> dict:
+    """``values`` over the type's seeds (a value given wins)."""
+    return {**SEEDS.get(model_type, {}), **values}
