@@ -37,7 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from symparams.analysis.inference import infer  # noqa: E402
-from symparams.analysis.inference.probing import libraries  # noqa: E402
+from symparams.analysis.inference.probing import attribute, configure, libraries  # noqa: E402
+from symparams.families.config import flattened  # noqa: E402
+from symparams.families.inferred import TOP_K_FIELDS  # noqa: E402
 
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
 TABLE = ROOT / "docs" / "inferred.md"
@@ -112,7 +114,7 @@ def defaults_of(model_type: str, fields) -> dict:
     """The default config's value of each of ``fields`` (what a config.json that leaves one out means)."""
     _, transformers = libraries()
     config = transformers.AutoConfig.for_model(model_type)
-    values = {**config.to_dict(), "num_labels": config.num_labels}
+    values = {**flattened(config.to_dict()), "num_labels": config.num_labels}
     return {name: values[name] for name in sorted(fields) if name in values}
 
 
@@ -126,7 +128,9 @@ def with_defaults(entry: dict) -> dict:
     sizes = sorted([*entry["symbols"], *(k for k, v in fixed.items() if not isinstance(v, bool))])
     known = set(fields).union(*(entry.get("conditions", {}).get(k, ()) for k in ("irrelevant", "derived", "unset")))
     flags = [*entry["flags"], *(k for k, v in fixed.items() if isinstance(v, bool))]
-    return {**entry, "defaults": defaults_of(entry["model_type"], fields),
+    # how many experts a token uses changes no shape, but the active count reads it
+    top_k = [prefix + name for prefix in ("", "text_config.") for name in TOP_K_FIELDS]
+    return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
             "follows": follows(entry["model_type"], sizes), "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {})}
 
@@ -139,8 +143,8 @@ def texts_of(model_type: str) -> dict:
     """The default config's text keys: a config class may compute a flag from one (T5's ``is_gated_act`` from
     ``feed_forward_proj``), so a config.json that leaves a flag out takes its default only with these texts."""
     _, transformers = libraries()
-    base = transformers.AutoConfig.for_model(model_type).to_dict()
-    return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k not in NOT_STRUCTURE}
+    base = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k.rpartition(".")[2] not in NOT_STRUCTURE}
 
 
 def aliases_of(model_type: str, fields) -> dict:
@@ -160,12 +164,11 @@ def ignored_keys() -> list[str]:
 
 def _read(model_type: str, values: dict, names) -> dict | None:
     """What the config class makes of ``values`` for ``names`` (None: it refuses them)."""
-    _, transformers = libraries()
     try:
-        config = transformers.AutoConfig.for_model(model_type, **values)
+        config = configure(model_type, values)
     except Exception:  # the config class refuses these values
         return None
-    return {n: getattr(config, n, None) for n in names}
+    return {n: attribute(config, n) for n in names}
 
 
 def follows(model_type: str, sizes: list[str]) -> dict:

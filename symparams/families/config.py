@@ -126,6 +126,27 @@ class ConfigReader:
         return default
 
 
+def is_sub_config(key: str, value: Any) -> bool:
+    """Whether a config's ``key`` holds a sub-config (a multimodal model's ``text_config``, DBRX's
+    ``attn_config``)."""
+    return isinstance(value, dict) and ("model_type" in value or key.endswith("_config"))
+
+
+def flattened(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A config's fields with each sub-config's beside them as dotted keys (``text_config.hidden_size``).
+
+    >>> flattened({"vocab_size": 5, "text_config": {"model_type": "llama", "hidden_size": 8}})
+    {'vocab_size': 5, 'text_config.model_type': 'llama', 'text_config.hidden_size': 8}
+    """
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if is_sub_config(key, value):
+            out.update(flattened(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
 def read(path: str) -> dict[str, Any]:
     """The JSON object in ``path`` (one-line errors for a missing, oversized or malformed file)."""
     text = read_text(path, "config.json")

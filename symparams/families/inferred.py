@@ -152,57 +152,96 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
     for field_name, name in entry.get("flags", {}).items():
         scope[name] = sp.Integer(int(flags.get(field_name, False)))
     leaves = []
-    for path, count, shape in entry["parameters"]:
+    for path, count, shape, *marks in entry["parameters"]:
         n = sp.expand(formula(count, scope))
         if n != 0:
-            leaves.append((path.split("."), n, tuple(sp.expand(formula(d, scope)) for d in shape)))
-    root = _module(model_type, leaves)
+            leaves.append((path.split("."), n, tuple(sp.expand(formula(d, scope)) for d in shape),
+                           "frozen" in marks))
+    root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
     return Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
 
 
-def _module(name: str, leaves: list, ref: str | None = None) -> Block:
-    """The module ``name`` holding ``leaves`` (path parts below it, count, shape); ``*`` parts repeat."""
-    params = tuple((parts[0], n * sp.Mul(*shape)) for parts, n, shape in leaves if len(parts) == 1)
-    shapes = [shape for parts, _, shape in leaves if len(parts) == 1]
+#: the config fields that say how many routed experts a token uses (no shape follows them, so the fit never saw
+#: them); the active count needs one
+TOP_K_FIELDS = ("num_experts_per_tok", "num_experts_per_token", "moe_topk", "moe_top_k", "router_top_k")
+#: the key of the top-k in a reading's numbers
+TOP_K_SYMBOL = "k_e"
+
+
+def _routed(name: str) -> bool:
+    """Whether a module holds routed experts (a shared expert every token passes through does not)."""
+    return name.endswith("experts") and "shared" not in name
+
+
+def _experts(name: str, own_leaves: list, ref: str | None, top_k: int) -> Block | None:
+    """A module of routed experts stored as fused tensors (``gate_up_proj`` ``[N_e, 2F, H]``): one group
+    repeated N_e times of which a token uses ``top_k``; None when its tensors do not share a first dimension."""
+    firsts = {shape[0] for _, _, shape, _ in own_leaves if len(shape) >= 2}
+    if len(firsts) != 1 or any(len(shape) < 2 for _, _, shape, _ in own_leaves):
+        return None
+    experts = firsts.pop()
+    if experts.is_Integer and experts < top_k:
+        return None
+    own = tuple(Block(parts[0], params=(("", sp.expand(n * sp.Mul(*shape[1:]))),), shape=shape[1:], ref=parts[0],
+                      kind="tensor", trainable=not frozen) for parts, n, shape, frozen in own_leaves)
+    return group(name, own, repeat=experts, used=top_k, ref=ref)
+
+
+def _module(name: str, leaves: list, ref: str | None = None, top_k: int | None = None) -> Block:
+    """The module ``name`` holding ``leaves`` (path parts below it, count, shape, frozen); ``*`` parts repeat.
+    With ``top_k``, routed experts are copies of which a token uses ``top_k``."""
+    own_leaves = [leaf for leaf in leaves if len(leaf[0]) == 1]
+    if top_k is not None and _routed(name) and len(own_leaves) == len(leaves):
+        fused = _experts(name, own_leaves, ref, top_k)
+        if fused is not None:
+            return fused
+    params = tuple((parts[0], n * sp.Mul(*shape)) for parts, n, shape, _ in own_leaves)
+    shapes = [shape for _, _, shape, _ in own_leaves]
     below: dict[str, list] = {}
-    for parts, n, shape in leaves:
+    for parts, n, shape, frozen in leaves:
         if len(parts) > 1:
-            below.setdefault(parts[0], []).append((parts[1:], n, shape))
-    children = tuple(_child(part, inner) for part, inner in below.items())
-    if not children:
+            below.setdefault(parts[0], []).append((parts[1:], n, shape, frozen))
+    children = tuple(_child(part, inner, top_k) for part, inner in below.items())
+    if not children and not any(frozen for *_, frozen in own_leaves):
         return Block(name, params=tuple((p, sp.expand(s)) for p, s in params), shape=shapes[0] if shapes else (),
                      ref=ref, kind=_kind(name, shapes))
-    own = tuple(Block(p, params=(("", sp.expand(s)),), shape=shape, ref=p, kind="tensor")
-                for (p, s), shape in zip(params, shapes))
+    # a frozen parameter (a fixed sinusoidal table) is a block of its own: it counts, it does not train
+    own = tuple(Block(p, params=(("", sp.expand(s)),), shape=shape, ref=p, kind="tensor", trainable=not leaf[3])
+                for (p, s), shape, leaf in zip(params, shapes, own_leaves))
     return group(name, own + children, ref=ref)
 
 
-def _child(part: str, leaves: list) -> Block:
+def _child(part: str, leaves: list, top_k: int | None = None) -> Block:
     """A sub-module; ``layers`` followed by ``*`` is a repeated module whose copies are the common count (a
     stack of several kinds, ``*1``, ``*2``, …, is one repeated module per kind)."""
-    labels = sorted({parts[0] for parts, _, _ in leaves if parts[0].startswith("*")})
+    labels = sorted({leaf[0][0] for leaf in leaves if leaf[0][0].startswith("*")})
     if not labels:
-        return _module(part, leaves)
-    kinds = tuple(_repeated(part if len(labels) == 1 else f"{part}.{label}", part, label, leaves)
+        return _module(part, leaves, top_k=top_k)
+    kinds = tuple(_repeated(part if len(labels) == 1 else f"{part}.{label}", part, label, leaves, top_k)
                   for label in labels)
     rest = [leaf for leaf in leaves if not leaf[0][0].startswith("*")]
     if not rest and len(kinds) == 1:
         return kinds[0]
-    return group(part, ((_module(part, rest, ref=part),) if rest else ()) + kinds, ref="")
+    return group(part, ((_module(part, rest, ref=part, top_k=top_k),) if rest else ()) + kinds, ref="")
 
 
-def _repeated(name: str, part: str, label: str, leaves: list) -> Block:
+def _repeated(name: str, part: str, label: str, leaves: list, top_k: int | None = None) -> Block:
     """The copies of one kind of a ModuleList's elements (``label`` is ``*`` or ``*k``)."""
-    repeated = [(parts[1:], n, shape) for parts, n, shape in leaves if parts[0] == label]
-    times = _common_count([n for _, n, _ in repeated])
-    inner = [(parts, sp.Integer(1) if n == times else sp.cancel(n / times), shape) for parts, n, shape in repeated]
-    copies = _module(name, inner, ref=f"{part}.{label}")
-    return _with_repeat(copies, times * copies.repeat)
+    repeated = [(parts[1:], n, shape, frozen) for parts, n, shape, frozen in leaves if parts[0] == label]
+    times = _common_count([n for _, n, _, _ in repeated])
+    inner = [(parts, sp.Integer(1) if n == times else sp.cancel(n / times), shape, frozen)
+             for parts, n, shape, frozen in repeated]
+    copies = _module(name, inner, ref=f"{part}.{label}", top_k=top_k)
+    repeat = sp.expand(times * copies.repeat)
+    if top_k is not None and _routed(part) and not (repeat.is_Integer and repeat < top_k):
+        return Block(copies.name, params=copies.params, children=copies.children, repeat=repeat, shape=copies.shape,
+                     ref=copies.ref, kind=copies.kind, trainable=copies.trainable, used=sp.Integer(top_k))
+    return _with_repeat(copies, repeat)
 
 
 def _with_repeat(block: Block, repeat: sp.Expr) -> Block:
     return Block(block.name, params=block.params, children=block.children, repeat=sp.expand(repeat),
-                 shape=block.shape, ref=block.ref, kind=block.kind)
+                 shape=block.shape, ref=block.ref, kind=block.kind, trainable=block.trainable)
 
 
 def _common_count(counts: list) -> sp.Expr:
@@ -291,12 +330,29 @@ def read_config(entry: dict, reader, source: str) -> Reading:
             values[name] = ints[field_name]
         else:
             numbers[name] = ints[field_name]
+    top_k = _top_k(entry, reader)
+    if top_k is not None and TOP_K_SYMBOL not in numbers:
+        numbers[TOP_K_SYMBOL] = top_k
     return Reading(values, numbers, flags)
 
 
+def _top_k(entry: dict, reader) -> int | None:
+    """How many routed experts a token uses, from the config (else the type's default); None when neither says."""
+    defaults = entry.get("defaults", {})
+    for prefix in ("", "text_config."):
+        for name in TOP_K_FIELDS:
+            key = prefix + name
+            if reader.has(key) or isinstance(defaults.get(key), int):
+                return reader.int(key, default=defaults.get(key))
+    return None
+
+
 def _unaliased(reader, aliases: dict, source: str):
-    """The config read with each field under its own name (``num_experts`` is ``num_local_experts``)."""
-    renamed = {aliases.get(k, k): v for k, v in reader.data.items()}
+    """The config read with each field under its own name (``num_experts`` is ``num_local_experts``), a
+    sub-config's fields as dotted keys (``text_config.hidden_size``)."""
+    from .config import flattened
+
+    renamed = {aliases.get(k, k): v for k, v in flattened(reader.data).items()}
     return type(reader)(renamed, reader.source, reader.head)
 
 
@@ -316,7 +372,7 @@ def _refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) -
              *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
     for key, value in config.items():
         if isinstance(value, int) and not isinstance(value, bool) and key not in known and "token_id" not in key \
-                and key not in data()["ignored"] and not key.startswith("_") and any(w in key for w in SIZE_WORDS) \
+                and key.rpartition(".")[2] not in data()["ignored"] and not key.startswith("_") and any(w in key for w in SIZE_WORDS) \
                 and not any(w in key for w in NOT_SIZES):
             raise SymparamsError(f"{source}: key {key} is outside the inferred formula's fields (it may change "
                                  f"shapes the formula does not follow)")
@@ -474,7 +530,9 @@ def _heads_met(model_type: str, reader, source: str) -> tuple[str, ...]:
 
 def _flag_defaults(model_type: str, flags: dict, config: Mapping[str, Any]) -> tuple:
     """Every class's flags at the config's values (else their defaults), so another head reads them too."""
-    out = dict(flags)
+    from .config import flattened
+
+    out, config = dict(flags), flattened(config)
     for entry in entries(model_type).values():
         for name in entry.get("flags", {}):
             if name not in out and name in entry.get("defaults", {}):

@@ -107,7 +107,8 @@ def assemble(found: Discovery, fitted: list[Sample], symbols: dict) -> tuple[sp.
         for i in range(len(present[0][1])):
             seen = [shape[i] for _, shape in present]
             dimensions.append(expression(_fit_target(found, ("dim", name, i), [p for p, _ in present], seen), symbols))
-        parts.append(Parameter(name, sp.expand(count), tuple(sp.expand(d) for d in dimensions)))
+        frozen = any(name in obs.frozen for _, obs in fitted)
+        parts.append(Parameter(name, sp.expand(count), tuple(sp.expand(d) for d in dimensions), frozen))
     total = sp.expand(sp.Add(*(p.count * sp.Mul(*p.shape) for p in parts)))
     return total, tuple(parts)
 
@@ -117,14 +118,16 @@ def evaluate(total: sp.Expr, symbols: dict, point: dict) -> sp.Expr:
     return total.subs({symbols[n]: sp.Integer(v) for n, v in point.items()})
 
 
-def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n: int, seed: int) -> Verification:
+def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n: int, seed: int,
+           trainable: sp.Expr | None = None) -> Verification:
     """``n`` fresh configurations (wider multipliers, irrelevant fields moved too) and the default config,
-    each built for real and compared with the formula."""
+    each built for real and compared with the formula (and the trainable count with ``trainable``)."""
     fresh = samples(builder, found, random.Random(seed + 1), n, wide=True, every=True)
     wrong = []
     for values, obs in fresh:
-        predicted = evaluate(total, symbols, variables(found, values))
-        if predicted != obs.total:
+        point = variables(found, values)
+        predicted = evaluate(total, symbols, point)
+        if predicted != obs.total or (trainable is not None and evaluate(trainable, symbols, point) != obs.trainable):
             wrong.append((values, str(predicted), obs.total))
     default_real = builder.observe({})
     defaults = found.defaults
@@ -155,7 +158,8 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
     common = set(transformers.PretrainedConfig().to_dict())
     fixed = {n: f.base for n, f in found.fields.items() if f.kind == "fixed"}
     fixed.update({n: f.base for n, f in found.flags.items() if f.kind == "fixed"})
-    unset = tuple(k for k, v in found.defaults.items() if v is None and k not in common and "token_id" not in k)
+    unset = tuple(k for k, v in found.defaults.items()
+                  if v is None and k.rpartition(".")[2] not in common and "token_id" not in k)
     return Conditions(
         relations=_relations(found), fixed=fixed,
         irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant"),
@@ -208,7 +212,13 @@ def infer(model_type: str, cls: str = "base", verify_configurations: int = 20, s
         symbols={n: s for n, s in symbols.items() if n not in flags}, flags=flags,
         conditions=conditions(builder, found) if found is not None else Conditions(),
         verification=verification, builds=builder.builds, failed_builds=builder.failures,
-        seconds=time.perf_counter() - start, reason=reason, parameters=parts)
+        seconds=time.perf_counter() - start, reason=reason, parameters=parts,
+        trainable=None if total is None else trainable_of(total, parts))
+
+
+def trainable_of(total: sp.Expr, parts: tuple[Parameter, ...]) -> sp.Expr:
+    """The total without the frozen parameters."""
+    return sp.expand(total - sp.Add(*(p.count * sp.Mul(*p.shape) for p in parts if p.frozen)))
 
 
 def _fit_and_verify(builder, found, n, seed) -> tuple[Any, tuple, dict, Verification]:
@@ -219,7 +229,7 @@ def _fit_and_verify(builder, found, n, seed) -> tuple[Any, tuple, dict, Verifica
             raise
         _hold_flags(found)
         total, parts, symbols = _formula(builder, found, seed)
-    return total, parts, symbols, verify(builder, found, total, symbols, n, seed)
+    return total, parts, symbols, verify(builder, found, total, symbols, n, seed, trainable_of(total, parts))
 
 
 def _failure(v: Verification) -> str:

@@ -29,27 +29,33 @@ SURPLUS = 3
 
 @dataclass(frozen=True, order=True)
 class Term:
-    """``Π var**exp`` (exponents may be negative), times ``floor(num/den)`` when ``floor`` is set."""
+    """``Π var**exp`` (exponents may be negative), times ``floor(num/den)**floor_power`` when ``floor`` is set
+    (squared: the patches of a square image, ``floor(image_size/patch_size)**2``)."""
 
     powers: tuple[tuple[str, int], ...] = ()
     floor: tuple[str, str] | None = None
+    floor_power: int = 1
 
     def value(self, point: Mapping[str, int]) -> Fraction:
         """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
         out = Fraction(prod(Fraction(point[v]) ** e for v, e in self.powers))
         if self.floor is not None:
-            out *= point[self.floor[0]] // point[self.floor[1]]
+            out *= (point[self.floor[0]] // point[self.floor[1]]) ** self.floor_power
         return out
 
     def expr(self, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
         """The term as a SymPy expression in ``symbols`` (variable name → symbol)."""
         out = sp.Mul(*(symbols[v] ** e for v, e in self.powers))
         if self.floor is not None:
-            out *= sp.floor(symbols[self.floor[0]] / symbols[self.floor[1]])
+            out *= sp.floor(symbols[self.floor[0]] / symbols[self.floor[1]]) ** self.floor_power
         return out
 
     def __str__(self) -> str:
         return str(self.expr({v: sp.Symbol(v) for v in self.names()}))
+
+    def key(self) -> tuple:
+        """A sort key (the dataclass order cannot compare a floor with none)."""
+        return self.powers, self.floor or (), self.floor_power
 
     def names(self) -> set[str]:
         return {v for v, _ in self.powers} | set(self.floor or ())
@@ -72,7 +78,8 @@ def _families(names: list[str], binary: frozenset) -> dict[str, list[Term]]:
                       if not (a == b and a in binary)],
         "laurent": [Term(((d, -1),)) for d in sizes]
         + [Term(tuple(sorted(((n, 1), (d, -1))))) for n in names for d in sizes if n != d],
-        "floor": [Term(floor=p) for p in pairs] + [Term(((z, 1),), p) for p in pairs for z in names],
+        "floor": [Term(floor=p) for p in pairs] + [Term(((z, 1),), p) for p in pairs for z in names]
+        + [Term(floor=p, floor_power=2) for p in pairs],
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -189,4 +196,5 @@ def _sparse(points, values, names, binary, max_level) -> dict[Term, Fraction] | 
 
 def expression(found: Mapping[Term, Fraction], symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
     """The fitted combination as a SymPy expression (coefficients exact rationals)."""
-    return sp.Add(*(sp.Rational(c.numerator, c.denominator) * t.expr(symbols) for t, c in sorted(found.items())))
+    return sp.Add(*(sp.Rational(c.numerator, c.denominator) * t.expr(symbols)
+                    for t, c in sorted(found.items(), key=lambda item: item[0].key())))

@@ -9,6 +9,7 @@ the rest of symparams (and its wheel) works without them.  Every build runs
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import logging
 import re
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ...core.errors import SymparamsError
+from ...families.config import flattened
 from .seeds import seeded
 
 #: symparams' task heads → transformers' Auto classes
@@ -89,6 +91,7 @@ class Observation:
     shapes: dict[str, list[tuple[int, ...]]]
     total: int
     trainable: int
+    frozen: frozenset = frozenset()  # names whose parameters do not train (a fixed sinusoidal table)
 
     @property
     def regime(self) -> frozenset:
@@ -117,16 +120,13 @@ class Builder:
         self.model_class = found[0] if isinstance(found, tuple) else found
 
     def config(self, values: Mapping[str, Any]):
-        """``AutoConfig.for_model(model_type, **values)`` over the type's seeds: rebuilt from scratch, so derived
-        state is recomputed."""
-        _, transformers = libraries()
-        with _quiet():
-            return transformers.AutoConfig.for_model(self.model_type, **seeded(self.model_type, dict(values)))
+        """The config of ``values`` (see :func:`configure`)."""
+        return configure(self.model_type, values)
 
     def defaults(self) -> dict[str, Any]:
-        """The default config's fields (``num_labels`` among them)."""
+        """The default config's fields (``num_labels`` among them), a sub-config's as dotted keys."""
         cfg = self.config({})
-        out = cfg.to_dict()
+        out = flattened(cfg.to_dict())
         out["num_labels"] = cfg.num_labels
         return out
 
@@ -139,7 +139,7 @@ class Builder:
             with _quiet():
                 cfg = self.config(values)
                 with torch.device("meta"):
-                    model = self.model_class._from_config(cfg)
+                    model = self.model_class._from_config(_for_class(self.model_class, cfg))
             return _shapes(model)
         except Exception as exc:  # whatever the modeling code raises: this configuration does not build
             self.failures += 1
@@ -156,16 +156,72 @@ class Builder:
             cfg = self.config(values)
         except Exception:  # an invalid value the config class refuses
             return None
-        return {k: _attribute(cfg, k) for k in [*values, *others]}
+        return {k: attribute(cfg, k) for k in [*values, *others]}
 
 
-def _attribute(config, name: str):
-    """``config.name``, or None when the config has none or refuses to give one (a per-layer field of a config
-    whose layers differ raises rather than pick a layer's)."""
+def configure(model_type: str, values: Mapping[str, Any]):
+    """``AutoConfig.for_model(model_type, **values)`` over the type's seeds: rebuilt from scratch, so derived
+    state is recomputed.  A dotted key (``text_config.hidden_size``) sets a field of a sub-config."""
+    _, transformers = libraries()
+    plain = {k: v for k, v in values.items() if "." not in k}
+    dotted = {k: v for k, v in values.items() if "." in k}
+    if dotted:
+        plain.update(nested(_nested_defaults(model_type), dotted))
+    with _quiet():
+        return transformers.AutoConfig.for_model(model_type, **seeded(model_type, plain))
+
+
+@functools.lru_cache(maxsize=8)
+def _nested_defaults(model_type: str) -> dict[str, Any]:
+    """The default config as a nested dict (sub-configs as dicts)."""
+    return configure(model_type, {}).to_dict()
+
+
+def _for_class(model_class, config):
+    """The config ``model_class`` takes: a language-model class of a multimodal type (Llama 4's
+    ``Llama4ForCausalLM``) takes the text config, as ``AutoModelForCausalLM.from_config`` gives it."""
+    wanted = getattr(model_class, "config_class", None)
+    if wanted is not None and not isinstance(config, wanted) and hasattr(config, "get_text_config"):
+        text = config.get_text_config()
+        if isinstance(text, wanted):
+            return text
+    return config
+
+
+def attribute(config, name: str):
+    """``config.name`` (a dotted name: a sub-config's field), or None when the config has none or refuses to give
+    one (a per-layer field of a config whose layers differ raises rather than pick a layer's)."""
     try:
-        return getattr(config, name, None)
+        for part in name.split("."):
+            config = getattr(config, part, None)
+        return config
     except Exception:  # whatever the config class raises for a field it will not read globally
         return None
+
+
+def nested(defaults: Mapping[str, Any], dotted: Mapping[str, Any]) -> dict[str, Any]:
+    """Each sub-config that ``dotted`` changes, as its default dict with the changes: a per-layer list the
+    default holds (Gemma 3's ``layer_types``) is left out when a field of its length changes, so the config
+    computes it again for the new count.
+
+    >>> nested({"text_config": {"num_hidden_layers": 3, "layer_types": ["a", "b", "a"], "width": 2}},
+    ...        {"text_config.num_hidden_layers": 4})
+    {'text_config': {'num_hidden_layers': 4, 'width': 2}}
+    """
+    by_head: dict[str, dict] = {}
+    for key, value in dotted.items():
+        head, _, rest = key.partition(".")
+        by_head.setdefault(head, {})[rest] = value
+    out = {}
+    for head, changes in by_head.items():
+        base = dict(defaults.get(head) or {})
+        inner = {k: v for k, v in changes.items() if "." not in k}
+        lengths = {base[k] for k in inner if isinstance(base.get(k), int) and base[k] != inner[k]}
+        base = {k: v for k, v in base.items() if not (isinstance(v, list) and len(v) in lengths)}
+        base.update(inner)
+        base.update(nested(base, {k: v for k, v in changes.items() if "." in k}))
+        out[head] = base
+    return out
 
 
 def _shapes(model) -> Observation:
@@ -175,12 +231,16 @@ def _shapes(model) -> Observation:
     named = [(name.split("."), tuple(int(d) for d in p.shape), p) for name, p in model.named_parameters()]
     kinds = _layer_kinds([(parts, shape) for parts, shape, _ in named], lists)
     shapes: dict[str, list[tuple[int, ...]]] = {}
+    frozen = set()
     total = trainable = 0
     for parts, shape, p in named:
-        shapes.setdefault(_normalise(parts, lists, kinds), []).append(shape)
+        name = _normalise(parts, lists, kinds)
+        shapes.setdefault(name, []).append(shape)
         total += p.numel()
         trainable += p.numel() if p.requires_grad else 0
-    return Observation(shapes, total, trainable)
+        if not p.requires_grad:
+            frozen.add(name)
+    return Observation(shapes, total, trainable, frozenset(frozen))
 
 
 def _normalise(parts: list[str], lists: set[str], kinds: dict | None = None) -> str:

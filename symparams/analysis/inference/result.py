@@ -48,6 +48,9 @@ STANDARD = {
     "qk_nope_head_dim": "D_n", "qk_rope_head_dim": "D_r", "v_head_dim": "D_v",
 }
 
+#: the sub-config of a multimodal model's language model
+TEXT_CONFIG = "text_config."
+
 _OWN: dict[tuple[str, bool], sp.Symbol] = {}
 
 
@@ -74,7 +77,8 @@ def symbols_for(fields) -> dict[str, sp.Symbol]:
     out: dict[str, sp.Symbol] = {}
     taken: set[str] = set()
     for name in fields:
-        standard = STANDARD.get(name)
+        # a multimodal model's language model says what its sizes mean; other towers get symbols of their own
+        standard = STANDARD.get(name.removeprefix(TEXT_CONFIG))
         if standard is not None and standard not in taken:
             out[name] = SYMBOLS[standard].symbol
             taken.add(standard)
@@ -125,10 +129,13 @@ class Parameter:
     name: str
     count: sp.Expr
     shape: tuple[sp.Expr, ...]
+    frozen: bool = False  # does not train (``requires_grad`` False: a fixed sinusoidal table)
 
     def to_data(self) -> list:
-        """``[name, count, [dim, ...]]``, each formula as :func:`encode_value` writes it."""
-        return [self.name, encode_value(self.count), [encode_value(d) for d in self.shape]]
+        """``[name, count, [dim, ...]]`` (and ``"frozen"`` last when it does not train), each formula as
+        :func:`encode_value` writes it."""
+        return [self.name, encode_value(self.count), [encode_value(d) for d in self.shape]] + \
+            (["frozen"] if self.frozen else [])
 
 
 @dataclass(frozen=True)
@@ -152,8 +159,9 @@ class Verification:
 class Inferred:
     """The parameter count of one ``model_type`` and head, inferred from meta-device builds.
 
-    ``total`` is None when the type could not be inferred (``reason`` says why).  ``trainable`` and
-    ``active`` (mixture of experts) are left None by this version of the engine.
+    ``total`` is None when the type could not be inferred (``reason`` says why); ``trainable`` leaves out the
+    frozen parameters.  ``active`` (mixture of experts) is left None: the routed experts and their top-k are
+    read from a config by the inferred family.
     """
 
     model_type: str
@@ -206,6 +214,7 @@ class Inferred:
             "total": None if self.total is None else str(self.total),
             "total_srepr": None if self.total is None else sp.srepr(self.total),
             "total_terms": None if self.total is None else encode(self.total),
+            "trainable": None if self.trainable is None else str(self.trainable),
             "symbols": {k: str(s) for k, s in self.symbols.items()},
             "flags": {k: str(s) for k, s in self.flags.items()},
             "conditions": {"relations": [str(r) for r in c.relations], "fixed": c.fixed,

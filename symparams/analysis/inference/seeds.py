@@ -12,6 +12,7 @@ from __future__ import annotations
 
 #: model_type → config values the default leaves unset, with the checkpoint whose config.json gives them
 SEEDS: dict[str, dict] = {
+    "dbrx": {"attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000}},  # databricks/dbrx-base
     "dots1": {"n_routed_experts": 128, "n_shared_experts": 2, "num_experts_per_tok": 6},  # rednote-hilab/dots.llm1.base
     "esm": {"vocab_size": 33, "pad_token_id": 1, "mask_token_id": 32,  # facebook/esm2_t6_8M_UR50D
             "emb_layer_norm_before": False},
