@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Sequence
 
@@ -19,7 +20,7 @@ def load(args, free: Sequence[str] = ()) -> Any:
 
     Symbols in ``free`` keep no value (a preset's is dropped): ``solve`` finds them.
     """
-    from ..families.lookup import from_config, model
+    from ..families.lookup import model
 
     name = getattr(args, "model", None)
     config = getattr(args, "config", None)
@@ -31,10 +32,28 @@ def load(args, free: Sequence[str] = ()) -> Any:
     if config is not None and not config.strip():
         raise SymparamsError("--config takes the path of a config.json or of the folder holding one")
     if config:
-        return from_config(config, head=head, overrides=sets)
+        return _from_config(config, head, sets)
     if not name:
         raise SymparamsError("name a model (a preset or a family; see `symparams list`) or give --config PATH")
     return model(name, head=head, **sets)
+
+
+def _from_config(path: str, head, sets: dict):
+    """The model of a config.json; one the inferred formulas do not cover is counted by one meta-device build
+    when torch and transformers are installed (and no --set asks for a formula)."""
+    from ..families.inferred import OutsideConditions
+    from ..families.lookup import from_config
+
+    try:
+        return from_config(path, head=head, overrides=sets)
+    except OutsideConditions as exc:
+        from ..analysis.inference.confirm import built_model, can_build
+        from ..families.config import read
+
+        if sets or not can_build():
+            raise
+        file = os.path.join(path, "config.json") if os.path.isdir(path) else path
+        return built_model(read(file), head, file, str(exc))
 
 
 def cmd_list(args) -> None:

@@ -87,6 +87,8 @@ class Family:
     #: ``from_config(reader) -> (values, switches)``, reader a :class:`symparams.families.config.ConfigReader`;
     #: missing keys take the defaults of the family's transformers config class
     from_config: Callable[[Any], tuple[dict, dict]] | None = None
+    #: built from formulas inferred from transformers' builds, not written by hand: no article tells its story
+    inferred: bool = False
 
     def switch(self, name: str) -> Switch:
         for sw in self.switches:

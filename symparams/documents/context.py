@@ -29,7 +29,7 @@ def title_of(keys, names, family: str, t: dict) -> tuple[str, str]:
     for key, name in zip(keys, list(names) + [names[-1]] * len(keys)):
         entry = blocks.get(f"{family}/{key}") or blocks.get(key)
         if entry is None:
-            titles.append("`" + name.rsplit(".", 1)[-1] + "`")
+            titles.append("`" + _short_name(name) + "`")
         else:
             titles.append(entry["title"])
             if entry.get("about"):
@@ -37,6 +37,17 @@ def title_of(keys, names, family: str, t: dict) -> tuple[str, str]:
     titles = list(dict.fromkeys(titles))
     sep = t["colon"] if len(names) == 1 and len(keys) == 2 else t["list_sep"]
     return sep.join(titles), t["sp"].join(dict.fromkeys(abouts))
+
+
+def _short_name(path: str) -> str:
+    """A module's name as a title: its last segment, with the list it indexes when that is a ``*`` (one of
+    a stack: ``layers.*``).
+
+    >>> _short_name("encoder.layer.*"), _short_name("embeddings.word_embeddings")
+    ('layer.*', 'word_embeddings')
+    """
+    parts = path.rsplit(".", 2)
+    return ".".join(parts[-2:]) if parts[-1].startswith("*") and len(parts) > 1 else parts[-1]
 
 
 @lru_cache(maxsize=8192)
@@ -148,6 +159,7 @@ def _doc(d: Derivation, lang: str) -> dict:
     biggest = max(d.sections, key=lambda s: s.contribution)
     return {
         "name": d.name, "family": d.family, "family_title": d.family_title.get(lang, d.family),
+        "inferred": d.inferred, "polynomial": d.polynomial,
         "preset": d.preset or "", "preset_title": (d.preset_title or {}).get(lang, ""),
         "changes": [{"key": k, "before": b, "after": a} for k, b, a in d.changes],
         "head": d.head or "",
@@ -167,7 +179,7 @@ def _doc(d: Derivation, lang: str) -> dict:
         "active": thousands(d.active), "active_share": _share_text(d.active_share),
         "active_formula": d.active_formula, "shows_active": d.active != d.total,
         "closed_formula": d.closed_formula, "closed_substituted": d.closed_substituted,
-        "proof": _proof(d.proof, lang), "costs": _costs(d.costs, lang), "published": _published(d.published, lang),
+        "proof": _proof(d.proof, lang), "costs": _costs(d.costs, lang) if d.costs else None, "published": _published(d.published, lang),
         "notes": [_note(note, lang) for note in d.notes], "related": related,
         "largest": largest,
         "biggest": {"title": title_of(biggest.keys, biggest.names, d.family, t)[0],

@@ -43,7 +43,7 @@ from ..analysis.flops import laws
 from ..analysis.proof import HELD
 from ..core.algebra import BlockCounts, closed_form, evaluated, whole
 from ..core.blocks import Block, group, product_as_written, tree_fact
-from ..core.compute import BATCH, SEQ
+from ..core.compute import BATCH, SEQ, declares_attention
 from ..core.errors import SymparamsError
 from ..core.formatting import ratio, thousands
 from ..core.model import Model
@@ -269,6 +269,10 @@ class Derivation:
     rules: tuple[str, ...] = ()
     #: the preset's published size reconciled with the exact count (see :func:`_published`), or None
     published: dict | None = None
+    #: the family was inferred from transformers' builds (no article tells its story)
+    inferred: bool = False
+    #: the closed form is a polynomial in the sizes (else it holds a whole-number division, a floor)
+    polynomial: bool = True
 
     @property
     def items(self):
@@ -718,19 +722,23 @@ class _Builder:
             elif step.key == "simplified":
                 closed = latex(step.rhs)
             elif step.key == "derivative":
-                derivative = latex(step.rhs)
+                derivative = _derivative(step.rhs)
             elif step.key == "dependence":
                 dependence = latex(step.rhs)
         heads = tuple(sorted(p.witness))
         totals = tuple(sorted(set(p.witness.values())))
         witness = tuple((a, p.witness[a]) for a in heads)  # each head count beside its own total
         fixed = p.fixed_ratio
+        if fixed is not None and fixed.derivative.has(sp.Derivative):
+            # a floor of A (a head width H // A): whether N moves with A at a fixed ratio is a question of which
+            # A divide H, which a derivative cannot answer; the counterexample above stands alone
+            fixed = None
         if fixed is not None:
             fixed = {"held": r",\; ".join(f"{h.quantity_latex} = {sp.latex(h.name)}" for h in fixed.held),
                      "substitution": r",\; ".join(f"{sp.latex(h.symbol)} = {latex(h.substitution)}"
                                                    for h in fixed.held),
                      "closed": latex(fixed.closed_form),
-                     "derivative": latex(fixed.derivative), "invariant": bool(fixed.invariant),
+                     "derivative": _derivative(fixed.derivative), "invariant": bool(fixed.invariant),
                      "conditions": tuple((h.condition.latex, h.condition.en, h.condition.zh) for h in fixed.held),
                      "value": r",\; ".join(f"{sp.latex(k)} = {sp.latex(v)}" for k, v in fixed.values.items()),
                      "remaining": tuple(_remaining_term(t, held) for t, held in fixed.remaining)}
@@ -749,6 +757,12 @@ class _Builder:
             thumb=None if thumb is None else {"formula": latex(thumb.formula, written=True), "value": thumb.value,
                                               "total": thumb.total, "share": thumb.share},
             thumb_status="" if self.m.free else "applies" if thumb is not None else "other")
+
+
+def _derivative(expr: sp.Expr) -> str:
+    """∂N/∂A in LaTeX; empty when the count holds a floor of A (a whole-number division has no derivative worth
+    showing: the counterexample then makes the case)."""
+    return "" if expr.has(sp.Derivative) else latex(expr)
 
 
 #: a size symbol or a ratio of two in a side condition's text (``A``, ``2A``, ``H/A``), not inside a word
@@ -841,8 +855,8 @@ def _with_lm_head(m: Model) -> dict:
     return {"lm_head": m.lm_head, "with_lm_head": m.with_head(m.lm_head).count}
 
 
-def _outline(sections, notes) -> tuple[dict, ...]:
-    ids = ["intro", "computation", "summary", "closed_form", "heads", "costs"]
+def _outline(sections, notes, costs: bool = True) -> tuple[dict, ...]:
+    ids = ["intro", "computation", "summary", "closed_form", "heads"] + (["costs"] if costs else [])
     if notes:
         ids.append("articles")
     ids.append("conclusion")
@@ -900,7 +914,8 @@ def _derive(key: _ByValue) -> Derivation:
         closed_form=closed,
         closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
         proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
-        outline=_outline(sections, notes), active=m.active, active_share=m.active_share,
+        outline=_outline(sections, notes, declares_attention(m.tree)), active=m.active, active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
-        costs=_costs(m), rules=rules_of(m.tree), published=_published(m, preset) if not changes else None,
+        inferred=m.family.inferred, polynomial=closed.is_polynomial(*closed.free_symbols),
+        costs=_costs(m) if declares_attention(m.tree) else None, rules=rules_of(m.tree), published=_published(m, preset) if not changes else None,
         **_with_lm_head(m))

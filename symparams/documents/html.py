@@ -93,9 +93,26 @@ def _js_symbols(expr: sp.Expr) -> sp.Expr:
 def bigint_js(expr: sp.Expr) -> str:
     """An integer-coefficient polynomial as a BigInt JavaScript expression (symbols ``x_NAME`` on ``v``)."""
     expr = sp.sympify(expr)
-    if any(s.name[:2] not in ("x_", "n_", "d_") for s in expr.free_symbols):
+    if any(s.name[:2] not in ("x_", "n_", "d_", "f_") for s in expr.free_symbols):
         expr = _js_symbols(expr)
     return _BigIntPrinter().doprint(expr)
+
+
+def _floors_named(expr: sp.Expr) -> tuple[sp.Expr, dict]:
+    """``expr`` with each whole-number division ``floor(a/b)`` (an inferred head width ``⌊H/A⌋``) replaced by a
+    symbol ``f_k``, and each symbol's (numerator, denominator) as integer polynomials."""
+    from ..families.inferred import FloorDiv
+
+    found = sorted(expr.atoms(sp.floor, FloorDiv), key=sp.default_sort_key)
+    floors = {}
+    for k, atom in enumerate(found):
+        if isinstance(atom, FloorDiv):
+            num, den = atom.args
+        else:
+            gens = sorted(atom.free_symbols, key=lambda s: s.name)
+            num, den = int_fraction(atom.args[0], gens)
+        floors[sp.Symbol(f"f_{k}", integer=True, nonnegative=True)] = (num, den)
+    return expr.xreplace(dict(zip(found, floors))), floors
 
 
 def fraction_js(expr: sp.Expr) -> str:
@@ -103,7 +120,15 @@ def fraction_js(expr: sp.Expr) -> str:
 
     A ``Piecewise`` (ELECTRA's "E ≠ H" constraint) becomes a chain of ``?:``.
     """
-    expr = sp.piecewise_fold(_js_symbols(sp.expand(sp.sympify(expr))))
+    expr, floors = _floors_named(sp.piecewise_fold(_js_symbols(sp.expand(sp.sympify(expr)))))
+    if floors:  # each whole-number division once, as BigInt division (positive operands: it is the floor)
+        names = ", ".join(f"{f.name}: ({bigint_js(n)}) / ({bigint_js(d)})" for f, (n, d) in floors.items())
+        return f"(v) => ((v) => {_fraction_code(expr)})({{...v, {names}}})"
+    return f"(v) => {_fraction_code(expr)}"
+
+
+def _fraction_code(expr: sp.Expr) -> str:
+    """The body of :func:`fraction_js`: ``[numerator, denominator]`` of an expression in JavaScript's names."""
     gens = sorted(expr.free_symbols, key=lambda s: s.name) or [sp.Symbol("x_unused")]
 
     def pair(e):
@@ -121,12 +146,12 @@ def fraction_js(expr: sp.Expr) -> str:
         return "(" + (" && " if kind == "and" else " || ").join(cond(a) for a in c[1]) + ")"
 
     if not isinstance(expr, sp.Piecewise):
-        return f"(v) => {pair(expr)}"
+        return pair(expr)
     code = "[0n, 1n]"  # no piece applies: not a positive whole number
     for e, c in reversed(expr.args):
         test = condition_tree(c, gens)
         code = pair(e) if test == ("const", True) else f"({cond(test)} ? {pair(e)} : {code})"
-    return f"(v) => {code}"
+    return code
 
 
 # -- the page --------------------------------------------------------------------------------
@@ -398,7 +423,7 @@ def render_html(m, lang: str = "en", title: str | None = None) -> str:
     sections = [_item(s, d, lang, formulas, values, ui) for s in d.sections]
     controls = _controls(m, lang)
     proof = m.prove()
-    costs = _costs(d, lang, formulas)
+    costs = _costs(d, lang, formulas) if d.costs else None
     summary = [{"id": s["id"], "title": s["title"], "formula": _math(closed_form(contribution_formula(i))),
                 "count": s["count"], "share": s["share"]} for s, i in zip(sections, d.sections)]
     # the chart: a bar per component that holds parameters, its width its share (the page resizes it)

@@ -141,6 +141,11 @@ def symbol_of(field: str, name: str) -> sp.Symbol:
     return sp.Symbol(name, integer=True, positive=True)
 
 
+class OutsideConditions(SymparamsError):
+    """A config the inferred formulas do not cover (outside a formula's conditions, or of a class not inferred):
+    refused, unless one real meta-device build can count it (``symparams count`` does when torch is installed)."""
+
+
 # -- the tree --------------------------------------------------------------------
 
 def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -> Block:
@@ -158,6 +163,15 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
             leaves.append((path.split("."), n, tuple(sp.expand(formula(d, scope)) for d in shape),
                            "frozen" in marks))
     root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
+    return Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
+
+
+def tree_of_build(model_type: str, shapes: Mapping[str, list], frozen=frozenset(), top_k: int | None = None) -> Block:
+    """The Block tree of one real build: each normalised parameter name's shapes (one per instance), grouped by
+    module path as an inferred tree is, every size a number."""
+    leaves = [(path.split("."), sp.Integer(len(found)), tuple(sp.Integer(d) for d in found[0]), path in frozen)
+              for path, found in shapes.items()]
+    root = _module(model_type, leaves, top_k=top_k)
     return Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
 
 
@@ -300,7 +314,7 @@ def class_of(model_type: str, head: str | None, source: str) -> str:
                              f"(it has: {has}; choose one with --head)")
     entry = known[cls]
     if not entry["exact"]:
-        raise SymparamsError(f"{source}: model_type {model_type!r} ({cls}) has no hand-written family and was not "
+        raise OutsideConditions(f"{source}: model_type {model_type!r} ({cls}) has no hand-written family and was not "
                              f"inferred: {entry['reason']}")
     return cls
 
@@ -374,7 +388,7 @@ def _refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) -
         if isinstance(value, int) and not isinstance(value, bool) and key not in known and "token_id" not in key \
                 and key.rpartition(".")[2] not in data()["ignored"] and not key.startswith("_") and any(w in key for w in SIZE_WORDS) \
                 and not any(w in key for w in NOT_SIZES):
-            raise SymparamsError(f"{source}: key {key} is outside the inferred formula's fields (it may change "
+            raise OutsideConditions(f"{source}: key {key} is outside the inferred formula's fields (it may change "
                                  f"shapes the formula does not follow)")
 
 
@@ -416,11 +430,11 @@ def _check_conditions(conditions: dict, known: dict, defaults: dict, follows: di
         else:
             value = reader.int(key, default=defaults.get(key, held), minimum=0)
         if value != held:
-            raise SymparamsError(f"{where} {key} is {_json(value)}, the formula holds only for {key} = {_json(held)}")
+            raise OutsideConditions(f"{where} {key} is {_json(value)}, the formula holds only for {key} = {_json(held)}")
         known[key] = value
     for key in conditions.get("unset", ()):
         if reader.has(key):
-            raise SymparamsError(f"{where} {key} is set, the formula holds only with {key} unset (null)")
+            raise OutsideConditions(f"{where} {key} is set, the formula holds only with {key} unset (null)")
     return known
 
 
@@ -430,7 +444,7 @@ def _check_relations(conditions: dict, known: dict, source: str) -> None:
     for text in conditions.get("relations", ()):
         left, kind, right = _relation(text)
         if left in known and right in known and not _holds(kind, known[left], known[right]):
-            raise SymparamsError(f"{where} {left} = {known[left]}, {right} = {known[right]}; the formula needs "
+            raise OutsideConditions(f"{where} {left} = {known[left]}, {right} = {known[right]}; the formula needs "
                                  f"{text}")
 
 
@@ -490,7 +504,7 @@ def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, head
     entry = known[cls]
     reading = Reading({}, put_in, {})
     return Family(model_type, {"en": f"{model_type}, inferred", "zh": f"{model_type}（推断）"}, build,
-                  switches=switches, heads=heads, constraints=_constraints(entry, reading))
+                  switches=switches, heads=heads, constraints=_constraints(entry, reading), inferred=True)
 
 
 def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str, Any] | None, source: str):

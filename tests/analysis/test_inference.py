@@ -49,6 +49,22 @@ def test_fit_writes_a_width_that_is_not_divisible_with_a_floor():
     assert found == {Term((("g", 1),), ("h", "a")): 1}
 
 
+def test_fit_writes_the_patches_of_a_square_image_with_a_squared_floor():
+    points = [{"i": i, "p": p} for i in (224, 336, 384, 500, 640) for p in (14, 16, 32)]
+    values = [(p["i"] // p["p"]) ** 2 + 1 for p in points]  # a ViT's position table: a row per patch, one for CLS
+    found = fit(points, values, ["i", "p"])
+    assert {str(t): c for t, c in found.items()} == {"floor(i/p)**2": 1, "1": 1}
+
+
+def test_one_or_two_terms_fit_where_the_basis_outgrows_the_points():
+    # a layer count moving in steps of its group size: nine distinct points, too few for the full floor basis
+    pairs = [(4, 4), (8, 4), (8, 8), (12, 12), (16, 4), (16, 8), (16, 16), (24, 8), (24, 12)]
+    points = [{"l": l, "g": g} for l, g in pairs]
+    found = fit(points, [l // g for l, g in pairs], ["l", "g"], max_level=5)
+    assert {str(t): c for t, c in found.items()} == {"l/g": 1}
+    assert fit(points[:5], [l // g for l, g in pairs[:5]], ["l", "g"], max_level=5) is None  # too few to trust
+
+
 def test_a_fit_with_too_few_points_is_refused():
     points = [{"x": x} for x in (1, 2, 3)]
     assert fit(points, [x * x for x in (1, 2, 3)], ["x"]) is None  # 3 terms need 3 + 3 points
@@ -57,6 +73,21 @@ def test_a_fit_with_too_few_points_is_refused():
 def test_flags_are_never_squared_nor_divided_by():
     terms = {str(t) for t in basis(["h", "f"], 4, binary=frozenset({"f"}))}
     assert "f**2" not in terms and "h/f" not in terms and "f/h" in terms
+
+
+def test_layers_of_several_kinds_are_named_by_kind_in_layer_order():
+    from symparams.analysis.inference.probing import _layer_kinds, _normalise
+
+    lists = {"layers", "layers.0.experts", "layers.2.experts"}
+    names = ["embed.weight", "layers.0.attn.weight", "layers.0.experts.0.w", "layers.0.experts.1.w",
+             "layers.1.mixer.weight", "layers.2.attn.weight", "layers.2.experts.0.w", "layers.2.experts.1.w"]
+    named = [(n.split("."), (4, 4)) for n in names]
+    kinds = _layer_kinds(named, lists)
+    assert [_normalise(p, lists, kinds) for p, _ in named] == [
+        "embed.weight", "layers.*1.attn.weight", "layers.*1.experts.*.w", "layers.*1.experts.*.w",
+        "layers.*2.mixer.weight", "layers.*1.attn.weight", "layers.*1.experts.*.w", "layers.*1.experts.*.w"]
+    uniform = [(n.split("."), (4, 4)) for n in ("layers.0.attn.weight", "layers.1.attn.weight")]
+    assert _normalise(uniform[1][0], {"layers"}, _layer_kinds(uniform, {"layers"})) == "layers.*.attn.weight"
 
 
 def test_fields_take_the_standard_symbols_once():

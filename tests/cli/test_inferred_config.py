@@ -13,10 +13,14 @@ import pytest
 import torch
 import transformers
 
+from symparams.families.inferred import OutsideConditions
+from symparams.families.lookup import from_config
 from tests.reference import FIXTURES, ROOT
 
 OLMO = FIXTURES / "allenai" / "OLMo-1B-hf.json"
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
+#: a type the data holds but could not infer, whose default config transformers cannot build
+NOT_INFERRED = "musicgen"
 
 
 def run(*args):
@@ -68,27 +72,56 @@ def test_formula_prove_solve_and_sweep_work_on_an_inferred_model():
     assert code == 0 and "L = 16" in out
 
 
-def test_a_held_value_of_the_config_is_refused_in_one_line(tmp_path):
-    assert_one_line_error(*run("count", "--config", olmo_with(tmp_path, attention_bias=True))[::2],
+def meta_total(path, auto: str = "AutoModel") -> int:
+    """What transformers builds from the file on the meta device."""
+    config = transformers.OlmoConfig.from_json_file(str(path))
+    with torch.device("meta"):
+        module = getattr(transformers, auto).from_config(config)
+    return sum(p.numel() for p in module.parameters())
+
+
+#: (changes to OLMo-1B's config, head, the condition the formula names: the note repeats it)
+OUTSIDE = [
+    ({"attention_bias": True}, None, "outside the inferred formula's conditions: attention_bias is true, the formula "
+                                     "holds only for attention_bias = false"),
+    ({"head_dim": 64}, None, "key head_dim is outside the inferred formula's fields (it may change shapes the "
+                             "formula does not follow)"),
+    ({}, "causal-lm", "outside the inferred formula's conditions: tie_word_embeddings is true, the formula holds "
+                      "only for tie_word_embeddings = false"),
+]
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("changes,head,condition", OUTSIDE, ids=["held-flag", "unknown-size", "tied-head"])
+def test_outside_the_conditions_the_formula_refuses_and_one_real_build_counts(tmp_path, changes, head, condition):
+    """The library refuses (never a wrong number); the CLI, with torch installed, counts the config by one
+    meta-device build and says so, on one line naming the condition."""
+    path = olmo_with(tmp_path, **changes)
+    with pytest.raises(OutsideConditions) as refused:
+        from_config(str(path), head=head)
+    assert str(refused.value) == f"{path}: {condition}"
+    code, out, err = run("count", "--config", path, *(("--head", head) if head else ()), "--json")
+    assert code == 0 and err == ""
+    assert json.loads(out)["total"] == meta_total(path, "AutoModelForCausalLM" if head else "AutoModel")
+    code, out, _ = run("count", "--config", path, *(("--head", head) if head else ()))
+    notes = [line for line in out.splitlines() if line.startswith("note:")]
+    assert notes == [f"note: counted by one meta-device build of transformers {transformers.__version__}: "
+                     f"{condition}"]
+
+
+def test_with_set_outside_the_conditions_stays_refused(tmp_path):
+    """A --set asks for the formula at other values: no single build answers that."""
+    assert_one_line_error(*run("count", "--config", olmo_with(tmp_path, attention_bias=True), "--set", "L=8")[::2],
                           "attention_bias is true, the formula holds only for attention_bias = false")
 
 
-def test_a_size_key_the_formula_does_not_know_is_refused_in_one_line(tmp_path):
-    assert_one_line_error(*run("count", "--config", olmo_with(tmp_path, head_dim=64))[::2],
-                          "key head_dim is outside the inferred formula's fields")
-
-
-def test_a_head_outside_the_conditions_is_refused_in_one_line():
-    assert_one_line_error(*run("count", "--config", OLMO, "--head", "causal-lm")[::2],
-                          "tie_word_embeddings is true, the formula holds only for tie_word_embeddings = false")
-
-
-def test_a_type_that_was_not_inferred_is_refused_with_its_reason(tmp_path):
+def test_a_type_that_was_not_inferred_and_does_not_build_is_one_line(tmp_path):
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "dbrx"}))
-    assert_one_line_error(*run("count", "--config", path)[::2],
-                          "model_type 'dbrx' (base) has no hand-written family and was not inferred: the default "
-                          "config cannot be built")
+    path.write_text(json.dumps({"model_type": NOT_INFERRED}))
+    code, _, err = run("count", "--config", path)
+    assert_one_line_error(code, err, f"model_type '{NOT_INFERRED}' (base) has no hand-written family and was not "
+                                     "inferred: the default config cannot be built")
+    assert "transformers cannot build it either" in err
 
 
 @pytest.mark.parametrize("changes,needle", [

@@ -10,6 +10,7 @@ Nothing is skipped: a missing TeX is a failure (CI installs it).
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -19,12 +20,14 @@ import pytest
 
 from symparams import Model, model
 from symparams.documents.render import render
+from symparams.families.inferred import model as inferred_model
 from symparams.families.registry import family
 from tests.reference import ROOT
 
 pytestmark = pytest.mark.tex
 
 HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {}"
+OLMO = json.loads((ROOT / "tests" / "fixtures" / "allenai" / "OLMo-1B-hf.json").read_text())
 
 CASES = {
     "bert-base.en": (lambda: model("bert-base"), "en", None),
@@ -35,6 +38,8 @@ CASES = {
     "falcon-40b.zh": (lambda: model("falcon-40b"), "zh", None),
     # a diagram of stacks within stacks (experts in layers), every long formula of its summary set below the table
     "deepseek-v3.zh": (lambda: model("deepseek-v3"), "zh", None),
+    # an inferred model: module paths for titles, floors (⌊H/A⌋) in its formulas, no costs section
+    "olmo-1b-inferred.en": (lambda: inferred_model(OLMO), "en", None),
     "hostile-title.en": (lambda: model("bert-base"), "en", HOSTILE),
     "hostile-name.zh": (lambda: Model(family("transformer"), {"V": 32000, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
                                       name=HOSTILE), "zh", None),
@@ -111,6 +116,12 @@ def test_transformer_base_pdf_holds_its_total_and_the_article_comparison(compile
         # all parameters, the trainable ones (sinusoidal tables are frozen), the article's accounting
         for figure in ("63,606,784", "63,082,496", "60,686,336"):
             assert figure in text, (name, figure)
+
+
+def test_inferred_pdf_holds_its_total_and_no_derivative_of_a_floor(compiled):
+    text = flat(compiled["olmo-1b-inferred.en"][2])
+    assert "1,176,764,416" in text and "1,109,655,552" in text  # the total; the counterexample at A = 32
+    assert "derivative" not in text and "polynomial" not in text and "FLOPs" not in text
 
 
 def squeezed(text: str) -> str:

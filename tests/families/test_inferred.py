@@ -125,15 +125,26 @@ FAMILY_CASES = _family_cases()
 
 @pytest.mark.parametrize("path,cls", FAMILY_CASES, ids=[f"{name_of(p)}-{c}" for p, c in FAMILY_CASES])
 def test_the_family_and_the_inferred_formula_agree(path, cls):
+    """The total, the trainable count and the active count (a token's top-k experts of the N_e, read from the
+    config by the inferred tree, written by hand in the family) agree."""
     config = read(path)
-    ours = inferred.model(config, head=head_of(cls), source=str(path)).count
-    family = from_config(str(path), head=head_of(cls)).count
+    ours = inferred.model(config, head=head_of(cls), source=str(path))
+    family = from_config(str(path), head=head_of(cls))
     if config["model_type"] == "t5" and cls == "seq2seq-lm" and config.get("tie_word_embeddings") is False:
         # transformers 5 ties T5's lm_head when it builds from a config (the inferred count); a checkpoint with
         # its own lm_head keeps it apart when loaded (the family's count: tests/families/test_decoders.py)
-        assert family - ours == config["vocab_size"] * config["d_model"]
+        assert family.count - ours.count == config["vocab_size"] * config["d_model"]
     else:
-        assert ours == family
+        assert (ours.count, ours.trainable, ours.active) == (family.count, family.trainable, family.active)
+
+
+def test_the_mixture_of_experts_fixtures_have_their_active_counts_inferred():
+    """Mixtral 8x7B: of 8 experts a token uses 2, so each layer's expert weights count 2/8 (hand arithmetic)."""
+    mixtral = inferred.model(read(FIXTURES / "mistralai" / "Mixtral-8x7B-v0.1" / "config.json"))
+    experts_per_layer = 8 * 3 * 14336 * 4096
+    assert mixtral.count - mixtral.active == 32 * experts_per_layer * 6 // 8
+    assert inferred.model(read(FIXTURES / "Qwen" / "Qwen1.5-MoE-A2.7B" / "config.json")).active < \
+        inferred.model(read(FIXTURES / "Qwen" / "Qwen1.5-MoE-A2.7B" / "config.json")).count
 
 
 def test_a_type_without_a_family_is_counted_tensor_by_tensor_as_transformers_builds_it():

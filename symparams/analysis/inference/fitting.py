@@ -170,8 +170,9 @@ def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Seque
     return _sparse(points, values, names, binary, max_level)
 
 
-#: the most terms a sparse fit combines
+#: the most terms a sparse fit combines, and the most variables it is tried in (pairs of terms grow fast)
 SPARSE = 2
+SPARSE_NAMES = 2
 
 
 def _sparse(points, values, names, binary, max_level) -> dict[Term, Fraction] | None:
@@ -183,6 +184,8 @@ def _sparse(points, values, names, binary, max_level) -> dict[Term, Fraction] | 
     ...                                   3).items()}
     {'l/g': '1'}
     """
+    if len(names) > SPARSE_NAMES:
+        return None
     terms = list(dict.fromkeys(t for level in range(max_level + 1) for t in basis(names, level, binary)))
     for size in range(1, SPARSE + 1):
         if size + 2 * SURPLUS > len(points):  # few terms chosen from many: twice the surplus against chance
