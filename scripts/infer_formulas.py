@@ -261,10 +261,17 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              f"- every class exact: {share(len(exact))} of the types",
              f"- every class exact with all size fields free: {share(len(free))} of the types",
              f"- not reached in this run (time budget): {len(not_reached)}", "",
-             "`count --config` counts a config.json of a type no hand-written family reads with these formulas; "
-             "a config outside a formula's conditions (a value held in the fit, a key it needs unset, a relation "
-             "between fields, a size key it was not fitted over) is refused in one line, never counted wrong. "
-             "Regenerate with `nice -n 19 python scripts/infer_formulas.py` (`--only TYPE ...` for some types).", "",
+             "`count --config` counts a config.json of a type no hand-written family reads with these formulas "
+             "(the trainable count too, and for a mixture of experts the active count, from the config's top-k); "
+             "`formula`, `prove`, `solve`, `sweep` and `derive` (a generic document: modules by path, shapes, "
+             "closed form, head-count proof) work on them. A multimodal type's sub-config fields are written "
+             "with dots (`text_config.hidden_size`; the language model's take the standard symbols), a stack of "
+             "layers of several kinds is fitted kind by kind (`layers.*1`, `layers.*2`, in layer order). "
+             "A config outside a formula's conditions (a value held in the fit, a key it needs unset, a relation "
+             "between fields, a size key it was not fitted over) is refused in one line, never counted wrong; "
+             "with torch and transformers installed, `count` counts it by one meta-device build instead and says "
+             "so. Regenerate with `nice -n 19 python scripts/infer_formulas.py` (`--only TYPE ...` for some "
+             "types).", "",
              "Verified: fresh random configurations whose real meta-device count equals the formula "
              "(the default config is checked too). Held: size fields that could not move in the fit, so the "
              "formula holds at that value only. Seconds: wall time of the class's inference.", "",

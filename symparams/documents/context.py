@@ -159,7 +159,7 @@ def _doc(d: Derivation, lang: str) -> dict:
     biggest = max(d.sections, key=lambda s: s.contribution)
     return {
         "name": d.name, "family": d.family, "family_title": d.family_title.get(lang, d.family),
-        "inferred": d.inferred, "polynomial": d.polynomial,
+        "inferred": d.inferred, "floors": d.floors,
         "preset": d.preset or "", "preset_title": (d.preset_title or {}).get(lang, ""),
         "changes": [{"key": k, "before": b, "after": a} for k, b, a in d.changes],
         "head": d.head or "",
@@ -179,7 +179,8 @@ def _doc(d: Derivation, lang: str) -> dict:
         "active": thousands(d.active), "active_share": _share_text(d.active_share),
         "active_formula": d.active_formula, "shows_active": d.active != d.total,
         "closed_formula": d.closed_formula, "closed_substituted": d.closed_substituted,
-        "proof": _proof(d.proof, lang), "costs": _costs(d.costs, lang) if d.costs else None, "published": _published(d.published, lang),
+        "proof": _proof(d.proof, lang),
+        "costs": _costs(d.costs, lang) if d.costs else None, "published": _published(d.published, lang),
         "notes": [_note(note, lang) for note in d.notes], "related": related,
         "largest": largest,
         "biggest": {"title": title_of(biggest.keys, biggest.names, d.family, t)[0],

@@ -271,8 +271,8 @@ class Derivation:
     published: dict | None = None
     #: the family was inferred from transformers' builds (no article tells its story)
     inferred: bool = False
-    #: the closed form is a polynomial in the sizes (else it holds a whole-number division, a floor)
-    polynomial: bool = True
+    #: the closed form holds a whole-number division (a floor: an inferred head width ⌊H/A⌋)
+    floors: bool = False
 
     @property
     def items(self):
@@ -759,6 +759,12 @@ class _Builder:
             thumb_status="" if self.m.free else "applies" if thumb is not None else "other")
 
 
+def _has_floor(expr: sp.Expr) -> bool:
+    from ..families.inferred import CeilDiv, FloorDiv
+
+    return expr.has(sp.floor, sp.ceiling, FloorDiv, CeilDiv)
+
+
 def _derivative(expr: sp.Expr) -> str:
     """∂N/∂A in LaTeX; empty when the count holds a floor of A (a whole-number division has no derivative worth
     showing: the counterexample then makes the case)."""
@@ -916,6 +922,7 @@ def _derive(key: _ByValue) -> Derivation:
         proof=b.proof(), notes=notes, related=related_for(m), largest=largest,
         outline=_outline(sections, notes, declares_attention(m.tree)), active=m.active, active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
-        inferred=m.family.inferred, polynomial=closed.is_polynomial(*closed.free_symbols),
-        costs=_costs(m) if declares_attention(m.tree) else None, rules=rules_of(m.tree), published=_published(m, preset) if not changes else None,
+        inferred=m.family.inferred, floors=_has_floor(closed),
+        costs=_costs(m) if declares_attention(m.tree) else None, rules=rules_of(m.tree),
+        published=_published(m, preset) if not changes else None,
         **_with_lm_head(m))

@@ -101,16 +101,18 @@ def bigint_js(expr: sp.Expr) -> str:
 def _floors_named(expr: sp.Expr) -> tuple[sp.Expr, dict]:
     """``expr`` with each whole-number division ``floor(a/b)`` (an inferred head width ``⌊H/A⌋``) replaced by a
     symbol ``f_k``, and each symbol's (numerator, denominator) as integer polynomials."""
-    from ..families.inferred import FloorDiv
+    from ..families.inferred import CeilDiv, FloorDiv
 
-    found = sorted(expr.atoms(sp.floor, FloorDiv), key=sp.default_sort_key)
+    found = sorted(expr.atoms(sp.floor, sp.ceiling, FloorDiv, CeilDiv), key=sp.default_sort_key)
     floors = {}
     for k, atom in enumerate(found):
-        if isinstance(atom, FloorDiv):
+        if isinstance(atom, (FloorDiv, CeilDiv)):
             num, den = atom.args
         else:
             gens = sorted(atom.free_symbols, key=lambda s: s.name)
             num, den = int_fraction(atom.args[0], gens)
+        if isinstance(atom, (CeilDiv, sp.ceiling)):  # ceil(a/b) = floor((a + b - 1)/b) for whole a, b > 0
+            num = num + den - 1
         floors[sp.Symbol(f"f_{k}", integer=True, nonnegative=True)] = (num, den)
     return expr.xreplace(dict(zip(found, floors))), floors
 

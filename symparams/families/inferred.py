@@ -99,8 +99,9 @@ def _term(term, symbols) -> sp.Expr:
     out = sp.Rational(int(num), int(den or 1))
     for name, exponent in powers:
         out *= _symbol(name, symbols) ** int(exponent)
-    for top, bottom, exponent in floors:
-        out *= FloorDiv(_symbol(top, symbols), _symbol(bottom, symbols)) ** int(exponent)
+    for top, bottom, exponent, *marks in floors:
+        divided = CeilDiv if "ceil" in marks else FloorDiv
+        out *= divided(_symbol(top, symbols), _symbol(bottom, symbols)) ** int(exponent)
     return out
 
 
@@ -131,6 +132,34 @@ class FloorDiv(sp.Function):
     def _latex(self, printer) -> str:
         a, b = self.args
         return rf"\left\lfloor{{\frac{{{printer._print(a)}}}{{{printer._print(b)}}}}}\right\rfloor"
+
+
+class CeilDiv(sp.Function):
+    """``ceil(a/b)`` of two positive whole numbers (the layers ``0, f, 2f, …`` of ``L``: ``ceil(L/f)``), worked
+    out only at whole numbers, as :class:`FloorDiv`.
+
+    >>> from symparams.core.symbols import L
+    >>> CeilDiv(L, 3).subs({L: 7})
+    3
+    """
+
+    nargs = 2
+    is_integer = True
+    is_nonnegative = True
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b > 0:
+            return sp.Integer(-(-int(a) // int(b)))
+        return None
+
+    def _sympystr(self, printer) -> str:
+        a, b = self.args
+        return f"ceiling({printer._print(a)}/{printer._print(b)})"
+
+    def _latex(self, printer) -> str:
+        a, b = self.args
+        return rf"\left\lceil{{\frac{{{printer._print(a)}}}{{{printer._print(b)}}}}}\right\rceil"
 
 
 def symbol_of(field: str, name: str) -> sp.Symbol:
@@ -430,7 +459,8 @@ def _check_conditions(conditions: dict, known: dict, defaults: dict, follows: di
         else:
             value = reader.int(key, default=defaults.get(key, held), minimum=0)
         if value != held:
-            raise OutsideConditions(f"{where} {key} is {_json(value)}, the formula holds only for {key} = {_json(held)}")
+            raise OutsideConditions(f"{where} {key} is {_json(value)}, the formula holds only for "
+                                    f"{key} = {_json(held)}")
         known[key] = value
     for key in conditions.get("unset", ()):
         if reader.has(key):

@@ -80,14 +80,19 @@ def test_layers_of_several_kinds_are_named_by_kind_in_layer_order():
 
     lists = {"layers", "layers.0.experts", "layers.2.experts"}
     names = ["embed.weight", "layers.0.attn.weight", "layers.0.experts.0.w", "layers.0.experts.1.w",
-             "layers.1.mixer.weight", "layers.2.attn.weight", "layers.2.experts.0.w", "layers.2.experts.1.w"]
-    named = [(n.split("."), (4, 4)) for n in names]
+             "layers.1.attn.weight", "layers.1.mlp.weight", "layers.2.attn.weight", "layers.2.experts.0.w",
+             "layers.2.experts.1.w"]
+    wide = {"layers.1.attn.weight": (8, 4)}  # a global-attention layer, wider than the sliding ones
+    named = [(n.split("."), wide.get(n, (4, 4))) for n in names]
     kinds = _layer_kinds(named, lists)
     assert [_normalise(p, lists, kinds) for p, _ in named] == [
         "embed.weight", "layers.*1.attn.weight", "layers.*1.experts.*.w", "layers.*1.experts.*.w",
-        "layers.*2.mixer.weight", "layers.*1.attn.weight", "layers.*1.experts.*.w", "layers.*1.experts.*.w"]
-    uniform = [(n.split("."), (4, 4)) for n in ("layers.0.attn.weight", "layers.1.attn.weight")]
-    assert _normalise(uniform[1][0], {"layers"}, _layer_kinds(uniform, {"layers"})) == "layers.*.attn.weight"
+        "layers.*2.attn.weight", "layers.*2.mlp.weight", "layers.*1.attn.weight", "layers.*1.experts.*.w",
+        "layers.*1.experts.*.w"]
+    # names that keep one shape: plain *, a name only some layers hold counts fewer instances
+    even = [(n.split("."), (4, 4)) for n in names]
+    assert {_normalise(p, lists, _layer_kinds(even, lists)) for p, _ in even} == {
+        "embed.weight", "layers.*.attn.weight", "layers.*.experts.*.w", "layers.*.mlp.weight"}
 
 
 def test_fields_take_the_standard_symbols_once():

@@ -138,6 +138,39 @@ def test_the_family_and_the_inferred_formula_agree(path, cls):
         assert (ours.count, ours.trainable, ours.active) == (family.count, family.trainable, family.active)
 
 
+#: size keys a variant changes, and how (depth, width of the feed-forward network, vocabulary)
+VARIANTS = {"deeper": {"num_hidden_layers": 3, "n_layer": 3, "n_layers": 3, "num_layers": 3, "encoder_layers": 3,
+                       "decoder_layers": 3},
+            "wider": {"intermediate_size": 2, "n_inner": 2, "d_ff": 2, "ffn_dim": 2, "encoder_ffn_dim": 2,
+                      "decoder_ffn_dim": 2, "moe_intermediate_size": 2, "hidden_dim": 2},
+            "more tokens": {"vocab_size": 2}}
+
+
+def changed_sizes(config: dict, variant: str) -> dict:
+    return {k: config[k] * f for k, f in VARIANTS[variant].items() if isinstance(config.get(k), int) and config[k]}
+
+
+#: every family case with each variant its config has a key for (GPT-2's FFN is 4H, with no key of its own)
+VARIANT_CASES = [(path, cls, v) for path, cls in FAMILY_CASES for v in VARIANTS if changed_sizes(read(path), v)]
+
+
+@pytest.mark.parametrize("path,cls,variant", VARIANT_CASES,
+                         ids=[f"{name_of(p)}-{c}-{v}" for p, c, v in VARIANT_CASES])
+def test_the_family_and_the_inferred_formula_agree_at_other_sizes(path, cls, variant, tmp_path):
+    """The two closed forms are one function: they agree away from the published sizes too (a depth, FFN width
+    or vocabulary multiplied), where neither was looked at."""
+    config = read(path)
+    changed = changed_sizes(config, variant)
+    file = tmp_path / "config.json"
+    file.write_text(json.dumps({**config, **changed}))
+    ours = inferred.model({**config, **changed}, head=head_of(cls), source=str(file))
+    family = from_config(str(file), head=head_of(cls))
+    if config["model_type"] == "t5" and cls == "seq2seq-lm" and config.get("tie_word_embeddings") is False:
+        assert family.count - ours.count == changed.get("vocab_size", config["vocab_size"]) * config["d_model"]
+    else:
+        assert (ours.count, ours.trainable, ours.active) == (family.count, family.trainable, family.active)
+
+
 def test_the_mixture_of_experts_fixtures_have_their_active_counts_inferred():
     """Mixtral 8x7B: of 8 experts a token uses 2, so each layer's expert weights count 2/8 (hand arithmetic)."""
     mixtral = inferred.model(read(FIXTURES / "mistralai" / "Mixtral-8x7B-v0.1" / "config.json"))

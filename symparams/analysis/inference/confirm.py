@@ -18,7 +18,7 @@ from ...core.family import Family
 from ...core.model import Model
 from ...families.config import flattened, model_name
 from ...families.inferred import TOP_K_FIELDS, tree_of_build
-from .probing import Builder, _for_class, _quiet, _shapes, libraries
+from .probing import Builder, config_for_class, libraries, observation_of, quiet
 
 
 def can_build() -> bool:
@@ -33,14 +33,14 @@ def built_model(config: Mapping[str, Any], head: str | None, source: str, reason
     model_type = config.get("model_type")
     builder = Builder(model_type, "base" if head in (None, "", "none", "base") else head)
     try:
-        with _quiet():
+        with quiet():
             hf_config = type(transformers.AutoConfig.for_model(model_type)).from_dict(dict(config))
             with torch.device("meta"):
-                module = builder.model_class._from_config(_for_class(builder.model_class, hf_config))
+                module = builder.model_class._from_config(config_for_class(builder.model_class, hf_config))
     except Exception as exc:  # whatever transformers raises for this config: one line, as any refusal
         raise SymparamsError(f"{reason}; transformers cannot build it either ({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0][:120] if str(exc) else ''})") from None
-    observed = _shapes(module)
+    observed = observation_of(module)
     if observed.uneven():
         raise SymparamsError(f"{reason}; its meta-device build has layers of different shapes under one name")
     values = flattened(config)

@@ -23,6 +23,9 @@ from .result import Conditions, Inferred, Parameter, Relation, Verification, fla
 FIT_SAMPLES = 40
 #: a draw is retried at most this many times per wanted sample (rejected: it did not build or changed structure)
 ATTEMPTS = 4
+#: the bases a fit tries with a field more than its own, or one fewer: up to quadratic terms with floors (the
+#: larger ones would fit noise on a few dozen points)
+WITHOUT_CUBIC = LEVELS.index(("constant", "linear", "quadratic", "floor"))
 #: mismatches kept in the verification record
 KEPT = 3
 
@@ -81,13 +84,13 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
     for extra in others:
         if result is not None:
             break
-        result = fit(points, values, own + [extra], binary, max_level=len(LEVELS) - 2)
+        result = fit(points, values, own + [extra], binary, max_level=WITHOUT_CUBIC)
     # a field may move a target only by moving the structure around it (a dense-layer count that shifts which
     # layers are attention layers): without it the basis is smaller, and a fit that holds is checked as any other
     for dropped in own if len(own) > 2 else ():
         if result is not None:
             break
-        result = fit(points, values, [n for n in own if n != dropped], binary, max_level=len(LEVELS) - 2)
+        result = fit(points, values, [n for n in own if n != dropped], binary, max_level=WITHOUT_CUBIC)
     if result is None:
         what = "instances" if target[0] == "count" else f"dimension {target[2]}"
         raise Uninferable(f"no exact formula for the {what} of {target[1]}")

@@ -35,19 +35,22 @@ class Term:
     powers: tuple[tuple[str, int], ...] = ()
     floor: tuple[str, str] | None = None
     floor_power: int = 1
+    ceiling: bool = False  # ceil(num/den) instead: the layers 0, f, 2f, … of L, one in every f from the first
 
     def value(self, point: Mapping[str, int]) -> Fraction:
         """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
         out = Fraction(prod(Fraction(point[v]) ** e for v, e in self.powers))
         if self.floor is not None:
-            out *= (point[self.floor[0]] // point[self.floor[1]]) ** self.floor_power
+            num, den = point[self.floor[0]], point[self.floor[1]]
+            out *= (-(-num // den) if self.ceiling else num // den) ** self.floor_power
         return out
 
     def expr(self, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
         """The term as a SymPy expression in ``symbols`` (variable name → symbol)."""
         out = sp.Mul(*(symbols[v] ** e for v, e in self.powers))
         if self.floor is not None:
-            out *= sp.floor(symbols[self.floor[0]] / symbols[self.floor[1]]) ** self.floor_power
+            rounded = sp.ceiling if self.ceiling else sp.floor
+            out *= rounded(symbols[self.floor[0]] / symbols[self.floor[1]]) ** self.floor_power
         return out
 
     def __str__(self) -> str:
@@ -55,7 +58,7 @@ class Term:
 
     def key(self) -> tuple:
         """A sort key (the dataclass order cannot compare a floor with none)."""
-        return self.powers, self.floor or (), self.floor_power
+        return self.powers, self.floor or (), self.floor_power, self.ceiling
 
     def names(self) -> set[str]:
         return {v for v, _ in self.powers} | set(self.floor or ())
@@ -78,8 +81,8 @@ def _families(names: list[str], binary: frozenset) -> dict[str, list[Term]]:
                       if not (a == b and a in binary)],
         "laurent": [Term(((d, -1),)) for d in sizes]
         + [Term(tuple(sorted(((n, 1), (d, -1))))) for n in names for d in sizes if n != d],
-        "floor": [Term(floor=p) for p in pairs] + [Term(((z, 1),), p) for p in pairs for z in names]
-        + [Term(floor=p, floor_power=2) for p in pairs],
+        "floor": [Term(floor=p) for p in pairs] + [Term(((z, 1),), p) for p in pairs for z in names],
+        "rounded": [Term(floor=p, floor_power=2) for p in pairs] + [Term(floor=p, ceiling=True) for p in pairs],
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -92,7 +95,7 @@ def _families(names: list[str], binary: frozenset) -> dict[str, list[Term]]:
 LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadratic"),
           ("constant", "linear", "laurent"), ("constant", "linear", "quadratic", "laurent"),
           ("constant", "linear", "floor"), ("constant", "linear", "quadratic", "floor"),
-          ("constant", "linear", "quadratic", "laurent", "cubic"))
+          ("constant", "linear", "quadratic", "laurent", "cubic"), ("constant", "linear", "rounded"))
 
 
 def basis(names: Sequence[str], level: int, binary: frozenset = frozenset()) -> list[Term]:

@@ -136,11 +136,11 @@ class Builder:
         start = time.perf_counter()
         self.builds += 1
         try:
-            with _quiet():
+            with quiet():
                 cfg = self.config(values)
                 with torch.device("meta"):
-                    model = self.model_class._from_config(_for_class(self.model_class, cfg))
-            return _shapes(model)
+                    model = self.model_class._from_config(config_for_class(self.model_class, cfg))
+            return observation_of(model)
         except Exception as exc:  # whatever the modeling code raises: this configuration does not build
             self.failures += 1
             text = f"{type(exc).__name__}: {exc}".splitlines()
@@ -167,7 +167,7 @@ def configure(model_type: str, values: Mapping[str, Any]):
     dotted = {k: v for k, v in values.items() if "." in k}
     if dotted:
         plain.update(nested(_nested_defaults(model_type), dotted))
-    with _quiet():
+    with quiet():
         return transformers.AutoConfig.for_model(model_type, **seeded(model_type, plain))
 
 
@@ -177,7 +177,7 @@ def _nested_defaults(model_type: str) -> dict[str, Any]:
     return configure(model_type, {}).to_dict()
 
 
-def _for_class(model_class, config):
+def config_for_class(model_class, config):
     """The config ``model_class`` takes: a language-model class of a multimodal type (Llama 4's
     ``Llama4ForCausalLM``) takes the text config, as ``AutoModelForCausalLM.from_config`` gives it."""
     wanted = getattr(model_class, "config_class", None)
@@ -224,7 +224,7 @@ def nested(defaults: Mapping[str, Any], dotted: Mapping[str, Any]) -> dict[str, 
     return out
 
 
-def _shapes(model) -> Observation:
+def observation_of(model) -> Observation:
     from torch import nn
 
     lists = {name for name, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.ParameterList))}
@@ -254,9 +254,11 @@ def _normalise(parts: list[str], lists: set[str], kinds: dict | None = None) -> 
 
 
 def _layer_kinds(named: list[tuple[list[str], tuple]], lists: set[str]) -> dict[tuple[str, str], str]:
-    """The kind of each element of a ModuleList whose elements differ (hybrid stacks: attention and Mamba layers,
-    dense and MoE layers): ``*k`` for the k-th distinct structure, numbered in layer order, so the same config
-    family names its kinds alike.  A list of one kind is left out (its elements are plain ``*``)."""
+    """The kind of each element of a ModuleList whose elements hold one parameter name in different shapes
+    (hybrid stacks: full and sliding attention of other widths, dense and MoE layers whose MLPs share names):
+    ``*k`` for the k-th distinct structure, numbered in layer order, so the same config family names its kinds
+    alike.  A list whose names keep one shape is left out (its elements are plain ``*``, a name some layers
+    lack simply counts fewer instances)."""
     signatures: dict[str, dict[str, list]] = {}
     for parts, shape in named:
         for i in range(len(parts) - 1):
@@ -267,19 +269,23 @@ def _layer_kinds(named: list[tuple[list[str], tuple]], lists: set[str]) -> dict[
                 break
     kinds = {}
     for prefix, elements in signatures.items():
+        shapes: dict[str, set] = {}
+        for found in elements.values():
+            for suffix, shape in found:
+                shapes.setdefault(suffix, set()).add(shape)
+        if all(len(s) == 1 for s in shapes.values()):
+            continue
         order: list[tuple] = []
         for index in sorted(elements, key=int):
             signature = tuple(sorted(elements[index]))
             if signature not in order:
                 order.append(signature)
             kinds[prefix, index] = f"*{order.index(signature) + 1}"
-        if len(order) == 1:
-            kinds = {key: v for key, v in kinds.items() if key[0] != prefix}
     return kinds
 
 
 @contextlib.contextmanager
-def _quiet():
+def quiet():
     """No warnings, log lines or prints from the modeling code while it builds."""
     previous = logging.root.manager.disable
     logging.disable(logging.WARNING)

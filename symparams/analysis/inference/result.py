@@ -233,7 +233,8 @@ def encode(expr: sp.Expr) -> list:
     """An expanded closed form as plain data, read back by :func:`decode` without ``eval``.
 
     Each term is ``["p/q", [[name, exponent], ...], [[numerator, denominator, exponent], ...]]``: a rational
-    coefficient, powers of symbols, and powers of ``floor(numerator/denominator)``.
+    coefficient, powers of symbols, and powers of ``floor(numerator/denominator)`` (``ceiling`` when the entry
+    ends with ``"ceil"``).
 
     >>> from symparams.core.symbols import H, A, L
     >>> data = encode(sp.expand(2 * H**2 * L + L * A * sp.floor(H / A) - H / 3))
@@ -250,11 +251,11 @@ def encode(expr: sp.Expr) -> list:
             base, exponent = factor.as_base_exp()
             if base == 1:
                 continue
-            if isinstance(base, sp.floor):
+            if isinstance(base, (sp.floor, sp.ceiling)):
                 num, den = base.args[0].as_numer_denom()
                 if not (num.is_Symbol and den.is_Symbol):
                     raise ValueError(f"cannot encode {base}")
-                floors.append([num.name, den.name, int(exponent)])
+                floors.append([num.name, den.name, int(exponent)] + (["ceil"] if isinstance(base, sp.ceiling) else []))
             elif base.is_Symbol and exponent.is_Integer:
                 powers.append([base.name, int(exponent)])
             else:
@@ -275,7 +276,8 @@ def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
         return sp.Rational(int(num), int(den or 1))
 
     return sp.Add(*(rational(c) * sp.Mul(*(sym(n) ** int(e) for n, e in powers))
-                    * sp.Mul(*(sp.floor(sym(a) / sym(b)) ** int(e) for a, b, e in floors))
+                    * sp.Mul(*((sp.ceiling if rest else sp.floor)(sym(a) / sym(b)) ** int(e)
+                               for a, b, e, *rest in floors))
                     for c, powers, floors in data))
 
 
