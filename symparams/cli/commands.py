@@ -15,10 +15,11 @@ from .output import write_text
 from .parser import parse_sets, print_json
 
 
-def load(args, free: Sequence[str] = ()) -> Any:
+def load(args, free: Sequence[str] = (), build: bool = False) -> Any:
     """The model named on the command line (or read with --config), with --set and --head applied.
 
-    Symbols in ``free`` keep no value (a preset's is dropped): ``solve`` finds them.
+    Symbols in ``free`` keep no value (a preset's is dropped): ``solve`` finds them.  With ``build``, a config
+    the inferred formulas do not cover is counted by one meta-device build (torch installed).
     """
     from ..families.lookup import model
 
@@ -32,25 +33,28 @@ def load(args, free: Sequence[str] = ()) -> Any:
     if config is not None and not config.strip():
         raise SymparamsError("--config takes the path of a config.json or of the folder holding one")
     if config:
-        return _from_config(config, head, sets)
+        return _from_config(config, head, sets, build)
     if not name:
         raise SymparamsError("name a model (a preset or a family; see `symparams list`) or give --config PATH")
     return model(name, head=head, **sets)
 
 
-def _from_config(path: str, head, sets: dict):
-    """The model of a config.json; one the inferred formulas do not cover is counted by one meta-device build
-    when torch and transformers are installed (and no --set asks for a formula)."""
-    from ..families.inferred import OutsideConditions
+def _from_config(path: str, head, sets: dict, build: bool):
+    """The model of a config.json; with ``build``, one the inferred formulas do not cover is counted by one
+    meta-device build when torch and transformers are installed (and no --set asks for a formula)."""
     from ..families.lookup import from_config
 
     try:
         return from_config(path, head=head, overrides=sets)
-    except OutsideConditions as exc:
+    except SymparamsError as exc:
+        from ..families.inferred import OutsideConditions  # imported only when a config was refused
+
+        if not isinstance(exc, OutsideConditions) or sets or not build:
+            raise
         from ..analysis.inference.confirm import built_model, can_build
         from ..families.config import read
 
-        if sets or not can_build():
+        if not can_build():
             raise
         file = os.path.join(path, "config.json") if os.path.isdir(path) else path
         return built_model(read(file), head, file, str(exc))
@@ -73,7 +77,7 @@ def cmd_list(args) -> None:
 
 
 def cmd_count(args) -> None:
-    m = load(args)
+    m = load(args, build=True)
     if args.json:
         print_json(m.to_dict(depth=args.depth))
         return

@@ -343,8 +343,8 @@ def class_of(model_type: str, head: str | None, source: str) -> str:
                              f"(it has: {has}; choose one with --head)")
     entry = known[cls]
     if not entry["exact"]:
-        raise OutsideConditions(f"{source}: model_type {model_type!r} ({cls}) has no hand-written family and was not "
-                             f"inferred: {entry['reason']}")
+        raise OutsideConditions(f"{source}: model_type {model_type!r} ({cls}) has no hand-written family and was "
+                                f"not inferred: {entry['reason']}")
     return cls
 
 
@@ -414,11 +414,12 @@ def _refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) -
     known = {*entry["symbols"], *entry.get("flags", {}), *conditions.get("fixed", {}), *entry.get("follows", {}),
              *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
     for key, value in config.items():
+        name = key.rpartition(".")[2]  # a sub-config's field is judged by its own name
         if isinstance(value, int) and not isinstance(value, bool) and key not in known and "token_id" not in key \
-                and key.rpartition(".")[2] not in data()["ignored"] and not key.startswith("_") and any(w in key for w in SIZE_WORDS) \
+                and name not in data()["ignored"] and not name.startswith("_") and any(w in key for w in SIZE_WORDS) \
                 and not any(w in key for w in NOT_SIZES):
             raise OutsideConditions(f"{source}: key {key} is outside the inferred formula's fields (it may change "
-                                 f"shapes the formula does not follow)")
+                                    f"shapes the formula does not follow)")
 
 
 def _refuse_flags_text_may_set(entry: dict, reader, source: str) -> None:
@@ -474,8 +475,8 @@ def _check_relations(conditions: dict, known: dict, source: str) -> None:
     for text in conditions.get("relations", ()):
         left, kind, right = _relation(text)
         if left in known and right in known and not _holds(kind, known[left], known[right]):
-            raise OutsideConditions(f"{where} {left} = {known[left]}, {right} = {known[right]}; the formula needs "
-                                 f"{text}")
+            raise OutsideConditions(f"{where} {left} = {known[left]}, {right} = {known[right]}; the formula "
+                                    f"needs {text}")
 
 
 def _json(value) -> str:

@@ -43,6 +43,7 @@ REFUSED = {
     "allenai/OLMo-1B-hf:causal-lm": "tie_word_embeddings is true",  # the flag held at false in the fit
     "answerdotai/ModernBERT-base": "key global_attn_every_n_layers is outside",
     "bigcode/starcoder2-3b": "sliding_window is set",
+    "microsoft/Phi-3-mini-4k-instruct": "sliding_window is set",
     "deepseek-ai/DeepSeek-V2-Lite": "key moe_layer_freq is outside",
     "deepseek-ai/DeepSeek-V3": "key moe_layer_freq is outside",
     "facebook/opt-350m": "the formula needs hidden_size = word_embed_proj_dim",  # a relation
@@ -193,3 +194,12 @@ def test_a_head_whose_conditions_the_config_breaks_is_refused():
     with pytest.raises(SymparamsError, match="tie_word_embeddings is true") as refused:
         from_config(str(OLMO), head="causal-lm")
     assert "\n" not in str(refused.value)
+
+
+def test_a_multimodal_config_is_counted_through_its_sub_configs():
+    """Gemma 3 4B (model card: 4.3B): the language model's sizes from text_config, the SigLIP tower's from
+    vision_config, both as transformers builds them."""
+    path = FIXTURES / "google" / "gemma-3-4b-it" / "config.json"
+    m = inferred.model(read(path), source=str(path))
+    assert m.count == meta_count(path, "base") == 4_300_079_472
+    assert round(m.count / 1e9, 1) == 4.3
