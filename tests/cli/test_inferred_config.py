@@ -115,6 +115,13 @@ def test_with_set_outside_the_conditions_stays_refused(tmp_path):
                           "attention_bias is true, the formula holds only for attention_bias = false")
 
 
+def test_a_build_too_large_to_make_is_refused_not_attempted(tmp_path):
+    """A meta build makes every layer's module: a billion layers would never finish, so it is not started."""
+    path = olmo_with(tmp_path, attention_bias=True, num_hidden_layers=10**9)
+    assert_one_line_error(*run("count", "--config", path)[::2],
+                          "a meta-device build of num_hidden_layers = 1000000000 copies is too large to make")
+
+
 def test_a_type_that_was_not_inferred_and_does_not_build_is_one_line(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": NOT_INFERRED}))

@@ -20,6 +20,9 @@ from ...families.config import flattened, model_name
 from ...families.inferred import TOP_K_FIELDS, tree_of_build
 from .probing import Builder, config_for_class, libraries, observation_of, quiet
 
+#: the most modules a counted key may ask a build for (layers, experts): a meta build makes every one of them
+MAX_COPIES = 4096
+
 
 def can_build() -> bool:
     """Whether torch and transformers are installed (checked without importing them)."""
@@ -29,6 +32,12 @@ def can_build() -> bool:
 def built_model(config: Mapping[str, Any], head: str | None, source: str, reason: str) -> Model:
     """The model of ``config`` as transformers builds it on the meta device; ``reason``: why the inferred formula
     did not count it (said in the note)."""
+    values = flattened(config)
+    for key, value in values.items():
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_COPIES \
+                and any(word in key for word in ("layer", "expert")):
+            raise SymparamsError(f"{reason}; a meta-device build of {key} = {value} copies is too large to make "
+                                 f"(at most {MAX_COPIES})")
     torch, transformers = libraries()
     model_type = config.get("model_type")
     builder = Builder(model_type, "base" if head in (None, "", "none", "base") else head)
@@ -43,7 +52,6 @@ def built_model(config: Mapping[str, Any], head: str | None, source: str, reason
     observed = observation_of(module)
     if observed.uneven():
         raise SymparamsError(f"{reason}; its meta-device build has layers of different shapes under one name")
-    values = flattened(config)
     top_k = next((values[k] for k in TOP_K_FIELDS if isinstance(values.get(k), int)), None)
     tree = tree_of_build(model_type, observed.shapes, observed.frozen, top_k)
     family = Family(model_type, {"en": f"{model_type}, built", "zh": f"{model_type}（构建）"},
