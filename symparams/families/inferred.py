@@ -105,61 +105,64 @@ def _term(term, symbols) -> sp.Expr:
     return out
 
 
-class FloorDiv(sp.Function):
-    """``floor(a/b)`` of two positive whole numbers (a head width ``hidden_size // num_attention_heads``), shown
-    as ``floor(a/b)``.  It is worked out only at whole numbers: SymPy's own ``floor`` of symbols asks its
-    relational machinery, whose first use imports combinatorics, a tenth of a second of a cold command.
+class _WholeDivision(sp.Function):
+    """``a/b`` of two positive whole numbers, rounded as a subclass says, worked out only at whole numbers:
+    SymPy's own ``floor`` of symbols asks its relational machinery, whose first use imports combinatorics, a
+    tenth of a second of a cold command."""
+
+    nargs = 2
+    is_integer = True
+    is_nonnegative = True
+    word, brackets = "", ("", "")
+
+    @staticmethod
+    def divide(a: int, b: int) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b > 0:
+            return sp.Integer(cls.divide(int(a), int(b)))
+        return None
+
+    def _sympystr(self, printer) -> str:
+        a, b = self.args
+        return f"{self.word}({printer._print(a)}/{printer._print(b)})"
+
+    def _latex(self, printer) -> str:
+        a, b = self.args
+        left, right = self.brackets
+        return rf"\left{left}{{\frac{{{printer._print(a)}}}{{{printer._print(b)}}}}}\right{right}"
+
+
+class FloorDiv(_WholeDivision):
+    """``floor(a/b)``: a head width ``hidden_size // num_attention_heads``.
 
     >>> from symparams.core.symbols import H, A
     >>> FloorDiv(H, A), FloorDiv(H, A).subs({H: 2048, A: 12})
     (floor(H/A), 170)
     """
 
-    nargs = 2
-    is_integer = True
-    is_nonnegative = True
+    word, brackets = "floor", (r"\lfloor", r"\rfloor")
 
-    @classmethod
-    def eval(cls, a, b):
-        if a.is_Integer and b.is_Integer and b > 0:
-            return sp.Integer(int(a) // int(b))
-        return None
-
-    def _sympystr(self, printer) -> str:
-        a, b = self.args
-        return f"floor({printer._print(a)}/{printer._print(b)})"
-
-    def _latex(self, printer) -> str:
-        a, b = self.args
-        return rf"\left\lfloor{{\frac{{{printer._print(a)}}}{{{printer._print(b)}}}}}\right\rfloor"
+    @staticmethod
+    def divide(a: int, b: int) -> int:
+        return a // b
 
 
-class CeilDiv(sp.Function):
-    """``ceil(a/b)`` of two positive whole numbers (the layers ``0, f, 2f, …`` of ``L``: ``ceil(L/f)``), worked
-    out only at whole numbers, as :class:`FloorDiv`.
+class CeilDiv(_WholeDivision):
+    """``ceiling(a/b)``: the layers ``0, f, 2f, …`` of ``L`` number ``ceiling(L/f)``.
 
     >>> from symparams.core.symbols import L
-    >>> CeilDiv(L, 3).subs({L: 7})
-    3
+    >>> CeilDiv(L, 3), CeilDiv(L, 3).subs({L: 7})
+    (ceiling(L/3), 3)
     """
 
-    nargs = 2
-    is_integer = True
-    is_nonnegative = True
+    word, brackets = "ceiling", (r"\lceil", r"\rceil")
 
-    @classmethod
-    def eval(cls, a, b):
-        if a.is_Integer and b.is_Integer and b > 0:
-            return sp.Integer(-(-int(a) // int(b)))
-        return None
-
-    def _sympystr(self, printer) -> str:
-        a, b = self.args
-        return f"ceiling({printer._print(a)}/{printer._print(b)})"
-
-    def _latex(self, printer) -> str:
-        a, b = self.args
-        return rf"\left\lceil{{\frac{{{printer._print(a)}}}{{{printer._print(b)}}}}}\right\rceil"
+    @staticmethod
+    def divide(a: int, b: int) -> int:
+        return -(-a // b)
 
 
 def symbol_of(field: str, name: str) -> sp.Symbol:
