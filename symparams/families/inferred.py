@@ -191,11 +191,21 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
     leaves = []
     for path, count, shape, *marks in entry["parameters"]:
         n = sp.expand(formula(count, scope))
+        dims = tuple(sp.expand(formula(d, scope)) for d in shape)
+        _refuse_negative(model_type, path, n, dims)
         if n != 0:
-            leaves.append((path.split("."), n, tuple(sp.expand(formula(d, scope)) for d in shape),
-                           "frozen" in marks))
+            leaves.append((path.split("."), n, dims, "frozen" in marks))
     root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
     return Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
+
+
+def _refuse_negative(model_type: str, path: str, count: sp.Expr, dims: tuple) -> None:
+    """A negative count or dimension means values outside every configuration the formula was fitted and
+    verified on (more dense layers than layers, say): refused rather than summed."""
+    for what, value in [("instances", count), *(("dimension", d) for d in dims)]:
+        if value.is_number and value < 0:
+            raise OutsideConditions(f"{model_type}: these values give {path} {value} {what}; the inferred formula "
+                                    f"holds only where every count and dimension is at least 0")
 
 
 def tree_of_build(model_type: str, shapes: Mapping[str, list], frozen=frozenset(), top_k: int | None = None) -> Block:

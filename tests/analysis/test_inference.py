@@ -185,6 +185,25 @@ def test_the_inferred_count_is_the_real_count_of_the_default_config(inferred, mo
     assert result.count(values) == real_count(model_type, cls, {})
 
 
+#: (model_type, a field whose default leaves out parameters its larger values add, the values compared, fixed values)
+LIFTED = [
+    ("deberta", "type_vocab_size", [0, 1, 3], {"num_hidden_layers": 2}),  # no token-type embedding at 0
+    ("qwen2_moe", "decoder_sparse_step", [1, 2, 3], {"num_hidden_layers": 5}),  # experts on every layer at 1
+]
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("model_type,name,moved,fixed", LIFTED, ids=[m[0] for m in LIFTED])
+def test_a_field_whose_default_leaves_parameters_out_is_a_variable(model_type, name, moved, fixed):
+    result = infer(model_type, "base", verify_configurations=4, seed=7)
+    assert result.exact, result.reason
+    assert name in result.symbols and name not in result.conditions.fixed
+    for value in moved:  # its default among them: the parameters it adds vanish there
+        cfg = transformers.AutoConfig.for_model(model_type, **fixed, **{name: value})
+        values = {field: getattr(cfg, field) for field in [*result.symbols, *result.flags]}
+        assert result.count(values) == real_count(model_type, "base", {**fixed, name: value}), values
+
+
 # -- against the hand-written families (slow) ----------------------------------------------------------------------
 
 S = {name: info.symbol for name, info in SYMBOLS.items()}

@@ -7,6 +7,12 @@ g's"), which covers divisibility (heads | hidden), ordering (dense layers <
 layers) and equal pairs.  A field whose move leaves every shape unchanged is
 irrelevant; one that never builds when moved is held fixed.  Each boolean
 field is toggled: a flag that changes shapes becomes a 0/1 variable.
+
+A held field whose move up only adds parameters (a token-type vocabulary of
+0, no dense layers before the experts, an expert on every layer) is *lifted*:
+discovery starts again with it at the larger value, so it becomes a variable,
+and the verification checks the formula at its default value too (the added
+parameters must vanish there, or the lift is dropped).
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ class Discovery:
     flags: dict[str, Field]
     relations: set = field(default_factory=set)
     defaults: dict = field(default_factory=dict)
+    lifted: dict = field(default_factory=dict)  # field → its default, for the fields discovery started above it
 
     @property
     def free(self) -> list[str]:
@@ -100,11 +107,13 @@ def base_values(ints: dict) -> dict:
     return {k: MAX_BASE_LAYERS for k, v in ints.items() if "layer" in k and v > MAX_BASE_LAYERS}
 
 
-def discover(builder: Builder) -> Discovery:
-    """Probe every integer field and boolean flag of ``builder``'s default config (about 1-3 builds each)."""
+def discover(builder: Builder, lift: bool = True, lifted: dict | None = None) -> Discovery:
+    """Probe every integer field and boolean flag of ``builder``'s default config (about 1-3 builds each);
+    with ``lift``, start again above the held fields that only add parameters when moved up."""
     defaults = builder.defaults()
     ints, bools = candidates(defaults)
-    base = base_values(ints)
+    lifted = lifted or {}
+    base = {**base_values(ints), **lifted}
     observation = builder.observe(base)
     if observation is None and base:
         base = {}
@@ -113,12 +122,15 @@ def discover(builder: Builder) -> Discovery:
         raise Uninferable("the default config cannot be built: " + next(iter(builder.errors.values()), "?"))
     start = {**ints, **base}
     fields = {n: Field(n, v) for n, v in start.items()}
-    found = Discovery(base, observation, fields, {}, set(), defaults)
+    found = Discovery(base, observation, fields, {}, set(), defaults, {n: ints[n] for n in lifted})
     for name in fields:
         _probe(builder, found, name, start)
     for name in fields:
         if fields[name].kind == "fixed":
             _partner(builder, found, name, start)
+    more = _liftable(builder, found) if lift else {}
+    if more:
+        return discover(builder, lift=False, lifted={**lifted, **more})
     for name, f in fields.items():  # a field that follows another by default and needs it to move: equal pair
         found.relations |= {(name, g) for g in f.followers if (g, name) in found.relations}
     found.flags = {n: _toggle(builder, found, n, v) for n, v in bools.items()}
@@ -164,6 +176,18 @@ def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
             return
 
 
+def _liftable(builder: Builder, found: Discovery) -> dict:
+    """The held fields whose next value up builds with every parameter of the base and more: each → that value."""
+    out = {}
+    for name, f in found.fields.items():
+        if f.kind != "fixed" or not isinstance(f.base, int) or f.base < 0:
+            continue
+        obs = builder.observe({**found.base, name: f.base + 1})
+        if obs is not None and not obs.uneven() and obs.regime > found.observation.regime:
+            out[name] = f.base + 1
+    return out
+
+
 def _partner(builder: Builder, found: Discovery, name: str, start: dict) -> None:
     """A field that builds when multiplied only with another: the relation ``name ⊑ partner`` (or a pair)."""
     f = found.fields[name]
@@ -178,12 +202,34 @@ def _partner(builder: Builder, found: Discovery, name: str, start: dict) -> None
         obs = builder.observe(values)
         if _same(found, obs):
             moved = effects(found.observation, obs)
+            # moved together by one multiplier, a ratio (the head width) stays put: the partners three times
+            # further show what this field moves through it
+            further = builder.observe({**values, **{g: found.fields[g].base * 9 for g in group}})
+            if _same(found, further):
+                moved |= effects(found.observation, further)
             f.moved("scale", moved)
             for g in group:
                 if found.fields[g].kind == "fixed":
                     found.fields[g].moved("scale", moved)
             found.relations |= {(name, g) for g in group}
             return
+
+
+def missed_relations(builder: Builder, found: Discovery) -> bool:
+    """Relations the ×3 probe missed because 3 happened to divide (8 heads of a width of 2304): each scaled field
+    moved by ×7 alone, and when that does not build, with one partner moved too.  Whether any was found."""
+    before = set(found.relations)
+    for name, f in found.fields.items():
+        if not (f.free and f.step == "scale" and f.base > 0) or any(a == name for a, _ in found.relations):
+            continue
+        if builder.observe({**found.base, name: f.base * 7}) is not None:
+            continue
+        for other, g in found.fields.items():
+            if other != name and g.free and g.step == "scale" and g.base > 0:
+                if _same(found, builder.observe({**found.base, name: f.base * 7, other: g.base * 7})):
+                    found.relations.add((name, other))
+                    break
+    return found.relations != before
 
 
 def _toggle(builder: Builder, found: Discovery, name: str, value: bool) -> Field:
@@ -256,5 +302,6 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
 
 
 def too_deep(found: Discovery, values: dict) -> bool:
-    """Whether a drawn configuration has a layer count over :data:`MAX_SAMPLE_LAYERS` (slow to build)."""
-    return any(f.counts and values.get(n, 0) > MAX_SAMPLE_LAYERS for n, f in found.fields.items())
+    """Whether a drawn configuration has a layer count over :data:`MAX_SAMPLE_LAYERS` (slow to build).  A count
+    that starts higher (a head count that also counts per-head norms) may go to 4 times its start."""
+    return any(f.counts and values.get(n, 0) > max(MAX_SAMPLE_LAYERS, 4 * f.base) for n, f in found.fields.items())

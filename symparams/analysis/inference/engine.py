@@ -14,7 +14,7 @@ from typing import Any
 
 import sympy as sp
 
-from .discovery import Discovery, Uninferable, discover, draw, too_deep
+from .discovery import Discovery, Uninferable, discover, draw, missed_relations, too_deep
 from .fitting import LEVELS, expression, fit
 from .probing import Builder, Observation, libraries
 from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, symbols_for
@@ -33,13 +33,15 @@ Sample = tuple[dict, Observation]
 
 
 class _Regimes:
-    """The structure of the base configuration under each assignment of the flags (built once each)."""
+    """The structure of the base configuration under each assignment of the flags, and with each lifted field at
+    its default or not (built once each)."""
 
     def __init__(self, builder: Builder, found: Discovery):
         self.builder, self.found, self.seen = builder, found, {}
 
     def of(self, values: dict):
         key = tuple((n, values[n]) for n in self.found.flag_variables)
+        key += tuple((n, v) for n, v in self.found.lifted.items() if values.get(n) == v)
         if key not in self.seen:
             obs = self.builder.observe({**self.found.base, **dict(key)})
             self.seen[key] = None if obs is None or obs.uneven() else obs.regime
@@ -48,14 +50,20 @@ class _Regimes:
 
 def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide: bool = False,
             every: bool = False) -> list[Sample]:
-    """``n`` random configurations that build with the base structure (fewer when too many are rejected)."""
+    """``n`` random configurations that build with the base structure (fewer when too many are rejected).
+
+    A lifted field is never at its default in a fit (the parameters it adds would be missing from some points);
+    ``every`` (the verification) puts it there half of the time."""
     regimes = _Regimes(builder, found)
     out: list[Sample] = []
     for _ in range(ATTEMPTS * n):
         if len(out) == n:
             break
         values = draw(found, rng, wide, every)
-        if too_deep(found, values):
+        for name, default in found.lifted.items():
+            if every and rng.random() < 0.5:
+                values[name] = default
+        if too_deep(found, values) or (not every and any(values[n] == v for n, v in found.lifted.items())):
             continue
         obs = builder.observe(values)
         if obs is not None and not obs.uneven() and obs.regime == regimes.of(values):
@@ -172,6 +180,8 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
 
 def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tuple, dict]:
     fitted = samples(builder, found, random.Random(seed), FIT_SAMPLES)
+    if len(fitted) < FIT_SAMPLES // 2 and missed_relations(builder, found):
+        fitted = samples(builder, found, random.Random(seed), FIT_SAMPLES)
     if len(fitted) < FIT_SAMPLES // 2:
         raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * FIT_SAMPLES} random configurations built with "
                           f"the default structure")
@@ -198,12 +208,15 @@ def infer(model_type: str, cls: str = "base", verify_configurations: int = 20, s
     total, parts, symbols, found, verification, reason = None, (), {}, None, None, None
     try:
         found = discover(builder)
-        if found.observation.uneven():
-            raise Uninferable("layers of different shapes under one name: " + ", ".join(found.observation.uneven()[:3]))
-        total, parts, symbols, verification = _fit_and_verify(builder, found, verify_configurations, seed)
-        if not verification.passed and found.flag_variables:
-            _hold_flags(found)
-            total, parts, symbols, verification = _fit_and_verify(builder, found, verify_configurations, seed)
+        if found.lifted:
+            try:
+                total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
+            except Uninferable:
+                verification = None
+            if verification is None or not verification.passed:
+                found = discover(builder, lift=False)  # the lift does not hold at the default: the field is held
+        if not found.lifted:
+            total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
         if not verification.passed:
             reason = _failure(verification)
     except Uninferable as exc:
@@ -217,6 +230,17 @@ def infer(model_type: str, cls: str = "base", verify_configurations: int = 20, s
         verification=verification, builds=builder.builds, failed_builds=builder.failures,
         seconds=time.perf_counter() - start, reason=reason, parameters=parts,
         trainable=None if total is None else trainable_of(total, parts))
+
+
+def _attempt(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any, tuple, dict, Verification]:
+    """Fit and verify; when that fails with flags as variables, again with the flags held."""
+    if found.observation.uneven():
+        raise Uninferable("layers of different shapes under one name: " + ", ".join(found.observation.uneven()[:3]))
+    total, parts, symbols, verification = _fit_and_verify(builder, found, n, seed)
+    if not verification.passed and found.flag_variables:
+        _hold_flags(found)
+        total, parts, symbols, verification = _fit_and_verify(builder, found, n, seed)
+    return total, parts, symbols, verification
 
 
 def trainable_of(total: sp.Expr, parts: tuple[Parameter, ...]) -> sp.Expr:
