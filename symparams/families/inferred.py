@@ -68,7 +68,9 @@ def data() -> dict:
 
 # -- formulas as data ----------------------------------------------------------
 
-def _symbol(name: str, symbols: Mapping[str, sp.Expr]) -> sp.Expr:
+def _symbol(name: str | int, symbols: Mapping[str, sp.Expr]) -> sp.Expr:
+    if isinstance(name, int) and not isinstance(name, bool):
+        return sp.Integer(name)  # a fixed layer period, a denominator
     if name not in symbols:
         raise SymparamsError(f"the inferred data names {name!r}, which is no field of its type")
     return symbols[name]
@@ -78,7 +80,8 @@ def formula(encoded, symbols: Mapping[str, sp.Expr]) -> sp.Expr:
     """A formula as the generator writes it, in ``symbols`` (symbol name → symbol or number).
 
     A whole number, a symbol's name, or terms ``[coefficient "p/q", [[name, exponent], ...],
-    [[numerator, denominator, exponent], ...]]`` (the last: powers of ``floor(numerator/denominator)``).
+    [[numerator, denominator, exponent], ...]]`` (the last: powers of ``floor(numerator/denominator)``, the
+    denominator a name or a whole number).
 
     >>> from symparams.core.symbols import H, A
     >>> formula([["3", [["H", 1]], []], ["1/2", [], [["H", "A", 1]]]], {"H": H, "A": A})

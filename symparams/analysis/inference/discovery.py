@@ -270,7 +270,8 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
     """A random configuration in the discovered domain.
 
     Scaled fields get multipliers 1..8 (``wide``: 1..10; layer counts 1..4 and 1..5, since builds cost time
-    per layer), raised with lcm along the relations; jittered ones
+    per layer), raised with lcm along the relations; a layer count in no relation takes any value up to its
+    top; jittered ones
     move by up to ±2; flags are drawn at random.  ``every`` also moves the irrelevant fields (to check that
     they are).
     """
@@ -292,6 +293,9 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
     values = dict(found.base)
     for n in sorted(scaled):
         values[n] = found.fields[n].base * multiplier[n]
+        if n not in related and found.fields[n].counts and "layer" in n:
+            # any layer count up to the same top, not only multiples: a layer in every 6 shows as such
+            values[n] = rng.randint(1, found.fields[n].base * (top // 2))
     for n in moved:
         base = found.fields[n].base
         if n not in scaled:

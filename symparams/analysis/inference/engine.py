@@ -186,7 +186,11 @@ def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tu
         raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * FIT_SAMPLES} random configurations built with "
                           f"the default structure")
     symbols = {**symbols_for(found.free), **{n: flag_symbol(n) for n in found.flag_variables}}
-    total, parts = assemble(found, fitted, symbols)
+    try:
+        total, parts = assemble(found, fitted, symbols)
+    except Uninferable:  # a basis too large for the points (a per-head count times a flag): as many again
+        fitted += samples(builder, found, random.Random(seed + 2), FIT_SAMPLES)
+        total, parts = assemble(found, fitted, symbols)
     return total, parts, symbols
 
 

@@ -30,10 +30,11 @@ SURPLUS = 3
 @dataclass(frozen=True, order=True)
 class Term:
     """``Π var**exp`` (exponents may be negative), times ``floor(num/den)**floor_power`` when ``floor`` is set
-    (squared: the patches of a square image, ``floor(image_size/patch_size)**2``)."""
+    (squared: the patches of a square image, ``floor(image_size/patch_size)**2``); the denominator may be a
+    whole number (a fixed layer period)."""
 
     powers: tuple[tuple[str, int], ...] = ()
-    floor: tuple[str, str] | None = None
+    floor: tuple[str, str | int] | None = None
     floor_power: int = 1
     ceiling: bool = False  # ceil(num/den) instead: the layers 0, f, 2f, … of L, one in every f from the first
 
@@ -41,7 +42,7 @@ class Term:
         """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
         out = Fraction(prod(Fraction(point[v]) ** e for v, e in self.powers))
         if self.floor is not None:
-            num, den = point[self.floor[0]], point[self.floor[1]]
+            num, den = point[self.floor[0]], _value(self.floor[1], point)
             out *= (-(-num // den) if self.ceiling else num // den) ** self.floor_power
         return out
 
@@ -50,7 +51,7 @@ class Term:
         out = sp.Mul(*(symbols[v] ** e for v, e in self.powers))
         if self.floor is not None:
             rounded = sp.ceiling if self.ceiling else sp.floor
-            out *= rounded(symbols[self.floor[0]] / symbols[self.floor[1]]) ** self.floor_power
+            out *= rounded(symbols[self.floor[0]] / _value(self.floor[1], symbols)) ** self.floor_power
         return out
 
     def __str__(self) -> str:
@@ -58,10 +59,15 @@ class Term:
 
     def key(self) -> tuple:
         """A sort key (the dataclass order cannot compare a floor with none)."""
-        return self.powers, self.floor or (), self.floor_power, self.ceiling
+        return self.powers, tuple(map(str, self.floor or ())), self.floor_power, self.ceiling
 
     def names(self) -> set[str]:
-        return {v for v, _ in self.powers} | set(self.floor or ())
+        return {v for v, _ in self.powers} | {v for v in self.floor or () if isinstance(v, str)}
+
+
+def _value(name_or_number, values: Mapping):
+    """A variable's value (or symbol) in ``values``; a whole-number denominator is itself."""
+    return name_or_number if isinstance(name_or_number, int) else values[name_or_number]
 
 
 def _monomial(*names: str) -> Term:
@@ -83,6 +89,8 @@ def _families(names: list[str], binary: frozenset) -> dict[str, list[Term]]:
         + [Term(tuple(sorted(((n, 1), (d, -1))))) for n in names for d in sizes if n != d],
         "floor": [Term(floor=p) for p in pairs] + [Term(((z, 1),), p) for p in pairs for z in names],
         "rounded": [Term(floor=p, floor_power=2) for p in pairs] + [Term(floor=p, ceiling=True) for p in pairs],
+        # one layer in every c, for a period the modeling code fixes (Gemma 4: a full-attention layer in every 6)
+        "periodic": [Term(floor=(n, c), ceiling=up) for n in sizes for c in PERIODS for up in (False, True)],
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -95,7 +103,10 @@ def _families(names: list[str], binary: frozenset) -> dict[str, list[Term]]:
 LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadratic"),
           ("constant", "linear", "laurent"), ("constant", "linear", "quadratic", "laurent"),
           ("constant", "linear", "floor"), ("constant", "linear", "quadratic", "floor"),
-          ("constant", "linear", "quadratic", "laurent", "cubic"), ("constant", "linear", "rounded"))
+          ("constant", "linear", "quadratic", "laurent", "cubic"), ("constant", "linear", "rounded"),
+          ("constant", "linear", "periodic"))
+#: the fixed periods a layer pattern may have (a layer of one kind in every c)
+PERIODS = range(2, 9)
 
 
 def basis(names: Sequence[str], level: int, binary: frozenset = frozenset()) -> list[Term]:

@@ -234,7 +234,7 @@ def encode(expr: sp.Expr) -> list:
 
     Each term is ``["p/q", [[name, exponent], ...], [[numerator, denominator, exponent], ...]]``: a rational
     coefficient, powers of symbols, and powers of ``floor(numerator/denominator)`` (``ceiling`` when the entry
-    ends with ``"ceil"``).
+    ends with ``"ceil"``; the denominator may be a whole number, a fixed layer period).
 
     >>> from symparams.core.symbols import H, A, L
     >>> data = encode(sp.expand(2 * H**2 * L + L * A * sp.floor(H / A) - H / 3))
@@ -253,20 +253,28 @@ def encode(expr: sp.Expr) -> list:
                 continue
             if isinstance(base, (sp.floor, sp.ceiling)):
                 num, den = base.args[0].as_numer_denom()
-                if not (num.is_Symbol and den.is_Symbol):
+                if not (num.is_Symbol and (den.is_Symbol or den.is_Integer)):
                     raise ValueError(f"cannot encode {base}")
-                floors.append([num.name, den.name, int(exponent)] + (["ceil"] if isinstance(base, sp.ceiling) else []))
+                floors.append([num.name, den.name if den.is_Symbol else int(den), int(exponent)]
+                              + (["ceil"] if isinstance(base, sp.ceiling) else []))
             elif base.is_Symbol and exponent.is_Integer:
                 powers.append([base.name, int(exponent)])
             else:
                 raise ValueError(f"cannot encode {factor}")
-        out.append([str(sp.Rational(coefficient)), sorted(powers), sorted(floors)])
-    return sorted(out, key=lambda t: (len(t[1]) + len(t[2]), t[1], t[2], t[0]))
+        out.append([str(sp.Rational(coefficient)), sorted(powers), sorted(floors, key=_floor_key)])
+    return sorted(out, key=lambda t: (len(t[1]) + len(t[2]), t[1], [_floor_key(f) for f in t[2]], t[0]))
+
+
+def _floor_key(entry: list) -> list:
+    """A floor entry's sort key: a whole-number denominator (a fixed period) compares as text with names."""
+    return [entry[0], str(entry[1]), *entry[2:]]
 
 
 def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
     """The closed form :func:`encode` wrote, with ``symbols`` (name → symbol); names outside it are refused."""
-    def sym(name: str) -> sp.Symbol:
+    def sym(name) -> sp.Expr:
+        if isinstance(name, int) and not isinstance(name, bool):
+            return sp.Integer(name)  # a fixed period
         if name not in symbols:
             raise SymparamsError(f"unknown symbol {name!r} in an encoded formula")
         return symbols[name]

@@ -3,7 +3,8 @@
 Some config classes default a size to None (Ministral's ``head_dim``, ESM's
 ``vocab_size``) and their modeling code fails on it.  The engine starts such a
 type from these values instead: each is a published checkpoint's value, so the
-base configuration is a real one.  The seeded fields are then probed, fitted
+base configuration is a real one, or a setting that changes no shape (the RoPE
+settings of each layer type) where the default leaves it out.  The seeded fields are then probed, fitted
 and verified like any other: a seed chooses where the search starts, never the
 formula.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 #: model_type → config values the default leaves unset, with the checkpoint whose config.json gives them
 SEEDS: dict[str, dict] = {
+    # the layer types' RoPE settings (any: no shape reads them); the default config names the types but not these
+    "cohere_compass_text": {"rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 10000.0}}},
     "dbrx": {"attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000}},  # databricks/dbrx-base
     "dots1": {"n_routed_experts": 128, "n_shared_experts": 2, "num_experts_per_tok": 6},  # rednote-hilab/dots.llm1.base
     "esm": {"vocab_size": 33, "pad_token_id": 1, "mask_token_id": 32,  # facebook/esm2_t6_8M_UR50D
