@@ -3,6 +3,7 @@
 The README's ```python block runs as a doctest (``--doctest-glob=README.md`` in pyproject.toml).
 """
 
+import json
 import re
 
 import pytest
@@ -74,3 +75,9 @@ def test_readme_table_lists_every_family_and_preset():
 def test_readme_links_point_to_files_that_exist_or_the_cli_reference():
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8")):
         assert target == "docs/cli.md" or (ROOT / target).exists(), target
+
+
+def test_readme_inferred_coverage_is_the_data_files():
+    data = json.loads((ROOT / "symparams" / "families" / "data" / "inferred.json").read_text(encoding="utf-8"))
+    exact = sum(entry["exact"] for entry in data["formulas"])
+    assert f"{exact} of {len(data['formulas'])} classes exact" in README.read_text(encoding="utf-8")

@@ -186,11 +186,7 @@ class OutsideConditions(SymparamsError):
 def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -> Block:
     """The Block tree of one inferred class: symbols for the standard fields, ``numbers`` (symbol name → value)
     and ``flags`` (field → value) put in."""
-    scope: dict[str, sp.Expr] = {}
-    for field_name, name in entry["symbols"].items():
-        scope[name] = sp.Integer(numbers[name]) if name in numbers else symbol_of(field_name, name)
-    for field_name, name in entry.get("flags", {}).items():
-        scope[name] = sp.Integer(int(flags.get(field_name, False)))
+    scope = _scope(entry, numbers, flags)
     leaves = []
     for path, count, shape, *marks in entry["parameters"]:
         n = sp.expand(formula(count, scope))
@@ -200,6 +196,16 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
             leaves.append((path.split("."), n, dims, "frozen" in marks))
     root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
     return Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
+
+
+def _scope(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, sp.Expr]:
+    """Each symbol name of ``entry``: its value where ``numbers`` has one, else its symbol; flags as 0/1."""
+    scope: dict[str, sp.Expr] = {}
+    for field_name, name in entry["symbols"].items():
+        scope[name] = sp.Integer(numbers[name]) if name in numbers else symbol_of(field_name, name)
+    for field_name, name in entry.get("flags", {}).items():
+        scope[name] = sp.Integer(int(flags.get(field_name, False)))
+    return scope
 
 
 def _refuse_negative(model_type: str, path: str, count: sp.Expr, dims: tuple) -> None:
@@ -376,6 +382,9 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     # a size is at least 1, unless the type's default is 0 (no dense layers, no shared experts)
     ints = {f: reader.int(f, default=defaults.get(f, REQUIRED), minimum=0 if defaults.get(f) == 0 else 1)
             for f in entry["symbols"] if reader.has(f) or f not in follows}
+    for f, value in ints.items():
+        if value is None:  # the type's default is null: the fit was seeded with a number
+            raise OutsideConditions(f"{source}: key {f} is missing or null, and the inferred formula needs a number")
     _refuse_flags_text_may_set(entry, reader, source)
     flags = {f: reader.bool(f, default=defaults.get(f, REQUIRED)) for f in entry.get("flags", {})}
     known = _check_conditions(conditions, {**ints, **flags}, defaults, follows, reader, source)
@@ -392,7 +401,20 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     top_k = _top_k(entry, reader)
     if top_k is not None and TOP_K_SYMBOL not in numbers:
         numbers[TOP_K_SYMBOL] = top_k
+    _refuse_negative_counts(entry, {**numbers, **values}, flags, source)
     return Reading(values, numbers, flags)
+
+
+def _refuse_negative_counts(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool], source: str) -> None:
+    """Values outside every configuration the fit saw can give a stack a negative count (more dense layers
+    before the experts than layers): refused here, so that one real build can count the file instead."""
+    scope = _scope(entry, numbers, flags)
+    for path, count, shape, *_ in entry["parameters"]:
+        for what, value in [("instances", formula(count, scope)), *(("dimension", formula(d, scope)) for d in shape)]:
+            if value.is_number and value < 0:
+                raise OutsideConditions(f"{source}: outside the inferred formula's conditions: these values give "
+                                        f"{path} {value} {what}; the formula holds only where every count and "
+                                        "dimension is at least 0")
 
 
 def _top_k(entry: dict, reader) -> int | None:
@@ -533,6 +555,20 @@ def _constraints(entry: dict, reading: Reading) -> tuple[Constraint, ...]:
     return tuple(out)
 
 
+def _at_least_zero(entry: dict, numbers: Mapping[str, int]) -> tuple[Constraint, ...]:
+    """A count or dimension that a difference of fields gives (layers less dense layers) stays at least 0 when
+    a value is changed (``--set``); flags are taken on, where a count has all its terms."""
+    scope = _scope(entry, numbers, {name: True for name in entry.get("flags", {})})
+    out = []
+    for path, count, shape, *_ in entry["parameters"]:
+        for what, expr in [("instances", formula(count, scope)), *(("dimension", formula(d, scope)) for d in shape)]:
+            terms = sp.Add.make_args(sp.expand(expr))
+            if expr.free_symbols and any(t.as_coeff_Mul()[0] < 0 for t in terms):
+                out.append(Constraint(expr + 1, f"these values give {path} fewer than 0 {what}; the inferred formula "
+                                                "holds only where every count and dimension is at least 0"))
+    return tuple(out)
+
+
 @lru_cache(maxsize=64)
 def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, heads: tuple) -> Family:
     """The family of ``model_type`` with its own fields at ``numbers``; ``heads``: the LM classes (exact, and
@@ -551,7 +587,8 @@ def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, head
     entry = known[cls]
     reading = Reading({}, put_in, {})
     return Family(model_type, {"en": f"{model_type}, inferred", "zh": f"{model_type}（推断）"}, build,
-                  switches=switches, heads=heads, constraints=_constraints(entry, reading), inferred=True)
+                  switches=switches, heads=heads, constraints=_constraints(entry, reading) + _at_least_zero(entry, put_in),
+                  inferred=True)
 
 
 def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str, Any] | None, source: str):

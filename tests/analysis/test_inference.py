@@ -11,6 +11,7 @@ polynomial once the symbols are matched.
 
 import importlib.util
 import json
+import math
 import random
 from fractions import Fraction
 from pathlib import Path
@@ -22,6 +23,7 @@ import transformers
 
 from symparams import model
 from symparams.analysis.inference import AUTO_CLASSES, Inferred, Relation, infer, symbols_for
+from symparams.analysis.inference.discovery import discover, missed_relations
 from symparams.analysis.inference.fitting import Term, basis, fit, solve
 from symparams.core.symbols import SYMBOLS
 
@@ -65,6 +67,27 @@ def test_one_or_two_terms_fit_where_the_basis_outgrows_the_points():
     assert fit(points[:5], [l // g for l, g in pairs[:5]], ["l", "g"], max_level=5) is None  # too few to trust
 
 
+def test_a_layer_in_every_fixed_number_of_layers_is_fitted_with_that_period():
+    # Gemma 4: a full-attention layer in every 6, and the last layer always a full one
+    points = [{"l": n} for n in range(1, 17)]
+    full = [-(-p["l"] // 6) for p in points]
+    assert {str(t): c for t, c in fit(points, full, ["l"]).items()} == {"ceiling(l/6)": 1}
+    sliding = [p["l"] - f for p, f in zip(points, full)]
+    assert {str(t): c for t, c in fit(points, sliding, ["l"]).items()} == {"l": 1, "ceiling(l/6)": -1}
+
+
+def test_a_fixed_period_is_stored_as_a_whole_number_and_read_back():
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.core.symbols import H, L
+    from symparams.families.inferred import formula
+
+    expr = sp.expand(H * sp.ceiling(L / 6) + 2 * H * L)
+    data = encode(expr)
+    assert data[0] == ["1", [["H", 1]], [["L", 6, 1, "ceil"]]]
+    assert decode(data, {"H": H, "L": L}) == expr
+    assert formula(data, {"H": 10, "L": 13}) == 10 * 3 + 2 * 10 * 13
+
+
 def test_a_fit_with_too_few_points_is_refused():
     points = [{"x": x} for x in (1, 2, 3)]
     assert fit(points, [x * x for x in (1, 2, 3)], ["x"]) is None  # 3 terms need 3 + 3 points
@@ -93,6 +116,76 @@ def test_layers_of_several_kinds_are_named_by_kind_in_layer_order():
     even = [(n.split("."), (4, 4)) for n in names]
     assert {_normalise(p, lists, _layer_kinds(even, lists)) for p, _ in even} == {
         "embed.weight", "layers.*.attn.weight", "layers.*.experts.*.w", "layers.*.mlp.weight"}
+
+
+class ToyBuilder:
+    """A model without transformers: a width the head count must divide (2304 and 8: ×3 divides it, ×7 does
+    not), a token-type table only when its size is above 0, and a stack of layers."""
+
+    DEFAULTS = {"hidden_size": 2304, "num_heads": 8, "type_vocab_size": 0, "num_layers": 2}
+
+    def __init__(self):
+        self.errors, self.builds = {}, 0
+
+    def defaults(self):
+        return dict(self.DEFAULTS)
+
+    def read_back(self, values, others=()):
+        config = {**self.DEFAULTS, **values}
+        return {k: config[k] for k in [*values, *others]}
+
+    def observe(self, values):
+        from symparams.analysis.inference.probing import Observation
+
+        self.builds += 1
+        config = {**self.DEFAULTS, **values}
+        h, a, t, n = (config[k] for k in ("hidden_size", "num_heads", "type_vocab_size", "num_layers"))
+        if h % a or min(h, a, n) < 1 or t < 0:
+            self.errors[tuple(values.items())] = "ValueError: the width is not a multiple of the heads"
+            return None
+        shapes = {"embed": [(100, h)], "layers.*.q": [(h, h)] * n, "layers.*.norm": [(h // a,)] * n}
+        if t:
+            shapes["token_type"] = [(t, h)]
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return Observation(shapes, total, total)
+
+
+def test_a_held_field_whose_next_value_only_adds_parameters_is_lifted_to_a_variable():
+    found = discover(ToyBuilder())
+    assert found.lifted == {"type_vocab_size": 0} and found.fields["type_vocab_size"].free
+
+
+class ExclusiveTablesBuilder(ToyBuilder):
+    """Two tables that each build alone above size 0 but not together (one or the other)."""
+
+    DEFAULTS = {**ToyBuilder.DEFAULTS, "segment_vocab_size": 0}
+
+    def observe(self, values):
+        config = {**self.DEFAULTS, **values}
+        if config["type_vocab_size"] and config["segment_vocab_size"]:
+            self.builds += 1
+            self.errors[tuple(values.items())] = "ValueError: a token-type table or a segment table, not both"
+            return None
+        found = super().observe(values)
+        if found is None or not config["segment_vocab_size"]:
+            return found
+        table = (config["segment_vocab_size"], config["hidden_size"])
+        return type(found)({**found.shapes, "segment": [table]}, found.total + math.prod(table),
+                           found.trainable + math.prod(table))
+
+
+def test_fields_lifted_together_that_do_not_build_together_are_held_instead():
+    found = discover(ExclusiveTablesBuilder())
+    assert found.lifted == {}
+    assert found.fields["type_vocab_size"].kind == found.fields["segment_vocab_size"].kind == "fixed"
+
+
+def test_a_divisibility_the_first_probe_missed_is_found_when_draws_fail():
+    builder = ToyBuilder()
+    found = discover(builder)
+    assert ("num_heads", "hidden_size") not in found.relations  # 24 divides 2304: the ×3 probe built
+    assert missed_relations(builder, found)
+    assert ("num_heads", "hidden_size") in found.relations
 
 
 def test_fields_take_the_standard_symbols_once():

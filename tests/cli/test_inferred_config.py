@@ -81,18 +81,17 @@ def meta_total(path, auto: str = "AutoModel") -> int:
 
 
 #: (changes to OLMo-1B's config, head, the condition the formula names: the note repeats it)
+CLIPPED = "outside the inferred formula's conditions: clip_qkv is set, the formula holds only with clip_qkv unset (null)"
 OUTSIDE = [
-    ({"attention_bias": True}, None, "outside the inferred formula's conditions: attention_bias is true, the formula "
-                                     "holds only for attention_bias = false"),
+    ({"clip_qkv": 8.0}, None, CLIPPED),  # a key the fit saw only unset (it changes no shape, but the fit cannot know)
     ({"head_dim": 64}, None, "key head_dim is outside the inferred formula's fields (it may change shapes the "
                              "formula does not follow)"),
-    ({}, "causal-lm", "outside the inferred formula's conditions: tie_word_embeddings is true, the formula holds "
-                      "only for tie_word_embeddings = false"),
+    ({"clip_qkv": 8.0}, "causal-lm", CLIPPED),
 ]
 
 
 @pytest.mark.crosscheck
-@pytest.mark.parametrize("changes,head,condition", OUTSIDE, ids=["held-flag", "unknown-size", "tied-head"])
+@pytest.mark.parametrize("changes,head,condition", OUTSIDE, ids=["unset-key", "unknown-size", "unset-key-lm-head"])
 def test_outside_the_conditions_the_formula_refuses_and_one_real_build_counts(tmp_path, changes, head, condition):
     """The library refuses (never a wrong number); the CLI, with torch installed, counts the config by one
     meta-device build and says so, on one line naming the condition."""
@@ -111,13 +110,13 @@ def test_outside_the_conditions_the_formula_refuses_and_one_real_build_counts(tm
 
 def test_with_set_outside_the_conditions_stays_refused(tmp_path):
     """A --set asks for the formula at other values: no single build answers that."""
-    assert_one_line_error(*run("count", "--config", olmo_with(tmp_path, attention_bias=True), "--set", "L=8")[::2],
-                          "attention_bias is true, the formula holds only for attention_bias = false")
+    assert_one_line_error(*run("count", "--config", olmo_with(tmp_path, clip_qkv=8.0), "--set", "L=8")[::2],
+                          "clip_qkv is set, the formula holds only with clip_qkv unset (null)")
 
 
 def test_a_build_too_large_to_make_is_refused_not_attempted(tmp_path):
     """A meta build makes every layer's module: a billion layers would never finish, so it is not started."""
-    path = olmo_with(tmp_path, attention_bias=True, num_hidden_layers=10**9)
+    path = olmo_with(tmp_path, clip_qkv=8.0, num_hidden_layers=10**9)
     assert_one_line_error(*run("count", "--config", path)[::2],
                           "a meta-device build of num_hidden_layers = 1000000000 copies is too large to make")
 
@@ -146,3 +145,30 @@ def test_costs_of_an_inferred_type_are_refused_not_undercounted(command):
     """Its attention modules are not declared: the FLOPs of attention and the cache are unknown, not 0."""
     code, _, err = run(command[0], "--config", OLMO, *command[1:])
     assert_one_line_error(code, err, "does not declare its attention modules")
+
+
+def dots1_with(tmp_path, **changes):
+    """A small dots.llm1 (a type only the inferred data reads): one dense layer before the expert layers."""
+    config = {"model_type": "dots1", "num_hidden_layers": 4, "first_k_dense_replace": 1, "n_routed_experts": 8,
+              "n_shared_experts": 1, "num_experts_per_tok": 2, **changes}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({k: v for k, v in config.items() if v is not None}))
+    return path
+
+
+def test_a_set_that_leaves_a_stack_a_negative_count_is_refused(tmp_path):
+    """More dense layers than layers: the expert layers' count, L - L_f, would be negative."""
+    path = dots1_with(tmp_path)
+    assert_one_line_error(*run("count", "--config", path, "--set", "L_f=6")[::2],
+                          "these values give layers.*.mlp.experts.down_proj fewer than 0 instances")
+    code, out, _ = run("count", "--config", path, "--set", "L_f=4", "--json")  # all dense: the formula counts it
+    fields = {k: v for k, v in json.loads(path.read_text()).items() if k != "model_type"}
+    config = transformers.AutoConfig.for_model("dots1", **{**fields, "first_k_dense_replace": 4})
+    with torch.device("meta"):
+        module = transformers.AutoModel.from_config(config)
+    assert code == 0 and json.loads(out)["total"] == sum(p.numel() for p in module.parameters())
+
+
+def test_a_size_whose_default_is_null_must_be_given(tmp_path):
+    code, _, err = run("count", "--config", dots1_with(tmp_path, n_routed_experts=None))
+    assert_one_line_error(code, err, "key n_routed_experts is missing or null, and the inferred formula needs a number")

@@ -32,7 +32,6 @@ PATHS = sorted(FIXTURES.rglob("config.json")) + [OLMO]
 
 #: fixture (or fixture:class) → what its refusal names, for every class of it the data holds
 REFUSED = {
-    "CohereForAI/c4ai-command-r-plus": "use_qk_norm is true",  # held at its default, false
     "EleutherAI/gpt-neox-20b": "key attention_bias is missing and key hidden_act is not the default",
     "Helsinki-NLP/opus-mt-en-de": "key tie_word_embeddings is missing and key activation_function",
     "Qwen/Qwen2.5-0.5B": "sliding_window is set",  # a key the formula needs unset
@@ -40,7 +39,6 @@ REFUSED = {
     "Qwen/Qwen3-30B-A3B": "key head_dim is outside",  # read with getattr: absent from the default config
     "albert-base-v2": "key gap_size is outside",
     "albert-xxlarge-v2": "key gap_size is outside",
-    "allenai/OLMo-1B-hf:causal-lm": "tie_word_embeddings is true",  # the flag held at false in the fit
     "answerdotai/ModernBERT-base": "key global_attn_every_n_layers is outside",
     "bigcode/starcoder2-3b": "sliding_window is set",
     "microsoft/Phi-3-mini-4k-instruct": "sliding_window is set",
@@ -51,6 +49,7 @@ REFUSED = {
     "google/gemma-7b:causal-lm": "key tie_word_embeddings is missing and key hidden_act",
     "google/pegasus-large": "key extra_pos_embeddings is outside",
     "microsoft/deberta-v3-base": "key position_buckets is outside",
+    "stabilityai/stablelm-2-1_6b": "use_qkv_bias is true",  # a flag held at its default, false
     "tiiuae/falcon-40b": "new_decoder_architecture is true",
 }
 
@@ -191,9 +190,26 @@ def test_a_type_without_a_family_is_counted_tensor_by_tensor_as_transformers_bui
 
 
 def test_a_head_whose_conditions_the_config_breaks_is_refused():
-    with pytest.raises(SymparamsError, match="tie_word_embeddings is true") as refused:
-        from_config(str(OLMO), head="causal-lm")
+    # Gemma's LM head follows tie_word_embeddings, which transformers may set from hidden_act: the base model
+    # has no such head and counts
+    config = read(FIXTURES / "google" / "gemma-2b" / "config.json")
+    assert inferred.model(config).count == meta_count(FIXTURES / "google" / "gemma-2b" / "config.json", "base")
+    with pytest.raises(SymparamsError, match="key tie_word_embeddings is missing") as refused:
+        inferred.model(config, head="causal-lm")
     assert "\n" not in str(refused.value)
+
+
+def test_values_that_give_a_negative_count_are_refused_not_summed():
+    # DeepSeek-V2's dense layers come before the expert layers: more of them than layers gives the expert
+    # layers a negative count, outside every configuration the formula was fitted on
+    config = {"model_type": "deepseek_v2", "num_hidden_layers": 4, "first_k_dense_replace": 6}
+    with pytest.raises(inferred.OutsideConditions, match="-2 instances") as refused:
+        inferred.model(config)
+    assert "\n" not in str(refused.value)
+    with torch.device("meta"):  # as many as the layers: all dense, which the formula counts
+        built = transformers.AutoModel.from_config(transformers.AutoConfig.for_model(
+            "deepseek_v2", num_hidden_layers=4, first_k_dense_replace=4))
+    assert inferred.model({**config, "first_k_dense_replace": 4}).count == totals(built)[0]
 
 
 def test_a_multimodal_config_is_counted_through_its_sub_configs():

@@ -115,6 +115,8 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None) ->
     lifted = lifted or {}
     base = {**base_values(ints), **lifted}
     observation = builder.observe(base)
+    if observation is None and lifted:  # the lifted values do not build together: hold the fields instead
+        return discover(builder, lift=False)
     if observation is None and base:
         base = {}
         observation = builder.observe(base)
