@@ -585,10 +585,9 @@ def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, head
         return build_tree(model_type, entry, put_in, switch_values)
 
     entry = known[cls]
-    reading = Reading({}, put_in, {})
+    constraints = _constraints(entry, Reading({}, put_in, {})) + _at_least_zero(entry, put_in)
     return Family(model_type, {"en": f"{model_type}, inferred", "zh": f"{model_type}（推断）"}, build,
-                  switches=switches, heads=heads, constraints=_constraints(entry, reading) + _at_least_zero(entry, put_in),
-                  inferred=True)
+                  switches=switches, heads=heads, constraints=constraints, inferred=True)
 
 
 def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str, Any] | None, source: str):

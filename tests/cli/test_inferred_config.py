@@ -81,7 +81,8 @@ def meta_total(path, auto: str = "AutoModel") -> int:
 
 
 #: (changes to OLMo-1B's config, head, the condition the formula names: the note repeats it)
-CLIPPED = "outside the inferred formula's conditions: clip_qkv is set, the formula holds only with clip_qkv unset (null)"
+CLIPPED = ("outside the inferred formula's conditions: clip_qkv is set, the formula holds only with clip_qkv "
+           "unset (null)")
 OUTSIDE = [
     ({"clip_qkv": 8.0}, None, CLIPPED),  # a key the fit saw only unset (it changes no shape, but the fit cannot know)
     ({"head_dim": 64}, None, "key head_dim is outside the inferred formula's fields (it may change shapes the "
