@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -408,13 +409,46 @@ def read_config(entry: dict, reader, source: str) -> Reading:
 def _refuse_negative_counts(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool], source: str) -> None:
     """Values outside every configuration the fit saw can give a stack a negative count (more dense layers
     before the experts than layers): refused here, so that one real build can count the file instead."""
-    scope = _scope(entry, numbers, flags)
+    values = {**numbers, **{name: int(flags.get(f, False)) for f, name in entry.get("flags", {}).items()}}
     for path, count, shape, *_ in entry["parameters"]:
-        for what, value in [("instances", formula(count, scope)), *(("dimension", formula(d, scope)) for d in shape)]:
-            if value.is_number and value < 0:
+        for what, encoded in [("instances", count), *(("dimension", d) for d in shape)]:
+            value = _number(encoded, values) if _may_be_negative(encoded) else None
+            if value is not None and value < 0:
                 raise OutsideConditions(f"{source}: outside the inferred formula's conditions: these values give "
                                         f"{path} {value} {what}; the formula holds only where every count and "
                                         "dimension is at least 0")
+
+
+def _may_be_negative(encoded) -> bool:
+    """Whether a formula has a term with a negative coefficient (a difference: layers less dense layers)."""
+    return isinstance(encoded, list) and any(term[0].startswith("-") for term in encoded)
+
+
+def _number(encoded, values: Mapping[str, int]) -> Fraction | None:
+    """The value of an encoded formula (see :func:`formula`) at ``values`` (symbol name → whole number), in
+    exact arithmetic without SymPy (reading a config stays fast); None when a name has no value or a term
+    divides by 0."""
+    def one(name_or_number):
+        return name_or_number if isinstance(name_or_number, int) else values.get(name_or_number)
+
+    if not isinstance(encoded, list):
+        return one(encoded)
+    total = Fraction(0)
+    for coefficient, powers, floors in encoded:
+        term = Fraction(coefficient)
+        for name, exponent in powers:
+            if one(name) is None or (one(name) == 0 and int(exponent) < 0):
+                return None
+            term *= Fraction(one(name)) ** int(exponent)
+        for top, bottom, exponent, *marks in floors:
+            if one(top) is None or not one(bottom):
+                return None
+            rounded = -(-one(top) // one(bottom)) if "ceil" in marks else one(top) // one(bottom)
+            if rounded == 0 and int(exponent) < 0:
+                return None
+            term *= Fraction(rounded) ** int(exponent)
+        total += term
+    return total
 
 
 def _top_k(entry: dict, reader) -> int | None:
@@ -558,12 +592,15 @@ def _constraints(entry: dict, reading: Reading) -> tuple[Constraint, ...]:
 def _at_least_zero(entry: dict, numbers: Mapping[str, int]) -> tuple[Constraint, ...]:
     """A count or dimension that a difference of fields gives (layers less dense layers) stays at least 0 when
     a value is changed (``--set``); flags are taken on, where a count has all its terms."""
-    scope = _scope(entry, numbers, {name: True for name in entry.get("flags", {})})
+    scope = None
     out = []
     for path, count, shape, *_ in entry["parameters"]:
-        for what, expr in [("instances", formula(count, scope)), *(("dimension", formula(d, scope)) for d in shape)]:
-            terms = sp.Add.make_args(sp.expand(expr))
-            if expr.free_symbols and any(t.as_coeff_Mul()[0] < 0 for t in terms):
+        for what, encoded in [("instances", count), *(("dimension", d) for d in shape)]:
+            if not _may_be_negative(encoded):
+                continue
+            scope = scope or _scope(entry, numbers, {name: True for name in entry.get("flags", {})})
+            expr = formula(encoded, scope)
+            if expr.free_symbols:
                 out.append(Constraint(expr + 1, f"these values give {path} fewer than 0 {what}; the inferred formula "
                                                 "holds only where every count and dimension is at least 0"))
     return tuple(out)
