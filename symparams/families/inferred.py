@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -209,12 +208,12 @@ def _scope(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -
     return scope
 
 
-def _refuse_negative(model_type: str, path: str, count: sp.Expr, dims: tuple) -> None:
+def _refuse_negative(where: str, path: str, count: sp.Expr, dims: tuple) -> None:
     """A negative count or dimension means values outside every configuration the formula was fitted and
-    verified on (more dense layers than layers, say): refused rather than summed."""
+    verified on (more dense layers than layers, say): refused rather than summed; ``where`` begins the line."""
     for what, value in [("instances", count), *(("dimension", d) for d in dims)]:
         if value.is_number and value < 0:
-            raise OutsideConditions(f"{model_type}: these values give {path} {value} {what}; the inferred formula "
+            raise OutsideConditions(f"{where}: these values give {path} {value} {what}; the inferred formula "
                                     f"holds only where every count and dimension is at least 0")
 
 
@@ -409,46 +408,17 @@ def read_config(entry: dict, reader, source: str) -> Reading:
 def _refuse_negative_counts(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool], source: str) -> None:
     """Values outside every configuration the fit saw can give a stack a negative count (more dense layers
     before the experts than layers): refused here, so that one real build can count the file instead."""
-    values = {**numbers, **{name: int(flags.get(f, False)) for f, name in entry.get("flags", {}).items()}}
+    scope = None
     for path, count, shape, *_ in entry["parameters"]:
-        for what, encoded in [("instances", count), *(("dimension", d) for d in shape)]:
-            value = _number(encoded, values) if _may_be_negative(encoded) else None
-            if value is not None and value < 0:
-                raise OutsideConditions(f"{source}: outside the inferred formula's conditions: these values give "
-                                        f"{path} {value} {what}; the formula holds only where every count and "
-                                        "dimension is at least 0")
+        if any(_may_be_negative(encoded) for encoded in (count, *shape)):
+            scope = scope or _scope(entry, numbers, flags)
+            _refuse_negative(f"{source}: outside the inferred formula's conditions", path, formula(count, scope),
+                             tuple(formula(d, scope) for d in shape))
 
 
 def _may_be_negative(encoded) -> bool:
     """Whether a formula has a term with a negative coefficient (a difference: layers less dense layers)."""
     return isinstance(encoded, list) and any(term[0].startswith("-") for term in encoded)
-
-
-def _number(encoded, values: Mapping[str, int]) -> Fraction | None:
-    """The value of an encoded formula (see :func:`formula`) at ``values`` (symbol name → whole number), in
-    exact arithmetic without SymPy (reading a config stays fast); None when a name has no value or a term
-    divides by 0."""
-    def one(name_or_number):
-        return name_or_number if isinstance(name_or_number, int) else values.get(name_or_number)
-
-    if not isinstance(encoded, list):
-        return one(encoded)
-    total = Fraction(0)
-    for coefficient, powers, floors in encoded:
-        term = Fraction(coefficient)
-        for name, exponent in powers:
-            if one(name) is None or (one(name) == 0 and int(exponent) < 0):
-                return None
-            term *= Fraction(one(name)) ** int(exponent)
-        for top, bottom, exponent, *marks in floors:
-            if one(top) is None or not one(bottom):
-                return None
-            rounded = -(-one(top) // one(bottom)) if "ceil" in marks else one(top) // one(bottom)
-            if rounded == 0 and int(exponent) < 0:
-                return None
-            term *= Fraction(rounded) ** int(exponent)
-        total += term
-    return total
 
 
 def _top_k(entry: dict, reader) -> int | None:
