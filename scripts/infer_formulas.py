@@ -48,7 +48,7 @@ CLASS_TABLES = {"base": "MODEL_MAPPING_NAMES", "causal-lm": "MODEL_FOR_CAUSAL_LM
                 "masked-lm": "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
                 "seq2seq-lm": "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES"}
 LM_CLASSES = ("causal-lm", "masked-lm", "seq2seq-lm")
-SECONDS = 120
+SECONDS = 360
 VERIFY = 10
 SEED = 0
 
@@ -107,6 +107,8 @@ def stored(entry: dict) -> dict:
     out["conditions"] = {k: v for k, v in entry["conditions"].items() if k != "regime" and v}
     v = entry["verification"]
     out["verification"] = {k: v[k] for k in ("configurations", "exact", "seed", "default_formula", "default_real")}
+    if entry.get("branches"):
+        out["branches"] = [stored(b) for b in entry["branches"]]
     return out
 
 
@@ -121,6 +123,8 @@ def defaults_of(model_type: str, fields) -> dict:
 def with_defaults(entry: dict) -> dict:
     """An exact entry with its fields' defaults and how the config fills a field left out (kept in the entry;
     computed here for entries written before they were)."""
+    if entry.get("branches"):
+        entry = {**entry, "branches": [with_defaults(b) for b in entry["branches"]]}
     if not entry["exact"] or "follows" in entry:
         return entry
     fixed = entry.get("conditions", {}).get("fixed", {})
@@ -239,10 +243,17 @@ def line(entry: dict) -> str:
     return json.dumps(with_defaults(entry), sort_keys=True, separators=(",", ":"))
 
 
-def all_sizes_free(entry: dict) -> bool:
-    """Exact with no size field held at a value (held flags do not count)."""
+def held_sizes(entry: dict) -> dict:
+    """The size fields an exact entry holds at a value (flags do not count), but those a branch takes on from the
+    next value up."""
     fixed = (entry.get("conditions") or {}).get("fixed", {})
-    return entry["exact"] and not any(not isinstance(v, bool) for v in fixed.values())
+    branched = {k for b in entry.get("branches", ()) if not held_sizes(b) for k in b["conditions"]["minimum"]}
+    return {k: v for k, v in fixed.items() if not isinstance(v, bool) and k not in branched}
+
+
+def all_sizes_free(entry: dict) -> bool:
+    """Exact with no size field held at a value, where no branch takes the field on."""
+    return entry["exact"] and not held_sizes(entry)
 
 
 def table(entries: dict, version: str, seconds: dict, not_reached: list[str], note: str) -> str:
@@ -287,8 +298,11 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
 def _verdict(e: dict) -> str:
     if not e["exact"]:
         return "not inferred: " + e["reason"].replace("|", "/")
-    held = {k: v for k, v in e.get("conditions", {}).get("fixed", {}).items() if not isinstance(v, bool)}
-    return "exact" + (f" (held: {', '.join(f'{k}={v}' for k, v in sorted(held.items()))})" if held else "")
+    held = held_sizes(e)
+    branches = [f"{k} ≥ {v}" for b in e.get("branches", ()) for k, v in sorted(b["conditions"]["minimum"].items())]
+    notes = ([f"held: {', '.join(f'{k}={v}' for k, v in sorted(held.items()))}"] if held else []) + \
+        ([f"a formula of its own for {', '.join(branches)}"] if branches else [])
+    return "exact" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _verified(e: dict) -> str:

@@ -104,8 +104,16 @@ def _term(term, symbols) -> sp.Expr:
         out *= _symbol(name, symbols) ** int(exponent)
     for top, bottom, exponent, *marks in floors:
         divided = CeilDiv if "ceil" in marks else FloorDiv
-        out *= divided(_symbol(top, symbols), _symbol(bottom, symbols)) ** int(exponent)
+        out *= divided(_numerator(top, symbols), _symbol(bottom, symbols)) ** int(exponent)
     return out
+
+
+def _numerator(top, symbols) -> sp.Expr:
+    """A floor's numerator: a name, or ``[name, name]``, the one less the other (layers not reusing others'
+    keys and values, ``L - S``)."""
+    if isinstance(top, list) and len(top) == 2:
+        return _symbol(top[0], symbols) - _symbol(top[1], symbols)
+    return _symbol(top, symbols)
 
 
 class _WholeDivision(sp.Function):
@@ -130,7 +138,8 @@ class _WholeDivision(sp.Function):
 
     def _sympystr(self, printer) -> str:
         a, b = self.args
-        return f"{self.word}({printer._print(a)}/{printer._print(b)})"
+        top = f"({printer._print(a)})" if a.is_Add else printer._print(a)
+        return f"{self.word}({top}/{printer._print(b)})"
 
     def _latex(self, printer) -> str:
         a, b = self.args
@@ -505,6 +514,9 @@ def _check_conditions(conditions: dict, known: dict, defaults: dict, follows: di
             raise OutsideConditions(f"{where} {key} is {_json(value)}, the formula holds only for "
                                     f"{key} = {_json(held)}")
         known[key] = value
+    for key, lowest in sorted(conditions.get("minimum", {}).items()):
+        if key in known and known[key] < lowest:
+            raise OutsideConditions(f"{where} {key} is {known[key]}, the formula holds only for {key} ≥ {lowest}")
     for key in conditions.get("unset", ()):
         if reader.has(key):
             raise OutsideConditions(f"{where} {key} is set, the formula holds only with {key} unset (null)")
@@ -576,22 +588,43 @@ def _at_least_zero(entry: dict, numbers: Mapping[str, int]) -> tuple[Constraint,
     return tuple(out)
 
 
+def branch_of(entry: dict, reader) -> tuple:
+    """Which of an entry's formulas a config.json is counted by: a branch whose field the config has at the
+    branch's lowest value or above (Gemma 4 with layers reusing others' keys and values), else the entry's own;
+    the branch's key (its lowest values), ``()`` for the entry's own."""
+    defaults = entry.get("defaults", {})
+    for branch in entry.get("branches", ()):
+        minimum = branch["conditions"]["minimum"]
+        if all(reader.int(k, default=defaults.get(k, v), minimum=0) >= v for k, v in minimum.items()):
+            return tuple(sorted(minimum.items()))
+    return ()
+
+
+def in_branch(entry: dict, key: tuple) -> dict:
+    """The entry's branch of ``key`` (:func:`branch_of`), or the entry itself (whose conditions then say where it
+    holds)."""
+    for branch in entry.get("branches", ()) if key else ():
+        if tuple(sorted(branch["conditions"]["minimum"].items())) == key:
+            return branch
+    return entry
+
+
 @lru_cache(maxsize=64)
-def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, heads: tuple) -> Family:
+def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, heads: tuple, branch: tuple = ()) -> Family:
     """The family of ``model_type`` with its own fields at ``numbers``; ``heads``: the LM classes (exact, and
-    whose conditions the config meets)."""
+    whose conditions the config meets); ``branch``: which of their formulas (:func:`branch_of`)."""
     known = entries(model_type)
     switches = tuple(Switch(name, value, en=f"config field {name}") for name, value in flag_defaults)
     put_in = dict(numbers)
 
     def build(switch_values, head):
-        entry = known[class_of(model_type, head, model_type)]
+        entry = in_branch(known[class_of(model_type, head, model_type)], branch)
         for key, held in entry.get("conditions", {}).get("fixed", {}).items():
             if key in switch_values and switch_values[key] != held:
                 raise SymparamsError(f"{model_type}: the inferred formula holds only for {key} = {_json(held)}")
         return build_tree(model_type, entry, put_in, switch_values)
 
-    entry = known[cls]
+    entry = in_branch(known[cls], branch)
     constraints = _constraints(entry, Reading({}, put_in, {})) + _at_least_zero(entry, put_in)
     return Family(model_type, {"en": f"{model_type}, inferred", "zh": f"{model_type}（推断）"}, build,
                   switches=switches, heads=heads, constraints=constraints, inferred=True)
@@ -603,11 +636,12 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
 
     model_type = config["model_type"]
     cls = class_of(model_type, head, source)
-    entry = entries(model_type)[cls]
+    branch = _branch_read(entries(model_type)[cls], ConfigReader(config, source, head), source)
+    entry = in_branch(entries(model_type)[cls], branch)
     reading = read_config(entry, ConfigReader(config, source, head), source)
     flag_defaults = _flag_defaults(model_type, reading.flags, config)
-    heads = _heads_met(model_type, ConfigReader(config, source, head), source)
-    fam = family(model_type, cls, tuple(sorted(reading.numbers.items())), flag_defaults, heads)
+    heads = _heads_met(model_type, ConfigReader(config, source, head), source, branch)
+    fam = family(model_type, cls, tuple(sorted(reading.numbers.items())), flag_defaults, heads, branch)
     given_values, given_switches = fam.split(overrides or {}, model_type)
     verified = entry["verification"]["exact"]
     note = f"inferred from transformers {version()} meta-device builds, verified on {verified} configurations"
@@ -616,16 +650,21 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
                     (note,))
 
 
-def _heads_met(model_type: str, reader, source: str) -> tuple[str, ...]:
-    """The LM classes inferred exactly whose conditions the config meets (the others are no head of its
-    model: ``--head`` names the condition)."""
+def _branch_read(entry: dict, reader, source: str) -> tuple:
+    """:func:`branch_of` for a config read with the entry's aliases."""
+    return branch_of(entry, _unaliased(reader, entry.get("aliases", {}), source))
+
+
+def _heads_met(model_type: str, reader, source: str, branch: tuple = ()) -> tuple[str, ...]:
+    """The LM classes inferred exactly whose conditions the config meets, in the formula's ``branch`` (the others
+    are no head of its model: ``--head`` names the condition)."""
     met = []
     for cls in HEADS:
         entry = entries(model_type).get(cls)
         if entry is None or not entry["exact"]:
             continue
         try:
-            read_config(entry, reader, source)
+            read_config(in_branch(entry, branch), reader, source)
         except SymparamsError:
             continue
         met.append(cls)

@@ -124,9 +124,7 @@ def test_bad_numbers_are_one_line_errors(args, needle):
     ("long-int.json", "integer string conversion"),
 ])
 def test_config_files_that_are_not_configs(files, name, needle):
-    start = time.monotonic()
-    assert_one_line_error(*run("count", "--config", str(files / name))[::2], needle)
-    assert time.monotonic() - start < 10
+    assert_one_line_error(*run("count", "--config", str(files / name))[::2], needle)  # run: within TIMEOUT
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -140,9 +138,7 @@ def test_config_files_that_are_not_configs(files, name, needle):
     (["infer"], "MODEL_TYPE"),
 ], ids=lambda a: " ".join(a)[:40] if isinstance(a, list) else None)
 def test_infer_bad_input_is_one_line(args, needle):
-    start = time.monotonic()
-    assert_one_line_error(*run(*args)[::2], needle)
-    assert time.monotonic() - start < 10
+    assert_one_line_error(*run(*args)[::2], needle)  # run: within TIMEOUT, not a hang
 
 
 def test_devices_are_not_configs():
@@ -216,12 +212,10 @@ def test_ctrl_c_during_a_sweep_leaves_no_traceback_and_no_file(tmp_path):
 
 def test_a_huge_semiprime_h_proves_quickly_without_a_witness():
     h = str(10000000000000000000000013 * 100000000000000000000000067)  # two primes: no cheap divisor list
-    start = time.monotonic()
-    code, out, err = run("prove", "bert-base", "--set", f"H={h}", "--set", "A=1", "--json")
+    code, out, err = run("prove", "bert-base", "--set", f"H={h}", "--set", "A=1", "--json")  # within TIMEOUT
     assert code == 0 and err == ""
     data = json.loads(out)
     assert data["invariant"] is True and data["derivative"] == "0" and data["witness"] == {}
-    assert time.monotonic() - start < 10
 
 
 def test_control_characters_never_reach_a_document():

@@ -24,8 +24,12 @@ from typing import Any
 
 from .probing import Builder, Observation
 
-#: layer counts above this are lowered in the base configuration (builds cost time per layer, not per width)
-MAX_BASE_LAYERS = 4
+#: the largest layer count of a base configuration, tried in turn: builds cost time per layer, not per width, so
+#: the base is the smallest of these that keeps every kind of layer the default config has (a full-attention layer
+#: in every 6 appears only from 6 layers on)
+BASE_LAYERS = (4, 6, 8, 12, 16)
+#: expert counts above this are lowered in the base configuration, as layer counts are
+BASE_EXPERTS = 16
 #: a sampled configuration with a layer count above this is drawn again
 MAX_SAMPLE_LAYERS = 40
 #: relevant flags beyond this many stay at their defaults
@@ -72,6 +76,7 @@ class Discovery:
     relations: set = field(default_factory=set)
     defaults: dict = field(default_factory=dict)
     lifted: dict = field(default_factory=dict)  # field → its default, for the fields discovery started above it
+    minimum: dict = field(default_factory=dict)  # field → its lowest value, for a branch above the default
 
     @property
     def free(self) -> list[str]:
@@ -102,29 +107,74 @@ def candidates(defaults: dict) -> tuple[dict, dict]:
     return ints, flags
 
 
-def base_values(ints: dict) -> dict:
-    """The base configuration's overrides: layer counts lowered to :data:`MAX_BASE_LAYERS`."""
-    return {k: MAX_BASE_LAYERS for k, v in ints.items() if "layer" in k and v > MAX_BASE_LAYERS}
+def lowered(ints: dict, top: int, together: bool = False) -> dict:
+    """Layer counts lowered to at most ``top``: each one alone, or (``together``) all by the factor that brings the
+    largest to ``top``, so counts that add up (input, recurrent and output layers) or divide (a sparse layer in
+    every 4) still do.
+
+    >>> lowered({"num_layers": 12, "num_sparse_layers": 3, "hidden": 64}, 4)
+    {'num_layers': 4}
+    >>> lowered({"num_layers": 12, "num_sparse_layers": 3, "hidden": 64}, 4, together=True)
+    {'num_layers': 4, 'num_sparse_layers': 1}
+    """
+    layers = {k: v for k, v in ints.items() if "layer" in k and v > 0}
+    largest = max(layers.values(), default=0)
+    if largest <= top:
+        return {}
+    if together:
+        return {k: max(1, v * top // largest) for k, v in layers.items()}
+    return {k: top for k, v in layers.items() if v > top}
 
 
-def discover(builder: Builder, lift: bool = True, lifted: dict | None = None) -> Discovery:
+def fewer_experts(ints: dict) -> dict:
+    """Expert counts lowered to at most :data:`BASE_EXPERTS` (a build makes every expert that is a module of its
+    own: NLLB-MoE's 128 per layer).
+
+    >>> fewer_experts({"num_experts": 128, "num_experts_per_tok": 2, "n_shared_experts": 2})
+    {'num_experts': 16}
+    """
+    return {k: BASE_EXPERTS for k, v in ints.items() if k.endswith("experts") and v > BASE_EXPERTS}
+
+
+def base_values(builder: Builder, ints: dict, lifted: dict) -> tuple[dict, Observation | None]:
+    """The base configuration's overrides and its build: the first lowering of the layer counts (and expert
+    counts) whose model has every parameter name the default config's has; when none has, the layer counts at
+    most 4, else the default."""
+    default = builder.observe(lifted)
+    first = {**lowered(ints, BASE_LAYERS[0]), **lifted}
+    if default is not None:
+        seen = []
+        for experts in (fewer_experts(ints), {}):
+            for top in BASE_LAYERS:
+                for together in (False, True):
+                    overrides = {**lowered(ints, top, together), **experts, **lifted}
+                    if overrides in seen:
+                        continue
+                    seen.append(overrides)
+                    obs = builder.observe(overrides)
+                    if obs is not None and obs.shapes.keys() == default.shapes.keys():
+                        return overrides, obs
+    obs = builder.observe(first)
+    return (first, obs) if obs is not None else (dict(lifted), default)
+
+
+def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, minimum: dict | None = None) -> Discovery:
     """Probe every integer field and boolean flag of ``builder``'s default config (about 1-3 builds each);
-    with ``lift``, start again above the held fields that only add parameters when moved up."""
+    with ``lift``, start again above the held fields that only add parameters when moved up.  ``minimum``
+    (field → value) starts a branch there, its fields never below."""
     defaults = builder.defaults()
     ints, bools = candidates(defaults)
-    lifted = lifted or {}
-    base = {**base_values(ints), **lifted}
-    observation = builder.observe(base)
+    lifted, minimum = lifted or {}, minimum or {}
+    base, observation = base_values(builder, ints, {**lifted, **minimum})
     if observation is None and lifted:  # the lifted values do not build together: hold the fields instead
-        return discover(builder, lift=False)
-    if observation is None and base:
-        base = {}
-        observation = builder.observe(base)
+        return discover(builder, lift=False, minimum=minimum)
     if observation is None:
-        raise Uninferable("the default config cannot be built: " + next(iter(builder.errors.values()), "?"))
+        what = "the default config" if not minimum else "the default config with " + \
+            ", ".join(f"{k} = {v}" for k, v in minimum.items())
+        raise Uninferable(f"{what} cannot be built: " + next(iter(builder.errors.values()), "?"))
     start = {**ints, **base}
     fields = {n: Field(n, v) for n, v in start.items()}
-    found = Discovery(base, observation, fields, {}, set(), defaults, {n: ints[n] for n in lifted})
+    found = Discovery(base, observation, fields, {}, set(), defaults, {n: ints[n] for n in lifted}, dict(minimum))
     for name in fields:
         _probe(builder, found, name, start)
     for name in fields:
@@ -132,7 +182,7 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None) ->
             _partner(builder, found, name, start)
     more = _liftable(builder, found) if lift else {}
     if more:
-        return discover(builder, lift=False, lifted={**lifted, **more})
+        return discover(builder, lift=False, lifted={**lifted, **more}, minimum=minimum)
     for name, f in fields.items():  # a field that follows another by default and needs it to move: equal pair
         found.relations |= {(name, g) for g in f.followers if (g, name) in found.relations}
     found.flags = {n: _toggle(builder, found, n, v) for n, v in bools.items()}
@@ -305,6 +355,11 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
     for n in found.flag_variables:
         values[n] = rng.random() < 0.5
     return values
+
+
+def below_minimum(found: Discovery, values: dict) -> bool:
+    """Whether a drawn configuration leaves a branch (a field below the branch's lowest value)."""
+    return any(values.get(n, v) < v for n, v in found.minimum.items())
 
 
 def too_deep(found: Discovery, values: dict) -> bool:

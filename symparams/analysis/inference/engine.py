@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import replace
 from typing import Any
 
 import sympy as sp
 
-from .discovery import Discovery, Uninferable, discover, draw, missed_relations, too_deep
+from .discovery import Discovery, Uninferable, below_minimum, discover, draw, missed_relations, too_deep
 from .fitting import LEVELS, expression, fit
 from .probing import Builder, Observation, libraries
 from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, symbols_for
@@ -23,9 +24,9 @@ from .result import Conditions, Inferred, Parameter, Relation, Verification, fla
 FIT_SAMPLES = 40
 #: a draw is retried at most this many times per wanted sample (rejected: it did not build or changed structure)
 ATTEMPTS = 4
-#: the bases a fit tries with a field more than its own, or one fewer: up to quadratic terms with floors (the
-#: larger ones would fit noise on a few dozen points)
-WITHOUT_CUBIC = LEVELS.index(("constant", "linear", "quadratic", "floor"))
+#: the bases a fit tries with a field more than its own, or one fewer: all but the cubic one (which would fit
+#: noise on a few dozen points)
+WITHOUT_CUBIC = len(LEVELS) - 2
 #: mismatches kept in the verification record
 KEPT = 3
 
@@ -63,7 +64,8 @@ def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide
         for name, default in found.lifted.items():
             if every and rng.random() < 0.5:
                 values[name] = default
-        if too_deep(found, values) or (not every and any(values[n] == v for n, v in found.lifted.items())):
+        if too_deep(found, values) or below_minimum(found, values) or \
+                (not every and any(values[n] == v for n, v in found.lifted.items())):
             continue
         obs = builder.observe(values)
         if obs is not None and not obs.uneven() and obs.regime == regimes.of(values):
@@ -140,8 +142,8 @@ def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n:
         predicted = evaluate(total, symbols, point)
         if predicted != obs.total or (trainable is not None and evaluate(trainable, symbols, point) != obs.trainable):
             wrong.append((values, str(predicted), obs.total))
-    default_real = builder.observe({})
-    defaults = found.defaults
+    default_real = builder.observe(found.minimum)  # a branch: the default config at the branch's lowest values
+    defaults = {**found.defaults, **found.minimum}
     point = {k: int(defaults.get(k, found.fields[k].base if k in found.fields else found.flags[k].base))
              for k in [*found.free, *found.flag_variables]}
     default_formula = evaluate(total, symbols, point)
@@ -175,7 +177,7 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
         relations=_relations(found), fixed=fixed,
         irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant"),
         derived=tuple(n for n, f in found.fields.items() if f.kind == "derived"),
-        unset=unset, regime=tuple(sorted(found.observation.regime)))
+        unset=unset, regime=tuple(sorted(found.observation.regime)), minimum=dict(found.minimum))
 
 
 def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tuple, dict]:
@@ -200,25 +202,51 @@ def _hold_flags(found: Discovery) -> None:
             f.kind = "fixed"
 
 
+#: the defaults of a held size field above which a branch is tried (no heads shared, one language: the values
+#: below are none)
+BRANCHED = (0, 1)
+
+
 def infer(model_type: str, cls: str = "base", verify_configurations: int = 20, seed: int = 0) -> Inferred:
     """The exact parameter count of ``model_type`` with the head ``cls``, inferred from meta-device builds.
 
-    Flags whose effect the fit cannot write as 0/1 variables are held at their defaults (a condition).
+    Flags whose effect the fit cannot write as 0/1 variables are held at their defaults (a condition).  A size
+    field held at a default of 0 or 1 whose larger values build too (Gemma 4's layers reusing others' keys and
+    values, XLM's language embeddings, absent for one language) gets a branch: the formula from the next value
+    up, inferred the same way, in the result's ``branches`` when it is exact.
     A type the engine cannot infer comes back with ``total=None`` and the reason.
     """
-    _, transformers = libraries()
     start = time.perf_counter()
     builder = Builder(model_type, cls)
+    main = _inferred(builder, verify_configurations, seed)
+    if not main.exact:
+        return main
+    held = [k for k, v in main.conditions.fixed.items() if not isinstance(v, bool) and v in BRANCHED]
+    branches = []
+    for name in held:  # a branch counts where its field is a variable, from the next value up
+        branch = _inferred(builder, verify_configurations, seed, {name: main.conditions.fixed[name] + 1})
+        if branch.exact and name in branch.symbols:
+            branches.append(branch)
+    return replace(main, branches=tuple(branches), builds=builder.builds, failed_builds=builder.failures,
+                   seconds=time.perf_counter() - start)
+
+
+def _inferred(builder: Builder, verify_configurations: int, seed: int, minimum: dict | None = None) -> Inferred:
+    """One formula of ``builder``'s class: the main one, or (``minimum``) a branch's."""
+    _, transformers = libraries()
+    start = time.perf_counter()
+    model_type, cls = builder.model_type, builder.cls
     total, parts, symbols, found, verification, reason = None, (), {}, None, None, None
     try:
-        found = discover(builder)
+        found = discover(builder, minimum=minimum)
         if found.lifted:
             try:
                 total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
             except Uninferable:
                 verification = None
             if verification is None or not verification.passed:
-                found = discover(builder, lift=False)  # the lift does not hold at the default: the field is held
+                # the lift does not hold at the default: the field is held
+                found = discover(builder, lift=False, minimum=minimum)
         if not found.lifted:
             total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
         if not verification.passed:

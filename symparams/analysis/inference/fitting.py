@@ -31,18 +31,20 @@ SURPLUS = 3
 class Term:
     """``Π var**exp`` (exponents may be negative), times ``floor(num/den)**floor_power`` when ``floor`` is set
     (squared: the patches of a square image, ``floor(image_size/patch_size)**2``); the denominator may be a
-    whole number (a fixed layer period)."""
+    whole number (a fixed layer period), and the numerator a difference (``floor((L - S)/6)``: the full-attention
+    layers among the first L - S, the last S reusing other layers' keys and values)."""
 
     powers: tuple[tuple[str, int], ...] = ()
     floor: tuple[str, str | int] | None = None
     floor_power: int = 1
     ceiling: bool = False  # ceil(num/den) instead: the layers 0, f, 2f, … of L, one in every f from the first
+    less: str | None = None  # the numerator is floor[0] minus this variable
 
     def value(self, point: Mapping[str, int]) -> Fraction:
         """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
         out = Fraction(prod(Fraction(point[v]) ** e for v, e in self.powers))
         if self.floor is not None:
-            num, den = point[self.floor[0]], _value(self.floor[1], point)
+            num, den = point[self.floor[0]] - (point[self.less] if self.less else 0), _value(self.floor[1], point)
             out *= (-(-num // den) if self.ceiling else num // den) ** self.floor_power
         return out
 
@@ -51,7 +53,8 @@ class Term:
         out = sp.Mul(*(symbols[v] ** e for v, e in self.powers))
         if self.floor is not None:
             rounded = sp.ceiling if self.ceiling else sp.floor
-            out *= rounded(symbols[self.floor[0]] / _value(self.floor[1], symbols)) ** self.floor_power
+            num = symbols[self.floor[0]] - (symbols[self.less] if self.less else 0)
+            out *= rounded(num / _value(self.floor[1], symbols)) ** self.floor_power
         return out
 
     def __str__(self) -> str:
@@ -59,10 +62,10 @@ class Term:
 
     def key(self) -> tuple:
         """A sort key (the dataclass order cannot compare a floor with none)."""
-        return self.powers, tuple(map(str, self.floor or ())), self.floor_power, self.ceiling
+        return self.powers, tuple(map(str, self.floor or ())), self.floor_power, self.ceiling, self.less or ""
 
     def names(self) -> set[str]:
-        return {v for v, _ in self.powers} | {v for v in self.floor or () if isinstance(v, str)}
+        return {v for v, _ in self.powers} | {v for v in (*(self.floor or ()), self.less) if isinstance(v, str)}
 
 
 def _value(name_or_number, values: Mapping):
@@ -91,6 +94,9 @@ def _families(names: list[str], binary: frozenset) -> dict[str, list[Term]]:
         "rounded": [Term(floor=p, floor_power=2) for p in pairs] + [Term(floor=p, ceiling=True) for p in pairs],
         # one layer in every c, for a period the modeling code fixes (Gemma 4: a full-attention layer in every 6)
         "periodic": [Term(floor=(n, c), ceiling=up) for n in sizes for c in PERIODS for up in (False, True)],
+        **{f"period {c}": [Term(floor=(n, c), ceiling=up) for n in sizes for up in (False, True)] for c in PERIODS},
+        **{f"offset {c}": [Term(floor=(n, c), ceiling=up, less=m) for n, m in pairs for up in (False, True)]
+           for c in PERIODS},
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -98,15 +104,18 @@ def _families(names: list[str], binary: frozenset) -> dict[str, list[Term]]:
     }
 
 
+#: the fixed periods a layer pattern may have (a layer of one kind in every c): each alone first (a count of one
+#: layer count needs as many distinct layer counts as its basis has terms), then all together
+PERIODS = range(2, 9)
 #: the bases, smallest first: each a union of term families (a floor basis leaves the quadratic terms out, so it
-#: stays small enough to solve on a few dozen points)
+#: stays small enough to solve on a few dozen points); the cubic one, the largest, last
 LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadratic"),
           ("constant", "linear", "laurent"), ("constant", "linear", "quadratic", "laurent"),
           ("constant", "linear", "floor"), ("constant", "linear", "quadratic", "floor"),
-          ("constant", "linear", "quadratic", "laurent", "cubic"), ("constant", "linear", "rounded"),
-          ("constant", "linear", "periodic"))
-#: the fixed periods a layer pattern may have (a layer of one kind in every c)
-PERIODS = range(2, 9)
+          ("constant", "linear", "rounded"),
+          *(("constant", "linear", f"period {c}") for c in PERIODS), ("constant", "linear", "periodic"),
+          *(("constant", "linear", f"period {c}", f"offset {c}") for c in PERIODS),
+          ("constant", "linear", "quadratic", "laurent", "cubic"))
 
 
 def basis(names: Sequence[str], level: int, binary: frozenset = frozenset()) -> list[Term]:

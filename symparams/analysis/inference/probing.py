@@ -81,7 +81,8 @@ def auto_class(model_type: str, cls: str):
     return mapping[config_class]
 
 
-_INDEX = re.compile(r"^\d+$")
+#: an element of a list of modules: its index, or a name and an index (NLLB-MoE's experts ``expert_0``, ...)
+_INDEX = re.compile(r"^(?:[A-Za-z]+_)?\d+$")
 
 
 @dataclass
@@ -113,6 +114,7 @@ class Builder:
     failures: int = 0
     seconds: float = 0.0
     errors: dict = field(default_factory=dict)
+    built: dict = field(default_factory=dict)  # values → observation: the base search and the checks repeat builds
 
     def __post_init__(self):
         found = auto_class(self.model_type, self.cls)
@@ -132,6 +134,12 @@ class Builder:
 
     def observe(self, values: Mapping[str, Any]) -> Observation | None:
         """The shapes of the model built from ``values``, or None when it cannot be built."""
+        key = tuple(sorted(values.items()))
+        if key not in self.built:
+            self.built[key] = self._build(values)
+        return self.built[key]
+
+    def _build(self, values: Mapping[str, Any]) -> Observation | None:
         torch, _ = libraries()
         start = time.perf_counter()
         self.builds += 1
@@ -179,13 +187,16 @@ def _nested_defaults(model_type: str) -> dict[str, Any]:
 
 def config_for_class(model_class, config):
     """The config ``model_class`` takes: a language-model class of a multimodal type (Llama 4's
-    ``Llama4ForCausalLM``) takes the text config, as ``AutoModelForCausalLM.from_config`` gives it."""
+    ``Llama4ForCausalLM``) takes the text config, as ``AutoModelForCausalLM.from_config`` gives it; where a
+    config holds several text configs (MusicGen's text encoder and decoder), the one of the class's own type."""
     wanted = getattr(model_class, "config_class", None)
-    if wanted is not None and not isinstance(config, wanted) and hasattr(config, "get_text_config"):
-        text = config.get_text_config()
-        if isinstance(text, wanted):
-            return text
-    return config
+    if wanted is None or isinstance(config, wanted) or not hasattr(config, "get_text_config"):
+        return config
+    try:
+        candidates = [config.get_text_config()]
+    except ValueError:  # more than one text config: which is the class's, its type says
+        candidates = [getattr(config, key, None) for key in getattr(config, "sub_configs", {})]
+    return next((c for c in candidates if isinstance(c, wanted)), config)
 
 
 def attribute(config, name: str):
@@ -227,7 +238,8 @@ def nested(defaults: Mapping[str, Any], dotted: Mapping[str, Any]) -> dict[str, 
 def observation_of(model) -> Observation:
     from torch import nn
 
-    lists = {name for name, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.ParameterList))}
+    lists = {name for name, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.ParameterList))
+             or (isinstance(m, nn.ModuleDict) and _numbered(m))}
     named = [(name.split("."), tuple(int(d) for d in p.shape), p) for name, p in model.named_parameters()]
     kinds = _layer_kinds([(parts, shape) for parts, shape, _ in named], lists)
     shapes: dict[str, list[tuple[int, ...]]] = {}
@@ -241,6 +253,18 @@ def observation_of(model) -> Observation:
         if not p.requires_grad:
             frozen.add(name)
     return Observation(shapes, total, trainable, frozenset(frozen))
+
+
+def _numbered(modules) -> bool:
+    """Whether a dict of modules is a list by another name: the keys of those holding parameters one word and
+    0, 1, 2, … (NLLB-MoE's ``expert_0``, beside a parameterless dropout)."""
+    keys = [k for k, m in modules.items() if any(True for _ in m.parameters())]
+    return bool(keys) and all(_INDEX.match(k) for k in keys) and len({k.rpartition("_")[0] for k in keys}) == 1 \
+        and sorted(_position(k) for k in keys) == list(range(len(keys)))
+
+
+def _position(key: str) -> int:
+    return int(key.rpartition("_")[2])
 
 
 def _normalise(parts: list[str], lists: set[str], kinds: dict | None = None) -> str:
@@ -258,7 +282,8 @@ def _layer_kinds(named: list[tuple[list[str], tuple]], lists: set[str]) -> dict[
     (hybrid stacks: full and sliding attention of other widths, dense and MoE layers whose MLPs share names):
     ``*k`` for the k-th distinct structure, numbered in layer order, so the same config family names its kinds
     alike.  A list whose names keep one shape is left out (its elements are plain ``*``, a name some layers
-    lack simply counts fewer instances)."""
+    lack simply counts fewer instances).  A list inside a list element (the blocks of an up-sampling stage, the
+    first widening the channels) has kinds of its own."""
     signatures: dict[str, dict[str, list]] = {}
     for parts, shape in named:
         for i in range(len(parts) - 1):
@@ -266,7 +291,6 @@ def _layer_kinds(named: list[tuple[list[str], tuple]], lists: set[str]) -> dict[
             if prefix in lists and _INDEX.match(parts[i]):
                 suffix = _normalise(parts[i + 1:], set())
                 signatures.setdefault(prefix, {}).setdefault(parts[i], []).append((suffix, shape))
-                break
     kinds = {}
     for prefix, elements in signatures.items():
         shapes: dict[str, set] = {}
@@ -275,13 +299,26 @@ def _layer_kinds(named: list[tuple[list[str], tuple]], lists: set[str]) -> dict[
                 shapes.setdefault(suffix, set()).add(shape)
         if all(len(s) == 1 for s in shapes.values()):
             continue
-        order: list[tuple] = []
-        for index in sorted(elements, key=int):
-            signature = tuple(sorted(elements[index]))
-            if signature not in order:
-                order.append(signature)
-            kinds[prefix, index] = f"*{order.index(signature) + 1}"
+        kind = _kinds_of(elements)
+        order: list[frozenset] = []
+        for index in sorted(elements, key=_position):
+            if kind[index] not in order:
+                order.append(kind[index])
+            kinds[prefix, index] = f"*{order.index(kind[index]) + 1}"
     return kinds
+
+
+def _kinds_of(elements: dict[str, list]) -> dict[str, frozenset]:
+    """Each layer's kind: its names and shapes, or, for a layer merely lacking names of one other kind (the first
+    layer without a residual mix, a layer reusing another's keys and values), that kind's, so that it counts one
+    instance fewer there rather than making a kind of its own, whatever the sizes."""
+    own = {index: frozenset(found) for index, found in elements.items()}
+    largest = {s for s in own.values() if not any(s < t for t in own.values())}
+    out = {}
+    for index, signature in own.items():
+        holders = [t for t in largest if signature <= t]
+        out[index] = holders[0] if len(holders) == 1 else signature
+    return out
 
 
 @contextlib.contextmanager

@@ -114,11 +114,13 @@ class Conditions:
     derived: tuple[str, ...] = ()  # fields the config computes from the others
     unset: tuple[str, ...] = ()  # fields left None (their default), which would change shapes when set
     regime: tuple[tuple[str, int], ...] = ()  # (normalised parameter name, rank) of the default flags' build
+    minimum: dict = field(default_factory=dict)  # a branch: fields at this value or above (else the next branch)
 
     def violated(self, values: Mapping[str, Any]) -> list[str]:
         """The conditions ``values`` (config field → value) breaks, each as a line of text."""
         out = [str(r) for r in self.relations if r.left in values and r.right in values and not r.holds(values)]
         out += [f"{k} = {v!r}" for k, v in self.fixed.items() if k in values and values[k] != v]
+        out += [f"{k} ≥ {v!r}" for k, v in self.minimum.items() if k in values and values[k] < v]
         return out
 
 
@@ -180,6 +182,7 @@ class Inferred:
     trainable: sp.Expr | None = None
     active: sp.Expr | None = None
     parameters: tuple[Parameter, ...] = ()  # the fitted parameter names the total sums over
+    branches: tuple[Inferred, ...] = ()  # where a field held here moves up: a formula of its own (exact ones)
 
     @property
     def exact(self) -> bool:
@@ -219,13 +222,14 @@ class Inferred:
             "flags": {k: str(s) for k, s in self.flags.items()},
             "conditions": {"relations": [str(r) for r in c.relations], "fixed": c.fixed,
                            "irrelevant": list(c.irrelevant), "derived": list(c.derived), "unset": list(c.unset),
-                           "regime": [list(r) for r in c.regime]},
+                           "regime": [list(r) for r in c.regime], "minimum": c.minimum},
             "verification": None if v is None else {
                 "configurations": v.configurations, "exact": v.exact, "seed": v.seed,
                 "default_formula": v.default_formula, "default_real": v.default_real,
                 "mismatches": [list(m) for m in v.mismatches]},
             "builds": self.builds, "failed_builds": self.failed_builds, "seconds": round(self.seconds, 2),
             "parameters": [p.to_data() for p in self.parameters],
+            "branches": [b.to_dict() for b in self.branches],
         }
 
 
@@ -234,7 +238,8 @@ def encode(expr: sp.Expr) -> list:
 
     Each term is ``["p/q", [[name, exponent], ...], [[numerator, denominator, exponent], ...]]``: a rational
     coefficient, powers of symbols, and powers of ``floor(numerator/denominator)`` (``ceiling`` when the entry
-    ends with ``"ceil"``; the denominator may be a whole number, a fixed layer period).
+    ends with ``"ceil"``; the numerator a name or ``[name, name]``, their difference; the denominator may be a
+    whole number, a fixed layer period).
 
     >>> from symparams.core.symbols import H, A, L
     >>> data = encode(sp.expand(2 * H**2 * L + L * A * sp.floor(H / A) - H / 3))
@@ -253,9 +258,9 @@ def encode(expr: sp.Expr) -> list:
                 continue
             if isinstance(base, (sp.floor, sp.ceiling)):
                 num, den = base.args[0].as_numer_denom()
-                if not (num.is_Symbol and (den.is_Symbol or den.is_Integer)):
+                if not (_numerator(num) is not None and (den.is_Symbol or den.is_Integer)):
                     raise ValueError(f"cannot encode {base}")
-                floors.append([num.name, den.name if den.is_Symbol else int(den), int(exponent)]
+                floors.append([_numerator(num), den.name if den.is_Symbol else int(den), int(exponent)]
                               + (["ceil"] if isinstance(base, sp.ceiling) else []))
             elif base.is_Symbol and exponent.is_Integer:
                 powers.append([base.name, int(exponent)])
@@ -265,9 +270,24 @@ def encode(expr: sp.Expr) -> list:
     return sorted(out, key=lambda t: (len(t[1]) + len(t[2]), t[1], [_floor_key(f) for f in t[2]], t[0]))
 
 
+def _numerator(num: sp.Expr):
+    """A floor's numerator as data: a symbol's name, or ``[name, name]`` for a difference (``L - S``); None when
+    it is neither."""
+    if num.is_Symbol:
+        return num.name
+    terms = sp.Add.make_args(num)
+    if len(terms) == 2:
+        plus = [t for t in terms if t.is_Symbol]
+        minus = [-t for t in terms if (-t).is_Symbol]
+        if len(plus) == 1 and len(minus) == 1:
+            return [plus[0].name, minus[0].name]
+    return None
+
+
 def _floor_key(entry: list) -> list:
-    """A floor entry's sort key: a whole-number denominator (a fixed period) compares as text with names."""
-    return [entry[0], str(entry[1]), *entry[2:]]
+    """A floor entry's sort key: a whole-number denominator (a fixed period) and a difference compare as text
+    with names."""
+    return [str(entry[0]), str(entry[1]), *entry[2:]]
 
 
 def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
@@ -283,8 +303,11 @@ def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
         num, _, den = text.partition("/")
         return sp.Rational(int(num), int(den or 1))
 
+    def top(name) -> sp.Expr:
+        return sym(name[0]) - sym(name[1]) if isinstance(name, list) and len(name) == 2 else sym(name)
+
     return sp.Add(*(rational(c) * sp.Mul(*(sym(n) ** int(e) for n, e in powers))
-                    * sp.Mul(*((sp.ceiling if rest else sp.floor)(sym(a) / sym(b)) ** int(e)
+                    * sp.Mul(*((sp.ceiling if rest else sp.floor)(top(a) / sym(b)) ** int(e)
                                for a, b, e, *rest in floors))
                     for c, powers, floors in data))
 

@@ -17,6 +17,7 @@ SEEDS: dict[str, dict] = {
     "cohere_compass_text": {"rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 10000.0}}},
     "dbrx": {"attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000}},  # databricks/dbrx-base
     "dots1": {"n_routed_experts": 128, "n_shared_experts": 2, "num_experts_per_tok": 6},  # rednote-hilab/dots.llm1.base
+    "emu3": {"vocabulary_map": {}},  # token names for the image tokenizer's codes (any: no shape reads them)
     "esm": {"vocab_size": 33, "pad_token_id": 1, "mask_token_id": 32,  # facebook/esm2_t6_8M_UR50D
             "emb_layer_norm_before": False},
     "hunyuan_v1_dense": {"head_dim": 128},  # tencent/Hunyuan-7B-Instruct
