@@ -1,6 +1,6 @@
 """Infer the closed form of every text model type of the installed transformers; write the data file and the table.
 
-    nice -n 19 python scripts/infer_formulas.py                      # every text type (about 55 min on 2 cores)
+    nice -n 19 python scripts/infer_formulas.py --jobs 2             # every text type, two processes
     nice -n 19 python scripts/infer_formulas.py --only llama t5      # update some entries of the existing file
     python scripts/infer_formulas.py --budget 3000 --first gpt2,bert # stop starting types after 50 min
 
@@ -48,7 +48,7 @@ CLASS_TABLES = {"base": "MODEL_MAPPING_NAMES", "causal-lm": "MODEL_FOR_CAUSAL_LM
                 "masked-lm": "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
                 "seq2seq-lm": "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES"}
 LM_CLASSES = ("causal-lm", "masked-lm", "seq2seq-lm")
-SECONDS = 360
+SECONDS = 600
 VERIFY = 10
 SEED = 0
 
@@ -245,10 +245,11 @@ def line(entry: dict) -> str:
 
 def held_sizes(entry: dict) -> dict:
     """The size fields an exact entry holds at a value (flags do not count), but those a branch takes on from the
-    next value up."""
-    fixed = (entry.get("conditions") or {}).get("fixed", {})
+    next value up and those the config class admits at that value only."""
+    conditions = entry.get("conditions") or {}
     branched = {k for b in entry.get("branches", ()) if not held_sizes(b) for k in b["conditions"]["minimum"]}
-    return {k: v for k, v in fixed.items() if not isinstance(v, bool) and k not in branched}
+    return {k: v for k, v in conditions.get("fixed", {}).items()
+            if not isinstance(v, bool) and k not in branched and k not in conditions.get("sole", ())}
 
 
 def all_sizes_free(entry: dict) -> bool:
@@ -285,7 +286,11 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              "types).", "",
              "Verified: fresh random configurations whose real meta-device count equals the formula "
              "(the default config is checked too). Held: size fields that could not move in the fit, so the "
-             "formula holds at that value only. Seconds: wall time of the class's inference.", "",
+             "formula holds at that value only. A formula of its own: a field held at 0 or 1 whose larger "
+             "values build is fitted again from the next value up (a branch, verified the same way); a config "
+             "is counted by the branch its value is in, and the type counts as free in that field. "
+             "Transformers accepts only: a value the config class refuses to change, held without leaving a "
+             "config out. Seconds: wall time of the class's inference, its branches included.", "",
              "| model_type | class | verdict | verified | seconds |", "|---|---|---|---|---|"]
     for t, es in by_type.items():
         for e in es:
@@ -300,7 +305,9 @@ def _verdict(e: dict) -> str:
         return "not inferred: " + e["reason"].replace("|", "/")
     held = held_sizes(e)
     branches = [f"{k} ≥ {v}" for b in e.get("branches", ()) for k, v in sorted(b["conditions"]["minimum"].items())]
+    sole = {k: e["conditions"]["fixed"][k] for k in e.get("conditions", {}).get("sole", ())}
     notes = ([f"held: {', '.join(f'{k}={v}' for k, v in sorted(held.items()))}"] if held else []) + \
+        ([f"transformers accepts only {', '.join(f'{k}={v}' for k, v in sorted(sole.items()))}"] if sole else []) + \
         ([f"a formula of its own for {', '.join(branches)}"] if branches else [])
     return "exact" + (f" ({'; '.join(notes)})" if notes else "")
 
@@ -332,11 +339,43 @@ def _load() -> dict:
     return {(e["model_type"], e["class"]): with_defaults(e) for e in json.loads(DATA.read_text())["formulas"]}
 
 
+def _task(job: tuple[str, str]) -> tuple[str, str, dict, float]:
+    """One class, in a worker process."""
+    entry, took = run_one(*job)
+    return (*job, entry, took)
+
+
+def results(jobs: list[tuple[str, str]], workers: int, budget: float):
+    """Each job's ``(model_type, class, entry, seconds)`` as it is done: in order in this process, or, with
+    ``workers`` above 1, longest first (by the existing table's timings) in that many processes; no job starts
+    once ``budget`` seconds are spent."""
+    start = time.perf_counter()
+    if workers <= 1:
+        for job in jobs:
+            if time.perf_counter() - start > budget:
+                print(f"budget spent: stopped before {job[0]}", file=sys.stderr, flush=True)
+                return
+            yield _task(job)
+        return
+    import multiprocessing
+
+    timings = _old_table()[0]
+    jobs = sorted(jobs, key=lambda job: -timings.get(job, 0.0))
+    with multiprocessing.get_context("spawn").Pool(workers, initializer=libraries, maxtasksperchild=20) as pool:
+        for done in pool.imap_unordered(_task, jobs):
+            yield done
+            if time.perf_counter() - start > budget:
+                print("budget spent: the jobs not yet done are left", file=sys.stderr, flush=True)
+                pool.terminate()
+                return
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", metavar="TYPE", help="update these types' entries in the existing file")
     parser.add_argument("--first", default="", help="comma-separated types to run before the others")
     parser.add_argument("--budget", type=float, default=float("inf"), help="seconds after which no type starts")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (the classes run longest first)")
     parser.add_argument("--note", default="", help="a sentence for the table's header (e.g. why a run was cut)")
     args = parser.parse_args(argv)
     _, transformers = libraries()
@@ -348,19 +387,21 @@ def main(argv=None) -> int:
     entries = _load() if args.only else {}
     seconds, old_not_reached = _old_table() if args.only else ({}, [])
     start = time.perf_counter()
-    for i, model_type in enumerate(order):
-        if time.perf_counter() - start > args.budget:
-            print(f"budget spent: stopped before {model_type}", file=sys.stderr, flush=True)
-            break
-        for cls in todo[model_type]:
-            entry, took = run_one(model_type, cls)
-            entries[model_type, cls], seconds[model_type, cls] = with_defaults(entry), took
-            print(f"{model_type:28} {cls:12} {took:6.1f}s {'exact' if entry['exact'] else entry['reason']}",
-                  flush=True)
-        not_reached = [t for t in old_not_reached if t not in args.only] if args.only else order[i + 1:]
+    jobs = [(t, cls) for t in order for cls in todo[t]]
+    done: set = set()
+    for model_type, cls, entry, took in results(jobs, args.jobs, args.budget):
+        entries[model_type, cls], seconds[model_type, cls] = with_defaults(entry), took
+        done.add((model_type, cls))
+        print(f"{model_type:28} {cls:12} {took:6.1f}s {'exact' if entry['exact'] else entry['reason']}", flush=True)
+        if any((model_type, c) not in done for c in todo[model_type]):
+            continue  # the type's other classes are still running: its row waits for them
+        unfinished = [t for t in order if any((t, c) not in done for c in todo[t])]
+        not_reached = [t for t in old_not_reached if t not in args.only] if args.only else unfinished
         DATA.parent.mkdir(parents=True, exist_ok=True)
-        DATA.write_text(serialise(transformers.__version__, entries))
-        TABLE.write_text(table(entries, transformers.__version__, seconds, not_reached, args.note))
+        DATA.write_text(serialise(transformers.__version__, {k: v for k, v in entries.items()
+                                                             if k[0] not in unfinished or args.only}))
+        TABLE.write_text(table({k: v for k, v in entries.items() if k[0] not in unfinished or args.only},
+                               transformers.__version__, seconds, not_reached, args.note))
     print(f"{len(entries)} classes, {sum(e['exact'] for e in entries.values())} exact, "
           f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
     return 0

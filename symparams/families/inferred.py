@@ -511,8 +511,9 @@ def _check_conditions(conditions: dict, known: dict, defaults: dict, follows: di
         else:
             value = reader.int(key, default=defaults.get(key, held), minimum=0)
         if value != held:
+            sole = " (the only value transformers accepts)" if key in conditions.get("sole", ()) else ""
             raise OutsideConditions(f"{where} {key} is {_json(value)}, the formula holds only for "
-                                    f"{key} = {_json(held)}")
+                                    f"{key} = {_json(held)}{sole}")
         known[key] = value
     for key, lowest in sorted(conditions.get("minimum", {}).items()):
         if key in known and known[key] < lowest:

@@ -76,6 +76,30 @@ def test_a_layer_in_every_fixed_number_of_layers_is_fitted_with_that_period():
     assert {str(t): c for t, c in fit(points, sliding, ["l"]).items()} == {"l": 1, "ceiling(l/6)": -1}
 
 
+def test_layers_of_a_kind_among_the_first_of_a_difference_are_fitted_with_an_offset_floor():
+    # Gemma 4 with its last S layers reusing other layers' keys and values: full attention in every 6 of L - S
+    points = [{"l": l, "s": s} for l in range(7, 31, 2) for s in (1, 2, 3)]
+    full = [(p["l"] - p["s"]) // 6 for p in points]
+    assert {str(t): c for t, c in fit(points, full, ["l", "s"]).items()} == {"floor(l/6 - s/6)": 1}
+    sliding = [p["l"] - p["s"] - f for p, f in zip(points, full)]
+    assert {str(t): c for t, c in fit(points, sliding, ["l", "s"]).items()} == {
+        "l": 1, "s": -1, "floor(l/6 - s/6)": -1}
+
+
+def test_a_floor_of_a_difference_is_stored_and_read_back():
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.core.symbols import L
+    from symparams.families.inferred import formula
+
+    s = sp.Symbol("num_kv_shared_layers", integer=True, positive=True)
+    expr = sp.expand(L - s - sp.floor((L - s) / 6))
+    data = encode(expr)
+    assert ["-1", [], [[["L", "num_kv_shared_layers"], 6, 1]]] in data
+    assert decode(data, {"L": L, "num_kv_shared_layers": s}) == expr
+    assert formula(data, {"L": 35, "num_kv_shared_layers": 20}) == 15 - 2
+    assert str(formula(data, {"L": L, "num_kv_shared_layers": s})).count("floor((L - num_kv_shared_layers)/6)") == 1
+
+
 def test_a_fixed_period_is_stored_as_a_whole_number_and_read_back():
     from symparams.analysis.inference.result import decode, encode
     from symparams.core.symbols import H, L
@@ -118,6 +142,44 @@ def test_layers_of_several_kinds_are_named_by_kind_in_layer_order():
         "embed.weight", "layers.*.attn.weight", "layers.*.experts.*.w", "layers.*.mlp.weight"}
 
 
+def test_a_layer_merely_lacking_names_is_of_the_kind_that_has_them():
+    from symparams.analysis.inference.probing import _layer_kinds, _normalise
+
+    # sliding layers (q narrower) and a full one; layer 0 has no residual mix, layer 3 reuses another's keys
+    lists = {"layers"}
+    shapes = {0: {"q": (4, 4), "k": (4, 4)}, 1: {"q": (4, 4), "k": (4, 4), "mix": (4,)},
+              2: {"q": (8, 4), "k": (8, 4), "mix": (4,)}, 3: {"q": (4, 4), "mix": (4,)}}
+    named = [(f"layers.{i}.{n}".split("."), shape) for i, found in shapes.items() for n, shape in found.items()]
+    kinds = _layer_kinds(named, lists)
+    assert sorted({_normalise(p, lists, kinds) for p, _ in named}) == [
+        "layers.*1.k", "layers.*1.mix", "layers.*1.q", "layers.*2.k", "layers.*2.mix", "layers.*2.q"]
+
+
+def test_the_tensors_of_a_parameter_list_in_several_shapes_are_kinds():
+    from symparams.analysis.inference.probing import _layer_kinds, _normalise
+
+    lists = {"embeddings.weights"}  # Reformer's axial position tables: [64, 1, 64] and [1, 64, 192]
+    named = [("embeddings.weights.0".split("."), (64, 1, 64)), ("embeddings.weights.1".split("."), (1, 64, 192))]
+    kinds = _layer_kinds(named, lists)
+    assert [_normalise(p, lists, kinds) for p, _ in named] == ["embeddings.weights.*1", "embeddings.weights.*2"]
+
+
+def test_a_dict_of_numbered_modules_is_a_list():
+    from torch import nn
+
+    from symparams.analysis.inference.probing import observation_of
+
+    class Experts(nn.ModuleDict):  # NLLB-MoE's: expert_0, expert_1, … beside a dropout
+        def __init__(self, n):
+            super().__init__({f"expert_{i}": nn.Linear(4, 8) for i in range(n)})
+            self.dropout = nn.Dropout(0.1)
+
+    with torch.device("meta"):
+        found = observation_of(nn.ModuleDict({"experts": Experts(3), "norm": nn.LayerNorm(4)}))
+    assert {n: len(s) for n, s in found.shapes.items()} == {
+        "experts.*.weight": 3, "experts.*.bias": 3, "norm.weight": 1, "norm.bias": 1}
+
+
 class ToyBuilder:
     """A model without transformers: a width the head count must divide (2304 and 8: ×3 divides it, ×7 does
     not), a token-type table only when its size is above 0, and a stack of layers."""
@@ -153,6 +215,25 @@ class ToyBuilder:
 def test_a_held_field_whose_next_value_only_adds_parameters_is_lifted_to_a_variable():
     found = discover(ToyBuilder())
     assert found.lifted == {"type_vocab_size": 0} and found.fields["type_vocab_size"].free
+
+
+class GlobalLayerBuilder(ToyBuilder):
+    """A global layer in every 6 (of 12 by default), with a table of its own: a base of 4 layers has none."""
+
+    DEFAULTS = {**ToyBuilder.DEFAULTS, "num_layers": 12}
+
+    def observe(self, values):
+        found = super().observe(values)
+        config = {**self.DEFAULTS, **values}
+        if found is None or config["num_layers"] < 6:
+            return found
+        table = [(config["hidden_size"], 2)] * (config["num_layers"] // 6)
+        return type(found)({**found.shapes, "layers.*.global": table}, found.total, found.trainable)
+
+
+def test_a_base_keeps_every_kind_of_layer_the_default_has():
+    assert discover(GlobalLayerBuilder()).base["num_layers"] == 6
+    assert discover(ToyBuilder()).base.get("num_layers", 2) == 2  # 2 layers by default: not lowered
 
 
 class ExclusiveTablesBuilder(ToyBuilder):
@@ -295,6 +376,42 @@ def test_a_field_whose_default_leaves_parameters_out_is_a_variable(model_type, n
         cfg = transformers.AutoConfig.for_model(model_type, **fixed, **{name: value})
         values = {field: getattr(cfg, field) for field in [*result.symbols, *result.flags]}
         assert result.count(values) == real_count(model_type, "base", {**fixed, name: value}), values
+
+
+#: (model_type, a field held at its default whose larger values get a formula of their own, values compared)
+BRANCHED = [("xlm", "n_langs", [1, 2, 5])]  # no language embedding for one language (Gemma 4's: tests/families)
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("model_type,name,moved", BRANCHED, ids=[b[0] for b in BRANCHED])
+def test_a_held_field_whose_larger_values_build_gets_a_branch(model_type, name, moved):
+    result = infer(model_type, "base", verify_configurations=4, seed=7)
+    assert result.exact and result.conditions.fixed[name] == moved[0]
+    (branch,) = result.branches
+    assert branch.exact and branch.conditions.minimum == {name: moved[0] + 1} and name in branch.symbols
+    layers = {"n_layers": 2}
+    for value in moved:
+        cfg = transformers.AutoConfig.for_model(model_type, **layers, **{name: value})
+        formula = branch if value > moved[0] else result
+        values = {field: getattr(cfg, field) for field in [*formula.symbols, *formula.flags]}
+        assert formula.count(values) == real_count(model_type, "base", {**layers, name: value}), value
+
+
+def test_a_value_the_config_class_refuses_to_change_is_its_only_one():
+    from symparams.analysis.inference.discovery import _refused
+
+    class TopOneBuilder(ToyBuilder):  # ZAYA: "currently supports num_experts_per_tok=1 only"
+        DEFAULTS = {**ToyBuilder.DEFAULTS, "num_experts_per_tok": 1}
+
+        def read_back(self, values, others=()):
+            return None if values.get("num_experts_per_tok", 1) != 1 else super().read_back(values, others)
+
+        def observe(self, values):
+            return None if values.get("num_experts_per_tok", 1) != 1 else super().observe(values)
+
+    found = discover(TopOneBuilder())
+    assert found.fields["num_experts_per_tok"].sole and not found.fields["num_heads"].sole
+    assert not _refused(ToyBuilder(), found, "num_experts_per_tok")
 
 
 # -- against the hand-written families (slow) ----------------------------------------------------------------------

@@ -220,3 +220,40 @@ def test_a_multimodal_config_is_counted_through_its_sub_configs():
     assert m.count == meta_count(path, "base") == 4_300_079_472
     assert round(m.count / 1e9, 1) == 4.3
 
+
+
+@pytest.mark.parametrize("shared", [0, 1, 20])
+def test_a_config_is_counted_by_the_branch_its_values_are_in(shared):
+    """Gemma 4's last ``num_kv_shared_layers`` layers reuse other layers' keys and values: none (the last layer,
+    always a full-attention one, then has its own) and some are two formulas, picked by the config's value."""
+    config = {"model_type": "gemma4_text", "num_hidden_layers": 35, "num_kv_shared_layers": shared}
+    values = {k: v for k, v in config.items() if k != "model_type"}
+    with torch.device("meta"):
+        built = transformers.AutoModel.from_config(transformers.AutoConfig.for_model("gemma4_text", **values))
+    assert inferred.model(config).count == totals(built)[0]
+    entry = inferred.entries("gemma4_text")["base"]
+    chosen = inferred.in_branch(entry, inferred.branch_of(entry, _Reader(values)))
+    assert (chosen is entry) == (shared == 0)
+
+
+class _Reader:
+    """The part of a config reader :func:`inferred.branch_of` asks."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def int(self, key, default=None, minimum=0):
+        return self.data.get(key, default)
+
+
+def test_a_value_transformers_accepts_alone_is_held_and_said_so():
+    """ZAYA routes each token to one expert only: its config class refuses any other top-k, so the formula holds
+    the one value and the type counts as inferred with every size free."""
+    entry = inferred.entries("zaya")["base"]
+    assert entry["conditions"]["sole"] == ["num_experts_per_tok"]
+    with pytest.raises(inferred.OutsideConditions, match=r"num_experts_per_tok = 1 \(the only value transformers "
+                                                         r"accepts\)") as refused:
+        inferred.model({"model_type": "zaya", "num_experts_per_tok": 2})
+    assert "\n" not in str(refused.value)
+    with pytest.raises(Exception, match="num_experts_per_tok=1"):  # transformers says the same
+        transformers.AutoConfig.for_model("zaya", num_experts_per_tok=2)

@@ -50,6 +50,7 @@ class Field:
     step: str = ""
     effects: set = field(default_factory=set)
     followers: set = field(default_factory=set)  # fields the config moves along with this one (their default)
+    sole: bool = False  # held, and the config class itself refuses every other value tried (ZAYA's top-1 routing)
 
     @property
     def free(self) -> bool:
@@ -183,6 +184,8 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, mi
     more = _liftable(builder, found) if lift else {}
     if more:
         return discover(builder, lift=False, lifted={**lifted, **more}, minimum=minimum)
+    for name, f in fields.items():
+        f.sole = f.kind == "fixed" and _refused(builder, found, name)
     for name, f in fields.items():  # a field that follows another by default and needs it to move: equal pair
         found.relations |= {(name, g) for g in f.followers if (g, name) in found.relations}
     found.flags = {n: _toggle(builder, found, n, v) for n, v in bools.items()}
@@ -226,6 +229,16 @@ def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
             f.moved(kind, effects(found.observation, obs))
             f.followers = followers
             return
+
+
+def _refused(builder: Builder, found: Discovery, name: str) -> bool:
+    """Whether the config class refuses every other value of ``name`` tried (×3, ×2, ½, ±1, +2): no config
+    transformers accepts has another, so holding it leaves none out."""
+    value = found.fields[name].base
+    if not isinstance(value, int) or value < 1:
+        return False
+    tried = {value * 3, value * 2, value + 1, value + 2, value - 1, value // 2} - {value, 0}
+    return all(builder.read_back({**found.base, name: v}) is None for v in tried)
 
 
 def _liftable(builder: Builder, found: Discovery) -> dict:

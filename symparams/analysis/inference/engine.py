@@ -24,8 +24,11 @@ from .result import Conditions, Inferred, Parameter, Relation, Verification, fla
 FIT_SAMPLES = 40
 #: a draw is retried at most this many times per wanted sample (rejected: it did not build or changed structure)
 ATTEMPTS = 4
-#: the bases a fit tries with a field more than its own, or one fewer: all but the cubic one (which would fit
-#: noise on a few dozen points)
+#: the bases a fit tries with a field more than its own, or one fewer: up to quadratic terms with floors (the
+#: larger ones would fit noise on a few dozen points, and cost most of the time of a type with many fields)
+UP_TO_FLOORS = LEVELS.index(("constant", "linear", "quadratic", "floor"))
+#: the bases an instance count tries with one more layer count: all but the cubic one (the layers among the
+#: first L - S, S the layers reusing others' keys and values, are a floor of a difference)
 WITHOUT_CUBIC = len(LEVELS) - 2
 #: mismatches kept in the verification record
 KEPT = 3
@@ -94,13 +97,14 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
     for extra in others:
         if result is not None:
             break
-        result = fit(points, values, own + [extra], binary, max_level=WITHOUT_CUBIC)
+        layers = target[0] == "count" and extra in found.fields and found.fields[extra].counts
+        result = fit(points, values, own + [extra], binary, max_level=WITHOUT_CUBIC if layers else UP_TO_FLOORS)
     # a field may move a target only by moving the structure around it (a dense-layer count that shifts which
     # layers are attention layers): without it the basis is smaller, and a fit that holds is checked as any other
     for dropped in own if len(own) > 2 else ():
         if result is not None:
             break
-        result = fit(points, values, [n for n in own if n != dropped], binary, max_level=WITHOUT_CUBIC)
+        result = fit(points, values, [n for n in own if n != dropped], binary, max_level=UP_TO_FLOORS)
     if result is None:
         what = "instances" if target[0] == "count" else f"dimension {target[2]}"
         raise Uninferable(f"no exact formula for the {what} of {target[1]}")
@@ -177,7 +181,8 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
         relations=_relations(found), fixed=fixed,
         irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant"),
         derived=tuple(n for n, f in found.fields.items() if f.kind == "derived"),
-        unset=unset, regime=tuple(sorted(found.observation.regime)), minimum=dict(found.minimum))
+        unset=unset, regime=tuple(sorted(found.observation.regime)), minimum=dict(found.minimum),
+        sole=tuple(n for n, f in found.fields.items() if f.kind == "fixed" and f.sole))
 
 
 def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tuple, dict]:

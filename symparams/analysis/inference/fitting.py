@@ -3,7 +3,7 @@
 A :class:`Term` is a monomial with integer exponents (negative ones give
 Laurent terms such as ``x/y``), optionally times ``floor(num/den)``.  The
 bases grow level by level (constant, linear, quadratic, Laurent, floors,
-cubic); :func:`fit` keeps the first level whose terms reproduce every point
+fixed layer periods, floors of differences, cubic); :func:`fit` keeps the first level whose terms reproduce every point
 exactly, solved by Gauss–Jordan elimination over :class:`fractions.Fraction`,
 so no float ever comes near a count.
 
@@ -15,6 +15,7 @@ so no float ever comes near a count.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
@@ -128,10 +129,19 @@ def basis(names: Sequence[str], level: int, binary: frozenset = frozenset()) -> 
     >>> [str(t) for t in basis(["x", "f"], 3, binary=frozenset({"f"}))]
     ['1', 'x', 'f', '1/x', 'f/x']
     """
-    families = _families(list(names), binary)
-    return list(dict.fromkeys(t for family in LEVELS[level] for t in families[family]))
+    return list(_basis(tuple(names), level, frozenset(binary)))
 
 
+@functools.lru_cache(maxsize=4096)
+def _basis(names: tuple, level: int, binary: frozenset) -> tuple[Term, ...]:
+    """:func:`basis`, once per names and level: a fit tries every level for every target, a type has thousands."""
+    families = _families_of(names, binary)
+    return tuple(dict.fromkeys(t for family in LEVELS[level] for t in families[family]))
+
+
+@functools.lru_cache(maxsize=1024)
+def _families_of(names: tuple, binary: frozenset) -> dict[str, list[Term]]:
+    return _families(list(names), binary)
 
 
 def solve(rows: list[list[Fraction]], rhs: list[Fraction]) -> tuple[list[Fraction], int] | None:

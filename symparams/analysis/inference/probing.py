@@ -123,7 +123,7 @@ class Builder:
 
     def config(self, values: Mapping[str, Any]):
         """The config of ``values`` (see :func:`configure`)."""
-        return configure(self.model_type, values)
+        return configure(self.model_type, values, self.cls)
 
     def defaults(self) -> dict[str, Any]:
         """The default config's fields (``num_labels`` among them), a sub-config's as dotted keys."""
@@ -167,16 +167,17 @@ class Builder:
         return {k: attribute(cfg, k) for k in [*values, *others]}
 
 
-def configure(model_type: str, values: Mapping[str, Any]):
-    """``AutoConfig.for_model(model_type, **values)`` over the type's seeds: rebuilt from scratch, so derived
-    state is recomputed.  A dotted key (``text_config.hidden_size``) sets a field of a sub-config."""
+def configure(model_type: str, values: Mapping[str, Any], cls: str | None = None):
+    """``AutoConfig.for_model(model_type, **values)`` over the type's (and the class's) seeds: rebuilt from
+    scratch, so derived state is recomputed.  A dotted key (``text_config.hidden_size``) sets a field of a
+    sub-config."""
     _, transformers = libraries()
     plain = {k: v for k, v in values.items() if "." not in k}
     dotted = {k: v for k, v in values.items() if "." in k}
     if dotted:
         plain.update(nested(_nested_defaults(model_type), dotted))
     with quiet():
-        return transformers.AutoConfig.for_model(model_type, **seeded(model_type, plain))
+        return transformers.AutoConfig.for_model(model_type, **seeded(model_type, plain, cls))
 
 
 @functools.lru_cache(maxsize=8)
@@ -212,8 +213,8 @@ def attribute(config, name: str):
 
 def nested(defaults: Mapping[str, Any], dotted: Mapping[str, Any]) -> dict[str, Any]:
     """Each sub-config that ``dotted`` changes, as its default dict with the changes: a per-layer list the
-    default holds (Gemma 3's ``layer_types``) is left out when a field of its length changes, so the config
-    computes it again for the new count.
+    default holds (Gemma 3's ``layer_types``, Gemma 4's ``per_layer_config``) is left out when a field of its
+    length changes, so the config computes it again for the new count.
 
     >>> nested({"text_config": {"num_hidden_layers": 3, "layer_types": ["a", "b", "a"], "width": 2}},
     ...        {"text_config.num_hidden_layers": 4})
@@ -228,11 +229,23 @@ def nested(defaults: Mapping[str, Any], dotted: Mapping[str, Any]) -> dict[str, 
         base = dict(defaults.get(head) or {})
         inner = {k: v for k, v in changes.items() if "." not in k}
         lengths = {base[k] for k in inner if isinstance(base.get(k), int) and base[k] != inner[k]}
-        base = {k: v for k, v in base.items() if not (isinstance(v, list) and len(v) in lengths)}
+        base = {k: v for k, v in base.items() if not any(_per_layer(v, n) for n in lengths)}
         base.update(inner)
         base.update(nested(base, {k: v for k, v in changes.items() if "." in k}))
         out[head] = base
     return out
+
+
+def _per_layer(value, layers: int) -> bool:
+    """Whether a config value holds one entry per layer of ``layers``: a list of that length (Gemma 3's
+    ``layer_types``), or a dict keyed by layer indices below it (Gemma 4's ``per_layer_config``).
+
+    >>> _per_layer(["a", "b"], 2), _per_layer({"5": {}, "11": {}}, 30), _per_layer({"a": 1}, 30)
+    (True, True, False)
+    """
+    if isinstance(value, list):
+        return len(value) == layers
+    return isinstance(value, dict) and bool(value) and all(str(k).isdigit() and int(k) < layers for k in value)
 
 
 def observation_of(model) -> Observation:
@@ -286,7 +299,7 @@ def _layer_kinds(named: list[tuple[list[str], tuple]], lists: set[str]) -> dict[
     first widening the channels) has kinds of its own."""
     signatures: dict[str, dict[str, list]] = {}
     for parts, shape in named:
-        for i in range(len(parts) - 1):
+        for i in range(len(parts)):  # the last part too: the tensors of a ParameterList (Reformer's axial tables)
             prefix = ".".join(parts[:i])
             if prefix in lists and _INDEX.match(parts[i]):
                 suffix = _normalise(parts[i + 1:], set())

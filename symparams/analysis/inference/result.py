@@ -115,6 +115,7 @@ class Conditions:
     unset: tuple[str, ...] = ()  # fields left None (their default), which would change shapes when set
     regime: tuple[tuple[str, int], ...] = ()  # (normalised parameter name, rank) of the default flags' build
     minimum: dict = field(default_factory=dict)  # a branch: fields at this value or above (else the next branch)
+    sole: tuple[str, ...] = ()  # held fields whose every other value tried the config class refuses
 
     def violated(self, values: Mapping[str, Any]) -> list[str]:
         """The conditions ``values`` (config field → value) breaks, each as a line of text."""
@@ -222,7 +223,7 @@ class Inferred:
             "flags": {k: str(s) for k, s in self.flags.items()},
             "conditions": {"relations": [str(r) for r in c.relations], "fixed": c.fixed,
                            "irrelevant": list(c.irrelevant), "derived": list(c.derived), "unset": list(c.unset),
-                           "regime": [list(r) for r in c.regime], "minimum": c.minimum},
+                           "regime": [list(r) for r in c.regime], "minimum": c.minimum, "sole": list(c.sole)},
             "verification": None if v is None else {
                 "configurations": v.configurations, "exact": v.exact, "seed": v.seed,
                 "default_formula": v.default_formula, "default_real": v.default_real,

@@ -27,6 +27,12 @@ SEEDS: dict[str, dict] = {
 }
 
 
-def seeded(model_type: str, values: dict) -> dict:
-    """``values`` over the type's seeds (a value given wins)."""
-    return {**SEEDS.get(model_type, {}), **values}
+#: (model_type, class) → config values a class requires that its type's default does not have
+CLASS_SEEDS: dict[tuple[str, str], dict] = {
+    ("reformer", "causal-lm"): {"is_decoder": True},  # ReformerModelWithLMHead asserts it
+}
+
+
+def seeded(model_type: str, values: dict, cls: str | None = None) -> dict:
+    """``values`` over the type's (and the class's) seeds (a value given wins)."""
+    return {**SEEDS.get(model_type, {}), **CLASS_SEEDS.get((model_type, cls), {}), **values}
