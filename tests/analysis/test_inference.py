@@ -80,10 +80,12 @@ def test_layers_of_a_kind_among_the_first_of_a_difference_are_fitted_with_an_off
     # Gemma 4 with its last S layers reusing other layers' keys and values: full attention in every 6 of L - S
     points = [{"l": l, "s": s} for l in range(7, 31, 2) for s in (1, 2, 3)]
     full = [(p["l"] - p["s"]) // 6 for p in points]
-    assert {str(t): c for t, c in fit(points, full, ["l", "s"]).items()} == {"floor(l/6 - s/6)": 1}
+    layers = frozenset({"l", "s"})
+    assert {str(t): c for t, c in fit(points, full, ["l", "s"], layers=layers).items()} == {"floor(l/6 - s/6)": 1}
     sliding = [p["l"] - p["s"] - f for p, f in zip(points, full)]
-    assert {str(t): c for t, c in fit(points, sliding, ["l", "s"]).items()} == {
+    assert {str(t): c for t, c in fit(points, sliding, ["l", "s"], layers=layers).items()} == {
         "l": 1, "s": -1, "floor(l/6 - s/6)": -1}
+    assert fit(points, full, ["l", "s"]) is None  # a difference of widths is no layer pattern
 
 
 def test_a_floor_of_a_difference_is_stored_and_read_back():

@@ -1,5 +1,9 @@
 """Which config fields are sizes, how they relate, and random configurations that respect both.
 
+Builds cost time per layer, so the probes start from a base configuration
+with few layers (and experts), but never fewer than keep every parameter
+name of the default config: a full-attention layer in every 6 needs 6 layers.
+
 Perturbation, with no knowledge of the architecture: each integer field is
 multiplied by 3 (else moved by ±1); a field that builds only when another is
 multiplied with it gets the relation ``f ⊑ g`` ("f's multiplier divides
@@ -12,7 +16,11 @@ A held field whose move up only adds parameters (a token-type vocabulary of
 0, no dense layers before the experts, an expert on every layer) is *lifted*:
 discovery starts again with it at the larger value, so it becomes a variable,
 and the verification checks the formula at its default value too (the added
-parameters must vanish there, or the lift is dropped).
+parameters must vanish there, or the lift is dropped).  A held field the
+config class refuses to change at all is marked *sole*: holding it leaves no
+config out.  A *branch* (``minimum``) starts discovery with a held field one
+above its default and keeps it there or higher: the engine fits it as a
+formula of its own.
 """
 
 from __future__ import annotations
@@ -159,7 +167,8 @@ def base_values(builder: Builder, ints: dict, lifted: dict) -> tuple[dict, Obser
     return (first, obs) if obs is not None else (dict(lifted), default)
 
 
-def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, minimum: dict | None = None) -> Discovery:
+def discover(builder: Builder, lift: bool = True, lifted: dict | None = None,
+             minimum: dict | None = None) -> Discovery:
     """Probe every integer field and boolean flag of ``builder``'s default config (about 1-3 builds each);
     with ``lift``, start again above the held fields that only add parameters when moved up.  ``minimum``
     (field → value) starts a branch there, its fields never below."""

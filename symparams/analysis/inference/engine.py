@@ -92,19 +92,21 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
     """The exact fit of one target; when its own fields do not explain it, one more field is added in turn."""
     own = _dependencies(found, target)
     binary = frozenset(found.flag_variables)
-    result = fit(points, values, own, binary)
+    # a layer pattern is one of layers: only layer counts are divided by a fixed period, only in instance counts
+    layers = frozenset(n for n in found.free if found.fields[n].counts) if target[0] == "count" else frozenset()
+    result = fit(points, values, own, binary, layers=layers)
     others = [n for n in [*found.free, *found.flag_variables] if n not in own]
     for extra in others:
         if result is not None:
             break
-        layers = target[0] == "count" and extra in found.fields and found.fields[extra].counts
-        result = fit(points, values, own + [extra], binary, max_level=WITHOUT_CUBIC if layers else UP_TO_FLOORS)
+        deep = WITHOUT_CUBIC if extra in layers else UP_TO_FLOORS
+        result = fit(points, values, own + [extra], binary, max_level=deep, layers=layers)
     # a field may move a target only by moving the structure around it (a dense-layer count that shifts which
     # layers are attention layers): without it the basis is smaller, and a fit that holds is checked as any other
     for dropped in own if len(own) > 2 else ():
         if result is not None:
             break
-        result = fit(points, values, [n for n in own if n != dropped], binary, max_level=UP_TO_FLOORS)
+        result = fit(points, values, [n for n in own if n != dropped], binary, max_level=UP_TO_FLOORS, layers=layers)
     if result is None:
         what = "instances" if target[0] == "count" else f"dimension {target[2]}"
         raise Uninferable(f"no exact formula for the {what} of {target[1]}")

@@ -81,9 +81,10 @@ def _monomial(*names: str) -> Term:
     return Term(tuple(sorted(powers.items())))
 
 
-def _families(names: list[str], binary: frozenset) -> dict[str, list[Term]]:
+def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset()) -> dict[str, list[Term]]:
     sizes = [n for n in names if n not in binary]
     pairs = [(n, d) for n in sizes for d in sizes if n != d]
+    counts = [n for n in sizes if n in layers]  # layer counts: the numerators of a period, alone or less another
     return {
         "constant": [Term()],
         "linear": [_monomial(n) for n in names],
@@ -95,9 +96,9 @@ def _families(names: list[str], binary: frozenset) -> dict[str, list[Term]]:
         "rounded": [Term(floor=p, floor_power=2) for p in pairs] + [Term(floor=p, ceiling=True) for p in pairs],
         # one layer in every c, for a period the modeling code fixes (Gemma 4: a full-attention layer in every 6)
         "periodic": [Term(floor=(n, c), ceiling=up) for n in sizes for c in PERIODS for up in (False, True)],
-        **{f"period {c}": [Term(floor=(n, c), ceiling=up) for n in sizes for up in (False, True)] for c in PERIODS},
-        **{f"offset {c}": [Term(floor=(n, c), ceiling=up, less=m) for n, m in pairs for up in (False, True)]
-           for c in PERIODS},
+        **{f"period {c}": [Term(floor=(n, c), ceiling=up) for n in counts for up in (False, True)] for c in PERIODS},
+        **{f"offset {c}": [Term(floor=(n, c), ceiling=up, less=m) for n in counts for m in counts if m != n
+                           for up in (False, True)] for c in PERIODS},
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -119,29 +120,31 @@ LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadrat
           ("constant", "linear", "quadratic", "laurent", "cubic"))
 
 
-def basis(names: Sequence[str], level: int, binary: frozenset = frozenset()) -> list[Term]:
+def basis(names: Sequence[str], level: int, binary: frozenset = frozenset(),
+          layers: frozenset = frozenset()) -> list[Term]:
     """The terms of basis ``level`` (an index into :data:`LEVELS`) in ``names``.
 
-    ``binary`` variables are 0/1 flags: never squared, never divided by.
+    ``binary`` variables are 0/1 flags: never squared, never divided by.  ``layers`` are the layer counts: only
+    they are divided by a fixed period, alone or less another (a pattern of layers is one of layers).
 
     >>> [str(t) for t in basis(["x", "y"], 2)]
     ['1', 'x', 'y', 'x**2', 'x*y', 'y**2']
     >>> [str(t) for t in basis(["x", "f"], 3, binary=frozenset({"f"}))]
     ['1', 'x', 'f', '1/x', 'f/x']
     """
-    return list(_basis(tuple(names), level, frozenset(binary)))
+    return list(_basis(tuple(names), level, frozenset(binary), frozenset(layers) & frozenset(names)))
 
 
 @functools.lru_cache(maxsize=4096)
-def _basis(names: tuple, level: int, binary: frozenset) -> tuple[Term, ...]:
+def _basis(names: tuple, level: int, binary: frozenset, layers: frozenset) -> tuple[Term, ...]:
     """:func:`basis`, once per names and level: a fit tries every level for every target, a type has thousands."""
-    families = _families_of(names, binary)
+    families = _families_of(names, binary, layers)
     return tuple(dict.fromkeys(t for family in LEVELS[level] for t in families[family]))
 
 
 @functools.lru_cache(maxsize=1024)
-def _families_of(names: tuple, binary: frozenset) -> dict[str, list[Term]]:
-    return _families(list(names), binary)
+def _families_of(names: tuple, binary: frozenset, layers: frozenset) -> dict[str, list[Term]]:
+    return _families(list(names), binary, layers)
 
 
 def solve(rows: list[list[Fraction]], rhs: list[Fraction]) -> tuple[list[Fraction], int] | None:
@@ -178,10 +181,13 @@ def solve(rows: list[list[Fraction]], rhs: list[Fraction]) -> tuple[list[Fractio
 
 
 def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str],
-        binary: frozenset = frozenset(), max_level: int = len(LEVELS) - 1) -> dict[Term, Fraction] | None:
-    """The nonzero coefficients of the first basis level in ``names`` that gives every value exactly, else None.
+        binary: frozenset = frozenset(), max_level: int = len(LEVELS) - 1,
+        layers: frozenset = frozenset()) -> dict[Term, Fraction] | None:
+    """The nonzero coefficients of the first basis level in ``names`` that gives every value exactly, else None
+    (``binary``, ``layers``: see :func:`basis`).
 
-    A level is tried only when the points outnumber its terms by :data:`SURPLUS`.
+    A level is tried only when the points outnumber its terms by :data:`SURPLUS`, and once (a period level
+    without a layer count among ``names`` is the linear one again).
     """
     seen: dict[tuple, int] = {}
     for p, v in zip(points, values):
@@ -190,17 +196,19 @@ def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Seque
             return None  # one point, two values: no function of these names
     points = [dict(k) for k in seen]
     values = list(seen.values())
+    tried = set()
     for level in range(max_level + 1):
-        terms = basis(names, level, binary)
-        if len(terms) + SURPLUS > len(points):
+        terms = basis(names, level, binary, layers)
+        if len(terms) + SURPLUS > len(points) or frozenset(terms) in tried:
             continue
+        tried.add(frozenset(terms))
         rows = [[t.value(p) for t in terms] for p in points]
         solved = solve(rows, [Fraction(v) for v in values])
         if solved is None:
             continue
         coefficients, _ = solved
         return {t: c for t, c in zip(terms, coefficients) if c != 0}
-    return _sparse(points, values, names, binary, max_level)
+    return _sparse(points, values, names, binary, max_level, layers)
 
 
 #: the most terms a sparse fit combines, and the most variables it is tried in (pairs of terms grow fast)
@@ -208,7 +216,7 @@ SPARSE = 2
 SPARSE_NAMES = 2
 
 
-def _sparse(points, values, names, binary, max_level) -> dict[Term, Fraction] | None:
+def _sparse(points, values, names, binary, max_level, layers=frozenset()) -> dict[Term, Fraction] | None:
     """A fit of one or two terms of a basis too large for the points (``L/g`` seen at nine points of a layer
     count moving in steps of its group size); it too must hold at :data:`SURPLUS` more points than terms.
 
@@ -219,7 +227,7 @@ def _sparse(points, values, names, binary, max_level) -> dict[Term, Fraction] | 
     """
     if len(names) > SPARSE_NAMES:
         return None
-    terms = list(dict.fromkeys(t for level in range(max_level + 1) for t in basis(names, level, binary)))
+    terms = list(dict.fromkeys(t for level in range(max_level + 1) for t in basis(names, level, binary, layers)))
     for size in range(1, SPARSE + 1):
         if size + 2 * SURPLUS > len(points):  # few terms chosen from many: twice the surplus against chance
             return None
