@@ -50,6 +50,13 @@ def cmd_infer(args) -> None:
 def report(result) -> str:
     """The result as text: verdict, closed form, mapping, conditions, verification."""
     lines = [f"{result.model_type} ({result.cls}: {result.model_class}), transformers {result.transformers_version}"]
+    return "\n".join(lines + _body(result) + _branches(result) + [
+        f"cost: {result.builds} builds ({result.failed_builds} failed), {result.seconds:.1f} s"])
+
+
+def _body(result) -> list[str]:
+    """Verdict, closed form, symbols, conditions and verification of one formula."""
+    lines = []
     if result.total is None:
         lines.append(f"not inferred: {result.reason}")
     else:
@@ -62,11 +69,20 @@ def report(result) -> str:
     lines += _conditions(result.conditions, result.symbols)
     v = result.verification
     if v is not None:
+        default = "the default config" + "".join(f" with {k} = {m}" for k, m in result.conditions.minimum.items())
         lines += ["", f"verification: {v.exact} of {v.configurations} fresh random configurations exact against "
-                      f"meta-device builds (seed {v.seed}); the default config: formula {v.default_formula}, "
+                      f"meta-device builds (seed {v.seed}); {default}: formula {v.default_formula}, "
                       f"real {v.default_real}"]
-    lines.append(f"cost: {result.builds} builds ({result.failed_builds} failed), {result.seconds:.1f} s")
-    return "\n".join(lines)
+    return lines
+
+
+def _branches(result) -> list[str]:
+    """Each branch (a held field's larger values), indented under the condition it holds in."""
+    lines = []
+    for branch in result.branches:
+        where = ", ".join(f"{k} ≥ {v}" for k, v in branch.conditions.minimum.items())
+        lines += ["", f"where {where}, a formula of its own:", *("  " + line for line in _body(branch)), ""]
+    return lines
 
 
 def _named(field: str, symbols: dict) -> str:
@@ -77,7 +93,9 @@ def _conditions(c, symbols: dict) -> list[str]:
     out = ["conditions (every other field at its default):"]
     out += [f"  {_named(r.left, symbols)} {str(r)[len(r.left) + 1:-len(r.right) - 1]} {_named(r.right, symbols)}"
             for r in c.relations]
-    out += [f"  {k} = {v!r} (held)" for k, v in c.fixed.items()]
+    out += [f"  {k} = {v!r} ({'the only value transformers accepts' if k in c.sole else 'held'})"
+            for k, v in c.fixed.items()]
+    out += [f"  {k} ≥ {v!r}" for k, v in c.minimum.items()]
     if c.unset:
         out.append(f"  left unset (None): {', '.join(c.unset)}")
     if c.irrelevant:

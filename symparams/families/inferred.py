@@ -611,7 +611,8 @@ def in_branch(entry: dict, key: tuple) -> dict:
 
 
 @lru_cache(maxsize=64)
-def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, heads: tuple, branch: tuple = ()) -> Family:
+def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, heads: tuple,
+           branch: tuple = ()) -> Family:
     """The family of ``model_type`` with its own fields at ``numbers``; ``heads``: the LM classes (exact, and
     whose conditions the config meets); ``branch``: which of their formulas (:func:`branch_of`)."""
     known = entries(model_type)

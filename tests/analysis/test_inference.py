@@ -198,6 +198,9 @@ class ToyBuilder:
         config = {**self.DEFAULTS, **values}
         return {k: config[k] for k in [*values, *others]}
 
+    def refusal(self, values):
+        return None  # the config takes any values; the model may not build
+
     def observe(self, values):
         from symparams.analysis.inference.probing import Observation
 
@@ -403,17 +406,23 @@ def test_a_value_the_config_class_refuses_to_change_is_its_only_one():
     from symparams.analysis.inference.discovery import _refused
 
     class TopOneBuilder(ToyBuilder):  # ZAYA: "currently supports num_experts_per_tok=1 only"
-        DEFAULTS = {**ToyBuilder.DEFAULTS, "num_experts_per_tok": 1}
+        DEFAULTS = {**ToyBuilder.DEFAULTS, "num_experts_per_tok": 1, "attention_layers": ["global", "local"]}
 
         def read_back(self, values, others=()):
-            return None if values.get("num_experts_per_tok", 1) != 1 else super().read_back(values, others)
+            return None if self.refusal(values) else super().read_back(values, others)
+
+        def refusal(self, values):
+            if values.get("num_experts_per_tok", 1) != 1:
+                return "currently supports `num_experts_per_tok=1` only"
+            return "len(attention_layers) must be num_layers" if values.get("num_layers", 2) != 2 else None
 
         def observe(self, values):
-            return None if values.get("num_experts_per_tok", 1) != 1 else super().observe(values)
+            return None if self.refusal(values) else super().observe(values)
 
     found = discover(TopOneBuilder())
     assert found.fields["num_experts_per_tok"].sole and not found.fields["num_heads"].sole
-    assert not _refused(ToyBuilder(), found, "num_experts_per_tok")
+    # held too, but refused for another field's sake (GPT-Neo's list of attention layers): a relation
+    assert found.fields["num_layers"].kind == "fixed" and not found.fields["num_layers"].sole
 
 
 # -- against the hand-written families (slow) ----------------------------------------------------------------------

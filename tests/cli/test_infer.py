@@ -52,6 +52,17 @@ def test_text_output_shows_the_closed_form_the_mapping_and_the_verification():
     assert f"real {real_count('llama', 'AutoModelForCausalLM')}" in out
 
 
+@pytest.mark.crosscheck
+def test_a_branch_is_shown_under_the_values_it_holds_for():
+    code, out, err = run("infer", "xlm", "--verify", "2")
+    assert code == 0 and err == "", err
+    assert "  n_langs = 1 (held)" in out
+    assert "where n_langs ≥ 2, a formula of its own:" in out and "    n_langs ≥ 2" in out
+    main, branch = out.split("where n_langs ≥ 2")
+    assert "*n_langs*" not in main and "n_langs*use_lang_emb" in branch  # one embedding row per language
+    assert "the default config with n_langs = 2: formula" in branch
+
+
 def test_without_torch_the_command_names_the_extra():
     blocked = "import sys; sys.modules['torch'] = None; from symparams.cli import main; sys.exit(main(sys.argv[1:]))"
     code, out, err = run("infer", "llama", code=blocked)

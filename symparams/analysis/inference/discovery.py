@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .probing import Builder, Observation
+from .probing import Builder, Observation, per_layer
 
 #: the largest layer count of a base configuration, tried in turn: builds cost time per layer, not per width, so
 #: the base is the smallest of these that keeps every kind of layer the default config has (a full-attention layer
@@ -241,13 +242,22 @@ def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
 
 
 def _refused(builder: Builder, found: Discovery, name: str) -> bool:
-    """Whether the config class refuses every other value of ``name`` tried (×3, ×2, ½, ±1, +2): no config
-    transformers accepts has another, so holding it leaves none out."""
+    """Whether the config class refuses every other value of ``name`` tried (×3, ×2, ½, ±1, +2) for the field's
+    own sake: no config transformers accepts has another, so holding it leaves none out.  A refusal that names
+    another field (a per-layer list of as many entries, another field of the same name it must equal) is a
+    relation, not this: the field is held as any other."""
     value = found.fields[name].base
-    if not isinstance(value, int) or value < 1:
+    leaf = name.rpartition(".")[2]
+    others = {k.rpartition(".")[2] for k in found.defaults if k != name}
+    if not isinstance(value, int) or value < 1 or leaf in others or \
+            any(per_layer(v, value) for v in found.defaults.values()):
         return False
     tried = {value * 3, value * 2, value + 1, value + 2, value - 1, value // 2} - {value, 0}
-    return all(builder.read_back({**found.base, name: v}) is None for v in tried)
+    for v in tried:
+        text = builder.refusal({**found.base, name: v})
+        if text is None or any(re.search(rf"\b{re.escape(other)}\b", text) for other in others - {leaf}):
+            return False
+    return True
 
 
 def _liftable(builder: Builder, found: Discovery) -> dict:

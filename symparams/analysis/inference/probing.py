@@ -166,6 +166,14 @@ class Builder:
             return None
         return {k: attribute(cfg, k) for k in [*values, *others]}
 
+    def refusal(self, values: Mapping[str, Any]) -> str | None:
+        """Why the config class refuses ``values`` (its error's text), or None when it takes them."""
+        try:
+            self.config(values)
+        except Exception as exc:  # whatever the config class raises: its text says what it refuses
+            return str(exc)
+        return None
+
 
 def configure(model_type: str, values: Mapping[str, Any], cls: str | None = None):
     """``AutoConfig.for_model(model_type, **values)`` over the type's (and the class's) seeds: rebuilt from
@@ -229,18 +237,18 @@ def nested(defaults: Mapping[str, Any], dotted: Mapping[str, Any]) -> dict[str, 
         base = dict(defaults.get(head) or {})
         inner = {k: v for k, v in changes.items() if "." not in k}
         lengths = {base[k] for k in inner if isinstance(base.get(k), int) and base[k] != inner[k]}
-        base = {k: v for k, v in base.items() if not any(_per_layer(v, n) for n in lengths)}
+        base = {k: v for k, v in base.items() if not any(per_layer(v, n) for n in lengths)}
         base.update(inner)
         base.update(nested(base, {k: v for k, v in changes.items() if "." in k}))
         out[head] = base
     return out
 
 
-def _per_layer(value, layers: int) -> bool:
+def per_layer(value, layers: int) -> bool:
     """Whether a config value holds one entry per layer of ``layers``: a list of that length (Gemma 3's
     ``layer_types``), or a dict keyed by layer indices below it (Gemma 4's ``per_layer_config``).
 
-    >>> _per_layer(["a", "b"], 2), _per_layer({"5": {}, "11": {}}, 30), _per_layer({"a": 1}, 30)
+    >>> per_layer(["a", "b"], 2), per_layer({"5": {}, "11": {}}, 30), per_layer({"a": 1}, 30)
     (True, True, False)
     """
     if isinstance(value, list):
