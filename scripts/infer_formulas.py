@@ -282,7 +282,7 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              "A config outside a formula's conditions (a value held in the fit, a key it needs unset, a relation "
              "between fields, a size key it was not fitted over) is refused in one line, never counted wrong; "
              "with torch and transformers installed, `count` counts it by one meta-device build instead and says "
-             "so. Regenerate with `nice -n 19 python scripts/infer_formulas.py` (`--only TYPE ...` for some "
+             "so. Regenerate with `nice -n 19 python scripts/infer_formulas.py --jobs 2` (`--only TYPE ...` for some "
              "types).", "",
              "Verified: fresh random configurations whose real meta-device count equals the formula "
              "(the default config is checked too). Held: size fields that could not move in the fit, so the "
