@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -93,6 +94,11 @@ def formula(encoded, symbols: Mapping[str, sp.Expr]) -> sp.Expr:
         return sp.Integer(encoded)
     if isinstance(encoded, str):
         return _symbol(encoded, symbols)
+    if all(isinstance(v, sp.Integer) for v in symbols.values()):
+        # every field a number (reading a config.json): plain exact arithmetic spares a cold command SymPy's time
+        value = _value(encoded, {name: int(v) for name, v in symbols.items()})
+        if value is not None:
+            return sp.Rational(value.numerator, value.denominator)
     return sp.Add(*(_term(term, symbols) for term in encoded))
 
 
@@ -106,6 +112,27 @@ def _term(term, symbols) -> sp.Expr:
         divided = CeilDiv if "ceil" in marks else FloorDiv
         out *= divided(_numerator(top, symbols), _symbol(bottom, symbols)) ** int(exponent)
     return out
+
+
+def _value(encoded, numbers: Mapping[str, int]) -> Fraction | None:
+    """The terms' sum at whole numbers, or None where SymPy must answer (a division by zero, a floor of a
+    division by a number below 1, which it leaves unevaluated)."""
+    total = Fraction(0)
+    for coefficient, powers, floors in encoded:
+        num, _, den = coefficient.partition("/")
+        out = Fraction(int(num), int(den or 1))
+        try:
+            for name, exponent in powers:
+                out *= Fraction(int(_symbol(name, numbers))) ** int(exponent)
+            for top, bottom, exponent, *marks in floors:
+                a, b = int(_numerator(top, numbers)), int(_symbol(bottom, numbers))
+                if b < 1:
+                    return None
+                out *= Fraction((CeilDiv if "ceil" in marks else FloorDiv).divide(a, b)) ** int(exponent)
+        except ZeroDivisionError:
+            return None
+        total += out
+    return total
 
 
 def _numerator(top, symbols) -> sp.Expr:
