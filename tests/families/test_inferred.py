@@ -10,8 +10,10 @@ listed here with it, so that data refusing more, or fewer, is seen.
 """
 
 import json
+import random
 
 import pytest
+import sympy as sp
 import torch
 import transformers
 
@@ -285,10 +287,6 @@ def _names(encoded) -> set[str]:
 def test_a_config_s_numbers_give_what_the_symbolic_formula_gives_at_them():
     """A config.json is counted in plain fractions (a cold command spares SymPy's time): every formula of the
     data, at random whole values, must equal its symbolic form with the values substituted."""
-    import random
-
-    import sympy as sp
-
     rng = random.Random(13)
     with open(inferred.DATA, encoding="utf-8") as fh:
         lines = [json.loads(line.rstrip(",")) for line in fh.read().splitlines()[1:] if line.startswith("{")]
