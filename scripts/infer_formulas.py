@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from symparams.analysis.inference import infer  # noqa: E402
 from symparams.analysis.inference.probing import attribute, configure, libraries  # noqa: E402
 from symparams.families.config import flattened  # noqa: E402
-from symparams.families.inferred import TOP_K_FIELDS  # noqa: E402
+from symparams.families.inferred_tree import TOP_K_FIELDS  # noqa: E402
 
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
 TABLE = ROOT / "docs" / "inferred.md"

@@ -29,10 +29,6 @@ Conventions (each :class:`Memory` lists the ones it uses in ``conventions``):
   (int8/int4 weights: an fp16 cache); an encoder caches nothing.
 
 >>> from symparams import model
->>> cache_per_token(model("llama-3-8b").tree)
-(2*G*H*L/A, 0)
->>> model("llama-3-8b").kv_cache("bf16").per_token == 2 * 32 * 8 * 128 * 2
-True
 >>> mem = model("bert-base").memory(dtype="fp32", optimizer="adam")
 >>> mem.weights, mem.gradients, mem.optimizer, mem.total == 16 * 109482240
 (437928960, 437928960, 875857920, True)
@@ -42,7 +38,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 from typing import Any
@@ -50,19 +45,13 @@ from typing import Any
 import sympy as sp
 
 from ..core.algebra import closed_form
-from ..core.blocks import Block, tree_fact
-from ..core.compute import BATCH, SEQ, Attention, declares_attention, self_attentions
+from ..core.compute import BATCH, SEQ
 from ..core.errors import SymparamsError
 from ..core.symbols import H
 from ..core.values import parse_whole
+from .cache import KVCache, _Attention, _cache_convention, self_attention_layers
+from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
 
-#: bytes per element of each dtype (int4: per weight, its block scale included)
-DTYPE_BYTES = {"fp32": Fraction(4), "bf16": Fraction(2), "fp16": Fraction(2), "int8": Fraction(1),
-               "int4": Fraction(18, 32)}
-#: other names people give the same dtypes (PyTorch's)
-DTYPE_ALIASES = {"float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
-#: int4: weights per block, and the block's bytes (32 half-bytes and one fp16 scale)
-INT4_BLOCK, INT4_BLOCK_BYTES = 32, 18
 #: the dtypes a model is trained in: the gradient's bytes per parameter
 GRADIENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
 #: optimizer state per trainable parameter: (plain fp32 training, mixed precision with an fp32 master copy)
@@ -73,48 +62,7 @@ RECOMPUTE = ("none", "selective", "full")
 OPTIONS = ("tensor_parallel", "sequence_parallel", "recompute")
 
 
-@tree_fact
-def cache_per_token(tree: Block) -> tuple[sp.Expr, sp.Expr]:
-    """Elements one token leaves in the cache: (self-attention, per token of context; cross-attention,
-    per token of the encoder's input)."""
-    own, cross = [], []
-    for _, block, runs, _ in tree.runs():
-        for item in block.computes:
-            if isinstance(item, Attention) and item.cache != 0:
-                (cross if item.cross else own).append(runs * item.cache)
-    return sp.expand(sp.Add(*own)), sp.expand(sp.Add(*cross))
-
-
-@tree_fact
-def self_attention_layers(tree: Block) -> tuple[tuple[sp.Expr, sp.Expr], ...]:
-    """``(runs, heads)`` of each self-attention module: one transformer layer per run for the activations.
-
-    >>> from symparams import model
-    >>> self_attention_layers(model("llama").tree)
-    ((L, A),)
-    """
-    return tuple((runs, attention.heads) for runs, attention in self_attentions(tree))
-
-
 # -- parsing the settings -------------------------------------------------------------------
-
-def _shown(raw) -> str:
-    text = repr(raw)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def parse_dtype(dtype) -> str:
-    """``dtype`` as one of fp32, bf16, fp16, int8, int4 (PyTorch's names ``bfloat16`` etc. accepted).
-
-    >>> parse_dtype("BF16"), parse_dtype("float16")
-    ('bf16', 'fp16')
-    """
-    name = dtype.strip().lower() if isinstance(dtype, str) else None
-    name = DTYPE_ALIASES.get(name, name)
-    if name not in DTYPE_BYTES:
-        raise SymparamsError(f"unknown dtype {_shown(dtype)}: use one of {', '.join(DTYPE_BYTES)}")
-    return name
-
 
 def _choice(raw, choices, what: str) -> str:
     name = raw.strip().lower() if isinstance(raw, str) else None
@@ -158,18 +106,6 @@ def parse_options(options: dict) -> tuple[int, bool, str]:
 
 
 # -- the formulas, for numbers or symbols -----------------------------------------------------
-
-def weight_bytes(params, dtype: str):
-    """Bytes of ``params`` weights in ``dtype``: int4 rounds the weights up to whole blocks of 32.
-
-    >>> weight_bytes(100, "int4"), weight_bytes(100, "bf16")
-    (72, 200)
-    """
-    if dtype == "int4":
-        blocks = -(-params // INT4_BLOCK) if isinstance(params, int) else sp.ceiling(params / INT4_BLOCK)
-        return INT4_BLOCK_BYTES * blocks
-    return int(DTYPE_BYTES[dtype]) * params
-
 
 def training_bytes(dtype: str, optimizer: str) -> tuple[int, int]:
     """(gradient, optimizer state) bytes per trainable parameter; (0, 0) for ``optimizer="none"``.
@@ -243,127 +179,6 @@ def _ceil(value) -> int:
     """A byte count rounded up: the one rounding of this module."""
     return math.ceil(Fraction(value)) if not isinstance(value, int) else value
 
-
-# -- the model's sizes, evaluated once ----------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Attention:
-    """What the cache and the activations need from a model, as exact integers."""
-
-    cache: int  # elements per token of context, over every self-attention module
-    cross_cache: int  # elements per token of the encoder's input, over every cross-attention module
-    layers: tuple[tuple[int, int], ...]  # (runs, heads) of each self-attention module
-    hidden: int
-
-
-def _whole(model, expr, what: str) -> int:
-    value = model.evaluate(expr)
-    if value.free_symbols:  # a symbol the tree uses outside its counts (a repeat count in ``calls``)
-        raise SymparamsError(f"{model.name}: no value for {', '.join(sorted(map(str, value.free_symbols)))}, "
-                             f"so {what} is not a number")
-    if not value.is_Integer:
-        raise SymparamsError(f"{model.name}: {what} comes to {value}, not a whole number")
-    return int(value)
-
-
-def _attention(model) -> _Attention:
-    """The model's cache per token and attention layers; refused for a family that does not declare them yet
-    (a silent 0 would read as an encoder's)."""
-    model._require_values("memory")
-    if not declares_attention(model.tree):
-        raise SymparamsError(f"{model.name}: the {model.family.name} family does not declare its attention "
-                             f"modules yet, so its KV cache and activations are not known")
-    own, cross = cache_per_token(model.tree)
-    layers = tuple((_whole(model, runs, "a layer count"), _whole(model, heads, "a head count"))
-                   for runs, heads in self_attention_layers(model.tree))
-    return _Attention(_whole(model, own, "the cache per token"),
-                      _whole(model, cross, "the cross-attention cache per token"), layers, _whole(model, H, "H"))
-
-
-def cache_dtype(dtype: str) -> str:
-    """The dtype the KV cache is kept in: the weights' one, fp16 for int8/int4 weights (they quantize weights
-    only)."""
-    return "fp16" if dtype in ("int8", "int4") else dtype
-
-
-# -- the KV cache ----------------------------------------------------------------------------------
-
-class KVCache:
-    """The key/value cache of ``model`` serving ``batch`` sequences of ``seq`` tokens in ``dtype``.
-
-    ``per_token`` is the bytes one token of context leaves (every layer's keys
-    and values, ``2·L·G·D`` elements for MHA/GQA/MQA); ``cross_per_token`` the
-    bytes each token of an encoder's input leaves in the decoder's
-    cross-attention; ``total`` both for ``batch × seq`` tokens (the encoder's
-    input taken as long as the decoder's, ``seq``), None without ``seq``.
-    Every token of context stays cached: a sliding-window layer that keeps only
-    its last tokens holds less once the context is longer than its window.
-
-    >>> from symparams import model
-    >>> kv = model("llama-3-8b").kv_cache("bf16", seq=8192, batch=2)
-    >>> kv.per_token, kv.total == 131072 * 8192 * 2
-    (131072, True)
-    >>> model("bert-base").kv_cache().per_token
-    0
-    """
-
-    def __init__(self, model, dtype: str = "bf16", seq=None, batch=1):
-        self.model = model
-        self.dtype = parse_dtype(dtype)
-        self.seq = None if seq is None else parse_whole("the sequence length s", seq)
-        self.batch = parse_whole("the batch size b", batch)
-
-    @cached_property
-    def _sizes(self) -> _Attention:
-        return _attention(self.model)
-
-    @property
-    def element_bytes(self) -> int:
-        """Bytes of one cached element."""
-        return int(DTYPE_BYTES[cache_dtype(self.dtype)])
-
-    @property
-    def per_token(self) -> int:
-        return self._sizes.cache * self.element_bytes
-
-    @property
-    def cross_per_token(self) -> int:
-        return self._sizes.cross_cache * self.element_bytes
-
-    def at(self, seq: int, batch: int) -> int:
-        """Bytes of the cache of ``batch`` sequences of ``seq`` tokens."""
-        return (self.per_token + self.cross_per_token) * seq * batch
-
-    @property
-    def total(self) -> int | None:
-        return None if self.seq is None else self.at(self.seq, self.batch)
-
-    @cached_property
-    def formulas(self) -> dict[str, sp.Expr]:
-        """The bytes per token, and of ``b`` sequences of ``s`` tokens, in the model's symbols."""
-        own, cross = cache_per_token(self.model.tree)
-        per_token, cross_per_token = self.element_bytes * own, self.element_bytes * cross
-        return {"per_token": per_token, "cross_per_token": cross_per_token,
-                "total": sp.expand((per_token + cross_per_token) * SEQ * BATCH)}
-
-    @property
-    def conventions(self) -> list[str]:
-        return [_cache_convention(self.dtype)]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model.name, "head": self.model.head, "dtype": self.dtype,
-                "cache_dtype": cache_dtype(self.dtype), "seq": self.seq, "batch": self.batch,
-                "per_token": self.per_token, "cross_per_token": self.cross_per_token, "total": self.total,
-                "formulas": {k: str(v) for k, v in self.formulas.items()}, "conventions": self.conventions}
-
-
-def _cache_convention(dtype: str) -> str:
-    kept = cache_dtype(dtype)
-    why = f" ({dtype} quantizes the weights only)" if kept != dtype else ""
-    return (f"KV cache: the keys and values (or compressed latents) each token leaves in every attention module, "
-            f"in {kept}{why}; a cross-attention cache holds one entry per token of the encoder's input, taken "
-            f"as long as the decoder's; every token stays cached (a sliding window's bound is not applied); "
-            f"an encoder caches nothing")
 
 
 # -- the memory of training or serving -----------------------------------------------------------
@@ -590,87 +405,3 @@ def _activation_convention(mem: Memory) -> str:
             f"layers, tensor parallel {mem.tensor_parallel}, sequence parallel "
             f"{'on' if mem.sequence_parallel else 'off'}, recomputation {mem.recompute}; embedding, output layer "
             f"and cross-attention terms left out; per rank; tensor parallelism divides the activations only")
-
-
-# -- the inverse questions -------------------------------------------------------------------------
-
-#: byte units a budget may be written in: decimal (GB = 10^9, as disk and GPU makers write it) and binary (GiB)
-BYTE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-              "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-_BYTES = re.compile(r"(?P<number>\d[\d_,]*(?:\.\d+)?(?:[eE]\d{1,3})?)\s*(?P<unit>[a-zA-Z]*)")
-
-
-def parse_bytes(text) -> int:
-    """A memory budget: ``80GB`` (10⁹ bytes each), ``80GiB`` (2³⁰), ``1.5e10`` or a whole number of bytes.
-
-    >>> parse_bytes("80GB"), parse_bytes("80 GiB"), parse_bytes("1.5e3")
-    (80000000000, 85899345920, 1500)
-    """
-    text = str(text).strip()
-    if len(text) > 1000:  # beyond any memory, and beyond what Python converts to an int from text
-        raise SymparamsError(f"a memory budget has at most 1000 characters, not {len(text):,}")
-    match = _BYTES.fullmatch(text)
-    unit = match and BYTE_UNITS.get(match.group("unit").lower())
-    if not match or unit is None:
-        raise SymparamsError(f"a memory budget is a number of bytes such as 80GB, 80GiB or 1e10, not {_shown(text)}")
-    value = Fraction(match.group("number").replace("_", "").replace(",", "")) * unit
-    if value.denominator != 1 or value <= 0:
-        raise SymparamsError(f"a memory budget must be a positive whole number of bytes, not {_shown(text)}")
-    return value.numerator
-
-
-def longest_context(model, budget_bytes, **memory_args) -> int | None:
-    """The largest sequence length ``s`` whose total fits ``budget_bytes`` (None: not even s = 1).
-
-    ``memory_args`` are :class:`Memory`'s (``batch``, ``dtype``, ...).  The
-    total grows with ``s``, so the answer is found by an exact integer search.
-
-    >>> from symparams import model
-    >>> m = model("llama-3-8b")
-    >>> longest_context(m, 2 * m.count + 131072 * 1000, optimizer="none")
-    1000
-    """
-    return _largest(model, budget_bytes, "seq", memory_args)
-
-
-def largest_batch(model, budget_bytes, **memory_args) -> int | None:
-    """The largest batch ``b`` whose total fits ``budget_bytes`` (None: not even b = 1); ``seq`` is needed.
-
-    >>> from symparams import model
-    >>> m = model("llama-3-8b")
-    >>> largest_batch(m, 2 * m.count + 131072 * 8192 * 3 + 1, optimizer="none", seq=8192)
-    3
-    """
-    return _largest(model, budget_bytes, "batch", memory_args)
-
-
-def _largest(model, budget_bytes, name: str, memory_args: dict) -> int | None:
-    budget = parse_whole("the memory budget in bytes", budget_bytes)
-    if name in memory_args:
-        raise SymparamsError(f"{name} is what is solved for: leave it out")
-    if name == "batch" and memory_args.get("seq") is None:
-        raise SymparamsError("the largest batch needs the sequence length seq")
-    mem = Memory(model, **{**memory_args, name: 1})
-    if not mem.grows():
-        raise SymparamsError(f"{model.name}: the total does not grow with the {name} (no activations, no cache): "
-                             f"any {name} fits or none does")
-
-    def fits(x: int) -> bool:
-        return (mem.total_at(x, mem.batch) if name == "seq" else mem.total_at(mem.seq, x)) <= budget
-
-    return _last_true(fits)
-
-
-def _last_true(fits) -> int | None:
-    """The largest x ≥ 1 with ``fits(x)``, ``fits`` true up to it and false after (None if ``fits(1)`` is
-    false): doubling, then bisection."""
-    if not fits(1):
-        return None
-    low = 1
-    while fits(2 * low):
-        low *= 2
-    high = 2 * low  # fits(low), not fits(high)
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (mid, high) if fits(mid) else (low, mid)
-    return low

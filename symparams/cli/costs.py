@@ -117,7 +117,7 @@ def cmd_memory(args, m) -> None:
 
 def _fit(args, m, settings: dict) -> None:
     """``--fit BYTES``: the longest sequence that fits (at --batch), or with --seq the largest batch."""
-    from ..analysis.memory import largest_batch, longest_context, parse_bytes
+    from ..analysis.capacity import largest_batch, longest_context, parse_bytes
 
     budget = parse_bytes(args.fit)
     if args.seq is None:

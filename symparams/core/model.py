@@ -361,8 +361,8 @@ class Model(Displayable):
 
     def kv_cache(self, dtype: str = "bf16", seq=None, batch=1):
         """The key/value cache: bytes per token of context, and for ``batch`` sequences of ``seq`` tokens
-        (see :mod:`symparams.analysis.memory`).  A call-time hook into the analysis layer."""
-        from ..analysis.memory import KVCache
+        (see :mod:`symparams.analysis.cache`).  A call-time hook into the analysis layer."""
+        from ..analysis.cache import KVCache
 
         return KVCache(self, dtype=dtype, seq=seq, batch=batch)
 

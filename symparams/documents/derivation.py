@@ -760,7 +760,7 @@ class _Builder:
 
 
 def _has_floor(expr: sp.Expr) -> bool:
-    from ..families.inferred import CeilDiv, FloorDiv
+    from ..families.inferred_data import CeilDiv, FloorDiv
 
     return expr.has(sp.floor, sp.ceiling, FloorDiv, CeilDiv)
 

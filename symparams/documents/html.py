@@ -101,7 +101,7 @@ def bigint_js(expr: sp.Expr) -> str:
 def _floors_named(expr: sp.Expr) -> tuple[sp.Expr, dict]:
     """``expr`` with each whole-number division ``floor(a/b)`` (an inferred head width ``⌊H/A⌋``) replaced by a
     symbol ``f_k``, and each symbol's (numerator, denominator) as integer polynomials."""
-    from ..families.inferred import CeilDiv, FloorDiv
+    from ..families.inferred_data import CeilDiv, FloorDiv
 
     found = sorted(expr.atoms(sp.floor, sp.ceiling, FloorDiv, CeilDiv), key=sp.default_sort_key)
     floors = {}

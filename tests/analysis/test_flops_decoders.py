@@ -6,7 +6,7 @@ Every family with every head (and the base model), and every switch that changes
 built on the CPU with eager attention, eager experts and random weights; the forward pass and the forward +
 backward pass are counted by ``torch.utils.flop_counter.FlopCounterMode`` and must equal
 ``m.flops(s, b)`` exactly, and a forward pass with ``use_cache=True`` must leave exactly the bytes
-:func:`~symparams.analysis.memory.cache_per_token` says (fp32: 4 bytes an element) — except where the
+:func:`~symparams.analysis.cache.cache_per_token` says (fp32: 4 bytes an element) — except where the
 architecture needs less than transformers keeps (Falcon's new decoder architecture, below).
 
 Sizes are tiny (V = 100, H = 32, two or three layers, s = 7, b = 3).  Nothing here has a sliding window or
@@ -30,7 +30,7 @@ import sympy as sp
 import torch
 
 from symparams import model
-from symparams.analysis.memory import cache_per_token
+from symparams.analysis.cache import cache_per_token
 from symparams.core.symbols import A, D, D_n, D_r, D_v, G, H, L, R_kv
 from symparams.families import gpt2
 from symparams.families.registry import family

@@ -25,7 +25,7 @@ import pytest
 import transformers
 
 from symparams import model
-from symparams.analysis.memory import cache_per_token
+from symparams.analysis.cache import cache_per_token
 from symparams.core.symbols import H, L
 from symparams.families import bert, deberta_v2, modernbert, mpnet, roberta
 from tests.reference import flops as ref

@@ -25,7 +25,7 @@ from fractions import Fraction
 import pytest
 
 from symparams import model
-from symparams.analysis.memory import cache_per_token
+from symparams.analysis.cache import cache_per_token
 from symparams.families.registry import family
 from tests.reference import classic_decoders, decoders, llama_like
 from tests.reference import flops as ref

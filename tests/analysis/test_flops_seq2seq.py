@@ -4,7 +4,7 @@ against PyTorch's FlopCounterMode on tiny real transformers models.
 Every family with every head (and the base model) is built on the CPU with eager attention and random
 weights; the forward pass and the forward + backward pass are counted by
 ``torch.utils.flop_counter.FlopCounterMode`` and must equal ``m.flops(s, b)`` exactly, and a forward pass
-with ``use_cache=True`` must leave exactly the bytes :func:`~symparams.analysis.memory.cache_per_token`
+with ``use_cache=True`` must leave exactly the bytes :func:`~symparams.analysis.cache.cache_per_token`
 says (fp32: 4 bytes an element).  By our convention the encoder reads ``s`` positions and the decoder
 writes ``s`` (``input_ids`` and ``decoder_input_ids`` of one length), so cross-attention is ``s × s``.
 
@@ -24,7 +24,7 @@ import sympy as sp
 import transformers
 
 from symparams import model
-from symparams.analysis.memory import cache_per_token
+from symparams.analysis.cache import cache_per_token
 from symparams.core.symbols import A, A_d, D, H, L, L_d, V
 from symparams.families import t5
 from tests.reference import flops as ref

@@ -13,16 +13,10 @@ import pytest
 import sympy as sp
 
 from symparams import SymparamsError, model
-from symparams.analysis.memory import (
-    KVCache,
-    Memory,
-    activation_bytes_per_layer,
-    cache_per_token,
-    largest_batch,
-    longest_context,
-    weight_bytes,
-    zero_per_rank,
-)
+from symparams.analysis.cache import KVCache, cache_per_token
+from symparams.analysis.capacity import largest_batch, longest_context
+from symparams.analysis.dtypes import weight_bytes
+from symparams.analysis.memory import Memory, activation_bytes_per_layer, zero_per_rank
 from symparams.core.compute import BATCH, SEQ
 
 TINY = dict(V=10, H=4, L=1, A=2, F=3, gqa=False)

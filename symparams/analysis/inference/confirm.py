@@ -17,7 +17,7 @@ from ...core.errors import SymparamsError
 from ...core.family import Family
 from ...core.model import Model
 from ...families.config import flattened, model_name
-from ...families.inferred import TOP_K_FIELDS, tree_of_build
+from ...families.inferred_tree import TOP_K_FIELDS, tree_of_build
 from .probing import Builder, config_for_class, libraries, observation_of, quiet
 
 #: the most modules a counted key may ask a build for (layers, experts): a meta build makes every one of them

@@ -1,0 +1,93 @@
+"""The inverse questions: the longest context or the largest batch whose memory fits a budget."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from ..core.errors import SymparamsError
+from ..core.values import parse_whole
+from .dtypes import _shown
+from .memory import Memory
+
+#: byte units a budget may be written in: decimal (GB = 10^9, as disk and GPU makers write it) and binary (GiB)
+BYTE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+              "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_BYTES = re.compile(r"(?P<number>\d[\d_,]*(?:\.\d+)?(?:[eE]\d{1,3})?)\s*(?P<unit>[a-zA-Z]*)")
+
+
+def parse_bytes(text) -> int:
+    """A memory budget: ``80GB`` (10⁹ bytes each), ``80GiB`` (2³⁰), ``1.5e10`` or a whole number of bytes.
+
+    >>> parse_bytes("80GB"), parse_bytes("80 GiB"), parse_bytes("1.5e3")
+    (80000000000, 85899345920, 1500)
+    """
+    text = str(text).strip()
+    if len(text) > 1000:  # beyond any memory, and beyond what Python converts to an int from text
+        raise SymparamsError(f"a memory budget has at most 1000 characters, not {len(text):,}")
+    match = _BYTES.fullmatch(text)
+    unit = match and BYTE_UNITS.get(match.group("unit").lower())
+    if not match or unit is None:
+        raise SymparamsError(f"a memory budget is a number of bytes such as 80GB, 80GiB or 1e10, not {_shown(text)}")
+    value = Fraction(match.group("number").replace("_", "").replace(",", "")) * unit
+    if value.denominator != 1 or value <= 0:
+        raise SymparamsError(f"a memory budget must be a positive whole number of bytes, not {_shown(text)}")
+    return value.numerator
+
+
+def longest_context(model, budget_bytes, **memory_args) -> int | None:
+    """The largest sequence length ``s`` whose total fits ``budget_bytes`` (None: not even s = 1).
+
+    ``memory_args`` are :class:`Memory`'s (``batch``, ``dtype``, ...).  The
+    total grows with ``s``, so the answer is found by an exact integer search.
+
+    >>> from symparams import model
+    >>> m = model("llama-3-8b")
+    >>> longest_context(m, 2 * m.count + 131072 * 1000, optimizer="none")
+    1000
+    """
+    return _largest(model, budget_bytes, "seq", memory_args)
+
+
+def largest_batch(model, budget_bytes, **memory_args) -> int | None:
+    """The largest batch ``b`` whose total fits ``budget_bytes`` (None: not even b = 1); ``seq`` is needed.
+
+    >>> from symparams import model
+    >>> m = model("llama-3-8b")
+    >>> largest_batch(m, 2 * m.count + 131072 * 8192 * 3 + 1, optimizer="none", seq=8192)
+    3
+    """
+    return _largest(model, budget_bytes, "batch", memory_args)
+
+
+def _largest(model, budget_bytes, name: str, memory_args: dict) -> int | None:
+    budget = parse_whole("the memory budget in bytes", budget_bytes)
+    if name in memory_args:
+        raise SymparamsError(f"{name} is what is solved for: leave it out")
+    if name == "batch" and memory_args.get("seq") is None:
+        raise SymparamsError("the largest batch needs the sequence length seq")
+    mem = Memory(model, **{**memory_args, name: 1})
+    if not mem.grows():
+        raise SymparamsError(f"{model.name}: the total does not grow with the {name} (no activations, no cache): "
+                             f"any {name} fits or none does")
+
+    def fits(x: int) -> bool:
+        return (mem.total_at(x, mem.batch) if name == "seq" else mem.total_at(mem.seq, x)) <= budget
+
+    return _last_true(fits)
+
+
+def _last_true(fits) -> int | None:
+    """The largest x ≥ 1 with ``fits(x)``, ``fits`` true up to it and false after (None if ``fits(1)`` is
+    false): doubling, then bisection."""
+    if not fits(1):
+        return None
+    low = 1
+    while fits(2 * low):
+        low *= 2
+    high = 2 * low  # fits(low), not fits(high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid)
+    return low
+

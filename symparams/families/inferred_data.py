@@ -1,0 +1,212 @@
+"""The inferred formulas as data: ``data/inferred.json``, read one model type at a time, and its formulas decoded.
+
+``data/inferred.json`` (written by ``scripts/infer_formulas.py``) holds, for
+each text model type of one transformers version and each of its classes
+(``base``, ``causal-lm``, ...), every normalised parameter name
+(``model.layers.*.mlp.up_proj.weight``) with its instance count and its
+dimensions as formulas in the config's fields, the fields' defaults, the
+conditions the formulas hold under and how they were verified.  It is read
+only when a config.json's ``model_type`` has no family, and no text in it is
+ever evaluated: formulas are plain data (see :func:`formula`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from fractions import Fraction
+from functools import lru_cache
+from typing import Mapping
+
+import sympy as sp
+
+from ..core.errors import SymparamsError
+from ..core.symbols import SYMBOLS
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "inferred.json")
+#: symparams' head names for transformers' classes, as the data file names them
+HEADS = ("causal-lm", "masked-lm", "seq2seq-lm")
+
+
+@lru_cache(maxsize=1)
+def _lines() -> tuple[dict, list[str]]:
+    """The data file's header and its lines, one class each (``scripts/infer_formulas.py`` writes it so)."""
+    with open(DATA, encoding="utf-8") as fh:
+        text = fh.read()
+    head, _, body = text.partition("\n")
+    return json.loads(head + "]}"), body.splitlines()
+
+
+@lru_cache(maxsize=None)
+def entries(model_type: str) -> dict[str, dict] | None:
+    """The classes inferred for ``model_type`` (class → entry), or None if the data does not list it.  Only its
+    own lines are parsed: a cold command reads one type, not the megabyte of all of them."""
+    needle = f'"model_type":{json.dumps(model_type)},'
+    found = [json.loads(line.rstrip(",")) for line in _lines()[1] if needle in line]
+    return {entry["class"]: entry for entry in found if entry["model_type"] == model_type} or None
+
+
+def data() -> dict:
+    """The data file's header: the transformers version, the keys of any config that change no shape."""
+    head = _lines()[0]
+    return {"version": head["transformers_version"], "ignored": frozenset(head.get("ignored_keys", ()))}
+
+
+# -- formulas as data ----------------------------------------------------------
+
+def _symbol(name: str | int, symbols: Mapping[str, sp.Expr]) -> sp.Expr:
+    if isinstance(name, int) and not isinstance(name, bool):
+        return sp.Integer(name)  # a fixed layer period, a denominator
+    if name not in symbols:
+        raise SymparamsError(f"the inferred data names {name!r}, which is no field of its type")
+    return symbols[name]
+
+
+def formula(encoded, symbols: Mapping[str, sp.Expr]) -> sp.Expr:
+    """A formula as the generator writes it, in ``symbols`` (symbol name → symbol or number).
+
+    A whole number, a symbol's name, or terms ``[coefficient "p/q", [[name, exponent], ...],
+    [[numerator, denominator, exponent], ...]]`` (the last: powers of ``floor(numerator/denominator)``, the
+    denominator a name or a whole number).
+
+    >>> from symparams.core.symbols import H, A
+    >>> formula([["3", [["H", 1]], []], ["1/2", [], [["H", "A", 1]]]], {"H": H, "A": A})
+    3*H + floor(H/A)/2
+    """
+    if isinstance(encoded, bool):
+        raise SymparamsError(f"the inferred data holds {encoded!r} where a formula belongs")
+    if isinstance(encoded, int):
+        return sp.Integer(encoded)
+    if isinstance(encoded, str):
+        return _symbol(encoded, symbols)
+    if all(isinstance(v, sp.Integer) for v in symbols.values()):
+        # every field a number (reading a config.json): plain exact arithmetic spares a cold command SymPy's time
+        value = _value(encoded, {name: int(v) for name, v in symbols.items()})
+        if value is not None:
+            return sp.Rational(value.numerator, value.denominator)
+    return sp.Add(*(_term(term, symbols) for term in encoded))
+
+
+def _term(term, symbols) -> sp.Expr:
+    coefficient, powers, floors = term
+    num, _, den = coefficient.partition("/")
+    out = sp.Rational(int(num), int(den or 1))
+    for name, exponent in powers:
+        out *= _symbol(name, symbols) ** int(exponent)
+    for top, bottom, exponent, *marks in floors:
+        divided = CeilDiv if "ceil" in marks else FloorDiv
+        out *= divided(_numerator(top, symbols), _symbol(bottom, symbols)) ** int(exponent)
+    return out
+
+
+def _value(encoded, numbers: Mapping[str, int]) -> Fraction | None:
+    """The terms' sum at whole numbers, or None where SymPy must answer (a division by zero, a floor of a
+    division by a number below 1, which it leaves unevaluated)."""
+    total = Fraction(0)
+    for coefficient, powers, floors in encoded:
+        num, _, den = coefficient.partition("/")
+        out = Fraction(int(num), int(den or 1))
+        try:
+            for name, exponent in powers:
+                out *= Fraction(int(_symbol(name, numbers))) ** int(exponent)
+            for top, bottom, exponent, *marks in floors:
+                a, b = int(_numerator(top, numbers)), int(_symbol(bottom, numbers))
+                if b < 1:
+                    return None
+                out *= Fraction((CeilDiv if "ceil" in marks else FloorDiv).divide(a, b)) ** int(exponent)
+        except ZeroDivisionError:
+            return None
+        total += out
+    return total
+
+
+def _numerator(top, symbols) -> sp.Expr:
+    """A floor's numerator: a name, or ``[name, name]``, the one less the other (layers not reusing others'
+    keys and values, ``L - S``)."""
+    if isinstance(top, list) and len(top) == 2:
+        return _symbol(top[0], symbols) - _symbol(top[1], symbols)
+    return _symbol(top, symbols)
+
+
+class _WholeDivision(sp.Function):
+    """``a/b`` of two positive whole numbers, rounded as a subclass says, worked out only at whole numbers:
+    SymPy's own ``floor`` of symbols asks its relational machinery, whose first use imports combinatorics, a
+    tenth of a second of a cold command."""
+
+    nargs = 2
+    is_integer = True
+    is_nonnegative = True
+    word, brackets = "", ("", "")
+
+    @staticmethod
+    def divide(a: int, b: int) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b > 0:
+            return sp.Integer(cls.divide(int(a), int(b)))
+        return None
+
+    def _sympystr(self, printer) -> str:
+        a, b = self.args
+        top = f"({printer._print(a)})" if a.is_Add else printer._print(a)
+        return f"{self.word}({top}/{printer._print(b)})"
+
+    def _latex(self, printer) -> str:
+        a, b = self.args
+        left, right = self.brackets
+        return rf"\left{left}{{\frac{{{printer._print(a)}}}{{{printer._print(b)}}}}}\right{right}"
+
+
+class FloorDiv(_WholeDivision):
+    """``floor(a/b)``: a head width ``hidden_size // num_attention_heads``.
+
+    >>> from symparams.core.symbols import H, A
+    >>> FloorDiv(H, A), FloorDiv(H, A).subs({H: 2048, A: 12})
+    (floor(H/A), 170)
+    """
+
+    word, brackets = "floor", (r"\lfloor", r"\rfloor")
+
+    @staticmethod
+    def divide(a: int, b: int) -> int:
+        return a // b
+
+
+class CeilDiv(_WholeDivision):
+    """``ceiling(a/b)``: the layers ``0, f, 2f, …`` of ``L`` number ``ceiling(L/f)``.
+
+    >>> from symparams.core.symbols import L
+    >>> CeilDiv(L, 3), CeilDiv(L, 3).subs({L: 7})
+    (ceiling(L/3), 3)
+    """
+
+    word, brackets = "ceiling", (r"\lceil", r"\rceil")
+
+    @staticmethod
+    def divide(a: int, b: int) -> int:
+        return -(-a // b)
+
+
+def symbol_of(field: str, name: str) -> sp.Symbol:
+    """The symbol the generator wrote for ``field``: symparams' own (``H``), else a positive whole number named
+    as written (``rotary_dim``)."""
+    if name in SYMBOLS:
+        return SYMBOLS[name].symbol
+    return sp.Symbol(name, integer=True, positive=True)
+
+
+class OutsideConditions(SymparamsError):
+    """A config the inferred formulas do not cover (outside a formula's conditions, or of a class not inferred):
+    refused, unless one real meta-device build can count it (``symparams count`` does when torch is installed)."""
+
+
+def covers(model_type: str) -> bool:
+    """Whether the data lists ``model_type`` (inferred or not: a type not inferred is refused with its reason)."""
+    return isinstance(model_type, str) and entries(model_type) is not None
+
+
+def version() -> str:
+    """The transformers version the data was inferred from, as ``X.Y``."""
+    return ".".join(data()["version"].split(".")[:2])
