@@ -1,10 +1,20 @@
-"""The key/value cache: what each token leaves in every attention module, in bytes.
+"""The key/value cache: what each token leaves in every attention module, and what transformers keeps of it.
+
+The cache after ``s`` tokens is what transformers' ``DynamicCache`` holds
+then: every token's keys and values on a layer of full attention, at most
+the last ``sliding_window − 1`` on a sliding-window (or chunked) layer
+(``DynamicSlidingWindowLayer``), one entry per token of the encoder's input
+in a cross-attention.
 
 >>> from symparams import model
 >>> cache_per_token(model("llama-3-8b").tree)
 (2*G*H*L/A, 0)
 >>> model("llama-3-8b").kv_cache("bf16").per_token == 2 * 32 * 8 * 128 * 2
 True
+>>> held_cache(model("mistral").tree)[0]
+2*G*H*L*Min(4095, s)/A
+>>> model("gemma-2-2b").kv_cache("bf16").formulas["total"]  # layers 1, 3, 5, ... slide
+4*D*G*b*(s*floor(L/2) + (L - floor(L/2))*Min(4095, s))
 """
 
 from __future__ import annotations
@@ -18,21 +28,41 @@ import sympy as sp
 from ..core.blocks import Block, tree_fact
 from ..core.compute import BATCH, SEQ, Attention, declares_attention, self_attentions
 from ..core.errors import SymparamsError
+from ..core.formatting import thousands
 from ..core.symbols import H
 from ..core.values import parse_whole
 from .dtypes import DTYPE_BYTES, cache_dtype, parse_dtype
 
 
+def _cached(tree: Block):
+    """``(runs, attention)`` of every attention module that caches something."""
+    return tuple((runs, item) for _, block, runs, _ in tree.runs() for item in block.computes
+                 if isinstance(item, Attention) and item.cache != 0)
+
+
 @tree_fact
 def cache_per_token(tree: Block) -> tuple[sp.Expr, sp.Expr]:
-    """Elements one token leaves in the cache: (self-attention, per token of context; cross-attention,
-    per token of the encoder's input)."""
-    own, cross = [], []
-    for _, block, runs, _ in tree.runs():
-        for item in block.computes:
-            if isinstance(item, Attention) and item.cache != 0:
-                (cross if item.cross else own).append(runs * item.cache)
+    """Elements one token leaves in the cache, every token kept: (self-attention, per token of context;
+    cross-attention, per token of the encoder's input)."""
+    own = [runs * item.cache for runs, item in _cached(tree) if not item.cross]
+    cross = [runs * item.cache for runs, item in _cached(tree) if item.cross]
     return sp.expand(sp.Add(*own)), sp.expand(sp.Add(*cross))
+
+
+@tree_fact
+def held_cache(tree: Block) -> tuple[sp.Expr, sp.Expr]:
+    """Elements the cache of one sequence holds after ``s`` tokens: (self-attention; cross-attention, the
+    encoder's input taken as ``s`` tokens long).  A windowed run keeps ``Min(s, window)`` tokens."""
+    own, cross = [], []
+    for runs, item in _cached(tree):
+        if item.cross:
+            cross.append(runs * item.cache * SEQ)
+        else:
+            kept = (runs - item.windowed) * SEQ
+            if item.window is not None:
+                kept += item.windowed * sp.Min(SEQ, item.window)
+            own.append(item.cache * kept)
+    return sp.Add(*own), sp.expand(sp.Add(*cross))
 
 
 @tree_fact
@@ -53,20 +83,51 @@ def self_attention_layers(tree: Block) -> tuple[tuple[sp.Expr, sp.Expr], ...]:
 class _Attention:
     """What the cache and the activations need from a model, as exact integers."""
 
-    cache: int  # elements per token of context, over every self-attention module
+    cache: int  # elements per token of context, over every self-attention module, every token kept
     cross_cache: int  # elements per token of the encoder's input, over every cross-attention module
     layers: tuple[tuple[int, int], ...]  # (runs, heads) of each self-attention module
     hidden: int
+    windows: tuple[tuple[int, int], ...] = ()  # (tokens kept, elements per token of the runs keeping them)
+
+    def held(self, seq: int) -> int:
+        """Elements one sequence's cache holds after ``seq`` tokens."""
+        windowed = sum(elements for _, elements in self.windows)
+        return ((self.cache - windowed + self.cross_cache) * seq
+                + sum(elements * min(seq, kept) for kept, elements in self.windows))
+
+    @property
+    def stops_growing(self) -> int | None:
+        """The length after which the held cache grows no more (every cached token windowed); else None."""
+        if not self.windows or self.cross_cache or self.cache != sum(e for _, e in self.windows):
+            return None
+        return max(kept for kept, _ in self.windows)
 
 
-def _whole(model, expr, what: str) -> int:
+def _whole(model, expr, what: str, least: int = 0) -> int:
     value = model.evaluate(expr)
     if value.free_symbols:  # a symbol the tree uses outside its counts (a repeat count in ``calls``)
         raise SymparamsError(f"{model.name}: no value for {', '.join(sorted(map(str, value.free_symbols)))}, "
                              f"so {what} is not a number")
-    if not value.is_Integer:
-        raise SymparamsError(f"{model.name}: {what} comes to {value}, not a whole number")
+    if not value.is_Integer or value < least:
+        raise SymparamsError(f"{model.name}: {what} comes to {value}, not a whole number"
+                             + (f" of at least {least}" if least else ""))
     return int(value)
+
+
+def _windows(model) -> tuple[tuple[int, int], ...]:
+    """(tokens kept, elements per token) of the windowed runs, one entry per window length."""
+    elements: dict[int, int] = {}
+    for runs, item in _cached(model.tree):
+        if item.window is None or item.cross:
+            continue
+        windowed = _whole(model, item.windowed, "the number of sliding-window layers")
+        if windowed > _whole(model, runs, "a layer count"):
+            raise SymparamsError(f"{model.name}: {windowed} sliding-window layers, more than the "
+                                 f"{_whole(model, runs, 'a layer count')} the model runs")
+        if windowed:
+            kept = _whole(model, item.window, "the tokens a sliding window keeps")
+            elements[kept] = elements.get(kept, 0) + windowed * _whole(model, item.cache, "the cache per token")
+    return tuple(sorted(elements.items()))
 
 
 def _attention(model) -> _Attention:
@@ -80,7 +141,8 @@ def _attention(model) -> _Attention:
     layers = tuple((_whole(model, runs, "a layer count"), _whole(model, heads, "a head count"))
                    for runs, heads in self_attention_layers(model.tree))
     return _Attention(_whole(model, own, "the cache per token"),
-                      _whole(model, cross, "the cross-attention cache per token"), layers, _whole(model, H, "H"))
+                      _whole(model, cross, "the cross-attention cache per token"), layers, _whole(model, H, "H"),
+                      _windows(model))
 
 
 
@@ -89,13 +151,16 @@ def _attention(model) -> _Attention:
 class KVCache:
     """The key/value cache of ``model`` serving ``batch`` sequences of ``seq`` tokens in ``dtype``.
 
-    ``per_token`` is the bytes one token of context leaves (every layer's keys
-    and values, ``2·L·G·D`` elements for MHA/GQA/MQA); ``cross_per_token`` the
-    bytes each token of an encoder's input leaves in the decoder's
-    cross-attention; ``total`` both for ``batch × seq`` tokens (the encoder's
-    input taken as long as the decoder's, ``seq``), None without ``seq``.
-    Every token of context stays cached: a sliding-window layer that keeps only
-    its last tokens holds less once the context is longer than its window.
+    ``per_token`` is the bytes one token of context leaves while every token
+    stays (every layer's keys and values, ``2·L·G·D`` elements for
+    MHA/GQA/MQA); ``cross_per_token`` the bytes each token of an encoder's
+    input leaves in the decoder's cross-attention; ``total`` the bytes
+    transformers' cache holds after ``seq`` tokens of each of ``batch``
+    sequences (the encoder's input taken as long as the decoder's, ``seq``),
+    None without ``seq``.  A sliding-window layer keeps at most its last
+    ``sliding_window − 1`` tokens (``windows``: the tokens kept, and the
+    bytes per token of the layers keeping them), so past its window the
+    cache grows by less than ``per_token``.
 
     >>> from symparams import model
     >>> kv = model("llama-3-8b").kv_cache("bf16", seq=8192, batch=2)
@@ -103,6 +168,12 @@ class KVCache:
     (131072, True)
     >>> model("bert-base").kv_cache().per_token
     0
+
+    Mistral 7B v0.1 keeps 4,095 tokens on each of its 32 layers:
+
+    >>> kv = model("mistral-7b").kv_cache("bf16", seq=32768)
+    >>> kv.windows, kv.total == 131072 * 4095
+    (((4095, 131072),), True)
     """
 
     def __init__(self, model, dtype: str = "bf16", seq=None, batch=1):
@@ -128,9 +199,19 @@ class KVCache:
     def cross_per_token(self) -> int:
         return self._sizes.cross_cache * self.element_bytes
 
+    @property
+    def windows(self) -> tuple[tuple[int, int], ...]:
+        """``(tokens kept, bytes per token)`` of the sliding-window layers, one entry per window length."""
+        return tuple((kept, elements * self.element_bytes) for kept, elements in self._sizes.windows)
+
+    @property
+    def stops_growing(self) -> int | None:
+        """The context length past which the cache holds no more (every layer windowed); else None."""
+        return self._sizes.stops_growing
+
     def at(self, seq: int, batch: int) -> int:
-        """Bytes of the cache of ``batch`` sequences of ``seq`` tokens."""
-        return (self.per_token + self.cross_per_token) * seq * batch
+        """Bytes the cache holds after ``seq`` tokens of each of ``batch`` sequences."""
+        return self._sizes.held(seq) * batch * self.element_bytes
 
     @property
     def total(self) -> int | None:
@@ -138,27 +219,42 @@ class KVCache:
 
     @cached_property
     def formulas(self) -> dict[str, sp.Expr]:
-        """The bytes per token, and of ``b`` sequences of ``s`` tokens, in the model's symbols."""
+        """The bytes per token (every token kept), and held for ``b`` sequences of ``s`` tokens, in the
+        model's symbols (``Min(s, window)`` on a sliding-window layer)."""
         own, cross = cache_per_token(self.model.tree)
-        per_token, cross_per_token = self.element_bytes * own, self.element_bytes * cross
-        return {"per_token": per_token, "cross_per_token": cross_per_token,
-                "total": sp.expand((per_token + cross_per_token) * SEQ * BATCH)}
+        held_own, held_cross = held_cache(self.model.tree)
+        size = self.element_bytes
+        return {"per_token": size * own, "cross_per_token": size * cross,
+                "total": sp.factor_terms(size * (held_own + held_cross) * BATCH)}
 
     @property
     def conventions(self) -> list[str]:
-        return [_cache_convention(self.dtype)]
+        return [cache_convention(self.dtype, self.windows, self.per_token)]
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "dtype": self.dtype,
                 "cache_dtype": cache_dtype(self.dtype), "seq": self.seq, "batch": self.batch,
-                "per_token": self.per_token, "cross_per_token": self.cross_per_token, "total": self.total,
-                "formulas": {k: str(v) for k, v in self.formulas.items()}, "conventions": self.conventions}
+                "per_token": self.per_token, "cross_per_token": self.cross_per_token,
+                "windows": [{"tokens": kept, "per_token": size} for kept, size in self.windows],
+                "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
+                "conventions": self.conventions}
 
 
-def _cache_convention(dtype: str) -> str:
+def cache_convention(dtype: str, windows=(), per_token: int = 0) -> str:
+    """The KV cache's convention in one sentence; ``windows`` as :attr:`KVCache.windows`, ``per_token`` the
+    bytes a token leaves in every self-attention module."""
     kept = cache_dtype(dtype)
     why = f" ({dtype} quantizes the weights only)" if kept != dtype else ""
+    if not windows:
+        held = "every token stays cached"
+    elif sum(size for _, size in windows) == per_token:
+        held = " and ".join(f"every layer keeps at most its last {thousands(tokens)} tokens" for tokens, _ in windows)
+    else:
+        held = "; ".join(f"the sliding-window layers ({thousands(size)} of the {thousands(per_token)} bytes a token "
+                         f"leaves) keep at most their last {thousands(tokens)} tokens" for tokens, size in windows)
+        held += ", the other layers every token"
     return (f"KV cache: the keys and values (or compressed latents) each token leaves in every attention module, "
-            f"in {kept}{why}; a cross-attention cache holds one entry per token of the encoder's input, taken "
-            f"as long as the decoder's; every token stays cached (a sliding window's bound is not applied); "
-            f"an encoder caches nothing")
+            f"in {kept}{why}, as transformers' DynamicCache holds them after s tokens: {held}"
+            f"{' (a sliding window keeps its last sliding_window − 1)' if windows else ''}; a cross-attention cache "
+            f"holds one entry per token of the encoder's input, taken as long as the decoder's; an encoder caches "
+            f"nothing")

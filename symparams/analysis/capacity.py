@@ -7,6 +7,7 @@ from fractions import Fraction
 
 from ..core.errors import SymparamsError
 from ..core.values import parse_whole
+from ..core.formatting import thousands
 from .dtypes import _shown
 from .memory import Memory
 
@@ -39,7 +40,11 @@ def longest_context(model, budget_bytes, **memory_args) -> int | None:
     """The largest sequence length ``s`` whose total fits ``budget_bytes`` (None: not even s = 1).
 
     ``memory_args`` are :class:`Memory`'s (``batch``, ``dtype``, ...).  The
-    total grows with ``s``, so the answer is found by an exact integer search.
+    total grows with ``s`` (the KV cache as transformers holds it: a
+    sliding-window layer's no more once its window is full), so the answer
+    is found by an exact integer search.  Where every layer keeps only its
+    window and the total at a full window fits, every length fits: refused,
+    as there is no longest.
 
     >>> from symparams import model
     >>> m = model("llama-3-8b")
@@ -74,6 +79,12 @@ def _largest(model, budget_bytes, name: str, memory_args: dict) -> int | None:
     def fits(x: int) -> bool:
         return (mem.total_at(x, mem.batch) if name == "seq" else mem.total_at(mem.seq, x)) <= budget
 
+    full = mem.cache_stops_growing
+    if name == "seq" and full is not None and fits(full):
+        raise SymparamsError(f"{model.name}: every layer's cache keeps at most its last {thousands(full)} tokens, "
+                             f"so the total stops growing at s = {thousands(full)} "
+                             f"({thousands(mem.total_at(full, mem.batch))} bytes): every longer context fits "
+                             f"{thousands(budget)} bytes too")
     return _last_true(fits)
 
 

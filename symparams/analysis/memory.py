@@ -24,9 +24,11 @@ Conventions (each :class:`Memory` lists the ones it uses in ``conventions``):
   the weights;
 * activations (training only, with ``seq``): Korthikanti et al. 2022 per
   transformer layer, per rank (see :func:`activation_bytes_per_layer`);
-* the KV cache (serving only, ``optimizer="none"``): the elements each token
-  leaves in every attention module (:func:`cache_per_token`) in the dtype
-  (int8/int4 weights: an fp16 cache); an encoder caches nothing.
+* the KV cache (serving only, ``optimizer="none"``): what transformers'
+  cache holds after ``s`` tokens (:func:`held_cache`): the elements each
+  token leaves in every attention module, a sliding-window layer keeping at
+  most its last ``sliding_window − 1`` tokens, in the dtype (int8/int4
+  weights: an fp16 cache); an encoder caches nothing.
 
 >>> from symparams import model
 >>> mem = model("bert-base").memory(dtype="fp32", optimizer="adam")
@@ -49,7 +51,7 @@ from ..core.compute import BATCH, SEQ
 from ..core.errors import SymparamsError
 from ..core.symbols import H
 from ..core.values import parse_whole
-from .cache import KVCache, _Attention, _cache_convention, self_attention_layers
+from .cache import KVCache, _Attention, cache_convention, self_attention_layers
 from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
 
 #: the dtypes a model is trained in: the gradient's bytes per parameter
@@ -281,7 +283,8 @@ class Memory:
         return _ceil(sum(per_layer))
 
     def kv_cache_at(self, seq: int | None, batch: int) -> int:
-        """KV cache bytes per rank (serving only: training keeps keys and values among its activations)."""
+        """KV cache bytes per rank after ``seq`` tokens of each of ``batch`` sequences, as transformers holds it
+        (serving only: training keeps keys and values among its activations)."""
         return 0 if self.training or seq is None else self._cache.at(seq, batch)
 
     def total_at(self, seq: int | None, batch: int) -> int:
@@ -314,10 +317,17 @@ class Memory:
         return sum(runs for runs, _ in self._sizes.layers)
 
     def grows(self) -> bool:
-        """Whether the total grows with ``s`` and with ``b`` (activations or a cache to keep)."""
+        """Whether the total grows with ``s`` and with ``b`` (activations or a cache to keep); a cache whose
+        every layer is windowed grows with ``s`` only up to :attr:`cache_stops_growing`."""
         if self.training:
             return self.layers > 0
         return self.kv_cache_per_token + self.cross_kv_cache_per_token > 0
+
+    @property
+    def cache_stops_growing(self) -> int | None:
+        """Serving, the context length past which the total grows no more (every cached layer keeps only its
+        window); None where it grows with every token, or while training."""
+        return None if self.training else self._cache.stops_growing
 
     # -- symbolic
     @cached_property
@@ -337,7 +347,8 @@ class Memory:
                      kv_cache=sp.Integer(0) if self.training else cache["total"])
         parts["total"] = sp.Add(*parts.values())
         parts.update(kv_cache_per_token=cache["per_token"], cross_kv_cache_per_token=cache["cross_per_token"])
-        return {k: closed_form(sp.sympify(v)) for k, v in parts.items()}
+        # the held cache keeps its factored form: expanded, Min(s, window) would repeat in every term
+        return {k: v if k == "kv_cache" else closed_form(sp.sympify(v)) for k, v in parts.items()}
 
     @property
     def bytes_per_parameter(self) -> dict[str, Fraction]:
@@ -350,7 +361,8 @@ class Memory:
     def conventions(self) -> list[str]:
         """The conventions these numbers follow, one short sentence each."""
         return [*_state_conventions(self), _zero_convention(self), _activation_convention(self),
-                _cache_convention(self.dtype), "each part is rounded up to a whole byte, per rank"]
+                cache_convention(self.dtype, self._cache.windows, self._cache.per_token),
+                "each part is rounded up to a whole byte, per rank"]
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "dtype": self.dtype,
@@ -361,7 +373,9 @@ class Memory:
                 "bytes_per_parameter": {k: _json(v) for k, v in self.bytes_per_parameter.items()},
                 "weights": self.weights, "gradients": self.gradients, "optimizer": self.optimizer,
                 "activations": self.activations, "kv_cache_per_token": self.kv_cache_per_token,
-                "cross_kv_cache_per_token": self.cross_kv_cache_per_token, "kv_cache": self.kv_cache,
+                "cross_kv_cache_per_token": self.cross_kv_cache_per_token,
+                "kv_cache_windows": [{"tokens": kept, "per_token": size} for kept, size in self._cache.windows],
+                "kv_cache": self.kv_cache,
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
                 "conventions": self.conventions}
 

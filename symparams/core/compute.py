@@ -47,6 +47,25 @@ class Attention:
         Whether a token attends only to earlier ones (a decoder's self-attention).
     cross : bool
         Keys and values come from the encoder's positions.
+    window : Expr or None
+        Tokens a windowed copy's cache keeps at most: transformers'
+        ``DynamicSlidingWindowLayer`` keeps the last ``sliding_window − 1``
+        (a chunked layer the same with ``attention_chunk_size``).  None: no
+        copy is windowed.
+    windowed : Expr
+        How many of the module's runs keep only that window (an expression in
+        the model's symbols: ``L``, ``L - floor(L/6)``); the others keep every
+        token.
+
+    A windowed declaration needs both: ``windowed`` without a ``window`` is refused.
+
+    >>> from symparams.core.symbols import L
+    >>> Attention(A, D, D, cache=2 * G * D, causal=True, window=sp.Integer(4095), windowed=L).windowed
+    L
+    >>> Attention(A, D, D, windowed=L)
+    Traceback (most recent call last):
+    ...
+    ValueError: an attention module with windowed runs needs the window they keep
     """
 
     heads: sp.Expr
@@ -55,6 +74,15 @@ class Attention:
     cache: sp.Expr = ZERO
     causal: bool = False
     cross: bool = False
+    window: sp.Expr | None = None
+    windowed: sp.Expr = ZERO
+
+    def __post_init__(self):
+        object.__setattr__(self, "windowed", sp.sympify(self.windowed))
+        if self.window is not None:
+            object.__setattr__(self, "window", sp.sympify(self.window))
+        elif self.windowed != 0:
+            raise ValueError("an attention module with windowed runs needs the window they keep")
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,7 @@ def moe(switches):
 
 
 def build(switches, head, name="deepseek_v3"):
-    stack = layers(lambda: attention(switches), lambda: moe(switches),
+    stack = layers(lambda runs: attention(switches), lambda: moe(switches),
                    lambda: llama.mlp(switches.get("mlp_bias", False)), dense=switches["dense_layers"])
     return decoder_model(name, stack, llama.head_block(head, switches))
 

@@ -29,6 +29,7 @@ from ..core.compute import Attention
 from ..core.errors import SymparamsError
 from ..core.family import HEAD_DIM, Constraint, Family, Preset, Switch
 from ..core.symbols import A, C, D, F, G, H, L, V
+from . import sliding
 
 #: heads, with the transformers class that builds each and its base-model prefix
 CLASSES = {
@@ -51,13 +52,15 @@ def head_width(switches):
     return D if switches["free_head_dim"] else H / A
 
 
-def attention(switches, qkv_bias=None, o_bias=None, head_norms=False):
+def attention(switches, qkv_bias=None, o_bias=None, head_norms=False, rule=None, runs=L):
     """``self_attn``: Q, K and V written per head, the output ``o_proj``.
 
     Biases follow the ``attention_bias`` switch unless the family fixes them
     (Qwen 2: ``qkv_bias=True, o_bias=False``; Mistral: none); ``head_norms``
     adds ``q_norm`` and ``k_norm``, an RMSNorm over one head's width shared
-    by every head (Qwen 3, Gemma 3).
+    by every head (Qwen 3, Gemma 3).  ``rule`` (a :class:`sliding.Rule`):
+    which of the module's ``runs`` layers slide, with the ``sliding_window``
+    switch; None: the family's layers never slide.
     """
     qkv_bias = switches["attention_bias"] if qkv_bias is None else qkv_bias
     o_bias = qkv_bias if o_bias is None else o_bias
@@ -75,10 +78,16 @@ def attention(switches, qkv_bias=None, o_bias=None, head_norms=False):
     ], title="grouped_query_attention" if switches["gqa"] else "masked_attention",
         # eager attention repeats K and V to the A query heads, then multiplies Q·Kᵀ and softmax·V over the full
         # s × s square (the causal mask, a sliding window, Gemma 2's logit soft-capping and the q/k norms are
-        # element-wise); the cache keeps K and V of the kv heads only.  A sliding layer's cache (Mistral, Qwen 2/3,
-        # Phi-3, StarCoder 2, Gemma 2/3) keeps at most its last window − 1 tokens: 2·kv·width a token holds for
-        # contexts shorter than the window
-        computes=(Attention(A, width, width, cache=2 * kv * width, causal=True),))
+        # element-wise); the cache keeps K and V of the kv heads only, on a sliding layer the last window − 1 tokens
+        computes=(Attention(A, width, width, cache=2 * kv * width, causal=True,
+                            **_windows(switches, rule, runs)),))
+
+
+def _windows(switches, rule, runs) -> dict:
+    if rule is None:
+        return {}
+    window, windowed = sliding.declared(switches, rule, runs)
+    return {"window": window, "windowed": windowed}
 
 
 def mlp(bias, title="swiglu"):
@@ -135,7 +144,7 @@ def build(switches, head):
 
 
 def read_config(cfg, config_class, *, vocab, hidden, layers, heads, intermediate, kv=None, head_dim=None,
-                tie=False, checks_heads=False, extra=None, token_classification=True):
+                tie=False, checks_heads=False, extra=None, token_classification=True, windows=None):
     """The values and switches every llama-like config holds, with ``config_class``'s defaults.
 
     ``kv`` and ``head_dim`` are the class defaults of ``num_key_value_heads``
@@ -149,6 +158,10 @@ def read_config(cfg, config_class, *, vocab, hidden, layers, heads, intermediate
     ``extra``: the family's own switches, read by the caller, placed as
     the family lists them (before ``token_classification_bias``, which a
     family without a token-classification head leaves out: ``token_classification=False``).
+    ``windows(cfg, layers)``: the family's sliding-window switches, read as
+    its config class reads them (see :func:`sliding.read`), placed after
+    ``extra``; without it, a config that would make transformers' cache
+    slide is refused (:func:`sliding.refuse_stray`).
     """
     hidden = cfg.int("hidden_size", default=hidden)
     heads = cfg.int("num_attention_heads", default=heads)
@@ -168,14 +181,18 @@ def read_config(cfg, config_class, *, vocab, hidden, layers, heads, intermediate
     if cfg.has("per_layer_config"):
         raise SymparamsError(f"{cfg.source}: key per_layer_config (layers of different sizes) is not modelled "
                              f"by symparams")
-    values = dict(V=cfg.int("vocab_size", default=vocab), H=hidden, L=cfg.int("num_hidden_layers", default=layers),
+    layers = cfg.int("num_hidden_layers", default=layers)
+    values = dict(V=cfg.int("vocab_size", default=vocab), H=hidden, L=layers,
                   A=heads, F=cfg.int("intermediate_size", default=intermediate), C=cfg.labels())
     if kv != heads:
         values["G"] = kv
     if head_dim * heads != hidden:
         values["D"] = head_dim
+    if windows is None:
+        sliding.refuse_stray(cfg, config_class, cfg.str("model_type", default=config_class), layers)
     switches = dict(gqa=kv != heads, free_head_dim=head_dim * heads != hidden,
-                    tie=cfg.bool("tie_word_embeddings", default=tie), **(extra or {}))
+                    tie=cfg.bool("tie_word_embeddings", default=tie), **(extra or {}),
+                    **(windows(cfg, layers) if windows is not None else {}))
     if token_classification:
         switches["token_classification_bias"] = cfg.bool("token_classification_bias", default=True)
     return values, switches

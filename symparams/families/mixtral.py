@@ -8,6 +8,8 @@ two fused tensors ``experts.gate_up_proj`` ``[N_e, 2F_e, H]`` and
 ``experts.down_proj`` ``[N_e, H, F_e]``.  Each token goes to k_e of the N_e
 experts, so the *active* count keeps k_e experts per layer: the total grows
 with N_e, the active count with k_e (and with N_e only through the router).
+With ``sliding_window`` set (null in Mixtral-8x7B), every layer's cache keeps
+only its last ``sliding_window − 1`` tokens.
 
 >>> from symparams import model
 >>> m = model("mixtral-8x7b", head="causal-lm")
@@ -24,7 +26,7 @@ import sympy as sp
 from ..core.blocks import group
 from ..core.family import HEAD_DIM, Family, Preset
 from ..core.symbols import C
-from . import llama
+from . import llama, sliding
 from .moe_parts import TOP_K, decoder_model, experts, experts_from_config, layers, router
 
 #: heads, with the transformers class that builds each and its base-model prefix
@@ -37,9 +39,9 @@ CLASSES = {
 }
 
 
-def attention(switches):
-    """LLaMA's attention without biases (MixtralAttention has none)."""
-    return llama.attention(switches, qkv_bias=False)
+def attention(switches, runs):
+    """LLaMA's attention without biases (MixtralAttention has none), on ``runs`` layers."""
+    return llama.attention(switches, qkv_bias=False, rule=sliding.EVERY, runs=runs)
 
 
 def sparse_moe():
@@ -47,7 +49,7 @@ def sparse_moe():
 
 
 def build(switches, head):
-    return decoder_model("mixtral", layers(lambda: attention(switches), sparse_moe),
+    return decoder_model("mixtral", layers(lambda runs: attention(switches, runs), sparse_moe),
                          llama.head_block(head, switches))
 
 
@@ -59,7 +61,7 @@ def from_config(cfg):
     each expert's F_e.
     """
     values, switches = llama.read_config(cfg, "MixtralConfig", vocab=32000, hidden=4096, layers=32, heads=32,
-                                         kv=8, intermediate=14336)
+                                         kv=8, intermediate=14336, windows=sliding.every_layer("mixtral"))
     values["F_e"] = values.pop("F")  # the only FFN is the experts'
     values.update(experts_from_config(cfg, experts_key=("num_local_experts", "num_experts"), experts=8, top_k=2))
     return values, switches
@@ -69,7 +71,7 @@ FAMILY = Family(
     name="mixtral",
     title={"en": "Mixtral", "zh": "Mixtral"},
     build=build,
-    switches=(llama.GQA, llama.FREE_HEAD_DIM, llama.TIE, llama.TOKEN_CLASSIFICATION_BIAS),
+    switches=(llama.GQA, llama.FREE_HEAD_DIM, llama.TIE, sliding.window_switch(None), llama.TOKEN_CLASSIFICATION_BIAS),
     heads=tuple(h for h in CLASSES if h is not None),
     constraints=(HEAD_DIM, llama.KV_GROUPS, TOP_K),
     defaults={C: sp.Integer(2)},

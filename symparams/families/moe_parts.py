@@ -63,11 +63,13 @@ def decoder_layer(name, attention, mlp, repeat, title) -> Block:
 def layers(attention, moe_mlp, dense_mlp=None, *, dense=False) -> list[Block]:
     """The decoder's layers: with ``dense``, L_f layers with a plain MLP (transformers builds them first or
     where the config says; folded as ``layers.*`` the order does not matter) and L - L_f with experts;
-    else L layers with experts.  ``attention`` and the MLPs are functions, called once per kind of layer."""
-    moe = decoder_layer("layers", attention(), moe_mlp(), L - L_f if dense else L, "moe_decoder_layer")
+    else L layers with experts.  ``attention(runs)`` and the MLPs are functions, called once per kind of
+    layer (``runs``: how many layers of that kind, for a sliding window's count)."""
+    moe_layers = L - L_f if dense else L
+    moe = decoder_layer("layers", attention(moe_layers), moe_mlp(), moe_layers, "moe_decoder_layer")
     if not dense:
         return [moe]
-    return [decoder_layer("dense_layers", attention(), dense_mlp(), L_f, "dense_decoder_layer"), moe]
+    return [decoder_layer("dense_layers", attention(L_f), dense_mlp(), L_f, "dense_decoder_layer"), moe]
 
 
 def decoder_model(name, layer_blocks, task) -> Block:

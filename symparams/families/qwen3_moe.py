@@ -7,7 +7,9 @@ biases only with ``attention_bias``.  The sparse MoE block holds N_e routed
 experts of width F_e (fused ``experts.gate_up_proj``, ``experts.down_proj``;
 a token uses k_e of them) and the router ``gate`` (N_e·H); no shared expert.
 Layers in ``mlp_only_layers`` or off the ``decoder_sparse_step`` have a plain
-SwiGLU of width F (``dense_layers=true``: L_f of them).
+SwiGLU of width F (``dense_layers=true``: L_f of them).  With
+``use_sliding_window`` (off in Qwen3-30B-A3B) every layer keeps only its last
+``sliding_window − 1`` tokens.
 
 >>> from symparams import model
 >>> m = model("qwen3-30b-a3b", head="causal-lm")
@@ -22,7 +24,7 @@ import sympy as sp
 from ..core.blocks import group
 from ..core.family import HEAD_DIM, Family, Preset
 from ..core.symbols import C
-from . import llama
+from . import llama, sliding
 from .moe_parts import DENSE_LAYERS, SOME_MOE_LAYER, TOP_K, decoder_model, experts, layers, qwen_sparse_layers, router
 
 #: heads, with the transformers class that builds each and its base-model prefix
@@ -40,7 +42,7 @@ def sparse_moe():
 
 
 def build(switches, head):
-    return decoder_model("qwen3_moe", layers(lambda: llama.attention(switches, head_norms=True), sparse_moe,
+    return decoder_model("qwen3_moe", layers(lambda runs: llama.attention(switches, head_norms=True, rule=sliding.EVERY, runs=runs), sparse_moe,
                                              lambda: llama.mlp(False), dense=switches["dense_layers"]),
                          llama.head_block(head, switches))
 
@@ -53,7 +55,7 @@ def from_config(cfg):
     ``intermediate_size`` the dense layers' F (``mlp_only_layers``, ``decoder_sparse_step``).
     """
     values, switches = llama.read_config(cfg, "Qwen3MoeConfig", vocab=151936, hidden=2048, layers=24, heads=32,
-                                         kv=4, intermediate=6144)
+                                         kv=4, intermediate=6144, windows=sliding.qwen("qwen3_moe", sliding.EVERY))
     routed, dense = qwen_sparse_layers(cfg, "qwen3_moe", values["L"], experts=128, top_k=8)
     values.update(routed, F_e=cfg.int("moe_intermediate_size", default=768))
     switches.update(attention_bias=cfg.bool("attention_bias", default=False), dense_layers=dense)
@@ -65,7 +67,7 @@ FAMILY = Family(
     title={"en": "Qwen3-MoE", "zh": "Qwen3-MoE"},
     build=build,
     switches=(llama.GQA, llama.FREE_HEAD_DIM, llama.TIE, llama.ATTENTION_BIAS, DENSE_LAYERS,
-              llama.TOKEN_CLASSIFICATION_BIAS),
+              sliding.window_switch(None), llama.TOKEN_CLASSIFICATION_BIAS),
     heads=tuple(h for h in CLASSES if h is not None),
     constraints=(HEAD_DIM, llama.KV_GROUPS, TOP_K, SOME_MOE_LAYER),
     defaults={C: sp.Integer(2)},

@@ -21,6 +21,7 @@ from symparams.core.symbols import A, D, F, G, H, L, V
 from symparams.families.lookup import from_config
 from symparams.families.presets import all_presets
 from symparams.families.registry import family
+from symparams.families.sliding import WholeSwitch
 from tests.reference import FIXTURES
 from tests.reference.hf import assert_matches, build, totals
 from tests.reference.llama_like import FAMILIES, reference
@@ -335,7 +336,11 @@ def test_random_configurations_match_transformers(name, kv, groups, head_dim, da
     heads = kv * groups
     values = dict(V=data.draw(st.integers(2, 5000)), H=heads * head_dim, L=data.draw(st.integers(1, 3)),
                   A=heads, F=data.draw(st.integers(1, 128)))
-    switches = {sw.name: data.draw(st.booleans()) for sw in fam.switches}
+    switches = {sw.name: data.draw(st.booleans()) for sw in fam.switches if isinstance(sw.default, bool)}
+    # the sliding window bounds the cache only: the count must not move with it
+    switches.update({sw.name: data.draw(st.one_of(st.none(), st.integers(1, 9)) if sw.default is None
+                                        else st.integers(max(sw.least, 1), 4))
+                     for sw in fam.switches if isinstance(sw, WholeSwitch)})
     if switches["gqa"]:
         values["G"] = kv
     if switches.get("free_head_dim"):  # StableLM has none: its heads are H/A wide
