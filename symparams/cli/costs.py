@@ -108,11 +108,20 @@ def cmd_memory(args, m) -> None:
                      "lrr", rule_before=len(rows)))
     per_token = data["kv_cache_per_token"]
     if per_token:
-        print(f"KV cache: {thousands(per_token)} bytes per token of context")
+        print(f"KV cache: {thousands(per_token)} bytes per token of context"
+              f"{_windows(data['kv_cache_windows'], per_token)}")
     if data.get("cross_kv_cache_per_token"):
         print(f"cross-attention cache: {thousands(data['cross_kv_cache_per_token'])} bytes per token of the input")
     for line in data.get("conventions", ()):
         print(f"convention: {line}")
+
+
+def _windows(windows, per_token: int) -> str:
+    """What the sliding-window layers keep, for the KV cache's line."""
+    if len(windows) == 1 and windows[0]["per_token"] == per_token:
+        return f", every layer keeping only its last {thousands(windows[0]['tokens'])} tokens"
+    return "".join(f"; {thousands(w['per_token'])} of them on layers that keep only their last "
+                   f"{thousands(w['tokens'])} tokens" for w in windows)
 
 
 def _fit(args, m, settings: dict) -> None:

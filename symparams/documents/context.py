@@ -294,6 +294,9 @@ def _costs(c, lang: str) -> dict:
                    for key, n in memory
                    if n or key in ("weights_fp32", "weights_bf16", "training_memory")],
         "caches": c.kv_per_token != 0,
+        # a sliding-window layer keeps only its window: the sentence on how the cache grows says so
+        "cache_text": "cache_windowed" if c.kv_windows else "cache" if c.kv_per_token else "no_cache",
+        "window_tokens": thousands(c.kv_windows[0][0]) if c.kv_windows else "",
     }
 
 

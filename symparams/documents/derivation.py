@@ -311,6 +311,7 @@ class CostsView:
     training_bytes: int          # bf16 weights and gradients, fp32 Adam state (mixed precision)
     kv_per_token: int            # bf16, 0 without a cache
     cross_kv_per_token: int
+    kv_windows: tuple            # (tokens a sliding-window layer keeps, bf16 bytes per token of those layers)
     #: the numbers above as expressions in the model's symbols (s and b substituted), for the live page
     exprs: dict
     #: the formulas above as expressions (the page prints them as MathML)
@@ -356,7 +357,7 @@ def _costs(m: Model) -> CostsView:
         kaplan_difference=latex(kaplan_law.difference),
         weights_fp32=m.memory(dtype="fp32", optimizer="none").weights, weights_bf16=training_bytes.weights,
         training_bytes=training_bytes.weights + training_bytes.gradients + training_bytes.optimizer,
-        kv_per_token=cache.per_token, cross_kv_per_token=cache.cross_per_token,
+        kv_per_token=cache.per_token, cross_kv_per_token=cache.cross_per_token, kv_windows=cache.windows,
         exprs={key: sp.expand(sp.sympify(e).xreplace(at)) for key, e in exprs.items()},
         formula_expr=f.formula, heads_derivative_expr=f.heads_derivative, kaplan_difference_expr=kaplan_law.difference)
 

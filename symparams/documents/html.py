@@ -302,7 +302,7 @@ def _costs(d, lang: str, formulas: list) -> dict:
         "kaplan": sentence("kaplan", kaplan=outputs["kaplan"], exact=outputs["exact_per_token"]),
         "kaplan_difference": _math(c.kaplan_difference_expr, display=True),
         "memory": [{"key": row["key"], "id": f"costs-{row['key']}", "bytes": row["bytes"]} for row in text["memory"]],
-        "cache": prose_html(t["costs"]["cache" if text["caches"] else "no_cache"], model=d.name),
+        "cache": prose_html(t["costs"][text["cache_text"]], model=d.name, tokens=text["window_tokens"]),
         "cli": prose_html(t["costs"]["cli"], model=d.name),
     }
 

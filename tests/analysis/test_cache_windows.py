@@ -101,9 +101,8 @@ def held(module, seq: int, decode: bool = False) -> int:
     with torch.no_grad():
         out = module(input_ids=ids, use_cache=True)
         if decode:
-            out = module(input_ids=ref.token_ids(97, 1, BATCH, seed=2), past_key_values=out.past_key_values,
-                         use_cache=True)
-    return ref._bytes(out.past_key_values)
+            out = module(input_ids=ref.token_ids(97, 1, BATCH, seed=2), cache=out.cache, use_cache=True)
+    return ref.tensor_bytes(out.cache)
 
 
 def test_every_family_with_sliding_layers_is_checked():

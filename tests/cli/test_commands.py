@@ -209,3 +209,15 @@ def test_the_cli_reference_in_docs_is_the_parsers():
     from tests.reference import ROOT
 
     assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == reference()
+
+
+def test_memory_holds_a_sliding_window_and_fit_says_when_every_length_fits():
+    # Mistral 7B v0.1: 32 layers keep their last 4,095 tokens, 131,072 bytes each in bf16
+    code, out, err = run("memory", "mistral-7b", "--optimizer", "none", "--seq", "32768")
+    assert code == 0 and err == ""
+    assert f"{131072 * 4095:,}" in out and "every layer keeping only its last 4,095 tokens" in out
+    code, out, err = run("memory", "mistral-7b", "--optimizer", "none", "--seq", "32768", "--json")
+    data = json.loads(out)
+    assert (data["kv_cache"], data["kv_cache_per_token"]) == (131072 * 4095, 131072)
+    code, out, err = run("memory", "mistral-7b", "--optimizer", "none", "--fit", "80GB")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "4,095" in err

@@ -70,11 +70,12 @@ def cache_bytes(module, inputs: dict) -> tuple[int, int]:
         output = module(**inputs, use_cache=True)
     cache = output.past_key_values
     if hasattr(cache, "self_attention_cache"):  # an encoder-decoder cache
-        return _bytes(cache.self_attention_cache), _bytes(cache.cross_attention_cache)
-    return _bytes(cache), 0
+        return tensor_bytes(cache.self_attention_cache), tensor_bytes(cache.cross_attention_cache)
+    return tensor_bytes(cache), 0
 
 
-def _bytes(cache) -> int:
+def tensor_bytes(cache) -> int:
+    """Bytes of every key and value tensor ``cache`` (a transformers cache) holds."""
     total = 0
     for layer in cache.layers:
         for tensor in (getattr(layer, "keys", None), getattr(layer, "values", None)):
