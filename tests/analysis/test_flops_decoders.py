@@ -28,6 +28,8 @@ The last tests write a few presets' FLOPs and caches by hand, from their sizes.
 import pytest
 import sympy as sp
 import torch
+import transformers
+from torch.utils.flop_counter import FlopCounterMode
 
 from symparams import model
 from symparams.analysis.cache import cache_per_token
@@ -128,6 +130,29 @@ def test_flops_equal_flop_counter(name, head):
     f = m.flops(s=SEQ, b=BATCH)
     assert (f.forward, f.training) == (forward, training), f.by_kind
     assert f.training == 3 * f.forward  # every term multiplies two tensors that both need gradients
+
+
+@pytest.mark.parametrize("name", ["mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3", "deepseek_v2"])
+def test_the_experts_are_built_eager(name):
+    module, _ = real(*tiny(name, "causal-lm"))
+    assert module.config._experts_implementation == "eager"
+    assert module.config._attn_implementation == "eager"
+
+
+def test_grouped_mm_experts_leave_the_counter_nothing_to_count():
+    # why the tests build eager experts: transformers' default grouped_mm experts run aten._grouped_mm, which
+    # torch 2.13's FlopCounterMode has no formula for; by hand the tiny Mixtral's experts are
+    # L = 2 layers × 21 tokens × k_e = 2 experts × 3·H·F_e = 3·32·24 multiply-adds, 2 FLOPs each
+    m, _ = tiny("mixtral", "causal-lm")
+    config = moe.mixtral_config(m)
+    config._attn_implementation = "eager"  # the experts keep transformers' default
+    module = transformers.MixtralForCausalLM(config)
+    assert module.config._experts_implementation != "eager"
+    with FlopCounterMode(display=False) as counter:
+        module(input_ids=ref.token_ids(config.vocab_size, SEQ, BATCH), use_cache=False)
+    experts = 2 * SEQ * BATCH * 2 * 3 * 32 * 24 * 2
+    assert experts == 387_072
+    assert counter.get_total_flops() == m.flops(s=SEQ, b=BATCH).forward - experts
 
 
 #: the cases whose cache transformers stores as the architecture needs it
