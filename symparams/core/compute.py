@@ -59,7 +59,7 @@ class Attention:
 
     A windowed declaration needs both: ``windowed`` without a ``window`` is refused.
 
-    >>> from symparams.core.symbols import L
+    >>> from symparams.core.symbols import A, D, G, L
     >>> Attention(A, D, D, cache=2 * G * D, causal=True, window=sp.Integer(4095), windowed=L).windowed
     L
     >>> Attention(A, D, D, windowed=L)
