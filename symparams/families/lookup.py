@@ -110,7 +110,8 @@ def _has_family(model_type: str) -> bool:
 
 def _from_settings(s: config.Settings, source: str) -> Model:
     try:
-        return Model(s.family, s.values, s.switches, s.head, s.name, optional=s.optional, notes=s.notes)
+        return Model(s.family, s.values, s.switches, s.head, s.name, optional=s.optional, notes=s.notes,
+                     double_entry=s.double_entry)
     except SymparamsError as exc:  # H not divisible by A, ...: name the file
         raise SymparamsError(f"{source}: {exc}") from None
 
