@@ -28,7 +28,7 @@ from typing import Any, Mapping
 from ..core.errors import SymparamsError
 from ..core.family import Family
 from ..core.files import read_text
-from . import double_entry, fields
+from . import fields
 from .registry import all_families, for_config_type
 
 REQUIRED = object()
@@ -265,12 +265,15 @@ class Settings:
 
 
 def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mapping[str, str] | None = None,
-             source: str = "config.json") -> Settings:
+             source: str = "config.json", check=None) -> Settings:
     """The :class:`Settings` of a config dict.
 
     ``head`` adds a task head (``None``: the base model, what ``AutoModel``
     builds); ``overrides`` are ``--set`` values and switches, applied after
-    the config's.
+    the config's.  ``check`` cross-checks the config as read, before the
+    overrides (:func:`symparams.families.double_entry.cross_check`, which
+    :func:`symparams.model` passes); what it returns is the settings'
+    ``double_entry``.
     """
     if not isinstance(source, str):
         raise SymparamsError(f"a config's source is named by text, not {type(source).__name__}")
@@ -281,7 +284,8 @@ def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mappin
     model_type = ConfigReader(data, source).str("model_type")
     fam = family_for(model_type, source, remote_code="auto_map" in data)
     read, reader = read_with(fam, data, source, fam.check_head(head))
-    checked = double_entry.cross_check(read, reader, data, source, overridden=bool(overrides))
+    checked = None if check is None else check(read, reader, lambda other: read_with(fam, data, source, other), data,
+                                               source, overridden=bool(overrides))
     given_values, given_switches = fam.split(overrides or {}, fam.name)
     return Settings(fam, {**read.values, **given_values}, {**read.switches, **given_switches}, read.head,
                     read.name, frozenset(read.values) - set(overrides or {}), read.notes, checked)

@@ -19,10 +19,15 @@ the two sides can mean different things by them (GPT-2's inner width follows
 transformers).
 
 Where the inferred formula refuses the config (a value outside the
-conditions it was verified under), the family's count stands, as tested
-against transformers itself; but then a field that changes the count (a
-symbol, flag or held value of the inferred data) which the config sets away
-from its default and which the family never read is refused by name.
+conditions it was verified under), where the family counts something else
+on purpose (``ConfigReader.note(..., departs=...)``), or where the config
+sets what the fit never varied (a list or private field the family reads,
+two widths a weight spans set equal, a field's source given only under an
+alias transformers applies after deriving the field), nothing is compared
+and the family's count stands, as tested against transformers itself; but
+when nothing at all was compared, a field that changes the count (a symbol,
+flag or held value of the inferred data) which the config sets away from its
+default and which the family never read is refused by name.
 
 The outcome is returned for ``count --json`` (``double_entry``).
 """
@@ -44,9 +49,10 @@ _MISSING = object()
 NOT_WIDTHS = ("position", "vocab", "bucket", "layer", "label")
 
 
-def cross_check(read, reader, data: Mapping[str, Any], source: str, overridden: bool = False) -> dict | None:
+def cross_check(read, reader, reread, data: Mapping[str, Any], source: str, overridden: bool = False) -> dict | None:
     """Compare the hand family's count of ``data`` as ``read`` (:class:`~.config.Settings`, by ``reader``) with
     the inferred formula's; the record for ``count --json``, None if the data does not know the type.
+    ``reread(head)`` is the family's reading for another head (``(settings, reader)``).
 
     Raises one line when they disagree, or when no comparison could be made and the config sets a field that
     changes the count and that ``reader`` was never asked for.
@@ -63,8 +69,8 @@ def cross_check(read, reader, data: Mapping[str, Any], source: str, overridden: 
         entry = known[cls]
         counted = counted or entry
         why = unseen or _coincidence(entry, reader) or _alias_after_derivation(entry, reader)
-        compared[entry["model_class"]] = {"not_compared": why} if why else _compare(read, reader, data, head,
-                                                                                      entry, source)
+        compared[entry["model_class"]] = {"not_compared": why} if why else _compare(
+            (read, reader) if head == read.head else reread, head, data, entry, source)
     if not any("agrees" in outcome for outcome in compared.values()):
         _refuse_unread(read, reader, counted, source)
     return {"against": f"the formula inferred from transformers {inferred.version()} meta-device builds",
@@ -83,17 +89,17 @@ def _pairs(read, known: Mapping[str, dict]) -> list[tuple[str | None, str]]:
     return pairs
 
 
-def _compare(read, reader, data, head, entry: dict, source: str) -> dict:
-    """``{"agrees": [figures]}`` or ``{"not_compared": why}``; raises when the two counts differ."""
+def _compare(reading, head, data, entry: dict, source: str) -> dict:
+    """``{"agrees": [figures]}`` or ``{"not_compared": why}``; raises when the two counts differ.  ``reading`` is
+    ``(settings, reader)`` for ``head``, or a function of the head giving them (read again as ``--head`` would
+    read it: the family may read, or refuse, keys for that head)."""
     from ..core.model import Model
     from . import inferred
-    from .config import read_with
 
     if not entry.get("exact"):
         return {"not_compared": f"not inferred: {entry.get('reason')}"}
     try:
-        if head != read.head:  # read again as --head would: the family may read (or refuse) keys for that head
-            read, reader = read_with(read.family, data, source, head)
+        read, reader = reading(head) if callable(reading) else reading
         if head in reader.departures:  # the family counts the checkpoint, not what transformers builds
             return {"not_compared": reader.departures[head]}
         ours = _figures(Model(read.family, read.values, read.switches, head, read.name, optional=read.optional))

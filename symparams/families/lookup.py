@@ -97,7 +97,9 @@ def _settings(data: Any, head, overrides, source: str) -> config.Settings:
 
         if inferred.covers(model_type) and (overrides is None or isinstance(overrides, Mapping)):
             return inferred.settings(data, head, overrides, source)
-    return config.settings(data, head, overrides, source=source)
+    from .double_entry import cross_check
+
+    return config.settings(data, head, overrides, source=source, check=cross_check)
 
 
 def _has_family(model_type: str) -> bool:
