@@ -71,6 +71,10 @@ class Model(Displayable):
     notes : sequence of str
         What the model's source says of how it is counted (a config.json
         whose checkpoint differs from what transformers builds from it).
+    double_entry : mapping or None
+        How a config.json's count was cross-checked against a second
+        derivation (``symparams.families.double_entry``); shown by
+        :meth:`to_dict`, dropped by a variant with other values or head.
     optional : set of str
         Keys of ``values`` that may go unused (a preset's, when switches
         drop a symbol); others must be used.
@@ -78,7 +82,8 @@ class Model(Displayable):
 
     def __init__(self, family: Family | str, values: Mapping[str, Any] | None = None,
                  switches: Mapping[str, Any] | None = None, head: str | None = None,
-                 name: str | None = None, optional: frozenset[str] = frozenset(), notes: tuple[str, ...] = ()):
+                 name: str | None = None, optional: frozenset[str] = frozenset(), notes: tuple[str, ...] = (),
+                 double_entry: Mapping[str, Any] | None = None):
         if not isinstance(family, Family):
             raise SymparamsError(f"Model() takes a Family, not {type(family).__name__} "
                                  f"(symparams.model({family!r}) takes a name)")
@@ -91,6 +96,7 @@ class Model(Displayable):
         self.switches = self.family.resolve(self.given_switches, self.head)
         self.optional = frozenset(optional)  # values a preset gave, dropped where a variant does not use them
         self.notes = tuple(notes)
+        self.double_entry = double_entry
         self.name = name or self.family.name
         self.tree: Block = _tree(self.family, self.switches, self.head)
         given = {k: parse_value(k, v) for k, v in (values or {}).items() if v is not None}  # None: leave free
@@ -403,6 +409,8 @@ class Model(Displayable):
         }
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.double_entry is not None:
+            out["double_entry"] = self.double_entry
         if self.head is None and self.lm_head is not None:
             lm = self.with_head(self.lm_head)
             out["with_lm_head"] = {"head": self.lm_head, "total": lm.count}

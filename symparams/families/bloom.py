@@ -57,8 +57,8 @@ def build(switches, head):
 def from_config(cfg):
     """Values from a ``BloomConfig`` (defaults: its tiny test sizes, H = 64, L = 2, A = 8).
 
-    ``n_embed`` wins over ``hidden_size``, and ``num_hidden_layers`` /
-    ``num_attention_heads`` over ``n_layer`` / ``n_head``, as in transformers.
+    ``hidden_size`` may be spelled ``n_embed``, ``n_layer`` / ``n_head``
+    ``num_hidden_layers`` / ``num_attention_heads``, as ``BloomConfig`` accepts.
     """
     values = dict(V=cfg.int("vocab_size", default=250880), H=cfg.int("n_embed", "hidden_size", default=64),
                   L=cfg.int("num_hidden_layers", "n_layer", default=2),

@@ -28,9 +28,18 @@ from typing import Any, Mapping
 from ..core.errors import SymparamsError
 from ..core.family import Family
 from ..core.files import read_text
+from . import fields
 from .registry import all_families, for_config_type
 
 REQUIRED = object()
+
+
+def _json(value) -> str:
+    """A value as JSON text, to compare two values as the file holds them (``1`` is not ``true``)."""
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
 
 
 def _shown(value) -> str:
@@ -46,33 +55,94 @@ class ConfigReader:
     """Typed access to a config dict; every error names the key and the file.
 
     ``head`` is the task head asked for (``None``: the base model), for the
-    families whose keys matter only with some heads.
+    families whose keys matter only with some heads.  ``fields`` are the
+    spellings of the config's class (:mod:`.fields`): a key asked for is
+    found under any name transformers accepts for it, and two names of one
+    field set to different values are one line naming both.  ``asked``
+    collects the stored name of every key asked for, so that a field the
+    family never read can be named.
+
+    >>> from symparams.families import fields
+    >>> reader = ConfigReader({"num_local_experts": 8}, "c.json", fields=fields.of("qwen3_moe"))
+    >>> reader.int("num_experts"), sorted(reader.asked)
+    (8, ['num_local_experts'])
+    >>> ConfigReader({"num_experts": 8, "num_local_experts": 128}, "c.json", fields=fields.of("qwen3_moe")).int(
+    ...     "num_experts")
+    Traceback (most recent call last):
+    ...
+    symparams.SymparamsError: c.json: keys num_local_experts (128) and num_experts (8) name one field of Qwen3MoeConfig with different values; keep one
     """
 
-    def __init__(self, data: Mapping[str, Any], source: str = "config.json", head: str | None = None):
+    def __init__(self, data: Mapping[str, Any], source: str = "config.json", head: str | None = None,
+                 fields=None):
         self.data = data
         self.source = source
         self.head = head
+        self.fields = fields
         self.notes: list[str] = []
+        self.departures: dict[str, str] = {}  # head → why its count is not what transformers builds
+        self.asked: set[str] = set()
 
-    def note(self, text: str) -> None:
-        """Say, in one line the count prints, how this config is counted where transformers would differ."""
+    def note(self, text: str, *, departs: tuple[str, ...] = ()) -> None:
+        """Say, in one line the count prints, how this config is counted where transformers would differ;
+        ``departs``: the heads whose count this makes differ from what transformers builds from the file (the
+        double entry does not compare them)."""
         self.notes.append(text)
+        self.departures.update(dict.fromkeys(departs, text))
+
+    def spellings(self, key: str) -> tuple[str, ...]:
+        """Every name of ``key``'s field in the config's class, the stored one first."""
+        return self.fields.spellings(key) if self.fields is not None else (key,)
+
+    def lookup(self, key: str) -> tuple[str, Any] | None:
+        """(the name the file uses, its value) for ``key``'s field under any of its names, nulls left out;
+        None if the file sets none of them.  Does not count as asking for it."""
+        found = [(name, self.data[name]) for name in self.spellings(key)
+                 if name in self.data and self.data[name] is not None]
+        for name, value in found[1:]:
+            if _json(value) != _json(found[0][1]):
+                (first, kept) = found[0]
+                raise SymparamsError(f"{self.source}: keys {first} ({_shown(kept)}) and {name} ({_shown(value)}) "
+                                     f"name one field of {self.fields.config_class} with different values; keep one")
+        return found[0] if found else None
+
+    def _ask(self, key: str, exact: bool = False) -> tuple[str, Any] | None:
+        self.asked.add(self.spellings(key)[0])
+        if exact:
+            return (key, self.data[key]) if self.data.get(key) is not None else None
+        return self.lookup(key)
+
+    def name_of(self, key: str) -> str:
+        """The name the file gives ``key``'s field (``key`` itself if it gives none), for a message."""
+        found = self.lookup(key)
+        return key if found is None else found[0]
 
     def has(self, key: str) -> bool:
-        return key in self.data and self.data[key] is not None
+        """Whether the file sets ``key``'s field (under any of its names) to something other than null."""
+        return self._ask(key) is not None
 
-    def _find(self, keys, default):
-        for key in keys:
-            if self.has(key):
-                return key, self.data[key]
+    def null(self, key: str) -> bool:
+        """Whether the file sets ``key``'s field to null (and under no other name to a value)."""
+        return self._ask(key) is None and any(self.data.get(name, 0) is None for name in self.spellings(key))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of ``key``'s field as the file holds it (a list, an object ...), else ``default``."""
+        found = self._ask(key)
+        return default if found is None else found[1]
+
+    def _find(self, keys, default, exact: bool = False):
+        found = [self._ask(key, exact) for key in keys]  # every key asked for counts as read
+        for hit in found:
+            if hit is not None:
+                return hit
         if default is REQUIRED:
             raise SymparamsError(f"{self.source}: missing required key {' / '.join(keys)}")
         return None, default
 
-    def int(self, *keys: str, default: Any = REQUIRED, minimum: int = 1) -> Any:
-        """The first of ``keys`` present, as a whole number ≥ ``minimum``."""
-        key, value = self._find(keys, default)
+    def int(self, *keys: str, default: Any = REQUIRED, minimum: int = 1, exact: bool = False) -> Any:
+        """The first of ``keys`` present (under any of its names; with ``exact``, under that name only: what a
+        config class's ``__post_init__`` sees before it applies the aliases), as a whole number ≥ ``minimum``."""
+        key, value = self._find(keys, default, exact)
         if key is None:
             return value
         if isinstance(value, bool) or not isinstance(value, int):
@@ -118,8 +188,8 @@ class ConfigReader:
         """The number of labels: ``num_labels``, else the size of ``id2label``, else ``default``."""
         if self.has("num_labels"):
             return self.int("num_labels")
-        if self.has("id2label"):
-            id2label = self.data["id2label"]
+        id2label = self.get("id2label")
+        if id2label is not None:
             if not isinstance(id2label, dict) or not id2label:
                 raise SymparamsError(f"{self.source}: key id2label must be a non-empty object")
             return len(id2label)
@@ -191,15 +261,19 @@ class Settings:
     name: str
     optional: frozenset
     notes: tuple = ()
+    double_entry: dict | None = None  # how the count was cross-checked (:mod:`.double_entry`)
 
 
 def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mapping[str, str] | None = None,
-             source: str = "config.json") -> Settings:
+             source: str = "config.json", check=None) -> Settings:
     """The :class:`Settings` of a config dict.
 
     ``head`` adds a task head (``None``: the base model, what ``AutoModel``
     builds); ``overrides`` are ``--set`` values and switches, applied after
-    the config's.
+    the config's.  ``check`` cross-checks the config as read, before the
+    overrides (:func:`symparams.families.double_entry.cross_check`, which
+    :func:`symparams.model` passes); what it returns is the settings'
+    ``double_entry``.
     """
     if not isinstance(source, str):
         raise SymparamsError(f"a config's source is named by text, not {type(source).__name__}")
@@ -207,13 +281,22 @@ def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mappin
         raise SymparamsError(f"{source}: a config must be a JSON object (a dict), not {type(data).__name__}")
     if overrides is not None and not isinstance(overrides, Mapping):
         raise SymparamsError(f"overrides are a mapping of keys to values, not {type(overrides).__name__}")
-    fam = family_for(ConfigReader(data, source).str("model_type"), source, remote_code="auto_map" in data)
-    head = fam.check_head(head)
-    reader = ConfigReader(data, source, head)
-    values, switches = fam.from_config(reader)
+    model_type = ConfigReader(data, source).str("model_type")
+    fam = family_for(model_type, source, remote_code="auto_map" in data)
+    read, reader = read_with(fam, data, source, fam.check_head(head))
+    checked = None if check is None else check(read, reader, lambda other: read_with(fam, data, source, other), data,
+                                               source, overridden=bool(overrides))
     given_values, given_switches = fam.split(overrides or {}, fam.name)
-    return Settings(fam, {**values, **given_values}, {**switches, **given_switches}, head, model_name(source),
-                    frozenset(values) - set(overrides or {}), tuple(reader.notes))
+    return Settings(fam, {**read.values, **given_values}, {**read.switches, **given_switches}, read.head,
+                    read.name, frozenset(read.values) - set(overrides or {}), read.notes, checked)
+
+
+def read_with(fam: Family, data: Mapping[str, Any], source: str, head: str | None):
+    """(the :class:`Settings` of ``fam``'s reading of a config for ``head``, with no ``--set`` values and
+    no cross-check; the :class:`ConfigReader` that read it, which knows what was asked)."""
+    reader = ConfigReader(data, source, head, fields.of(data["model_type"]))
+    values, switches = fam.from_config(reader)
+    return Settings(fam, values, switches, head, model_name(source), frozenset(values), tuple(reader.notes)), reader
 
 
 def model_name(source: str) -> str:

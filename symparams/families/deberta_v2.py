@@ -204,7 +204,7 @@ def build(switches, head):
 
 def _pos_att_type(cfg):
     """``pos_att_type``: null, a list of names or a ``|``-separated string (``"p2c|c2p"``), as transformers reads it."""
-    raw = cfg.data.get("pos_att_type")
+    raw = cfg.get("pos_att_type")
     if raw is None:
         return []
     if isinstance(raw, str):

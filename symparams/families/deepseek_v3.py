@@ -122,7 +122,7 @@ def _values(cfg, defaults: dict) -> tuple[dict, dict]:
     if values["D_r"] % 2:
         raise SymparamsError(f"{cfg.source}: key qk_rope_head_dim gives an odd rotary width ({values['D_r']}); "
                              f"rotary embeddings need an even one")
-    q_lora = not ("q_lora_rank" in cfg.data and cfg.data["q_lora_rank"] is None)  # null: no query compression
+    q_lora = not cfg.null("q_lora_rank")  # null: no query compression
     if q_lora:
         values["R_q"] = cfg.int("q_lora_rank", default=1536)
     if dense:

@@ -109,7 +109,7 @@ def _resolve(switches, head):
 def from_config(cfg):
     """Values from a ``FalconConfig`` (defaults: Falcon-7B, as transformers 5 has them).
 
-    ``n_embed`` wins over ``hidden_size``; ``ffn_hidden_size`` missing or null
+    ``hidden_size`` may be spelled ``n_embed``; ``ffn_hidden_size`` missing or null
     is 4H; ``num_kv_heads`` (missing: A) counts only in the new decoder
     architecture, and must divide the heads there.  ``alibi`` and the rotary
     settings hold no parameters and are not read.

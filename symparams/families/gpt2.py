@@ -103,10 +103,10 @@ def build(switches, head):
 def from_config(cfg):
     """Values from a ``GPT2Config`` (defaults: gpt2, as transformers 5 has them).
 
-    ``n_inner`` missing or ``null`` is 4H.  The aliases transformers maps
-    (``hidden_size``, ``max_position_embeddings``, ``num_attention_heads``,
-    ``num_hidden_layers``) win over ``n_embd`` ... when both are present, as
-    in ``GPT2Config.from_dict``.
+    ``n_inner`` missing or ``null`` is 4H.  ``n_embd`` ... may be spelled
+    as the aliases transformers maps (``hidden_size``,
+    ``max_position_embeddings``, ``num_attention_heads``,
+    ``num_hidden_layers``).
     """
     hidden = cfg.int("hidden_size", "n_embd", default=768)
     inner = cfg.int("n_inner", default=4 * hidden)

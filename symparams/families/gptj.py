@@ -56,9 +56,9 @@ def build(switches, head):
 def from_config(cfg):
     """Values from a ``GPTJConfig`` (defaults: GPT-J-6B, as transformers 5 has them).
 
-    ``n_inner`` missing or ``null`` is 4H.  The aliases transformers maps
-    (``hidden_size``, ``num_attention_heads``, ``num_hidden_layers``) win over
-    ``n_embd``, ``n_head``, ``n_layer`` when both are present.
+    ``n_inner`` missing or ``null`` is 4H.  ``n_embd``, ``n_head``,
+    ``n_layer`` may be spelled as the aliases transformers maps
+    (``hidden_size``, ``num_attention_heads``, ``num_hidden_layers``).
     """
     hidden = cfg.int("hidden_size", "n_embd", default=4096)
     values = dict(V=cfg.int("vocab_size", default=50400), H=hidden,

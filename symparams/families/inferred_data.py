@@ -29,26 +29,29 @@ HEADS = ("causal-lm", "masked-lm", "seq2seq-lm")
 
 
 @lru_cache(maxsize=1)
-def _lines() -> tuple[dict, list[str]]:
-    """The data file's header and its lines, one class each (``scripts/infer_formulas.py`` writes it so)."""
-    with open(DATA, encoding="utf-8") as fh:
-        text = fh.read()
-    head, _, body = text.partition("\n")
-    return json.loads(head + "]}"), body.splitlines()
+def _file() -> bytes:
+    """The data file's bytes: its header on the first line, then one class a line (``scripts/infer_formulas.py``
+    writes it so)."""
+    with open(DATA, "rb") as fh:
+        return fh.read()
 
 
 @lru_cache(maxsize=None)
 def entries(model_type: str) -> dict[str, dict] | None:
     """The classes inferred for ``model_type`` (class → entry), or None if the data does not list it.  Only its
-    own lines are parsed: a cold command reads one type, not the megabyte of all of them."""
-    needle = f'"model_type":{json.dumps(model_type)},'
-    found = [json.loads(line.rstrip(",")) for line in _lines()[1] if needle in line]
+    own lines are decoded and parsed: a cold command reads one type, not the megabytes of all of them."""
+    text, needle = _file(), f'"model_type":{json.dumps(model_type)},'.encode()
+    found, at = [], text.find(needle, text.find(b"\n"))
+    while at >= 0:
+        start, end = text.rfind(b"\n", 0, at) + 1, text.find(b"\n", at)
+        found.append(json.loads(text[start:end if end >= 0 else len(text)].rstrip().rstrip(b",")))
+        at = text.find(needle, end) if end >= 0 else -1
     return {entry["class"]: entry for entry in found if entry["model_type"] == model_type} or None
 
 
 def data() -> dict:
     """The data file's header: the transformers version, the keys of any config that change no shape."""
-    head = _lines()[0]
+    head = json.loads(_file().partition(b"\n")[0] + b"]}")
     return {"version": head["transformers_version"], "ignored": frozenset(head.get("ignored_keys", ()))}
 
 

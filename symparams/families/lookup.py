@@ -97,7 +97,9 @@ def _settings(data: Any, head, overrides, source: str) -> config.Settings:
 
         if inferred.covers(model_type) and (overrides is None or isinstance(overrides, Mapping)):
             return inferred.settings(data, head, overrides, source)
-    return config.settings(data, head, overrides, source=source)
+    from .double_entry import cross_check
+
+    return config.settings(data, head, overrides, source=source, check=cross_check)
 
 
 def _has_family(model_type: str) -> bool:
@@ -110,7 +112,8 @@ def _has_family(model_type: str) -> bool:
 
 def _from_settings(s: config.Settings, source: str) -> Model:
     try:
-        return Model(s.family, s.values, s.switches, s.head, s.name, optional=s.optional, notes=s.notes)
+        return Model(s.family, s.values, s.switches, s.head, s.name, optional=s.optional, notes=s.notes,
+                     double_entry=s.double_entry)
     except SymparamsError as exc:  # H not divisible by A, ...: name the file
         raise SymparamsError(f"{source}: {exc}") from None
 

@@ -53,7 +53,7 @@ def from_config(cfg):
     values, switches = stacks_from_config(cfg, d_model=1024, layers=12, heads=16, ffn=4096)
     values["V"] = vocab = cfg.int("vocab_size", default=128112)
     if values["H"] in (2, 3):
-        key = "hidden_size" if cfg.has("hidden_size") else "d_model"
+        key = cfg.name_of("d_model")
         raise SymparamsError(f"{cfg.source}: key {key}={values['H']}: transformers cannot build M2M-100's "
                              "sinusoidal positions for a width of 2 or 3 (it divides by width/2 - 1)")
     rows = cfg.int("max_position_embeddings", default=1024) + OFFSET

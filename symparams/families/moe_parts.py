@@ -93,7 +93,7 @@ def qwen_sparse_layers(cfg, family: str, total_layers: int, *, experts: int, top
         raise SymparamsError(f"{cfg.source}: key num_experts=0 (no experts: every layer a plain MLP) is not "
                              f"modelled by symparams' {family} family")
     step = cfg.int("decoder_sparse_step", default=1)
-    only = cfg.data.get("mlp_only_layers") or []
+    only = cfg.get("mlp_only_layers") or []
     if not isinstance(only, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in only):
         raise SymparamsError(f"{cfg.source}: key mlp_only_layers must be a list of layer indices")
     dense = sum(1 for i in range(total_layers) if i in only or (i + 1) % step)
@@ -107,7 +107,7 @@ def qwen_sparse_layers(cfg, family: str, total_layers: int, *, experts: int, top
 
 
 def experts_from_config(cfg, *, experts_key: tuple[str, ...], experts: int, top_k: int | None) -> dict:
-    """N_e and k_e from a config: ``experts_key`` the keys of the expert count (the first present wins),
+    """N_e and k_e from a config: ``experts_key`` the keys of the expert count (the first present),
     ``experts`` and ``top_k`` the config class's defaults; a top-k above the expert count is refused."""
     count = cfg.int(*experts_key, default=experts)
     used = cfg.int("num_experts_per_tok", default=top_k)

@@ -77,9 +77,9 @@ def from_config(cfg):
     """Values from an ``MPNetConfig``; missing keys take its defaults (mpnet-base's sizes, but P = 512)."""
     values = read_sizes(cfg, dict(V=30527, P=512, H=768, L=12, A=12, inter=3072))
     values["B"] = cfg.int("relative_attention_num_buckets", default=32)
-    for key in ("vocab_size", "max_position_embeddings"):
-        if cfg.int(key, default=2) <= PADDING_IDX:
-            raise SymparamsError(f"{cfg.source}: key {key}={cfg.data[key]} leaves no room for MPNet's padding "
+    for key, rows in (("vocab_size", values["V"]), ("max_position_embeddings", values["P"])):
+        if rows <= PADDING_IDX:
+            raise SymparamsError(f"{cfg.source}: key {key}={rows} leaves no room for MPNet's padding "
                                  f"index {PADDING_IDX}; transformers cannot build that embedding")
     return values, {"tie": cfg.bool("tie_word_embeddings", default=True)}
 

@@ -232,8 +232,7 @@ def stacks_from_config(cfg, *, d_model, layers, heads, ffn, positions=None):
     The keyword arguments are the defaults of the family's transformers
     config class (``positions=None``: P is not read).  transformers maps
     ``hidden_size``, ``num_hidden_layers`` and ``num_attention_heads`` onto
-    the encoder's keys, and the alias wins when both are present; so it
-    does here.  A decoder key missing takes the class's default, not the
+    the encoder's keys; the reader finds either name.  A decoder key missing takes the class's default, not the
     encoder's value.  Where the decoder's layers, heads or FFN size differ
     from the encoder's, the decoder gets its own symbol (L_d, A_d, r_d).
     """
@@ -263,7 +262,7 @@ def check_padding(cfg, default, *tables):
     padding index; a missing key takes the config class's ``default``.
     """
     pad = cfg.int("pad_token_id", minimum=-(2**63)) if cfg.has("pad_token_id") else (
-        None if "pad_token_id" in cfg.data else default)
+        None if cfg.null("pad_token_id") else default)
     if pad is None:
         return
     for what, rows in tables:

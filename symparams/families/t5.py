@@ -146,10 +146,9 @@ def from_config(cfg):
     """
     model_type = cfg.str("model_type")
     d = DEFAULTS.get(model_type, DEFAULTS["t5"])
-    # the aliases (num_hidden_layers, hidden_size, num_attention_heads, head_dim) win, as in
-    # T5Config.from_dict; the decoder's default is num_layers itself, not its alias
+    # the decoder's default is num_layers as the class sets it before applying the alias num_hidden_layers
     layers = cfg.int("num_hidden_layers", "num_layers", default=d["num_layers"])
-    decoder_layers = cfg.int("num_decoder_layers", "num_layers", default=d["num_layers"])
+    decoder_layers = cfg.int("num_decoder_layers", "num_layers", default=d["num_layers"], exact=True)
     proj = cfg.str("feed_forward_proj", default=d["feed_forward_proj"])
     parts = proj.split("-")
     if len(parts) > 2 or (len(parts) == 2 and parts[0] != "gated") or not all(parts):
@@ -161,7 +160,7 @@ def from_config(cfg):
         tie = False
     if not tie:
         cfg.note("the seq2seq-lm head is counted untied, as the checkpoint holds it; transformers' from_config "
-                 "ties it to the shared embedding (V·H fewer)")
+                 "ties it to the shared embedding (V·H fewer)", departs=("seq2seq-lm",))
     values = dict(V=cfg.int("vocab_size", default=d["vocab_size"]), H=cfg.int("hidden_size", "d_model",
                                                                                default=d["d_model"]),
                   L=layers, A=cfg.int("num_attention_heads", "num_heads", default=d["num_heads"]),

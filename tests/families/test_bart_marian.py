@@ -156,11 +156,18 @@ def test_decoder_heads_must_divide_the_hidden_size():
     assert "\n" not in str(err.value)
 
 
-def test_attribute_map_aliases_win_over_the_encoder_keys_as_in_transformers():
-    data = small("bart", num_hidden_layers=2, encoder_layers=3, hidden_size=12, num_attention_heads=3,
-                 decoder_attention_heads=3)
-    m = check(data)
+def test_attribute_map_aliases_are_read_as_the_encoder_keys_and_two_values_are_refused():
+    data = small("bart", num_hidden_layers=2, hidden_size=12, num_attention_heads=3, decoder_attention_heads=3)
+    for key in ("encoder_layers", "d_model", "encoder_attention_heads"):
+        del data[key]
+    m = check(data)  # only the aliases: transformers stores them as the encoder's keys
     assert (m.values[L], m.values[H], m.values[A]) == (2, 12, 3)
+    both = {**data, "encoder_layers": 3}
+    assert transformers.BartConfig.from_dict(dict(both)).encoder_layers == 2  # transformers silently takes one
+    with pytest.raises(SymparamsError, match=r"keys encoder_layers \(3\) and num_hidden_layers \(2\) name one "
+                                             r"field of BartConfig with different values; keep one$"):
+        model(both)
+    assert model({**data, "encoder_layers": 2}).count == m.count  # the same value under both names
 
 
 def test_padding_index_outside_the_vocabulary_is_refused():

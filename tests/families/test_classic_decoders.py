@@ -234,16 +234,18 @@ def test_missing_keys_take_the_transformers_config_class_defaults(name):
     check(m, getattr(transformers, DEFAULTS[name])())
 
 
-@pytest.mark.parametrize("data", [
-    {"model_type": "gptj", "n_embd": 64, "hidden_size": 96, "n_head": 4, "num_attention_heads": 8, "n_layer": 1,
-     "rotary_dim": 4},
-    {"model_type": "bloom", "hidden_size": 64, "n_embed": 96, "n_head": 4, "num_attention_heads": 8, "n_layer": 3,
-     "num_hidden_layers": 1},
-    {"model_type": "falcon", "hidden_size": 64, "n_embed": 128, "num_attention_heads": 4, "num_hidden_layers": 1},
+@pytest.mark.parametrize("data,other", [
+    ({"model_type": "gptj", "hidden_size": 96, "num_attention_heads": 8, "num_hidden_layers": 1, "rotary_dim": 4},
+     {"n_embd": 64}),
+    ({"model_type": "bloom", "n_embed": 96, "num_attention_heads": 8, "num_hidden_layers": 1}, {"n_layer": 3}),
+    ({"model_type": "falcon", "n_embed": 128, "num_attention_heads": 4, "num_hidden_layers": 1},
+     {"hidden_size": 64}),
 ])
-def test_aliases_are_read_as_transformers_reads_them(data):
+def test_aliases_are_read_as_transformers_reads_them(data, other):
     m = model(data, head="causal-lm")
     check(m, transformers.AutoConfig.for_model(**data))
+    with pytest.raises(SymparamsError, match="keys .* name one field of .* with different values; keep one$"):
+        model({**data, **other})  # transformers would silently take one of the two
 
 
 def test_opt_without_a_projection_and_with_a_removed_final_norm():

@@ -207,12 +207,14 @@ def test_gpt2_n_inner_null_is_four_h_and_a_given_n_inner_is_exact():
     check(m, transformers.GPT2Config(n_embd=64, n_head=4, n_layer=1, n_inner=100))
 
 
-def test_gpt2_aliases_win_over_gpt2_keys_as_in_transformers():
-    data = {"model_type": "gpt2", "n_embd": 64, "hidden_size": 96, "n_head": 4, "num_attention_heads": 8,
-            "n_layer": 1}
+def test_gpt2_aliases_are_read_as_gpt2_keys_and_two_values_are_refused():
+    data = {"model_type": "gpt2", "hidden_size": 96, "num_attention_heads": 8, "n_layer": 1}
     m = model(data)
     assert (m.values[H], m.values[A]) == (96, 8)
     check(m, transformers.GPT2Config.from_dict(data))
+    with pytest.raises(SymparamsError, match=r"keys n_embd \(64\) and hidden_size \(96\) name one field of "
+                                             r"GPT2Config"):
+        model({**data, "n_embd": 64})
 
 
 def test_gpt2_cross_attention_blocks():
@@ -273,8 +275,7 @@ def test_t5_is_gated_act_wins_over_feed_forward_proj_as_in_transformers():
 
 @pytest.mark.parametrize("data", [
     {"model_type": "t5", "num_layers": 3, "num_decoder_layers": 1},
-    {"model_type": "t5", "num_hidden_layers": 2},                       # decoder keeps the class default 6
-    {"model_type": "t5", "num_layers": 2, "num_hidden_layers": 3},      # encoder 3, decoder 2
+    {"model_type": "t5", "num_hidden_layers": 2},  # decoder keeps the class default 6: the alias comes last
 ])
 def test_t5_decoder_layers_as_transformers_reads_them(data):
     m = model(data, head="seq2seq-lm")
@@ -282,6 +283,14 @@ def test_t5_decoder_layers_as_transformers_reads_them(data):
     assert m.values[L] == config.num_layers
     assert m.values.get(L_d, m.values[L]) == config.num_decoder_layers
     check(m, config)
+
+
+def test_t5_layers_under_two_names_with_two_values_are_refused():
+    data = {"model_type": "t5", "num_layers": 2, "num_hidden_layers": 3}
+    config = transformers.T5Config.from_dict(data)
+    assert (config.num_layers, config.num_decoder_layers) == (3, 2)  # transformers takes each name for one stack
+    with pytest.raises(SymparamsError, match=r"keys num_layers \(2\) and num_hidden_layers \(3\) name one field"):
+        model(data, head="seq2seq-lm")
 
 
 # -- property tests: random configurations, zero mismatches ---------------------

@@ -230,7 +230,8 @@ def test_every_block_title_is_in_both_catalogs(name):
 
 @pytest.mark.parametrize("data,message", [
     (small("m2m_100", d_model=2, encoder_attention_heads=1, decoder_attention_heads=1), "key d_model=2"),
-    (small("m2m_100", hidden_size=3, encoder_attention_heads=1, decoder_attention_heads=1), "key hidden_size=3"),
+    ({**small("m2m_100", hidden_size=3, encoder_attention_heads=1, decoder_attention_heads=1), "d_model": None},
+     "key hidden_size=3"),
     (small("m2m_100", pad_token_id=12), r"pad_token_id=12 is outside max_position_embeddings \+ 2=12"),
     (small("m2m_100", pad_token_id=100, vocab_size=100), "pad_token_id=100 is outside vocab_size=100"),
     (small("pegasus", pad_token_id=100), "pad_token_id=100 is outside vocab_size=100"),
