@@ -64,10 +64,11 @@ def module_kinds(entry: dict) -> dict[int, str]:
 
 
 def _scope(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, sp.Expr]:
-    """Each symbol name of ``entry``: its value where ``numbers`` has one, else its symbol; flags as 0/1."""
+    """Each symbol name of ``entry``: its value where ``numbers`` has one (a number, or what a field of the type's
+    own follows), else its symbol; flags as 0/1."""
     scope: dict[str, sp.Expr] = {}
     for field_name, name in entry["symbols"].items():
-        scope[name] = sp.Integer(numbers[name]) if name in numbers else symbol_of(field_name, name)
+        scope[name] = sp.sympify(numbers[name]) if name in numbers else symbol_of(field_name, name)
     for field_name, name in entry.get("flags", {}).items():
         scope[name] = sp.Integer(int(flags.get(field_name, False)))
     return scope
