@@ -66,6 +66,9 @@ def premised(m: Model) -> Premise | None:
     replaced = {s: _exact(f.expr) for s, f in follows.items()}
     tree = _per_head(m.tree, replaced)
     floors = _divisions_by_a(m.tree.total.xreplace({s: f.expr for s, f in follows.items()}))
+    # a size that follows as a fraction of A (D_v = H/A) is a whole number only where A divides
+    floors += [fraction for e in replaced.values() if A in (fraction := sp.fraction(sp.together(e)))[1].free_symbols
+               and fraction not in floors]
     if not (follows or floors or G in tree.symbols):
         return None
     conditions = [(rf"{sp.latex(s)} = {sp.latex(replaced[s])}",
@@ -136,7 +139,10 @@ def _per_head(block: Block, replaced: dict) -> Block:
     if block.is_leaf:
         sizes = [sp.sympify(n).xreplace(replaced) for _, n in block.params]
         params = tuple((name, sp.expand(_exact(n))) for (name, _), n in zip(block.params, sizes))
-        return Block(block.name, params=params, repeat=put(block.repeat), written=_written(sizes),
+        # a size that follows A stays visible as written: o_proj's A·(H·(H/A)) with D = H/A
+        shown = {s: e if e.is_Atom else sp.UnevaluatedExpr(e) for s, e in replaced.items()}
+        written = _written([sp.expand(sp.sympify(n)).xreplace(shown) for _, n in block.params])
+        return Block(block.name, params=params, repeat=put(block.repeat), written=written,
                      shape=tuple(put(d) for d in block.shape), trainable=block.trainable, tied_to=block.tied_to,
                      ref=block.ref, title=block.title, used=block.used, kind=block.kind)
     return Block(block.name, children=tuple(_per_head(c, replaced) for c in block.children), repeat=put(block.repeat),
@@ -147,7 +153,7 @@ def _per_head(block: Block, replaced: dict) -> Block:
 def _written(sizes: list[sp.Expr]) -> sp.Expr:
     """A leaf's parameters as written: per head where every one of them is a multiple of the same head count
     (``A·(H·(H/A) + H/A)``), with each head's width ``(H/A)`` kept."""
-    terms = [_exact(sp.expand(n), written=True) for n in sizes]
+    terms = [_exact(t, written=True) for n in sizes for t in sp.Add.make_args(sp.expand(n))]
     for heads in (A, G):
         if terms and all(t.is_Mul and heads in t.args for t in terms):
             return product_as_written(heads, sum_as_written(*(sp.Mul(*(a for a in t.args if a != heads))

@@ -364,12 +364,16 @@ def _admissible(values, constraints, a0=None) -> list[int] | None:
     too large a factor) to list them in a moment, and so no witness is given.
 
     The candidates are the divisors of H (every head count a family with
-    ``A | H`` admits) and, for families whose heads have their own width
-    (T5), also ``a0`` and ``2·a0``.  The answer depends only on the values of
-    H and of the constraints' symbols, so presets share it.
+    ``A | H`` admits; where H is not a symbol of the model, of what a
+    constraint divides by A, RoFormer's E) and, for families whose heads have
+    their own width (T5), also ``a0`` and ``2·a0``.  The answer depends only on
+    the values of H and of the constraints' symbols, so presets share it.
     """
     if H not in values:
-        return []
+        divided = [n for n, d in (sp.fraction(c.expr) for c in constraints) if d == A and n in values]
+        if not divided:
+            return []
+        values = {**values, H: values[divided[0]]}
     exprs = tuple(c.expr for c in constraints)
     given = tuple((s, values.get(s)) for s in _constraint_symbols(exprs))
     found = _admissible_cached(tuple(constraints), given, a0)

@@ -159,7 +159,7 @@ def _doc(d: Derivation, lang: str) -> dict:
     biggest = max(d.sections, key=lambda s: s.contribution)
     return {
         "name": d.name, "family": d.family, "family_title": d.family_title.get(lang, d.family),
-        "inferred": d.inferred, "floors": d.floors,
+        "inferred": d.inferred, "floors": d.floors, "target": d.target,
         "preset": d.preset or "", "preset_title": (d.preset_title or {}).get(lang, ""),
         "changes": [{"key": k, "before": b, "after": a} for k, b, a in d.changes],
         "head": d.head or "",
@@ -206,6 +206,7 @@ def _proof(p, lang: str) -> dict:
     return {
         "invariant": p.invariant, "has_heads": p.has_heads,
         "terms": [titled(term) for term in p.terms], "collected": p.collected, "own_width": p.own_width,
+        "premise": p.premise, "premise_also": p.premise_also, "heads_fitted": p.heads_fitted,
         "thumb": thumb, "thumb_status": p.thumb_status,
         "per_head": [{"lhs": lhs, "rhs": rhs, "paths": list(paths)} for lhs, rhs, paths in p.per_head],
         "written": p.written, "closed": p.closed, "derivative": p.derivative, "dependence": p.dependence or "",

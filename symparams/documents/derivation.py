@@ -37,7 +37,6 @@ import sympy as sp
 from ..analysis.explain import OPTIONAL as LEFT_OUT
 from ..core.algebra import closed_form
 from ..core.blocks import Block
-from ..core.compute import declares_attention
 from ..core.errors import SymparamsError
 from ..core.formatting import ratio
 from ..core.model import Model
@@ -45,6 +44,7 @@ from ..core.symbols import SYMBOLS
 from ..core.values import parse_value
 from ..families.presets import all_presets
 from .articles import notes_for, related_for
+from .commands import suggested
 from .costs_view import CostsView, costs_view
 from .formulas import latex, latex_numbers, math_count
 from .items import Builder, Item, SummaryRow
@@ -98,6 +98,8 @@ class Derivation:
     inferred: bool = False
     #: the closed form holds a whole-number division (a floor: an inferred head width ⌊H/A⌋)
     floors: bool = False
+    #: how the commands a document suggests name the model ("": by --config and its config.json)
+    target: str = ""
 
     @property
     def items(self):
@@ -121,9 +123,10 @@ def _published(m: Model, preset) -> dict | None:
             "adding": tuple(d for d in ledger.departures if d not in LEFT_OUT)}
 
 
-def rules_of(tree: Block) -> tuple[str, ...]:
+def rules_of(tree: Block, inferred: bool = False) -> tuple[str, ...]:
     """The counting rules ``tree`` needs: its linear layers' (with biases, some, none), embeddings', norms'
-    (with a shift: LayerNorm; a scale only: RMSNorm), and the shape convention."""
+    (with a shift: LayerNorm; a scale only: RMSNorm), and the shape convention; an ``inferred`` tree's other
+    tensors are whatever transformers holds (experts, bare parameters, GPT-2's Conv1D), shown as stored."""
     leaves = [block for _, block, _ in tree.walk() if block.is_leaf]
     linear = [block for block in leaves if block.kind == "linear"]
     biased = sum(any(name == "bias" for name, _ in block.params) for block in linear)
@@ -137,7 +140,7 @@ def rules_of(tree: Block) -> tuple[str, ...]:
     rules += [rule for size, rule in ((2, "rule_layer_norm"), (1, "rule_rms_norm")) if size in norms]
     rules.append("rule_shapes")
     if any(block.kind == "tensor" for block in leaves):  # experts' fused tensors, shown as stored
-        rules.append("rule_tensors")
+        rules.append("rule_stored" if inferred else "rule_tensors")
     return tuple(rules)
 
 
@@ -207,13 +210,13 @@ def _outline(sections, notes, costs: bool = True) -> tuple[dict, ...]:
 
 
 class _ByValue:
-    """A model compared by what it is (name, family, head, values, switches): the key :func:`derive`
-    caches on, so equal models share their derivation."""
+    """A model compared by what it is (name, family, head, values, switches, the sizes its config left to
+    transformers): the key :func:`derive` caches on, so equal models share their derivation."""
 
     def __init__(self, m: Model):
         self.m = m
         self.key = (m.name, m.family.name, m.head, tuple(sorted((s.name, v) for s, v in m.values.items())),
-                    tuple(sorted((k, str(v)) for k, v in m.switches.items())))
+                    tuple(sorted((k, str(v)) for k, v in m.switches.items())), m.family.follows)
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -234,6 +237,7 @@ def derive(m: Model) -> Derivation:
 @lru_cache(maxsize=16)  # a document is rendered in two formats and two languages
 def _derive(key: _ByValue) -> Derivation:
     m = key.m
+    commands = suggested(m)
     b = Builder(m, m.count)
     sections = b.sections()
     preset, changes = _preset_of(m)
@@ -250,9 +254,10 @@ def _derive(key: _ByValue) -> Derivation:
         closed_form=closed,
         closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
         proof=proof_view(m), notes=notes, related=related_for(m), largest=largest,
-        outline=_outline(sections, notes, declares_attention(m.tree)), active=m.active, active_share=m.active_share,
+        outline=_outline(sections, notes, commands.costs), active=m.active, active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
         inferred=m.family.inferred, floors=has_floor(closed),
-        costs=costs_view(m) if declares_attention(m.tree) else None, rules=rules_of(m.tree),
+        costs=costs_view(m) if commands.costs else None, rules=rules_of(m.tree, m.family.inferred),
+        target=commands.target,
         published=_published(m, preset) if not changes else None,
         **_with_lm_head(m))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..core.model import Model
-from ..core.symbols import SYMBOLS, A
+from ..core.symbols import A, D
 from .formulas import latex
 from .walk import splits_into_heads
 
@@ -41,6 +41,12 @@ class ProofView:
     #: N ≈ 12·L·H² + (V+P+S)·H: {"formula", "value", "total", "share"}; "applies", "other" or "" (no values)
     thumb: dict | None = None
     thumb_status: str = ""
+    #: the catalog key of the premise's lead (``premise``, ``premise_own_width``, ``premise_inferred``; "": none),
+    #: and whether admissibility conditions follow a lead that states none
+    premise: str = ""
+    premise_also: bool = False
+    #: an inferred formula without A although the fit moved the head count: the count does not depend on it
+    heads_fitted: bool = False
 
 
 def proof_view(m: Model) -> ProofView:
@@ -62,10 +68,6 @@ def proof_view(m: Model) -> ProofView:
     totals = tuple(sorted(set(p.witness.values())))
     witness = tuple((a, p.witness[a]) for a in heads)  # each head count beside its own total
     fixed = p.fixed_ratio
-    if fixed is not None and fixed.derivative.has(sp.Derivative):
-        # a floor of A (a head width H // A): whether N moves with A at a fixed ratio is a question of which
-        # A divide H, which a derivative cannot answer; the counterexample above stands alone
-        fixed = None
     if fixed is not None:
         fixed = {"held": r",\; ".join(f"{h.quantity_latex} = {sp.latex(h.name)}" for h in fixed.held),
                  "substitution": r",\; ".join(f"{sp.latex(h.symbol)} = {latex(h.substitution)}"
@@ -76,6 +78,12 @@ def proof_view(m: Model) -> ProofView:
                  "value": r",\; ".join(f"{sp.latex(k)} = {sp.latex(v)}" for k, v in fixed.values.items()),
                  "remaining": tuple(_remaining_term(t, held) for t, held in fixed.remaining)}
     thumb = p.rule_of_thumb
+    own_width = D in p.written.free_symbols
+    # an inferred formula is read under conditions of its own (A | H, the sizes that follow A); a hand-written
+    # family's premise is multi-head attention's, or heads of a width D of their own
+    premise = "premise_inferred" if m.family.inferred and p.conditions else "premise_own_width" if own_width \
+        else "premise" if p.conditions else ""
+    premise_also = premise == "premise_own_width" and bool(p.conditions)
     return ProofView(
         invariant=bool(p.invariant), per_head=tuple(per_head), written=written, closed=closed,
         derivative=derivative, dependence=dependence,
@@ -86,7 +94,8 @@ def proof_view(m: Model) -> ProofView:
         counterexample_values=tuple((sp.latex(k), sp.latex(v)) for k, v in p.counterexample_values.items()),
         fixed_ratio=fixed, terms=tuple(_head_term(t) for t in p.terms),
         collected=latex(p.collected, written=True) if p.terms else "",
-        own_width=SYMBOLS["D"].symbol in m.symbols, family=m.family.name,
+        own_width=own_width, family=m.family.name, premise=premise, premise_also=premise_also,
+        heads_fitted=A not in m.symbols and _heads_fitted(m),
         thumb=None if thumb is None else {"formula": latex(thumb.formula, written=True), "value": thumb.value,
                                           "total": thumb.total, "share": thumb.share},
         thumb_status="" if m.free else "applies" if thumb is not None else "other")
@@ -100,9 +109,18 @@ def has_floor(expr: sp.Expr) -> bool:
 
 
 def _derivative(expr: sp.Expr) -> str:
-    """∂N/∂A in LaTeX; empty when the count holds a floor of A (a whole-number division has no derivative worth
-    showing: the counterexample then makes the case)."""
-    return "" if expr.has(sp.Derivative) else latex(expr)
+    """∂N/∂A in LaTeX (the proof refuses a count whose derivative it cannot evaluate)."""
+    return latex(expr)
+
+
+def _heads_fitted(m: Model) -> bool:
+    """Whether ``m`` is inferred from builds whose fit moved the head count (the count then holds no A because
+    no parameter changed with it)."""
+    if not m.family.inferred:
+        return False
+    from ..families.inferred_data import entries
+
+    return any("A" in entry.get("symbols", {}).values() for entry in (entries(m.family.name) or {}).values())
 
 
 #: a size symbol or a ratio of two in a side condition's text (``A``, ``2A``, ``H/A``), not inside a word
