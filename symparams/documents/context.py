@@ -100,7 +100,10 @@ def _item_lang(base, i, d, lang: str) -> dict:
     head, repeated, body, children = base
     title, about = _title(i.keys, i.names, d.family, lang)
     unit = _title((i.unit,), i.names[-1:], d.family, lang)[0] if i.unit else ""
-    return {**head, "title": title, "about": "" if repeated else about, "unit": unit, **body,
+    # the titles are mini-markup themselves (a module's name in code): put in before the text is rendered
+    subtotal = prose_text(catalog(lang)["item"]["subtotal_repeated" if body["total_chain"] else "subtotal"],
+                          title=title, unit=unit)
+    return {**head, "title": title, "about": "" if repeated else about, "unit": unit, **body, "subtotal": subtotal,
             "children": [_item_lang(b, c, d, lang) for b, c in zip(children, i.children)]}
 
 
