@@ -2,6 +2,7 @@
 
     nice -n 19 python scripts/infer_formulas.py --jobs 2             # every text type, two processes
     nice -n 19 python scripts/infer_formulas.py --only llama t5      # update some entries of the existing file
+    nice -n 19 python scripts/infer_formulas.py --order-only         # only the parameters' order, one build a class
     python scripts/infer_formulas.py --budget 3000 --first gpt2,bert # stop starting types after 50 min
 
 A text model type is one transformers maps to a causal-lm, masked-lm or
@@ -17,7 +18,10 @@ without eval by :func:`symparams.analysis.inference.decode_value`), the
 validity conditions and the verification record.  It is sorted and has no
 timings, so two runs with one transformers version write the same bytes;
 timings go to the table only.  Each class gets :data:`SECONDS` before it is
-abandoned as "timed out".
+abandoned as "timed out".  Each exact class also keeps the order transformers
+registers its parameters in and which are linear layers' weights (see
+:mod:`symparams.analysis.inference.order`); ``--order-only`` adds that to the
+existing file from one default build per class, the formulas untouched.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from symparams.analysis.inference import infer  # noqa: E402
+from symparams.analysis.inference.order import with_layout  # noqa: E402
 from symparams.analysis.inference.probing import attribute, configure, libraries  # noqa: E402
 from symparams.families.config import flattened  # noqa: E402
 from symparams.families.inferred_tree import TOP_K_FIELDS  # noqa: E402
@@ -77,6 +82,7 @@ def run_one(model_type: str, cls: str) -> tuple[dict, float]:
     start = time.perf_counter()
     try:
         entry = stored(infer(model_type, cls, verify_configurations=VERIFY, seed=SEED).to_dict())
+        entry = with_layout(with_defaults(entry))
     except _TimedOut:
         entry = _failed(model_type, cls, f"timed out after {SECONDS} s")
     except Exception as exc:  # an error inside transformers that the engine did not expect: recorded, not fatal
@@ -275,15 +281,21 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              f"- not reached in this run (time budget): {len(not_reached)}", "",
              "`count --config` counts a config.json of a type no hand-written family reads with these formulas "
              "(the trainable count too, and for a mixture of experts the active count, from the config's top-k); "
-             "`formula`, `prove`, `solve`, `sweep` and `derive` (a generic document: modules by path, shapes, "
-             "closed form, head-count proof) work on them. A multimodal type's sub-config fields are written "
+             "`formula`, `prove`, `solve`, `sweep` and `derive` work on them. `prove` reads a formula under a "
+             "premise: every whole-number division by A exact (A | H, so ⌊H/A⌋ = H/A), a size transformers computes "
+             "from A when the config leaves it out moving with A (G = A without `num_key_value_heads`), G | A where "
+             "the config gives G; it then holds G/A or A·D as for a hand-written family. `derive` writes a generic "
+             "document: modules in the order transformers registers them, a linear layer's weight [in, out], the "
+             "closed form, the head-count proof, and only the commands that work for the type. "
+             "A multimodal type's sub-config fields are written "
              "with dots (`text_config.hidden_size`; the language model's take the standard symbols), a stack of "
              "layers of several kinds is fitted kind by kind (`layers.*1`, `layers.*2`, in layer order). "
              "A config outside a formula's conditions (a value held in the fit, a key it needs unset, a relation "
              "between fields, a size key it was not fitted over) is refused in one line, never counted wrong; "
              "with torch and transformers installed, `count` counts it by one meta-device build instead and says "
              "so. Regenerate with `nice -n 19 python scripts/infer_formulas.py --jobs 2` (`--only TYPE ...` for some "
-             "types).", "",
+             "types; `--order-only` only records each class's parameter order and linear layers, from one default "
+             "build per class).", "",
              "Verified: fresh random configurations whose real meta-device count equals the formula "
              "(the default config is checked too). Held: size fields that could not move in the fit, so the "
              "formula holds at that value only. A formula of its own: a field held at 0 or 1 whose larger "
@@ -370,6 +382,35 @@ def results(jobs: list[tuple[str, str]], workers: int, budget: float):
                 return
 
 
+def _laid_out(key: tuple[str, str]) -> tuple[tuple[str, str], dict]:
+    """One class of the existing file with its layout, in a worker process."""
+    return key, with_layout(_loaded()[key])
+
+
+@functools.lru_cache(maxsize=1)
+def _loaded() -> dict:
+    return _load()
+
+
+def order_only(only: list[str] | None, workers: int) -> int:
+    """Add each exact class's layout (registration order, linear weights) to the existing data file: one default
+    meta build per class (two with flags), no inference; the formulas are left as they are."""
+    _, transformers = libraries()
+    entries = _load()
+    keys = [k for k in sorted(entries) if entries[k]["exact"] and (not only or k[0] in only)]
+    if workers > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(workers, initializer=libraries, maxtasksperchild=40) as pool:
+            laid = dict(pool.imap_unordered(_laid_out, keys))
+    else:
+        laid = dict(map(_laid_out, keys))
+    entries.update(laid)
+    DATA.write_text(serialise(transformers.__version__, entries))
+    print(f"{len(laid)} classes laid out", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", metavar="TYPE", help="update these types' entries in the existing file")
@@ -377,7 +418,11 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=float, default=float("inf"), help="seconds after which no type starts")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (the classes run longest first)")
     parser.add_argument("--note", default="", help="a sentence for the table's header (e.g. why a run was cut)")
+    parser.add_argument("--order-only", action="store_true",
+                        help="only add the parameters' registration order to the existing file (no inference)")
     args = parser.parse_args(argv)
+    if args.order_only:
+        return order_only(args.only, args.jobs)
     _, transformers = libraries()
     todo = text_types()
     if args.only:

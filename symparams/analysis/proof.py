@@ -74,7 +74,7 @@ With the heads' total width A·D = W held fixed, only the bias tables still hold
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -84,11 +84,14 @@ import sympy as sp
 from ..core.algebra import closed_form, small_divisors
 from ..core.blocks import product_as_written, sum_as_written, tree_fact
 from ..core.display import Displayable, presentation
+from ..core.errors import SymparamsError
 from ..core.family import HEAD_DIM
 from ..core.formatting import json_number
-from ..core.symbols import A, D, G, H, L, L_d, L_f
+from ..core.symbols import A, D, G, H
 from ..core.values import parse_value
 from ..families.presets import all_presets
+from .premise import premised
+from .thumb import RuleOfThumb, rule_of_thumb
 
 #: the ratio G/A held fixed when the prover re-derives a grouped-query model
 RHO = sp.Symbol("rho", positive=True, rational=True)
@@ -202,28 +205,6 @@ class HeadTerm:
     def to_dict(self) -> dict[str, Any]:
         return {"written": sp.sstr(self.written), "collapsed": sp.sstr(self.collapsed),
                 "copies": sp.sstr(self.copies), "cancels": self.cancels, "components": list(self.paths)}
-
-
-@dataclass(frozen=True)
-class RuleOfThumb:
-    """The estimate ``N ≈ 12·L·H² + (V+P+S)·H``: the weight matrices of the L layers (four H×H attention
-    projections, two H×4H feed-forward matrices) and the embedding tables, nothing else.
-
-    ``formula`` is written as the estimate is usually quoted, ``value`` is it at the model's values and
-    ``total`` the exact count; ``share`` = value / total, exactly.
-    """
-
-    formula: sp.Expr
-    value: int
-    total: int
-
-    @property
-    def share(self) -> sp.Rational:
-        return sp.Rational(self.value, self.total)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"formula": sp.sstr(self.formula), "formula_latex": sp.latex(self.formula, order="none"),
-                "value": self.value, "total": self.total, "share": sp.sstr(self.share)}
 
 
 @dataclass(frozen=True)
@@ -378,59 +359,21 @@ def _collected(expr: sp.Expr) -> sp.Expr:
     return sum_as_written(*(product_as_written(counts[key], a) for key, a in order))
 
 
-#: layer counts of a second stack (decoder, dense layers before the experts): 12·L·H² does not describe them
-_OTHER_STACKS = (L_d, L_f)
-#: what one layer of the rule of thumb holds: 4·H² of attention, 2·4·H² of feed-forward
-_THUMB_LAYER = 12
-
-
-def rule_of_thumb(m) -> RuleOfThumb | None:
-    """``N ≈ 12·L·H² + (V+P+S)·H`` for ``m``, or None where the estimate does not describe the model.
-
-    It is meant for one stack of L layers whose weight matrices hold 12·H² (a 4·H² attention and a
-    feed-forward of ratio 4, 2·(2 + r)·H² with r = 4): it applies when, at the model's values, N has
-    exactly 12·L·H² and no second stack.  The embedding tables are the model's own (``(V+P+S)·H`` for
-    BERT, ``(V+P)·H`` for GPT-2).  Needs every value.
-
-    >>> from symparams import model
-    >>> sp.sstr(rule_of_thumb(model("gpt2")).formula, order="none")
-    '12*L*H**2 + (V + P)*H'
-    >>> rule_of_thumb(model("llama-2-7b")) is None  # a gated feed-forward of width F = 11008: not 12·H²
-    True
-    """
-    if m.free or H not in m.symbols or L not in m.symbols or set(_OTHER_STACKS) & set(m.symbols):
-        return None
-    others = {s: v for s, v in m.values.items() if s not in (H, L)}
-    n = sp.expand(m.closed_form.xreplace(others))
-    if not n.is_polynomial(H, L) or sp.Poly(n, H, L).coeff_monomial(H**2 * L) != _THUMB_LAYER:
-        return None
-    formula = sum_as_written(product_as_written(_THUMB_LAYER, L, H**2), *_tables(m.tree))
-    return RuleOfThumb(formula, int(sp.expand(formula.doit()).xreplace(m.values)), m.count)
-
-
-def _tables(tree) -> list[sp.Expr]:
-    """The tables that embed tokens, positions and segments, written as the articles write them:
-    ``(V + P + S)·H`` (a relative bias table, one column per head, is no such table)."""
-    rows: dict[sp.Expr, list] = {}
-    for _, block, copies in tree.walk():
-        if block.is_leaf and block.kind == "embedding" and block.tied_to is None and copies == 1:
-            num, dim = block.shape
-            if A not in dim.free_symbols:
-                rows.setdefault(dim, []).append(num)
-    return [product_as_written(sum_as_written(*nums), dim) for dim, nums in rows.items()]
-
-
 def _admissible(values, constraints, a0=None) -> list[int] | None:
     """Head counts that satisfy every constraint at ``values``; None when H has too many divisors (or
     too large a factor) to list them in a moment, and so no witness is given.
 
     The candidates are the divisors of H (every head count a family with
-    ``A | H`` admits) and, for families whose heads have their own width
-    (T5), also ``a0`` and ``2·a0``.  The answer depends only on the values of
-    H and of the constraints' symbols, so presets share it.
+    ``A | H`` admits; where H is not a symbol of the model, of what a
+    constraint divides by A, RoFormer's E) and, for families whose heads have
+    their own width (T5), also ``a0`` and ``2·a0``.  The answer depends only on
+    the values of H and of the constraints' symbols, so presets share it.
     """
     if H not in values:
-        return []
+        divided = [n for n, d in (sp.fraction(c.expr) for c in constraints) if d == A and n in values]
+        if not divided:
+            return []
+        values = {**values, H: values[divided[0]]}
     exprs = tuple(c.expr for c in constraints)
     given = tuple((s, values.get(s)) for s in _constraint_symbols(exprs))
     found = _admissible_cached(tuple(constraints), given, a0)
@@ -555,7 +498,18 @@ def _symbolic(tree) -> tuple[sp.Expr, sp.Expr, tuple[HeadTerm, ...], sp.Expr]:
 
 
 def prove(m) -> "Proof":
-    """Prove (or refute) that ``m``'s count does not depend on ``A``."""
+    """Prove (or refute) that ``m``'s count does not depend on ``A``; an inferred formula under its premise
+    (:mod:`.premise`: A | H, the sizes transformers computes from A moving with it)."""
+    premise = premised(m)
+    if premise is None:
+        return _proved(m)
+    p = _proved(premise.model)
+    if p.derivative.has(sp.Derivative) or p.fixed_ratio is not None and p.fixed_ratio.derivative.has(sp.Derivative):
+        raise SymparamsError(f"{m.name}: the count holds a division by A that the proof cannot make exact")
+    return replace(p, conditions=tuple(Condition(*c) for c in premise.conditions) + p.conditions)
+
+
+def _proved(m) -> "Proof":
     tree = m.tree
     written, derivative, terms, collected = _symbolic(tree)
     closed = m.closed_form

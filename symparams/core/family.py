@@ -55,6 +55,16 @@ class Constraint:
     condition: tuple[str, str, str] | None = None
 
 
+@dataclass(frozen=True)
+class Follows:
+    """A size the source leaves out and transformers computes from others, ``symbol = expr``: a config.json
+    without ``num_key_value_heads`` has G = A.  ``field`` is the config's name for it."""
+
+    symbol: sp.Symbol
+    expr: sp.Expr
+    field: str
+
+
 #: The usual head-count constraint: H/A (the head dimension) is whole.
 HEAD_DIM = Constraint(
     H / A, "H={H} is not divisible by A={A} (the head dimension H/A must be a whole number)",
@@ -89,6 +99,8 @@ class Family:
     from_config: Callable[[Any], tuple[dict, dict]] | None = None
     #: built from formulas inferred from transformers' builds, not written by hand: no article tells its story
     inferred: bool = False
+    #: the sizes its source leaves for transformers to compute from others (what the head-count proof reasons with)
+    follows: tuple[Follows, ...] = ()
 
     def switch(self, name: str) -> Switch:
         for sw in self.switches:

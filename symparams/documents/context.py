@@ -100,7 +100,10 @@ def _item_lang(base, i, d, lang: str) -> dict:
     head, repeated, body, children = base
     title, about = _title(i.keys, i.names, d.family, lang)
     unit = _title((i.unit,), i.names[-1:], d.family, lang)[0] if i.unit else ""
-    return {**head, "title": title, "about": "" if repeated else about, "unit": unit, **body,
+    # the titles are mini-markup themselves (a module's name in code): put in before the text is rendered
+    subtotal = prose_text(catalog(lang)["item"]["subtotal_repeated" if body["total_chain"] else "subtotal"],
+                          title=title, unit=unit)
+    return {**head, "title": title, "about": "" if repeated else about, "unit": unit, **body, "subtotal": subtotal,
             "children": [_item_lang(b, c, d, lang) for b, c in zip(children, i.children)]}
 
 
@@ -159,7 +162,7 @@ def _doc(d: Derivation, lang: str) -> dict:
     biggest = max(d.sections, key=lambda s: s.contribution)
     return {
         "name": d.name, "family": d.family, "family_title": d.family_title.get(lang, d.family),
-        "inferred": d.inferred, "floors": d.floors,
+        "inferred": d.inferred, "floors": d.floors, "target": d.target,
         "preset": d.preset or "", "preset_title": (d.preset_title or {}).get(lang, ""),
         "changes": [{"key": k, "before": b, "after": a} for k, b, a in d.changes],
         "head": d.head or "",
@@ -206,6 +209,7 @@ def _proof(p, lang: str) -> dict:
     return {
         "invariant": p.invariant, "has_heads": p.has_heads,
         "terms": [titled(term) for term in p.terms], "collected": p.collected, "own_width": p.own_width,
+        "premise": p.premise, "premise_also": p.premise_also, "heads_fitted": p.heads_fitted,
         "thumb": thumb, "thumb_status": p.thumb_status,
         "per_head": [{"lhs": lhs, "rhs": rhs, "paths": list(paths)} for lhs, rhs, paths in p.per_head],
         "written": p.written, "closed": p.closed, "derivative": p.derivative, "dependence": p.dependence or "",

@@ -368,11 +368,8 @@ def _proof_words(d, proof, t: dict, lang: str) -> dict:
     verdict (∎ where every term loses A) and the formal check."""
     h = t["heads"]
     text = 1 if lang == "en" else 2  # a condition is (LaTeX, English, Chinese)
-    if d.proof.own_width:
-        premise = prose_html(h["premise_own_width"]) + (t["sp"] + prose_html(h["premise_also"])
-                                                          if d.proof.conditions else "")
-    else:
-        premise = prose_html(h["premise"]) if d.proof.conditions else ""
+    premise = prose_html(h[d.proof.premise]) + (t["sp"] + prose_html(h["premise_also"])
+                                                  if d.proof.premise_also else "") if d.proof.premise else ""
     if proof.invariant:
         verdict, closing = prose_html(h["cancel_all"]) + " " + h["qed"], prose_html(h["invariant"], model=d.name)
     else:

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import sympy as sp
 
 from ..core.errors import SymparamsError
-from ..core.family import Constraint, Family, Switch
+from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, symbol_of, version)
@@ -227,7 +227,7 @@ def _holds(kind: str, a: int, b: int) -> bool:
 
 def _constraints(entry: dict, reading: Reading) -> tuple[Constraint, ...]:
     """The relations between standard symbols, checked again when a value is changed (``--set``)."""
-    scope = {name: (sp.Integer(reading.numbers[name]) if name in reading.numbers else symbol_of(f, name))
+    scope = {name: (sp.sympify(reading.numbers[name]) if name in reading.numbers else symbol_of(f, name))
              for f, name in entry["symbols"].items()}
     out = []
     for text in entry.get("conditions", {}).get("relations", ()):
@@ -282,12 +282,16 @@ def in_branch(entry: dict, key: tuple) -> dict:
 
 @lru_cache(maxsize=64)
 def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, heads: tuple,
-           branch: tuple = ()) -> Family:
+           branch: tuple = (), left_out: tuple = ()) -> Family:
     """The family of ``model_type`` with its own fields at ``numbers``; ``heads``: the LM classes (exact, and
-    whose conditions the config meets); ``branch``: which of their formulas (:func:`branch_of`)."""
+    whose conditions the config meets); ``branch``: which of their formulas (:func:`branch_of`); ``left_out``: the
+    fields transformers computes from others (:func:`left_out`).  A field of the type's own that follows others
+    is written as it follows them (XLNet's ``d_head`` is H/A), so that it moves with them."""
     known = entries(model_type)
     switches = tuple(Switch(name, value, en=f"config field {name}") for name, value in flag_defaults)
     put_in = dict(numbers)
+    follows = _follows(in_branch(known[cls], branch), put_in, left_out)
+    put_in.update({str(f.symbol): f.expr for f in follows if str(f.symbol) not in SYMBOLS})
 
     def build(switch_values, head):
         entry = in_branch(known[class_of(model_type, head, model_type)], branch)
@@ -299,7 +303,49 @@ def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, head
     entry = in_branch(known[cls], branch)
     constraints = _constraints(entry, Reading({}, put_in, {})) + _at_least_zero(entry, put_in)
     return Family(model_type, {"en": f"{model_type}, inferred", "zh": f"{model_type}（推断）"}, build,
-                  switches=switches, heads=heads, constraints=constraints, inferred=True)
+                  switches=switches, heads=heads, constraints=constraints, inferred=True, follows=follows)
+
+
+def _follows(entry: dict, numbers: Mapping[str, int], left_out: tuple) -> tuple[Follows, ...]:
+    """Each field of ``left_out`` as transformers computes it, in the symbols (the type's own fields at
+    ``numbers``)."""
+    scope = {f: (sp.Integer(numbers[name]) if name in numbers else symbol_of(f, name))
+             for f, name in entry["symbols"].items()}
+    out = []
+    for f in left_out:
+        try:
+            expr = sp.expand(formula(entry["follows"][f], scope))
+        except SymparamsError:  # it follows a field the formula does not hold
+            continue
+        if expr.free_symbols:
+            out.append(Follows(symbol_of(f, entry["symbols"][f]), expr, f))
+    return tuple(out)
+
+
+def left_out(entry: dict, reader, overrides: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The size fields a config.json leaves out that transformers computes from others (``follows``), where
+    neither they nor the fields they follow are given another value (``--set``)."""
+    reader = _unaliased(reader, entry.get("aliases", {}), reader.source)
+    given = set(overrides or {})
+    out = []
+    for f, rule in sorted(entry.get("follows", {}).items()):
+        if rule is None or f not in entry["symbols"] or reader.has(f):
+            continue
+        if not {entry["symbols"].get(name) for name in {f, *_fields_of(rule)}} & given:
+            out.append(f)
+    return tuple(out)
+
+
+def _fields_of(encoded) -> set[str]:
+    """The field names a formula of the data is written in."""
+    if isinstance(encoded, str):
+        return {encoded}
+    names: set[str] = set()
+    for _, powers, floors in encoded if isinstance(encoded, list) else ():
+        names.update(name for name, _ in powers)
+        for top, bottom, *_ in floors:
+            names.update(n for n in (top if isinstance(top, list) else [top]) + [bottom] if isinstance(n, str))
+    return names
 
 
 def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str, Any] | None, source: str):
@@ -313,7 +359,8 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
     reading = read_config(entry, ConfigReader(config, source, head), source)
     flag_defaults = _flag_defaults(model_type, reading.flags, config)
     heads = _heads_met(model_type, ConfigReader(config, source, head), source, branch)
-    fam = family(model_type, cls, tuple(sorted(reading.numbers.items())), flag_defaults, heads, branch)
+    fam = family(model_type, cls, tuple(sorted(reading.numbers.items())), flag_defaults, heads, branch,
+                 left_out(entry, ConfigReader(config, source, head), overrides))
     given_values, given_switches = fam.split(overrides or {}, model_type)
     verified = entry["verification"]["exact"]
     note = f"inferred from transformers {version()} meta-device builds, verified on {verified} configurations"

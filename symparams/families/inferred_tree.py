@@ -1,5 +1,10 @@
 """The Block tree of an inferred class: its parameters grouped by module path, repeated modules as repeats.
 
+Modules come in the order transformers registers them (the order the model
+computes them), as the entry's ``order`` records it, and a linear layer's
+weight, which PyTorch stores ``[out, in]``, takes the shape the documents
+write, ``[in, out]``; no other tensor is turned round (the entry's
+``modules`` say which are linear layers and embedding tables).
 A repeated module (``layers.*``) repeats as many times as its parameters'
 common count says.  Fields that mean a symparams symbol (``hidden_size`` is H)
 stay symbols, with the config's values; the type's own fields (and any field
@@ -15,7 +20,7 @@ switches.
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import sympy as sp
 
@@ -24,24 +29,46 @@ from .inferred_data import OutsideConditions, formula, symbol_of
 
 def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -> Block:
     """The Block tree of one inferred class: symbols for the standard fields, ``numbers`` (symbol name → value)
-    and ``flags`` (field → value) put in."""
+    and ``flags`` (field → value) put in; modules in registration order.
+
+    >>> from symparams.families.inferred_data import entries
+    >>> tree = build_tree("olmo", entries("olmo")["base"], {}, {"attention_bias": False})
+    >>> [c.name for c in tree.find("layers").children], tree.find("layers.self_attn.k_proj").shape
+    (['self_attn', 'mlp'], (H, G*floor(H/A)))
+    """
     scope = _scope(entry, numbers, flags)
+    kinds = module_kinds(entry)
     leaves = []
-    for path, count, shape, *marks in entry["parameters"]:
+    for i in registration_order(entry):
+        path, count, shape, *marks = entry["parameters"][i]
         n = sp.expand(formula(count, scope))
         dims = tuple(sp.expand(formula(d, scope)) for d in shape)
         _refuse_negative(model_type, path, n, dims)
         if n != 0:
-            leaves.append((path.split("."), n, dims, "frozen" in marks))
+            known = kinds.get(i, "") if "modules" in entry else None
+            leaves.append(Leaf(path.split("."), n, dims, "frozen" in marks, known))
     root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
     return Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
 
 
+def registration_order(entry: dict) -> list[int]:
+    """The indices of the entry's parameters in the order transformers registers them (an entry written before
+    the order was recorded: as listed, by name)."""
+    return entry.get("order") or list(range(len(entry["parameters"])))
+
+
+def module_kinds(entry: dict) -> dict[int, str]:
+    """Parameter index → ``linear`` (an ``nn.Linear``'s weight) or ``embedding`` (an ``nn.Embedding``'s table),
+    as the entry records them from a build; empty for an entry that records none."""
+    return {i: kind for kind, indices in entry.get("modules", {}).items() for i in indices}
+
+
 def _scope(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, sp.Expr]:
-    """Each symbol name of ``entry``: its value where ``numbers`` has one, else its symbol; flags as 0/1."""
+    """Each symbol name of ``entry``: its value where ``numbers`` has one (a number, or what a field of the type's
+    own follows), else its symbol; flags as 0/1."""
     scope: dict[str, sp.Expr] = {}
     for field_name, name in entry["symbols"].items():
-        scope[name] = sp.Integer(numbers[name]) if name in numbers else symbol_of(field_name, name)
+        scope[name] = sp.sympify(numbers[name]) if name in numbers else symbol_of(field_name, name)
     for field_name, name in entry.get("flags", {}).items():
         scope[name] = sp.Integer(int(flags.get(field_name, False)))
     return scope
@@ -56,11 +83,13 @@ def _refuse_negative(where: str, path: str, count: sp.Expr, dims: tuple) -> None
                                     f"holds only where every count and dimension is at least 0")
 
 
-def tree_of_build(model_type: str, shapes: Mapping[str, list], frozen=frozenset(), top_k: int | None = None) -> Block:
-    """The Block tree of one real build: each normalised parameter name's shapes (one per instance), grouped by
-    module path as an inferred tree is, every size a number."""
-    leaves = [(path.split("."), sp.Integer(len(found)), tuple(sp.Integer(d) for d in found[0]), path in frozen)
-              for path, found in shapes.items()]
+def tree_of_build(model_type: str, shapes: Mapping[str, list], frozen=frozenset(), top_k: int | None = None,
+                  kinds: Mapping[str, str] | None = None) -> Block:
+    """The Block tree of one real build: each normalised parameter name's shapes (one per instance, in
+    registration order), grouped by module path as an inferred tree is, every size a number; ``kinds``: the
+    names that are a linear layer's weight or an embedding table."""
+    leaves = [Leaf(path.split("."), sp.Integer(len(found)), tuple(sp.Integer(d) for d in found[0]), path in frozen,
+                   None if kinds is None else kinds.get(path, "")) for path, found in shapes.items()]
     root = _module(model_type, leaves, top_k=top_k)
     return Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
 
@@ -77,64 +106,92 @@ def _routed(name: str) -> bool:
     return name.endswith("experts") and "shared" not in name
 
 
-def _experts(name: str, own_leaves: list, ref: str | None, top_k: int) -> Block | None:
+class Leaf(NamedTuple):
+    """One normalised parameter below a module: its path parts, instances, shape as stored, whether it trains, and
+    what module it is the weight of (``linear``, ``embedding``; ``""``: the build showed it is neither; None: no
+    build was asked)."""
+
+    parts: list
+    count: sp.Expr
+    shape: tuple
+    frozen: bool
+    kind: str | None = None
+
+    def below(self, count: sp.Expr | None = None) -> "Leaf":
+        """The same parameter one module down (``count`` instances of it there)."""
+        return self._replace(parts=self.parts[1:], count=self.count if count is None else count)
+
+
+def _experts(name: str, own_leaves: list[Leaf], ref: str | None, top_k: int) -> Block | None:
     """A module of routed experts stored as fused tensors (``gate_up_proj`` ``[N_e, 2F, H]``): one group
     repeated N_e times of which a token uses ``top_k``; None when its tensors do not share a first dimension."""
-    firsts = {shape[0] for _, _, shape, _ in own_leaves if len(shape) >= 2}
-    if len(firsts) != 1 or any(len(shape) < 2 for _, _, shape, _ in own_leaves):
+    firsts = {leaf.shape[0] for leaf in own_leaves if len(leaf.shape) >= 2}
+    if len(firsts) != 1 or any(len(leaf.shape) < 2 for leaf in own_leaves):
         return None
     experts = firsts.pop()
     if experts.is_Integer and experts < top_k:
         return None
-    own = tuple(Block(parts[0], params=(("", sp.expand(n * sp.Mul(*shape[1:]))),), shape=shape[1:], ref=parts[0],
-                      kind="tensor", trainable=not frozen) for parts, n, shape, frozen in own_leaves)
+    own = tuple(Block(leaf.parts[0], params=(("", sp.expand(leaf.count * sp.Mul(*leaf.shape[1:]))),),
+                      shape=leaf.shape[1:], ref=leaf.parts[0], kind="tensor", trainable=not leaf.frozen)
+                for leaf in own_leaves)
     return group(name, own, repeat=experts, used=top_k, ref=ref)
 
 
-def _module(name: str, leaves: list, ref: str | None = None, top_k: int | None = None) -> Block:
-    """The module ``name`` holding ``leaves`` (path parts below it, count, shape, frozen); ``*`` parts repeat.
+def _module(name: str, leaves: list[Leaf], ref: str | None = None, top_k: int | None = None) -> Block:
+    """The module ``name`` holding ``leaves``, its parts in the order the leaves come; ``*`` parts repeat.
     With ``top_k``, routed experts are copies of which a token uses ``top_k``."""
-    own_leaves = [leaf for leaf in leaves if len(leaf[0]) == 1]
+    own_leaves = [leaf for leaf in leaves if len(leaf.parts) == 1]
     if top_k is not None and _routed(name) and len(own_leaves) == len(leaves):
         fused = _experts(name, own_leaves, ref, top_k)
         if fused is not None:
             return fused
-    params = tuple((parts[0], n * sp.Mul(*shape)) for parts, n, shape, _ in own_leaves)
-    shapes = [shape for _, _, shape, _ in own_leaves]
     below: dict[str, list] = {}
-    for parts, n, shape, frozen in leaves:
-        if len(parts) > 1:
-            below.setdefault(parts[0], []).append((parts[1:], n, shape, frozen))
-    children = tuple(_child(part, inner, top_k) for part, inner in below.items())
-    if not children and not any(frozen for *_, frozen in own_leaves):
-        return Block(name, params=tuple((p, sp.expand(s)) for p, s in params), shape=shapes[0] if shapes else (),
-                     ref=ref, kind=_kind(name, shapes))
+    for leaf in leaves:
+        if len(leaf.parts) > 1:
+            below.setdefault(leaf.parts[0], []).append(leaf.below())
+    if not below and not any(leaf.frozen for leaf in own_leaves):
+        return Block(name, params=tuple((leaf.parts[0], sp.expand(leaf.count * sp.Mul(*leaf.shape)))
+                                        for leaf in own_leaves),
+                     shape=_shown_shape(own_leaves), ref=ref, kind=_kind(name, own_leaves))
     # a frozen parameter (a fixed sinusoidal table) is a block of its own: it counts, it does not train
-    own = tuple(Block(p, params=(("", sp.expand(s)),), shape=shape, ref=p, kind="tensor", trainable=not leaf[3])
-                for (p, s), shape, leaf in zip(params, shapes, own_leaves))
-    return group(name, own + children, ref=ref)
+    parts = {leaf.parts[0]: Block(leaf.parts[0], params=(("", sp.expand(leaf.count * sp.Mul(*leaf.shape))),),
+                                  shape=leaf.shape, ref=leaf.parts[0], kind="tensor", trainable=not leaf.frozen)
+             for leaf in own_leaves}
+    parts.update({part: _child(part, inner, top_k) for part, inner in below.items()})
+    return group(name, [parts[p] for p in dict.fromkeys(leaf.parts[0] for leaf in leaves)], ref=ref)
 
 
-def _child(part: str, leaves: list, top_k: int | None = None) -> Block:
+def _shown_shape(own_leaves: list[Leaf]) -> tuple:
+    """The shape a document shows for a module: its weight's (a linear layer's ``[in, out]``, turned round from
+    PyTorch's ``[out, in]``), else its first parameter's, as stored."""
+    if not own_leaves:
+        return ()
+    weight = next((leaf for leaf in own_leaves if leaf.parts[0] == "weight"), own_leaves[0])
+    return weight.shape[::-1] if weight.kind == "linear" and len(weight.shape) == 2 else weight.shape
+
+
+def _child(part: str, leaves: list[Leaf], top_k: int | None = None) -> Block:
     """A sub-module; ``layers`` followed by ``*`` is a repeated module whose copies are the common count (a
-    stack of several kinds, ``*1``, ``*2``, …, is one repeated module per kind)."""
-    labels = sorted({leaf[0][0] for leaf in leaves if leaf[0][0].startswith("*")})
+    stack of several kinds, ``*1``, ``*2``, …, is one repeated module per kind, in the order they come)."""
+    labels = list(dict.fromkeys(leaf.parts[0] for leaf in leaves if leaf.parts[0].startswith("*")))
     if not labels:
         return _module(part, leaves, top_k=top_k)
-    kinds = tuple(_repeated(part if len(labels) == 1 else f"{part}.{label}", part, label, leaves, top_k)
-                  for label in labels)
-    rest = [leaf for leaf in leaves if not leaf[0][0].startswith("*")]
+    kinds = {label: _repeated(part if len(labels) == 1 else f"{part}.{label}", part, label, leaves, top_k)
+             for label in labels}
+    rest = [leaf for leaf in leaves if not leaf.parts[0].startswith("*")]
     if not rest and len(kinds) == 1:
-        return kinds[0]
-    return group(part, ((_module(part, rest, ref=part, top_k=top_k),) if rest else ()) + kinds, ref="")
+        return kinds[labels[0]]
+    if rest:
+        kinds[rest[0].parts[0]] = _module(part, rest, ref=part, top_k=top_k)
+    first = dict.fromkeys(leaf.parts[0] if leaf.parts[0].startswith("*") else rest[0].parts[0] for leaf in leaves)
+    return group(part, [kinds[key] for key in first], ref="")
 
 
-def _repeated(name: str, part: str, label: str, leaves: list, top_k: int | None = None) -> Block:
+def _repeated(name: str, part: str, label: str, leaves: list[Leaf], top_k: int | None = None) -> Block:
     """The copies of one kind of a ModuleList's elements (``label`` is ``*`` or ``*k``)."""
-    repeated = [(parts[1:], n, shape, frozen) for parts, n, shape, frozen in leaves if parts[0] == label]
-    times = _common_count([n for _, n, _, _ in repeated])
-    inner = [(parts, sp.Integer(1) if n == times else sp.cancel(n / times), shape, frozen)
-             for parts, n, shape, frozen in repeated]
+    repeated = [leaf for leaf in leaves if leaf.parts[0] == label]
+    times = _common_count([leaf.count for leaf in repeated])
+    inner = [leaf.below(sp.Integer(1) if leaf.count == times else sp.cancel(leaf.count / times)) for leaf in repeated]
     copies = _module(name, inner, ref=f"{part}.{label}", top_k=top_k)
     repeat = sp.expand(times * copies.repeat)
     if top_k is not None and _routed(part) and not (repeat.is_Integer and repeat < top_k):
@@ -164,8 +221,15 @@ def _common_count(counts: list) -> sp.Expr:
         else sp.Integer(1)
 
 
-def _kind(name: str, shapes: list) -> str:
-    """What PyTorch module a leaf most likely is (FLOPs follow from it): a guess from its name and shapes."""
+def _kind(name: str, own_leaves: list[Leaf]) -> str:
+    """What PyTorch module a leaf is (FLOPs follow from it): a linear layer or an embedding as the build recorded
+    it, a norm where every parameter is a vector, else a tensor; where nothing was recorded, a guess from its
+    name and shapes."""
+    shapes = [leaf.shape for leaf in own_leaves]
+    recorded = [leaf.kind for leaf in own_leaves if leaf.kind is not None]
+    if recorded:
+        known = [kind for kind in recorded if kind]
+        return known[0] if known else "norm" if all(len(s) == 1 for s in shapes) else "tensor"
     if any(word in name for word in ("embed", "wte", "wpe", "shared")):
         return "embedding"
     if shapes and all(len(s) == 1 for s in shapes):

@@ -2,13 +2,17 @@
 
 OLMo-1B's inferred formula holds a whole-number division, the head width
 ⌊H/A⌋, and its tree declares no attention: the documents must say "closed
-form" (not "polynomial"), show no derivative of a floor, no FLOPs section and
-no article's story, and the live page must divide as transformers does.
+form" (not "polynomial"), prove under the premise A | H (no derivative of a
+floor), show no FLOPs section and no article's story, walk the modules in
+the order transformers registers them, write shapes [in, out], suggest only
+commands that work, and the live page must divide as transformers does.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 
 import pytest
 
@@ -40,7 +44,11 @@ def test_the_markdown_walks_the_module_paths_and_adds_up(olmo, lang):
 def test_the_english_markdown_says_only_what_holds_for_a_floor(olmo):
     text = render(olmo, format="md", lang="en")
     assert "closed form in the sizes" in text and "polynomial" not in text
-    assert "derivative" not in text  # ∂N/∂A of ⌊H/A⌋ would be a formal object, not a check
+    # the proof reads the formula under A | H: ⌊H/A⌋ = H/A, so ∂N/∂A is evaluated (G = 16 given, held)
+    heads = _section(text, 5)
+    assert "Derivative" not in heads and "lfloor" not in heads
+    assert r"$$\frac{\partial N}{\partial A} = - \frac{2 G H^{2} L}{A^{2}}$$" in heads
+    assert r"- $A \mid H$" in heads and r"- $G \mid A$" in heads
     assert "bert-parameter-count" not in text  # no article tells this model's story
     assert "FLOPs" not in text  # attention is not declared: costs would be undercounted, so none are shown
     # the counterexample: A = 32 with G = 16 kept, the K and V projections halve (hand arithmetic)
@@ -65,3 +73,48 @@ def test_the_live_page_divides_as_transformers(tmp_path):
     assert expected["total"] == by_hand
     assert dom.outputs["total"] == f"{by_hand:,}" == dom.outputs["live-total"]
     assert dom.warnings == ""
+
+
+def _section(text: str, number: int) -> str:
+    return text.split(f"\n## {number}. ")[1].split(f"\n## {number + 1}. ")[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_walk_is_the_order_transformers_computes_and_shapes_are_in_out(olmo, lang):
+    text = render(olmo, format="md", lang=lang)
+    computation = _section(text, 2)
+    # OlmoAttention registers q, k, v, o before the MLP's gate, up and down projections
+    order = [computation.index(f"`{name}`") for name in ("q_proj", "k_proj", "o_proj", "gate_proj", "down_proj")]
+    assert order == sorted(order)
+    # q_proj maps H = 2048 features to A·⌊H/A⌋ = 2048, k_proj to G·⌊H/A⌋; down_proj maps F = 8192 to H = 2048:
+    # [in, out], where transformers stores down_proj.weight as [2048, 8192]
+    assert r"$2 \times [H, G \left\lfloor{\frac{H}{A}}\right\rfloor] = 2 \times [2048, 2048]$" in computation
+    assert r"$[F, H] = [8192, 2048]$" in computation
+    # a module's name is code wherever it titles a step, "`mlp`, its parts added up" too (not an escaped \`mlp\`)
+    assert "\\`" not in computation and computation.count("`mlp`") >= 2
+
+
+def test_the_proof_text_is_true_for_olmo_without_key_value_heads(tmp_path):
+    """num_key_value_heads left out: transformers sets G = A, and the count is the same at every head count."""
+    config = {k: v for k, v in OLMO.items() if k != "num_key_value_heads"}
+    m = inferred_model(config, source="OLMo-1B-hf")
+    for lang, premise in (("en", "transformers sets $G$ = $A$"), ("zh", "transformers 便取 $G$ = $A$")):
+        heads = _section(render(m, format="md", lang=lang), 5)
+        assert premise in heads and "∎" in heads and "| 16 | 1,176,764,416 |" in heads
+    # every head count in the witness table is one transformers builds to the same total (checked against real
+    # builds in tests/analysis/test_proof_inferred.py); here: 16 heads is the config's own
+    assert m.count == 1_176_764_416
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_documents_suggest_only_commands_that_work(olmo, lang, tmp_path):
+    text = render(olmo, format="md", lang=lang)
+    commands = re.findall(r"`(symparams [^`]+)`", text)
+    assert commands, text[-400:]
+    assert not any(word in c for c in commands for word in ("flops", "memory", "OLMo-1B-hf"))
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(OLMO))
+    for command in commands:  # PATH is the model's config.json, KEY=VALUE any symbol's value
+        args = shlex.split(command.replace("PATH", str(config)).replace("KEY=VALUE", "H=4096"))[1:]
+        cli(*args, *(["-o", str(tmp_path / "out.md")] if args[0] == "derive" else []))
+        assert args[0] != "derive" or "--format" in args

@@ -40,6 +40,9 @@ CASES = {
     "deepseek-v3.zh": (lambda: model("deepseek-v3"), "zh", None),
     # an inferred model: module paths for titles, floors (⌊H/A⌋) in its formulas, no costs section
     "olmo-1b-inferred.en": (lambda: inferred_model(OLMO), "en", None),
+    # num_key_value_heads left out: the proof's premise G = A, and a table of head counts that all agree
+    "olmo-1b-inferred-mha.zh": (lambda: inferred_model({k: v for k, v in OLMO.items() if k != "num_key_value_heads"}),
+                                "zh", None),
     "hostile-title.en": (lambda: model("bert-base"), "en", HOSTILE),
     "hostile-name.zh": (lambda: Model(family("transformer"), {"V": 32000, "P": 512, "H": 512, "L": 6, "A": 8, "r": 4},
                                       name=HOSTILE), "zh", None),
@@ -121,7 +124,13 @@ def test_transformer_base_pdf_holds_its_total_and_the_article_comparison(compile
 def test_inferred_pdf_holds_its_total_and_no_derivative_of_a_floor(compiled):
     text = flat(compiled["olmo-1b-inferred.en"][2])
     assert "1,176,764,416" in text and "1,109,655,552" in text  # the total; the counterexample at A = 32
-    assert "derivative" not in text and "polynomial" not in text and "FLOPs" not in text
+    assert "Derivative" not in text and "polynomial" not in text and "FLOPs" not in text
+    assert "transformers’ builds, under these conditions" in text or "transformers' builds, under these" in text
+
+
+def test_inferred_pdf_in_chinese_states_g_follows_a_and_the_witness(compiled):
+    text = flat(compiled["olmo-1b-inferred-mha.zh"][2])
+    assert "num_key_value_heads" in text and "1,176,764,416" in text and "Derivative" not in text
 
 
 def squeezed(text: str) -> str:

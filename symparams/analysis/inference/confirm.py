@@ -18,6 +18,7 @@ from ...core.family import Family
 from ...core.model import Model
 from ...families.config import flattened, model_name
 from ...families.inferred_tree import TOP_K_FIELDS, tree_of_build
+from .order import kinds_of
 from .probing import Builder, config_for_class, libraries, observation_of, quiet
 
 #: the most modules a counted key may ask a build for (layers, experts): a meta build makes every one of them
@@ -53,7 +54,7 @@ def built_model(config: Mapping[str, Any], head: str | None, source: str, reason
     if observed.uneven():
         raise SymparamsError(f"{reason}; its meta-device build has layers of different shapes under one name")
     top_k = next((values[k] for k in TOP_K_FIELDS if isinstance(values.get(k), int)), None)
-    tree = tree_of_build(model_type, observed.shapes, observed.frozen, top_k)
+    tree = tree_of_build(model_type, observed.shapes, observed.frozen, top_k, kinds_of(module, observed.shapes))
     family = Family(model_type, {"en": f"{model_type}, built", "zh": f"{model_type}（构建）"},
                     lambda switches, head_: tree, inferred=True)
     note = (f"counted by one meta-device build of transformers {transformers.__version__}: {reason.split(': ', 1)[-1]}")

@@ -1,0 +1,165 @@
+"""The head-count proof (:class:`~symparams.analysis.proof.Proof`) as a document shows it: LaTeX and numbers."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ..core.model import Model
+from ..core.symbols import A, D
+from .formulas import latex
+from .walk import splits_into_heads
+
+
+@dataclass(frozen=True)
+class ProofView:
+    """The head-count proof (:class:`symparams.analysis.proof.Proof`) as LaTeX strings and numbers."""
+
+    invariant: bool
+    per_head: tuple[tuple[str, str, tuple[str, ...]], ...]   # (as written, evaluated, paths)
+    written: str
+    closed: str
+    derivative: str
+    dependence: str | None
+    conditions: tuple[tuple[str, str, str], ...]             # (LaTeX, en, zh)
+    heads: tuple[int, ...]
+    totals: tuple[int, ...]
+    witness: tuple[tuple[int, int], ...]                     # (A, its total), by A
+    counterexample: tuple[tuple[int, int], tuple[int, int]] | None
+    has_heads: bool
+    counterexample_source: str = ""                          # "model", "preset NAME", "canonical"
+    counterexample_values: tuple[tuple[str, str], ...] = ()  # (symbol LaTeX, value LaTeX)
+    fixed_ratio: dict | None = None                          # G = ρA re-derived: LaTeX strings
+    #: every part written with A (see :func:`_head_term`), N(A) with identical terms collected
+    terms: tuple[dict, ...] = ()
+    collected: str = ""
+    #: each head has a width D of its own, so the premise is not A | H
+    own_width: bool = False
+    family: str = ""                                         # for the modules' titles
+    #: N ≈ 12·L·H² + (V+P+S)·H: {"formula", "value", "total", "share"}; "applies", "other" or "" (no values)
+    thumb: dict | None = None
+    thumb_status: str = ""
+    #: the catalog key of the premise's lead (``premise``, ``premise_own_width``, ``premise_inferred``; "": none),
+    #: and whether admissibility conditions follow a lead that states none
+    premise: str = ""
+    premise_also: bool = False
+    #: an inferred formula without A although the fit moved the head count: the count does not depend on it
+    heads_fitted: bool = False
+
+
+def proof_view(m: Model) -> ProofView:
+    """The head-count proof of ``m`` as a document shows it."""
+    p = m.prove()
+    per_head, written, closed, derivative, dependence = [], "", "", "0", None
+    for step in p.steps:
+        if step.key == "per_head" and splits_into_heads(step.lhs):  # B·A = A·B tells a reader nothing
+            per_head.append((latex(step.lhs, written=True), latex(step.rhs), tuple(step.paths)))
+        elif step.key == "total_as_written":
+            written = latex(step.lhs, written=True)
+        elif step.key == "simplified":
+            closed = latex(step.rhs)
+        elif step.key == "derivative":
+            derivative = _derivative(step.rhs)
+        elif step.key == "dependence":
+            dependence = latex(step.rhs)
+    heads = tuple(sorted(p.witness))
+    totals = tuple(sorted(set(p.witness.values())))
+    witness = tuple((a, p.witness[a]) for a in heads)  # each head count beside its own total
+    fixed = p.fixed_ratio
+    if fixed is not None:
+        fixed = {"held": r",\; ".join(f"{h.quantity_latex} = {sp.latex(h.name)}" for h in fixed.held),
+                 "substitution": r",\; ".join(f"{sp.latex(h.symbol)} = {latex(h.substitution)}"
+                                               for h in fixed.held),
+                 "closed": latex(fixed.closed_form),
+                 "derivative": _derivative(fixed.derivative), "invariant": bool(fixed.invariant),
+                 "conditions": tuple((h.condition.latex, h.condition.en, h.condition.zh) for h in fixed.held),
+                 "value": r",\; ".join(f"{sp.latex(k)} = {sp.latex(v)}" for k, v in fixed.values.items()),
+                 "remaining": tuple(_remaining_term(t, held) for t, held in fixed.remaining)}
+    thumb = p.rule_of_thumb
+    own_width = D in p.written.free_symbols
+    # an inferred formula is read under conditions of its own (A | H, the sizes that follow A); a hand-written
+    # family's premise is multi-head attention's, or heads of a width D of their own
+    premise = "premise_inferred" if m.family.inferred and p.conditions else "premise_own_width" if own_width \
+        else "premise" if p.conditions else ""
+    premise_also = premise == "premise_own_width" and bool(p.conditions)
+    return ProofView(
+        invariant=bool(p.invariant), per_head=tuple(per_head), written=written, closed=closed,
+        derivative=derivative, dependence=dependence,
+        conditions=tuple((c.latex, _symbols_as_math(c.en), _symbols_as_math(c.zh)) for c in p.conditions),
+        heads=heads, totals=totals, witness=witness,
+        counterexample=p.counterexample, has_heads=A in m.symbols,
+        counterexample_source=p.counterexample_source or "",
+        counterexample_values=tuple((sp.latex(k), sp.latex(v)) for k, v in p.counterexample_values.items()),
+        fixed_ratio=fixed, terms=tuple(_head_term(t) for t in p.terms),
+        collected=latex(p.collected, written=True) if p.terms else "",
+        own_width=own_width, family=m.family.name, premise=premise, premise_also=premise_also,
+        heads_fitted=A not in m.symbols and _heads_fitted(m),
+        thumb=None if thumb is None else {"formula": latex(thumb.formula, written=True), "value": thumb.value,
+                                          "total": thumb.total, "share": thumb.share},
+        thumb_status="" if m.free else "applies" if thumb is not None else "other")
+
+
+
+def has_floor(expr: sp.Expr) -> bool:
+    from ..families.inferred_data import CeilDiv, FloorDiv
+
+    return expr.has(sp.floor, sp.ceiling, FloorDiv, CeilDiv)
+
+
+def _derivative(expr: sp.Expr) -> str:
+    """∂N/∂A in LaTeX (the proof refuses a count whose derivative it cannot evaluate)."""
+    return latex(expr)
+
+
+def _heads_fitted(m: Model) -> bool:
+    """Whether ``m`` is inferred from builds whose fit moved the head count (the count then holds no A because
+    no parameter changed with it)."""
+    if not m.family.inferred:
+        return False
+    from ..families.inferred_data import entries
+
+    return any("A" in entry.get("symbols", {}).values() for entry in (entries(m.family.name) or {}).values())
+
+
+#: a size symbol or a ratio of two in a side condition's text (``A``, ``2A``, ``H/A``), not inside a word
+_SYMBOL_IN_TEXT = re.compile(r"(?<![\w$/])(\d*[A-Z](?:/[A-Z])?)(?![\w$/])", re.ASCII)
+
+
+def _symbols_as_math(text: str) -> str:
+    """A side condition's text with its symbols in the catalogs' math markup: "$A$ divides $H$: $H/A$ is …"."""
+    return _SYMBOL_IN_TEXT.sub(r"$\1$", text)
+
+
+def _times(copies: sp.Expr, count: sp.Expr) -> str:
+    r"""``copies`` × ``count`` in LaTeX as a person writes it: ``3 L (H^{2} + H)``."""
+    if copies == 1:
+        return latex(count)
+    shown = latex(count)
+    return f"{latex(copies)} " + (rf"\left({shown}\right)" if count.is_Add else shown)
+
+
+def _head_term(t) -> dict:
+    """A part written with A (:class:`~symparams.analysis.proof.HeadTerm`) in LaTeX: one head, the heads
+    side by side, multiplied out, and all its copies."""
+    split = t.split
+    return {"written": latex(t.written, written=True), "collapsed": latex(t.collapsed),
+            "copies": "" if t.copies == 1 else latex(t.copies),
+            "total_written": latex(t.total_written, written=True), "total": _times(t.copies, t.collapsed),
+            # A·(H·D) = A·D·H is no step a reader needs: the form is multiplied out only where a head is H/A wide
+            "multiplies_out": t.multiplies_out,
+            "heads": "" if split is None else sp.latex(split[0]),
+            "one_head": "" if split is None else latex(split[1], written=True),
+            "cancels": t.cancels, "paths": t.paths, "titles": t.titles}
+
+
+def _remaining_term(t, held: sp.Expr) -> dict:
+    """A part that still holds A once G/A and A·D are held fixed: one copy's count then, all copies', and
+    what it holds per head where it is a multiple of A (T5's relative bias: B per head)."""
+    per_head = sp.cancel(held / A)
+    return {"written": latex(t.written, written=True), "held": latex(held), "total": _times(t.copies, held),
+            "copies": latex(t.copies), "several": t.copies != 1,
+            "per_head": "" if A in per_head.free_symbols else latex(per_head),
+            "paths": t.paths, "titles": t.titles}
+

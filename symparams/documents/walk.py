@@ -1,0 +1,240 @@
+"""How a document walks a model's Block tree: the article's steps, and a plan of each component and part.
+
+A plan (:class:`Plan`) is what an :class:`~symparams.documents.items.Item`
+shows that depends on the tree only (names, title keys, formulas as written
+and their LaTeX); it is built once per tree, and each model lays its numbers
+on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ..core.algebra import closed_form, evaluated
+from ..core.blocks import Block, group, product_as_written, tree_fact
+from ..core.errors import SymparamsError
+from ..core.symbols import A
+from .formulas import latex
+
+# -- the article's walk -------------------------------------------------------------
+
+@tree_fact
+def presented(tree: Block) -> Block:
+    """``tree`` as the documents walk it: each group with :attr:`~symparams.core.blocks.Block.steps`
+    regrouped into its article's steps.  Every module is the tree's own block, so its exact numbers are
+    the model's; a step adds up its parts'.
+
+    >>> from symparams import model
+    >>> layer = presented(model("bert-base").tree).find("encoder.layer")
+    >>> [step.title for step in layer.children]
+    ['attention_sublayer', 'add_norm', 'ffn_sublayer', 'add_norm']
+    """
+    return _present(tree)
+
+
+def _present(block: Block) -> Block:
+    if block.steps:
+        return _regrouped(block)
+    children = tuple(_present(c) for c in block.children)
+    if all(new is old for new, old in zip(children, block.children)):
+        return block
+    return dataclasses.replace(block, children=children)
+
+
+def _regrouped(block: Block) -> Block:
+    """``block``'s children regrouped into its steps; a module a switch left out is left out of its step."""
+    steps = []
+    for number, (key, paths) in enumerate(block.steps, 1):
+        parts = [_reached(block, path) for path in paths if _holds(block, path)]
+        if parts:  # named by number too: a layer has two "Add & Norm" steps
+            steps.append(group(f"{key}_{number}", parts, ref="", title=key))
+    regrouped = dataclasses.replace(block, children=tuple(steps), steps=())
+    if sorted(map(id, _leaves(regrouped))) != sorted(map(id, _leaves(block))):
+        raise SymparamsError(f"{block.name}: the article's steps do not hold exactly the modules of the layer")
+    return regrouped
+
+
+def _holds(block: Block, path: str) -> bool:
+    try:
+        block.find(path)
+    except KeyError:
+        return False
+    return True
+
+
+def _reached(block: Block, path: str) -> Block:
+    """The module at ``path`` below ``block``, in a wrapper whose module name is the path's beginning
+    (``attention.output`` for ``attention.output.dense``), so the document names it as transformers does."""
+    *outer, _ = path.split(".")
+    target = block.find(path)
+    if not outer:
+        return target
+    along, segments = block, []
+    for name in outer:
+        along = along.find(name)
+        segments.append(along.name if along.ref is None else along.ref)
+    # named with slashes: a dotted name would read as a path
+    return group("/".join(outer), [target], ref=".".join(s for s in segments if s), title=target.title_key)
+
+
+def _leaves(block: Block) -> list[Block]:
+    return [b for _, b, _ in block.walk() if b.is_leaf]
+
+
+# -- building ------------------------------------------------------------------------
+
+def _unwrap(block: Block, path: str):
+    """Follow single-child groups down.
+
+    Returns (innermost block, its path, the blocks whose repeats multiply,
+    run): ``run`` is the list of identical leaves when the innermost group
+    holds nothing else (BERT's ``self``: query, key, value), else None.
+    """
+    chain = [block]
+    while block.children and block.tied_to is None and block.written is None:
+        runs = _runs(block.children)
+        if len(runs) == 1 and len(runs[0]) > 1 and block.children[0].repeat == 1:
+            return block, path, tuple(chain), runs[0]
+        if len(block.children) != 1:
+            break
+        block = block.children[0]
+        path = f"{path}.{block.name}"
+        chain.append(block)
+    return block, path, tuple(chain), None
+
+
+def _same(a: Block, b: Block) -> bool:
+    return (a.is_leaf and b.is_leaf and a.as_written == b.as_written and a.shape == b.shape
+            and a.repeat == b.repeat and a.tied_to == b.tied_to and a.trainable == b.trainable
+            and bool(a.tied_to) == bool(b.tied_to))
+
+
+def _runs(children):
+    """Consecutive identical leaves grouped: [[query, key, value], [dense], ...]."""
+    runs: list[list[Block]] = []
+    for child in children:
+        if runs and _same(runs[-1][-1], child) and _same(runs[-1][0], child):
+            runs[-1].append(child)
+        else:
+            runs.append([child])
+    return runs
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an :class:`Item` shows that depends on the Block tree only (symbols, formulas, LaTeX).
+
+    Built once per tree; :meth:`~symparams.documents.items.Builder.item` adds a model's numbers.
+    """
+
+    path: str
+    block_path: str
+    names: tuple[str, ...]
+    keys: tuple[str, ...]
+    depth: int
+    leaf: bool
+    multiplicity: int
+    repeat: sp.Expr
+    repeated: bool          # repeat != 1
+    copies: sp.Expr
+    shape: str
+    tensors: int            # how many tensors of that shape the item holds
+    shape_dims: tuple       # the shape's sizes, evaluated (doit), still in symbols
+    expr: sp.Expr
+    written: bool           # a group's form as written (else its simplified count)
+    formula: str
+    collapsed: str | None
+    counted: tuple          # the blocks whose counts the item adds up (several: merged identical leaves)
+    repeats: tuple          # the blocks whose repeats multiply into ``repeat``
+    total_expr: sp.Expr
+    total_formula: str
+    tied: str | None
+    trainable: bool
+    per_head: bool
+    cancels: bool
+    row_repeat: str
+    row_formula: str
+    unit: str
+    children: tuple["Plan", ...] = ()
+
+
+def splits_into_heads(expr: sp.Expr) -> bool:
+    """Whether ``expr`` divides by the head count somewhere (a head's width H/A, or G/A key/value groups)."""
+    return any(p.base == A and p.exp.is_negative for p in sp.preorder_traversal(expr) if isinstance(p, sp.Pow))
+
+
+def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: bool) -> Plan:
+    outer = run[0]
+    inner, inner_path, chain, same = _unwrap(outer, path)
+    repeat = sp.Mul(*(b.repeat for b in chain))
+    names, keys = _names_and_keys(run, inner, chain, depth)
+    trainable = trainable and outer.trainable and inner.trainable
+    counted = tuple(run) if inner is outer else (inner,)
+    if same is not None:  # a group of identical leaves only: one leaf item, several times
+        inner_path = f"{inner_path}.{same[0].name}"
+        inner, counted, names = same[0], tuple(same), tuple(b.name for b in same)
+        trainable = trainable and inner.trainable
+    mult = len(counted)
+    children: tuple[Plan, ...] = ()
+    written = inner.is_leaf or inner.written is not None
+    if inner.is_leaf:
+        expr = product_as_written(mult, inner.as_written) if mult != 1 else inner.as_written
+    else:
+        children = tuple(_plan(r, f"{inner_path}.{r[0].name}", depth + 1, copies * repeat, trainable)
+                         for r in _runs(inner.children))
+        expr = inner.written if inner.written is not None else closed_form(inner.count)
+    formula = latex(expr, written=written)
+    size = evaluated(expr)
+    # the per-head story is told where the form is as written (a group's simplified count has no story) and a
+    # head's width H/A shows in it: B·A or A·D·H are counts in A, not a split into heads that could cancel
+    per_head = written and A in expr.free_symbols and splits_into_heads(expr)
+    total_expr = product_as_written(repeat, expr) if repeat != 1 else expr
+    # as many tensors of that shape as the item holds: Q, K and V (3 × [H, H]); a LayerNorm's γ and β (2 × [H])
+    tensors = mult * (len(inner.params) if inner.kind == "norm" else 1)
+    shape = "[" + ", ".join(latex(d, written=True) for d in inner.shape) + "]" if inner.is_leaf and inner.shape else ""
+    shape = f"{tensors} \\times {shape}" if shape and tensors > 1 else shape
+    summary_row = depth <= 1  # a component (depth 0) or one of its parts
+    reps = sp.expand(copies * repeat)
+    return Plan(
+        path=path, block_path=inner_path, names=names, keys=keys, depth=depth, leaf=inner.is_leaf,
+        multiplicity=mult, repeat=repeat, repeated=repeat != 1, copies=copies, shape=shape, tensors=tensors,
+        shape_dims=tuple(sp.sympify(d).doit() for d in inner.shape) if shape else (),
+        expr=expr, written=inner.written is not None and not inner.is_leaf, formula=formula,
+        collapsed=latex(size) if per_head else None, counted=counted, repeats=chain, total_expr=total_expr,
+        total_formula=latex(total_expr, written=written) if repeat != 1 else formula, tied=inner.tied_to,
+        trainable=trainable, per_head=per_head, cancels=per_head and A not in size.free_symbols,
+        row_repeat="" if not summary_row or reps == 1 else latex(reps),
+        row_formula="" if not summary_row else "0" if inner.tied_to else latex(closed_form(sp.expand(reps * size))),
+        unit=inner.title_key if repeat != 1 else "", children=children)
+
+
+def _module_name(chain) -> str:
+    """The path transformers gives the blocks of ``chain`` (``ref`` segments; groupings it lacks left out)."""
+    return ".".join(seg for seg in (b.name if b.ref is None else b.ref for b in chain) if seg)
+
+
+def _names_and_keys(run: list[Block], inner: Block, chain: tuple, depth: int) -> tuple[tuple, tuple]:
+    """The module names, as ``named_parameters()`` prints them (a chain of single children reads
+    ``pooler.dense``; a grouping transformers does not have shows its modules), and title keys of an item."""
+    outer = run[0]
+    names = tuple(_module_name([b]) or b.name for b in run)
+    keys = tuple(dict.fromkeys(b.title_key for b in run))
+    if len(run) == 1 and not _module_name(chain) and inner.children:
+        names = tuple(_module_name(_unwrap(c, c.name)[2]) or c.name for c in inner.children)
+    if len(run) == 1 and inner is not outer:
+        names = (_module_name(chain) or outer.name,) if _module_name(chain) or not inner.children else names
+        if outer.title is None and inner.title is not None and depth > 0:
+            keys = (inner.title,)  # an untitled wrapper (BERT's "intermediate") takes its part's title
+        elif inner.is_leaf and inner.title is not None and inner.title != keys[0]:
+            keys = (keys[0], inner.title)  # "Task head", then what it is: "Classifier"
+    return names, keys
+
+
+@tree_fact
+def plans(tree: Block) -> tuple[Plan, ...]:
+    """The plans of the tree's top-level components."""
+    return tuple(_plan([child], child.name, 0, tree.repeat, tree.trainable) for child in tree.children)
+
