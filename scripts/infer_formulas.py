@@ -37,8 +37,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from symparams.analysis.inference import infer  # noqa: E402
+from symparams.analysis.inference.audit import audit  # noqa: E402
+from symparams.analysis.inference.layers import KIND, kind_counts  # noqa: E402
 from symparams.analysis.inference.probing import attribute, configure, libraries  # noqa: E402
 from symparams.families.config import flattened  # noqa: E402
+from symparams.families.inferred import branch_key  # noqa: E402
 from symparams.families.inferred_tree import TOP_K_FIELDS  # noqa: E402
 
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
@@ -76,7 +79,7 @@ def run_one(model_type: str, cls: str) -> tuple[dict, float]:
     signal.alarm(SECONDS)
     start = time.perf_counter()
     try:
-        entry = stored(infer(model_type, cls, verify_configurations=VERIFY, seed=SEED).to_dict())
+        entry = audited(infer(model_type, cls, verify_configurations=VERIFY, seed=SEED).to_dict())
     except _TimedOut:
         entry = _failed(model_type, cls, f"timed out after {SECONDS} s")
     except Exception as exc:  # an error inside transformers that the engine did not expect: recorded, not fatal
@@ -112,6 +115,24 @@ def stored(entry: dict) -> dict:
     return out
 
 
+def audited(result: dict) -> dict:
+    """The stored entry of an inferred class, checked once more as ``count --config`` reads it (see
+    :mod:`symparams.analysis.inference.audit`): a branch whose count differs from a build is dropped, a main
+    formula whose count differs leaves the class not inferred, with the config that shows it."""
+    entry = with_defaults(stored(result))
+    while entry["exact"]:
+        found = audit(entry)
+        if not found.mismatches:
+            entry["verification"]["confirmed"] = found.compared
+            break
+        wrong = {key for *_, key in found.mismatches}
+        if () in wrong:
+            return with_defaults(stored({**result, "exact": False, "reason": found.reason}))
+        kept = [b for b in entry["branches"] if branch_key(b["conditions"]) not in wrong]
+        entry = {k: v for k, v in entry.items() if k != "branches"} | ({"branches": kept} if kept else {})
+    return entry
+
+
 def defaults_of(model_type: str, fields) -> dict:
     """The default config's value of each of ``fields`` (what a config.json that leaves one out means)."""
     _, transformers = libraries()
@@ -134,9 +155,11 @@ def with_defaults(entry: dict) -> dict:
     flags = [*entry["flags"], *(k for k, v in fixed.items() if isinstance(v, bool))]
     # how many experts a token uses changes no shape, but the active count reads it
     top_k = [prefix + name for prefix in ("", "text_config.") for name in TOP_K_FIELDS]
+    kinds = kinds_of(entry["model_type"], entry["class"], tuple(sizes))
     return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
             "follows": follows(entry["model_type"], sizes), "aliases": aliases_of(entry["model_type"], known),
-            **({"texts": texts_of(entry["model_type"])} if flags else {})}
+            **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
+            **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"])) else {})}
 
 
 #: text keys of every config.json that say nothing of its structure
@@ -149,6 +172,45 @@ def texts_of(model_type: str) -> dict:
     _, transformers = libraries()
     base = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
     return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k.rpartition(".")[2] not in NOT_STRUCTURE}
+
+
+def legacy_of(model_type: str) -> dict:
+    """The keys a config class reads from its extra keyword arguments rather than its fields (Qwen3-Next's
+    ``full_attention_interval``, which shapes its default ``layer_types``), each → the default its source gives
+    (None when it gives none that is a plain value): a config.json that sets one otherwise is refused, since the
+    formulas were fitted with the default."""
+    import ast
+    import inspect
+    import textwrap
+
+    _, transformers = libraries()
+    config = transformers.AutoConfig.for_model(model_type)
+    known = set(flattened(config.to_dict())) | set(transformers.PretrainedConfig().to_dict())
+    out = {}
+    for cls in {type(config), *(type(c) for c in vars(config).values() if isinstance(c, transformers.PretrainedConfig))}:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError, SyntaxError):  # no source to read
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pop", "get") \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "kwargs" and node.args \
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                name = node.args[0].value
+                if name not in known and "token_id" not in name:
+                    default = node.args[1] if len(node.args) > 1 else None
+                    out[name] = _literal(default)
+    return dict(sorted(out.items()))
+
+
+def _literal(node):
+    import ast
+
+    try:
+        value = ast.literal_eval(node) if node is not None else None
+    except ValueError:  # a default the source computes
+        return None
+    return value if isinstance(value, (int, float, str, bool)) else None
 
 
 def aliases_of(model_type: str, fields) -> dict:
@@ -193,6 +255,24 @@ def _follows(model_type: str, sizes: tuple) -> tuple:
         if leaders:
             out[name] = _fit_follower(model_type, name, leaders, base)
     return tuple(out.items())
+
+
+@functools.lru_cache(maxsize=None)
+def kinds_of(model_type: str, cls: str, sizes: tuple) -> dict:
+    """Each per-layer list of kinds that shapes the parameters (see :mod:`symparams.analysis.inference.layers`) →
+    how many layers of each kind the config class computes from the size fields (a rule as ``follows`` holds
+    one; a whole number when no size moves it)."""
+    out = {}
+    for listed, kinds in kind_counts(model_type, cls).items():
+        base = _read(model_type, {}, sizes) or {}
+        rules = {}
+        for kind in kinds:
+            name = f"{listed}{KIND}{kind}"
+            count = (_read(model_type, {}, [name]) or {}).get(name)
+            leaders = [f for f in sizes if isinstance(base.get(f), int) and _moves(model_type, f, name, {**base, name: count})]
+            rules[kind] = _fit_follower(model_type, name, leaders, base) if leaders else count
+        out[listed] = rules
+    return out
 
 
 def _moves(model_type: str, leader: str, name: str, base: dict) -> bool:
@@ -247,7 +327,7 @@ def held_sizes(entry: dict) -> dict:
     """The size fields an exact entry holds at a value (flags do not count), but those a branch takes on from the
     next value up and those the config class admits at that value only."""
     conditions = entry.get("conditions") or {}
-    branched = {k for b in entry.get("branches", ()) if not held_sizes(b) for k in b["conditions"]["minimum"]}
+    branched = {k for b in entry.get("branches", ()) if not held_sizes(b) for k in b["conditions"].get("minimum", {})}
     return {k: v for k, v in conditions.get("fixed", {}).items()
             if not isinstance(v, bool) and k not in branched and k not in conditions.get("sole", ())}
 
@@ -304,12 +384,18 @@ def _verdict(e: dict) -> str:
     if not e["exact"]:
         return "not inferred: " + e["reason"].replace("|", "/")
     held = held_sizes(e)
-    branches = [f"{k} ≥ {v}" for b in e.get("branches", ()) for k, v in sorted(b["conditions"]["minimum"].items())]
+    branches = [_side(b["conditions"]) for b in e.get("branches", ())]
     sole = {k: e["conditions"]["fixed"][k] for k in e.get("conditions", {}).get("sole", ())}
     notes = ([f"held: {', '.join(f'{k}={v}' for k, v in sorted(held.items()))}"] if held else []) + \
         ([f"transformers accepts only {', '.join(f'{k}={v}' for k, v in sorted(sole.items()))}"] if sole else []) + \
         ([f"a formula of its own for {', '.join(branches)}"] if branches else [])
     return "exact" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _side(conditions: dict) -> str:
+    """Where a branch holds, in a few words: ``n_langs ≥ 2``, ``n_inner set``, ``embedding_size = hidden_size``."""
+    return " and ".join([f"{k} ≥ {v}" for k, v in sorted(conditions.get("minimum", {}).items())]
+                        + [f"{k} set" for k in conditions.get("given", ())] + list(conditions.get("split", ())))
 
 
 def _verified(e: dict) -> str:

@@ -89,7 +89,9 @@ def symbols_for(fields) -> dict[str, sp.Symbol]:
 
 @dataclass(frozen=True)
 class Relation:
-    """A discovered relation between two fields, as the sampled domain held it: divides, equals or below."""
+    """A discovered relation between two fields, as the sampled domain held it: divides, equals or below; or,
+    where the structure changes as two fields meet (a projection between two widths only where they differ),
+    differs or equals, one formula on each side."""
 
     left: str
     kind: str
@@ -97,10 +99,11 @@ class Relation:
 
     def holds(self, values: Mapping[str, Any]) -> bool:
         a, b = values[self.left], values[self.right]
-        return {"divides": lambda: a > 0 and b % a == 0, "equals": lambda: a == b, "below": lambda: a < b}[self.kind]()
+        return {"divides": lambda: a > 0 and b % a == 0, "equals": lambda: a == b, "below": lambda: a < b,
+                "differs": lambda: a != b}[self.kind]()
 
     def __str__(self) -> str:
-        word = {"divides": "divides", "equals": "=", "below": "<"}[self.kind]
+        word = {"divides": "divides", "equals": "=", "below": "<", "differs": "≠"}[self.kind]
         return f"{self.left} {word} {self.right}"
 
 
@@ -116,12 +119,18 @@ class Conditions:
     regime: tuple[tuple[str, int], ...] = ()  # (normalised parameter name, rank) of the default flags' build
     minimum: dict = field(default_factory=dict)  # a branch: fields at this value or above (else the next branch)
     sole: tuple[str, ...] = ()  # held fields whose every other value tried the config class refuses
+    given: tuple[str, ...] = ()  # a branch: fields the default leaves unset, set here (variables of this formula)
+    split: tuple[str, ...] = ()  # a branch: the relation on its side of a change of structure (also in relations)
 
     def violated(self, values: Mapping[str, Any]) -> list[str]:
-        """The conditions ``values`` (config field → value) breaks, each as a line of text."""
+        """The conditions ``values`` (config field → value, a field left unset None or absent) breaks, each as a
+        line of text."""
+        values = {k: v for k, v in values.items() if v is not None}
         out = [str(r) for r in self.relations if r.left in values and r.right in values and not r.holds(values)]
         out += [f"{k} = {v!r}" for k, v in self.fixed.items() if k in values and values[k] != v]
         out += [f"{k} ≥ {v!r}" for k, v in self.minimum.items() if k in values and values[k] < v]
+        out += [f"{k} unset" for k in self.unset if k in values]
+        out += [f"{k} set" for k in self.given if k not in values]
         return out
 
 
@@ -151,11 +160,12 @@ class Verification:
     default_formula: int | None = None  # the formula at the type's default config
     default_real: int | None = None  # the real count of the default config
     mismatches: tuple = ()  # (config values, formula, real) of the first few that differ
+    outside: tuple[str, ...] = ()  # the formula's conditions the default config breaks (then none is counted)
 
     @property
     def passed(self) -> bool:
         return self.configurations > 0 and self.exact == self.configurations and \
-            self.default_formula == self.default_real
+            self.default_formula == self.default_real and not self.outside
 
 
 @dataclass(frozen=True)
@@ -223,11 +233,12 @@ class Inferred:
             "flags": {k: str(s) for k, s in self.flags.items()},
             "conditions": {"relations": [str(r) for r in c.relations], "fixed": c.fixed,
                            "irrelevant": list(c.irrelevant), "derived": list(c.derived), "unset": list(c.unset),
-                           "regime": [list(r) for r in c.regime], "minimum": c.minimum, "sole": list(c.sole)},
+                           "regime": [list(r) for r in c.regime], "minimum": c.minimum, "sole": list(c.sole),
+                           "given": list(c.given), "split": list(c.split)},
             "verification": None if v is None else {
                 "configurations": v.configurations, "exact": v.exact, "seed": v.seed,
                 "default_formula": v.default_formula, "default_real": v.default_real,
-                "mismatches": [list(m) for m in v.mismatches]},
+                "mismatches": [list(m) for m in v.mismatches], "outside": list(v.outside)},
             "builds": self.builds, "failed_builds": self.failed_builds, "seconds": round(self.seconds, 2),
             "parameters": [p.to_data() for p in self.parameters],
             "branches": [b.to_dict() for b in self.branches],
