@@ -187,20 +187,28 @@ def legacy_of(model_type: str) -> dict:
     config = transformers.AutoConfig.for_model(model_type)
     known = set(flattened(config.to_dict())) | set(transformers.PretrainedConfig().to_dict())
     out = {}
-    for cls in {type(config), *(type(c) for c in vars(config).values() if isinstance(c, transformers.PretrainedConfig))}:
+    subs = [type(c) for c in vars(config).values() if isinstance(c, transformers.PretrainedConfig)]
+    for cls in {type(config), *subs}:
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
         except (OSError, TypeError, SyntaxError):  # no source to read
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pop", "get") \
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "kwargs" and node.args \
-                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            if _kwargs_read(node):
                 name = node.args[0].value
                 if name not in known and "token_id" not in name:
                     default = node.args[1] if len(node.args) > 1 else None
                     out[name] = _literal(default)
     return dict(sorted(out.items()))
+
+
+def _kwargs_read(node) -> bool:
+    """Whether an AST node is ``kwargs.pop("name", ...)`` or ``kwargs.get("name", ...)``."""
+    import ast
+
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pop", "get") \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "kwargs" and bool(node.args) \
+        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
 
 
 def _literal(node):
@@ -269,7 +277,8 @@ def kinds_of(model_type: str, cls: str, sizes: tuple) -> dict:
         for kind in kinds:
             name = f"{listed}{KIND}{kind}"
             count = (_read(model_type, {}, [name]) or {}).get(name)
-            leaders = [f for f in sizes if isinstance(base.get(f), int) and _moves(model_type, f, name, {**base, name: count})]
+            leaders = [f for f in sizes
+                       if isinstance(base.get(f), int) and _moves(model_type, f, name, {**base, name: count})]
             rules[kind] = _fit_follower(model_type, name, leaders, base) if leaders else count
         out[listed] = rules
     return out

@@ -333,7 +333,8 @@ def _on_side(text: str, reader, defaults: dict) -> bool:
 
 def branch_key(conditions: dict) -> tuple:
     """A branch's key: its lowest values, the fields it sets, its split."""
-    return (tuple(sorted(conditions.get("minimum", {}).items())) + tuple(("set", k) for k in conditions.get("given", ()))
+    return (tuple(sorted(conditions.get("minimum", {}).items()))
+            + tuple(("set", k) for k in conditions.get("given", ()))
             + tuple(("split", t) for t in conditions.get("split", ())))
 
 

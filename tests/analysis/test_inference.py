@@ -114,6 +114,22 @@ def test_a_fixed_period_is_stored_as_a_whole_number_and_read_back():
     assert formula(data, {"H": 10, "L": 13}) == 10 * 3 + 2 * 10 * 13
 
 
+def test_layers_at_one_place_in_every_fixed_number_are_fitted_and_stored_with_a_shift():
+    # two linear-attention layers in every 5 (at 0 and 2): floor((L + 4)/5) + floor((L + 2)/5) of L
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.core.symbols import L
+    from symparams.families.inferred import formula
+
+    points = [{"l": n} for n in range(1, 23)]
+    linear = [(p["l"] + 4) // 5 + (p["l"] + 2) // 5 for p in points]
+    found = fit(points, linear, ["l"], layers=frozenset({"l"}))
+    assert all(sum(c * t.value(p) for t, c in found.items()) == v for p, v in zip(points, linear))
+    expr = sp.expand(3 * sp.floor((L + 2) / 5) - sp.floor((L - 1) / 4))
+    data = encode(expr)
+    assert ["3", [], [[["L", 2], 5, 1]]] in data and decode(data, {"L": L}) == expr
+    assert formula(data, {"L": 13}) == 3 * 3 - 3
+
+
 def test_a_fit_with_too_few_points_is_refused():
     points = [{"x": x} for x in (1, 2, 3)]
     assert fit(points, [x * x for x in (1, 2, 3)], ["x"]) is None  # 3 terms need 3 + 3 points
@@ -287,6 +303,136 @@ def test_relations_say_where_a_configuration_is_outside_them():
     assert Relation("heads", "divides", "hidden").holds({"heads": 12, "hidden": 768})
     assert not Relation("heads", "divides", "hidden").holds({"heads": 7, "hidden": 768})
     assert Relation("k", "below", "layers").holds({"k": 1, "layers": 2})
+
+
+class HeadWidthBuilder(ToyBuilder):
+    """XLNet's head width: computed from the width and the heads when left out, refused unless it is that."""
+
+    DEFAULTS = {"hidden_size": 1024, "num_heads": 16, "num_layers": 2}
+
+    def read_back(self, values, others=()):
+        config = {**self.DEFAULTS, **values}
+        config.setdefault("head_width", config["hidden_size"] // config["num_heads"])
+        return {k: config[k] for k in [*values, *others]}
+
+    def defaults(self):
+        return self.read_back({}, [*self.DEFAULTS, "head_width"])
+
+    def observe(self, values):
+        from symparams.analysis.inference.probing import Observation
+
+        self.builds += 1
+        config = self.read_back(values, ["head_width", *self.DEFAULTS])
+        h, a, d, n = (config[k] for k in ("hidden_size", "num_heads", "head_width", "num_layers"))
+        if min(h, a, d, n) < 1 or d * a != h:
+            return None
+        shapes = {"embed": [(100, h)], "layers.*.q": [(h, a, d)] * n}
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return Observation(shapes, total, total, values=config)
+
+
+def test_a_pair_moved_only_together_at_unequal_bases_is_written_as_their_bases_divide():
+    """Moved alone, the width takes its head width along; the head width moves only with the width.  The old
+    engine wrote the reversed pair as ``hidden_size < head_width``, which no config meets, its default least."""
+    from symparams.analysis.inference.engine import conditions
+
+    builder = HeadWidthBuilder()
+    found = discover(builder)
+    where = conditions(builder, found)
+    assert Relation("head_width", "divides", "hidden_size") in where.relations
+    assert not [r for r in where.relations if r.kind == "below"]
+    assert where.violated(builder.defaults()) == []
+
+
+def test_a_verification_applies_the_formula_s_own_conditions_to_the_default_config(monkeypatch):
+    from symparams.analysis.inference import engine
+
+    builder = HeadWidthBuilder()
+    found = discover(builder)
+    contradictory = (Relation("hidden_size", "below", "head_width"),)
+    monkeypatch.setattr(engine, "_relations", lambda found: contradictory)
+    h, a, d, n = (sp.Symbol(k) for k in ("h", "a", "d", "n"))
+    symbols = {"hidden_size": h, "num_heads": a, "head_width": d, "num_layers": n}
+    total = 100 * h + n * h * a * d  # right wherever the model builds
+    verified = engine.verify(builder, found, total, {k: v for k, v in symbols.items() if k in found.free}, 4, 0)
+    assert verified.outside == ("hidden_size < head_width",) and not verified.passed
+    assert engine._failure(verified).startswith("the default config breaks the formula's own conditions")
+
+
+class InnerWidthBuilder(ToyBuilder):
+    """GPT-2's ``n_inner``: unset by default (4·H), a width of its own when set; and an embedding of its own size,
+    projected to the width only where the two differ (ELECTRA)."""
+
+    DEFAULTS = {"hidden_size": 64, "num_heads": 4, "embedding_size": 32, "num_layers": 2, "n_inner": None}
+
+    def declares_int(self, name):
+        return name == "n_inner"
+
+    def observe(self, values):
+        from symparams.analysis.inference.probing import Observation
+
+        self.builds += 1
+        config = {**self.DEFAULTS, **values}
+        h, a, e, n, inner = (config[k] for k in ("hidden_size", "num_heads", "embedding_size", "num_layers", "n_inner"))
+        if h % a or min(h, a, e, n, inner or 1) < 1:
+            return None
+        shapes = {"embed": [(100, e)], "layers.*.fc": [(h, inner or 4 * h)] * n}
+        if e != h:
+            shapes["project"] = [(e, h)]
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return Observation(shapes, total, total, values=config)
+
+
+def test_an_unset_width_and_two_widths_meeting_start_formulas_of_their_own():
+    from symparams.analysis.inference.discovery import Branch
+    from symparams.analysis.inference.engine import branch_starts, conditions
+
+    builder = InnerWidthBuilder()
+    found = discover(builder)
+    assert found.optional == {("n_inner",): 16}
+    assert [s[:3] for s in found.splits] == [("embedding_size", "equals", "hidden_size")]
+    main = conditions(builder, found)
+    assert "n_inner" in main.unset and Relation("embedding_size", "differs", "hidden_size") in main.relations
+    starts = branch_starts(Inferred("toy", "base", "Toy", "", None, {}, {}, main, None, 0, 0, 0.0), found)
+    assert starts == [Branch(given=(("n_inner", 16),)),
+                      Branch(split=(("embedding_size", "equals", "hidden_size"),),
+                             start=(("embedding_size", 64),))]
+    inner = discover(builder, branch=starts[0])
+    assert inner.fields["n_inner"].free and "n_inner" in conditions(builder, inner).given
+    equal = conditions(builder, discover(builder, branch=starts[1]))
+    assert equal.split == ("embedding_size = hidden_size",) and Relation("embedding_size", "equals",
+                                                                         "hidden_size") in equal.relations
+
+
+class AttentionTypesBuilder(ToyBuilder):
+    """GPT-Neo: a layer count the config refuses to move unless its run-length list of layer kinds moves too."""
+
+    DEFAULTS = {**ToyBuilder.DEFAULTS, "hidden_size": 64, "num_heads": 4, "num_layers": 24,
+                "attention_types": [[["global", "local"], 12]]}
+
+    def __init__(self):
+        super().__init__()
+        self.companions = {}
+
+    def refusal(self, values):
+        from symparams.analysis.inference.probing import with_companions
+        from symparams.families.inferred import expanded
+
+        config = {**self.DEFAULTS, **with_companions(values, self.companions)}
+        return None if len(expanded(config["attention_types"])) == config["num_layers"] else "len(attention_layers)"
+
+    def read_back(self, values, others=()):
+        return None if self.refusal(values) else super().read_back(values, others)
+
+    def observe(self, values):
+        return None if self.refusal(values) else super().observe(values)
+
+
+def test_a_layer_count_moves_with_its_per_layer_list_retiled():
+    builder = AttentionTypesBuilder()
+    found = discover(builder)
+    assert builder.companions == {"num_layers": ("attention_types", [[["global", "local"], 12]])}
+    assert found.fields["num_layers"].free
 
 
 # -- against transformers (slow) -----------------------------------------------------------------------------------

@@ -243,7 +243,8 @@ def _companions(builder: Builder, ints: dict, defaults: dict) -> None:
             continue
         for listed, value in defaults.items():
             entries = expanded(value)
-            if entries is not None and len(entries) == layers and listed.rpartition(".")[0] == count.rpartition(".")[0] \
+            same_config = listed.rpartition(".")[0] == count.rpartition(".")[0]
+            if entries is not None and len(entries) == layers and same_config \
                     and builder.read_back({count: layers + 1, listed: retiled(value, layers + 1)}) is not None:
                 builder.companions[count] = (listed, value)
                 break

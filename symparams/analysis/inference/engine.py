@@ -88,12 +88,17 @@ def evaluate(total: sp.Expr, symbols: dict, point: dict) -> sp.Expr:
 
 
 def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n: int, seed: int,
-           trainable: sp.Expr | None = None) -> Verification:
+           trainable: sp.Expr | None = None, parts: tuple[Parameter, ...] = ()) -> Verification:
     """``n`` fresh configurations the formula's conditions admit (see :func:`admitted`) and the default config,
     each built for real and compared with the formula (and the trainable count with ``trainable``); the default
-    config must meet the conditions too, or no config would."""
+    config must meet the conditions too, or no config would.  A configuration that gives one of ``parts`` a
+    negative count or dimension is no test: ``count --config`` refuses it (more dense layers than layers)."""
     where = conditions(builder, found)
-    fresh = admitted(builder, found, where, random.Random(seed + 1), n)
+    # only a difference (layers less dense layers) can go below 0
+    differences = [e for p in parts for e in (p.count, *p.shape)
+                   if any(c < 0 for c in e.as_coefficients_dict().values())]
+    fresh = [(values, obs) for values, obs in admitted(builder, found, where, random.Random(seed + 1), n)
+             if not any(evaluate(e, symbols, variables(found, values, obs)) < 0 for e in differences)]
     wrong = []
     for values, obs in fresh:
         point = variables(found, values, obs)
@@ -273,7 +278,7 @@ def _fit_and_verify(builder, found, n, seed) -> tuple[Any, tuple, dict, Verifica
             raise
         _hold_flags(found)
         total, parts, symbols = _formula(builder, found, seed)
-    return total, parts, symbols, verify(builder, found, total, symbols, n, seed, trainable_of(total, parts))
+    return total, parts, symbols, verify(builder, found, total, symbols, n, seed, trainable_of(total, parts), parts)
 
 
 def _failure(v: Verification) -> str:

@@ -40,12 +40,14 @@ class Term:
     floor_power: int = 1
     ceiling: bool = False  # ceil(num/den) instead: the layers 0, f, 2f, … of L, one in every f from the first
     less: str | None = None  # the numerator is floor[0] minus this variable
+    shift: int = 0  # and plus this: the layers 2, 7, 12, … of L, at 2 in every 5, number floor((L + 2)/5)
 
     def value(self, point: Mapping[str, int]) -> Fraction:
         """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
         out = Fraction(prod(Fraction(point[v]) ** e for v, e in self.powers))
         if self.floor is not None:
-            num, den = point[self.floor[0]] - (point[self.less] if self.less else 0), _value(self.floor[1], point)
+            num = point[self.floor[0]] - (point[self.less] if self.less else 0) + self.shift
+            den = _value(self.floor[1], point)
             out *= (-(-num // den) if self.ceiling else num // den) ** self.floor_power
         return out
 
@@ -54,7 +56,7 @@ class Term:
         out = sp.Mul(*(symbols[v] ** e for v, e in self.powers))
         if self.floor is not None:
             rounded = sp.ceiling if self.ceiling else sp.floor
-            num = symbols[self.floor[0]] - (symbols[self.less] if self.less else 0)
+            num = symbols[self.floor[0]] - (symbols[self.less] if self.less else 0) + self.shift
             out *= rounded(num / _value(self.floor[1], symbols)) ** self.floor_power
         return out
 
@@ -63,7 +65,8 @@ class Term:
 
     def key(self) -> tuple:
         """A sort key (the dataclass order cannot compare a floor with none)."""
-        return self.powers, tuple(map(str, self.floor or ())), self.floor_power, self.ceiling, self.less or ""
+        floor = tuple(map(str, self.floor or ()))
+        return self.powers, floor, self.floor_power, self.ceiling, self.less or "", self.shift
 
     def names(self) -> set[str]:
         return {v for v, _ in self.powers} | {v for v in (*(self.floor or ()), self.less) if isinstance(v, str)}
@@ -96,7 +99,9 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
         "rounded": [Term(floor=p, floor_power=2) for p in pairs] + [Term(floor=p, ceiling=True) for p in pairs],
         # one layer in every c, for a period the modeling code fixes (Gemma 4: a full-attention layer in every 6)
         "periodic": [Term(floor=(n, c), ceiling=up) for n in sizes for c in PERIODS for up in (False, True)],
-        **{f"period {c}": [Term(floor=(n, c), ceiling=up) for n in counts for up in (False, True)] for c in PERIODS},
+        # the layers at one place in every c, counted from the first: floor((n + c - 1 - place)/c)
+        **{f"period {c}": [Term(floor=(n, c), ceiling=up) for n in counts for up in (False, True)]
+           + [Term(floor=(n, c), shift=j) for n in counts for j in range(1, c - 1)] for c in PERIODS},
         **{f"offset {c}": [Term(floor=(n, c), ceiling=up, less=m) for n in counts for m in counts if m != n
                            for up in (False, True)] for c in PERIODS},
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)

@@ -134,11 +134,7 @@ class Builder:
     def config(self, values: Mapping[str, Any]):
         """The config of ``values`` (see :func:`configure`), each per-layer list the config does not compute
         itself retiled to a layer count that moved (see :func:`retiled`)."""
-        values = dict(values)
-        for count, (listed, default) in self.companions.items():
-            if count in values and listed not in values:
-                values[listed] = retiled(default, values[count])
-        return configure(self.model_type, values, self.cls)
+        return configure(self.model_type, with_companions(values, self.companions), self.cls)
 
     def defaults(self) -> dict[str, Any]:
         """The default config's fields (``num_labels`` among them), a sub-config's as dotted keys."""
@@ -300,6 +296,20 @@ def nested(defaults: Mapping[str, Any], dotted: Mapping[str, Any]) -> dict[str, 
         base.update(inner)
         base.update(nested(base, {k: v for k, v in changes.items() if "." in k}))
         out[head] = base
+    return out
+
+
+def with_companions(values: Mapping[str, Any], companions: Mapping[str, tuple]) -> dict[str, Any]:
+    """``values`` with each per-layer list of ``companions`` (layer count → the list's field and default) retiled
+    to its layer count where that count is given and the list is not.
+
+    >>> with_companions({"num_layers": 3}, {"num_layers": ("kinds", ["a", "b"])})
+    {'num_layers': 3, 'kinds': ['a', 'b', 'a']}
+    """
+    out = dict(values)
+    for count, (listed, default) in companions.items():
+        if count in out and listed not in out:
+            out[listed] = retiled(default, out[count])
     return out
 
 

@@ -250,8 +250,8 @@ def encode(expr: sp.Expr) -> list:
 
     Each term is ``["p/q", [[name, exponent], ...], [[numerator, denominator, exponent], ...]]``: a rational
     coefficient, powers of symbols, and powers of ``floor(numerator/denominator)`` (``ceiling`` when the entry
-    ends with ``"ceil"``; the numerator a name or ``[name, name]``, their difference; the denominator may be a
-    whole number, a fixed layer period).
+    ends with ``"ceil"``; the numerator a name, or a name then names subtracted and a whole number added,
+    ``["L", "S"]`` or ``["L", 2]``; the denominator may be a whole number, a fixed layer period).
 
     >>> from symparams.core.symbols import H, A, L
     >>> data = encode(sp.expand(2 * H**2 * L + L * A * sp.floor(H / A) - H / 3))
@@ -283,17 +283,23 @@ def encode(expr: sp.Expr) -> list:
 
 
 def _numerator(num: sp.Expr):
-    """A floor's numerator as data: a symbol's name, or ``[name, name]`` for a difference (``L - S``); None when
-    it is neither."""
+    """A floor's numerator as data: a symbol's name, or a list of a name, then names subtracted and a whole number
+    added (``["L", "S"]`` is ``L - S``, ``["L", 2]`` is ``L + 2``); None when it is none of these."""
     if num.is_Symbol:
         return num.name
-    terms = sp.Add.make_args(num)
-    if len(terms) == 2:
-        plus = [t for t in terms if t.is_Symbol]
-        minus = [-t for t in terms if (-t).is_Symbol]
-        if len(plus) == 1 and len(minus) == 1:
-            return [plus[0].name, minus[0].name]
-    return None
+    plus, minus, shift = [], [], 0
+    for term in sp.Add.make_args(num):
+        if term.is_Symbol:
+            plus.append(term.name)
+        elif (-term).is_Symbol:
+            minus.append((-term).name)
+        elif term.is_Integer:
+            shift = int(term)
+        else:
+            return None
+    if len(plus) != 1 or len(minus) > 1:
+        return None
+    return [plus[0], *minus, *([shift] if shift else [])]
 
 
 def _floor_key(entry: list) -> list:
@@ -316,7 +322,9 @@ def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
         return sp.Rational(int(num), int(den or 1))
 
     def top(name) -> sp.Expr:
-        return sym(name[0]) - sym(name[1]) if isinstance(name, list) and len(name) == 2 else sym(name)
+        if not isinstance(name, list):
+            return sym(name)
+        return sym(name[0]) + sum((sp.Integer(n) if isinstance(n, int) else -sym(n) for n in name[1:]), sp.Integer(0))
 
     return sp.Add(*(rational(c) * sp.Mul(*(sym(n) ** int(e) for n, e in powers))
                     * sp.Mul(*((sp.ceiling if rest else sp.floor)(top(a) / sym(b)) ** int(e)

@@ -33,8 +33,10 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
     top; jittered ones move by up to ±2, and a scaled field in no relation is moved off its multiples one time
     in three (a width halved with a floor shows only at odd values); flags are drawn at random; a field the
     config computes from another by default is left out one time in two, so the config computes it.  ``every``
-    also moves the irrelevant fields (to check that they are); ``loose`` draws each multiplier on its own, the
-    relations unenforced (the verification: a configuration the relations admit, not only the fit's lattice).
+    also moves the irrelevant fields (to check that they are: up, and one time in four down, where a bound such
+    as the last layer with experts matters only below the layers there are); ``loose`` draws each multiplier on
+    its own, the relations unenforced (the verification: a configuration the relations admit, not only the
+    fit's lattice).
     """
     top = 10 if wide else 8
     kinds = ("free", "irrelevant") if every else ("free",)
@@ -63,6 +65,10 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
         base = found.fields[n].base
         if n not in scaled:
             values[n] = max(1 if base >= 1 else 0, base + rng.randint(-2, 2))
+    for n in sorted(n for n in moved if found.fields[n].kind == "irrelevant"):
+        base = found.fields[n].base
+        if isinstance(base, int) and base > 1 and rng.random() < 0.25:
+            values[n] = rng.randint(1, base)  # down too: a bound of layers (the last expert layer) may be irrelevant
     for n in found.flag_variables:
         values[n] = rng.random() < 0.5
     for n in sorted(_following(found)):
@@ -111,10 +117,12 @@ def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide
     ``every`` puts it there half of the time."""
     regimes = _Regimes(builder, found)
     out: list[Sample] = []
-    for _ in range(ATTEMPTS * n):
+    for attempt in range(ATTEMPTS * n):
         if len(out) == n:
             break
-        values = draw(found, rng, wide, every)
+        # one draw in four loose: a relation found as "moves only with" may be a product (heads × head width =
+        # expand × width), whose lattice alone would tie fields the formula must tell apart
+        values = draw(found, rng, wide, every, loose=attempt % 4 == 3)
         for name, default in found.lifted.items():
             if every and rng.random() < 0.5:
                 values[name] = default
