@@ -184,7 +184,10 @@ def legacy_of(model_type: str) -> dict:
     import textwrap
 
     _, transformers = libraries()
-    config = transformers.AutoConfig.for_model(model_type)
+    try:
+        config = configure(model_type, {})
+    except Exception:  # a default config its class refuses: no class source to read
+        return {}
     known = set(flattened(config.to_dict())) | set(transformers.PretrainedConfig().to_dict())
     out = {}
     subs = [type(c) for c in vars(config).values() if isinstance(c, transformers.PretrainedConfig)]
@@ -314,7 +317,9 @@ def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict):
         if back is not None and isinstance(back[name], int) and not isinstance(back[name], bool):
             points.append(point)
             values.append(back[name])
-    found = fit(points, values, leaders) if len(points) >= 20 else None
+    # a count of layers of one kind may be a layer pattern: a period of a layer count
+    layers = frozenset(f for f in leaders if "layer" in f.rpartition(".")[2])
+    found = fit(points, values, leaders, layers=layers) if len(points) >= 20 else None
     if found is None:
         return None
     return encode_value(sp.expand(expression(found, {f: sp.Symbol(f) for f in leaders})))

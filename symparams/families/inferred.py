@@ -151,7 +151,7 @@ def _refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) -
              *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
     for key, default in entry.get("legacy", {}).items():
         value = config.get(key)
-        if isinstance(value, int) and value != default and not any(w in key for w in NOT_SIZES):
+        if isinstance(value, int) and value != default and key not in known and not any(w in key for w in NOT_SIZES):
             raise OutsideConditions(f"{source}: key {key} is {_json(value)}; transformers' config class reads it "
                                     f"beside its fields, and the inferred formula holds only for its default "
                                     f"{_json(default)}")

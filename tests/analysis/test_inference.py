@@ -130,6 +130,27 @@ def test_layers_at_one_place_in_every_fixed_number_are_fitted_and_stored_with_a_
     assert formula(data, {"L": 13}) == 3 * 3 - 3
 
 
+def test_layers_at_an_offset_in_every_period_of_the_config_are_fitted():
+    # Jamba: an attention layer at every i with i % period == offset, both fields; an offset of 0 divides nothing
+    rng = random.Random(1)
+    points = []
+    while len(points) < 45:
+        period = rng.randint(1, 8)
+        offset = rng.randint(0, period - 1)
+        points.append({"l": rng.randint(offset + 1, 30), "p": period, "o": offset})
+    attention = [sum(1 for i in range(p["l"]) if i % p["p"] == p["o"]) for p in points]
+    found = fit(points, attention, ["l", "p", "o"], layers=frozenset({"l"}))
+    assert {str(t): c for t, c in found.items()} == {"1": 1, "floor((l - o - 1)/p)": 1}
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.families.inferred import formula
+
+    names = {n: sp.Symbol(n, integer=True, positive=True) for n in ("L", "o", "p")}
+    expr = sp.floor((names["L"] - names["o"] - 1) / names["p"]) + 1
+    data = encode(expr)
+    assert [["L", "o", -1], "p", 1] in data[-1][2] and decode(data, names) == expr
+    assert formula(data, {"L": 32, "o": 4, "p": 8}) == 4  # Jamba's defaults: layers 4, 12, 20, 28
+
+
 def test_a_fit_with_too_few_points_is_refused():
     points = [{"x": x} for x in (1, 2, 3)]
     assert fit(points, [x * x for x in (1, 2, 3)], ["x"]) is None  # 3 terms need 3 + 3 points

@@ -304,3 +304,58 @@ def test_a_config_s_numbers_give_what_the_symbolic_formula_gives_at_them():
     # a floor by zero is left to SymPy, unevaluated, as it is for symbols
     assert inferred.formula([["1", [], [["H", "A", 1]]]], {"H": sp.Integer(5), "A": sp.Integer(0)}) == \
         inferred.FloorDiv(5, 0)
+
+
+# -- a config's side of the formulas (synthetic entries: the reading alone) -----------------------------------------
+
+def _toy_entry(**extra) -> dict:
+    """GPT-2-like: H wide, L layers of a 4H-wide MLP unless n_inner is set, an embedding E projected to H where the
+    two differ."""
+    main = {"model_type": "toy", "class": "base", "exact": True, "symbols": {"n_embd": "H", "n_layer": "L",
+                                                                              "emb": "E"},
+            "flags": {}, "defaults": {"n_embd": 8, "n_layer": 2, "emb": 4, "n_inner": None}, "follows": {},
+            "parameters": [["h.*.mlp.weight", "L", ["H", [["4", [["H", 1]], []]]]], ["wte.weight", 1, [10, "E"]],
+                           ["project.weight", 1, ["E", "H"]]],
+            "conditions": {"unset": ["n_inner"], "relations": ["emb ≠ n_embd"]}, **extra}
+    inner = {**main, "symbols": {**main["symbols"], "n_inner": "F"},
+             "parameters": [["h.*.mlp.weight", "L", ["H", "F"]], *main["parameters"][1:]],
+             "conditions": {"given": ["n_inner"], "relations": ["emb ≠ n_embd"]}}
+    equal = {**main, "parameters": main["parameters"][:2],
+             "conditions": {"unset": ["n_inner"], "relations": ["emb = n_embd"], "split": ["emb = n_embd"]}}
+    return {**main, "branches": [inner, equal]}
+
+
+def test_a_config_is_read_by_the_formula_of_its_side():
+    entry = _toy_entry()
+    assert inferred.counted(entry, {"n_embd": 8, "n_layer": 2, "emb": 4}) == (2 * 8 * 32 + 40 + 32, ())
+    assert inferred.counted(entry, {"n_embd": 8, "n_layer": 2, "emb": 4, "n_inner": 5}) == (
+        2 * 8 * 5 + 40 + 32, (("set", "n_inner"),))
+    assert inferred.counted(entry, {"n_embd": 8, "n_layer": 2, "emb": 8}) == (
+        2 * 8 * 32 + 80, (("split", "emb = n_embd"),))
+    inner = entry["branches"][0]
+    alone = {k: v for k, v in entry.items() if k != "branches"}
+    with pytest.raises(inferred.OutsideConditions, match="n_inner is set, the formula holds only with n_inner unset"):
+        inferred.counted(alone, {"n_inner": 5})
+    with pytest.raises(inferred.OutsideConditions, match="key n_inner is missing or null"):
+        inferred.counted({**inner, "branches": []}, {"n_embd": 8})
+    with pytest.raises(inferred.OutsideConditions, match="needs emb ≠ n_embd"):
+        inferred.counted(alone, {"emb": 8})
+
+
+def test_a_per_layer_list_is_counted_only_with_the_kinds_the_formula_holds_for():
+    # one full-attention layer in every 2 of L, as transformers computes the list when a file leaves it out
+    rule = [["1", [], [["n_layer", 2, 1]]]]
+    entry = _toy_entry(kinds={"layer_types": {"full": rule, "linear": [["1", [["n_layer", 1]], []], *[
+        ["-1", [], [["n_layer", 2, 1]]]]]}})
+    assert inferred.counted(entry, {"n_layer": 4, "layer_types": ["linear", "full", "full", "linear"]})[0] > 0
+    with pytest.raises(inferred.OutsideConditions, match="has 3 layers of kind 'full', the formula holds only with 2"):
+        inferred.counted(entry, {"n_layer": 4, "layer_types": ["full", "full", "full", "linear"]})
+    with pytest.raises(inferred.OutsideConditions, match="kind 'mamba'"):
+        inferred.counted(entry, {"n_layer": 2, "layer_types": ["full", "mamba"]})
+
+
+def test_a_key_read_beside_the_fields_is_counted_only_at_its_default():
+    entry = _toy_entry(legacy={"full_attention_interval": 4})
+    assert inferred.counted(entry, {"full_attention_interval": 4})[0] == inferred.counted(entry, {})[0]
+    with pytest.raises(inferred.OutsideConditions, match="key full_attention_interval is 2; transformers' config"):
+        inferred.counted(entry, {"full_attention_interval": 2})

@@ -106,6 +106,8 @@ class Discovery:
     optional: dict = field(default_factory=dict)  # unset fields (a tuple) → a value that builds and changes shapes
     quiet: set = field(default_factory=set)  # unset fields whose setting changes no shape
     splits: list = field(default_factory=list)  # (left, kind, right, start) of the other side of a meeting
+    lowest: dict = field(default_factory=dict)  # layer counts drawn no lower than their base (a pattern of layers
+    # whose first few differ: the last layer a full-attention one while there are fewer than a period)
 
     @property
     def minimum(self) -> dict:

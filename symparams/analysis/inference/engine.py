@@ -152,7 +152,7 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
         relations=relations, fixed=fixed,
         irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant") + tuple(sorted(found.quiet)),
         derived=tuple(n for n, f in found.fields.items() if f.kind == "derived"),
-        unset=unset, regime=tuple(sorted(found.observation.regime)), minimum=dict(found.minimum),
+        unset=unset, regime=tuple(sorted(found.observation.regime)), minimum={**found.minimum, **found.lowest},
         sole=tuple(n for n, f in found.fields.items() if f.kind == "fixed" and f.sole), given=given,
         split=tuple(str(r) for r in split))
 
@@ -169,8 +169,22 @@ def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tu
         total, parts = assemble(found, fitted, symbols)
     except Uninferable:  # a basis too large for the points (a per-head count times a flag): as many again
         fitted += samples(builder, found, random.Random(seed + 2), FIT_SAMPLES)
-        total, parts = assemble(found, fitted, symbols)
+        try:
+            total, parts = assemble(found, fitted, symbols)
+        except Uninferable:
+            if found.lowest or not _few_layers(found):
+                raise
+            # a pattern of layers whose first few differ (OLMo-Hybrid: the last of fewer than 4 layers is a
+            # full-attention one): the formula from the base's layer counts up, a condition
+            found.lowest = _few_layers(found)
+            return _formula(builder, found, seed)
     return total, parts, symbols
+
+
+def _few_layers(found: Discovery) -> dict:
+    """The free layer counts and their base values, where the base has more than one layer."""
+    return {n: f.base for n, f in found.fields.items()
+            if f.free and f.counts and "layer" in n.rpartition(".")[2] and isinstance(f.base, int) and f.base > 1}
 
 
 def _hold_flags(found: Discovery) -> None:

@@ -104,6 +104,10 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
            + [Term(floor=(n, c), shift=j) for n in counts for j in range(1, c - 1)] for c in PERIODS},
         **{f"offset {c}": [Term(floor=(n, c), ceiling=up, less=m) for n in counts for m in counts if m != n
                            for up in (False, True)] for c in PERIODS},
+        # one layer in every d from an offset m (Jamba: an attention layer where i % period == offset): floor((n -
+        # m - 1)/d) + 1 of n layers, d and m fields of the config
+        "stride": [Term(floor=(n, d), less=m, shift=j) for n in counts for m in sizes for d in sizes
+                   if len({n, m, d}) == 3 for j in (0, -1)],
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -122,7 +126,7 @@ LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadrat
           ("constant", "linear", "rounded"),
           *(("constant", "linear", f"period {c}") for c in PERIODS), ("constant", "linear", "periodic"),
           *(("constant", "linear", f"period {c}", f"offset {c}") for c in PERIODS),
-          ("constant", "linear", "quadratic", "laurent", "cubic"))
+          ("constant", "linear", "stride"), ("constant", "linear", "quadratic", "laurent", "cubic"))
 
 
 def basis(names: Sequence[str], level: int, binary: frozenset = frozenset(),
@@ -203,17 +207,30 @@ def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Seque
     values = list(seen.values())
     tried = set()
     for level in range(max_level + 1):
-        terms = basis(names, level, binary, layers)
+        columns = _columns(basis(names, level, binary, layers), points)
+        terms = list(columns)
         if len(terms) + SURPLUS > len(points) or frozenset(terms) in tried:
             continue
         tried.add(frozenset(terms))
-        rows = [[t.value(p) for t in terms] for p in points]
+        rows = [list(row) for row in zip(*columns.values())]
         solved = solve(rows, [Fraction(v) for v in values])
         if solved is None:
             continue
         coefficients, _ = solved
         return {t: c for t, c in zip(terms, coefficients) if c != 0}
     return _sparse(points, values, names, binary, max_level, layers)
+
+
+def _columns(terms: Sequence[Term], points: Sequence[Mapping[str, int]]) -> dict[Term, list[Fraction]]:
+    """Each term's values at the points, for the terms defined at every point (a field at 0, a layer offset,
+    divides none)."""
+    out = {}
+    for term in terms:
+        try:
+            out[term] = [term.value(p) for p in points]
+        except ZeroDivisionError:
+            continue
+    return out
 
 
 #: the most terms a sparse fit combines, and the most variables it is tried in (pairs of terms grow fast)
@@ -232,7 +249,8 @@ def _sparse(points, values, names, binary, max_level, layers=frozenset()) -> dic
     """
     if len(names) > SPARSE_NAMES:
         return None
-    terms = list(dict.fromkeys(t for level in range(max_level + 1) for t in basis(names, level, binary, layers)))
+    terms = list(_columns(list(dict.fromkeys(t for level in range(max_level + 1)
+                                             for t in basis(names, level, binary, layers))), points))
     for size in range(1, SPARSE + 1):
         if size + 2 * SURPLUS > len(points):  # few terms chosen from many: twice the surplus against chance
             return None

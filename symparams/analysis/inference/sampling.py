@@ -58,7 +58,7 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
         values[n] = found.fields[n].base * multiplier[n]
         if n not in related and found.fields[n].counts and "layer" in n:
             # any layer count up to the same top, not only multiples: a layer in every 6 shows as such
-            values[n] = rng.randint(1, found.fields[n].base * (top // 2))
+            values[n] = rng.randint(found.lowest.get(n, 1), found.fields[n].base * (top // 2))
         elif (n not in related or loose) and n in moved and rng.random() < 1 / 3:
             values[n] = max(1, values[n] + rng.choice((-2, -1, 1, 2)))
     for n in moved:
@@ -83,8 +83,9 @@ def _following(found: Discovery) -> set[str]:
 
 
 def below_minimum(found: Discovery, values: dict) -> bool:
-    """Whether a drawn configuration leaves a branch (a field below the branch's lowest value)."""
-    return any(values.get(n, v) < v for n, v in found.minimum.items())
+    """Whether a drawn configuration leaves a branch (a field below the branch's lowest value), or has fewer
+    layers than the formula holds for."""
+    return any(values.get(n, v) < v for n, v in {**found.minimum, **found.lowest}.items())
 
 
 def too_deep(found: Discovery, values: dict) -> bool:
@@ -117,12 +118,10 @@ def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide
     ``every`` puts it there half of the time."""
     regimes = _Regimes(builder, found)
     out: list[Sample] = []
-    for attempt in range(ATTEMPTS * n):
+    for _ in range(ATTEMPTS * n):
         if len(out) == n:
             break
-        # one draw in four loose: a relation found as "moves only with" may be a product (heads × head width =
-        # expand × width), whose lattice alone would tie fields the formula must tell apart
-        values = draw(found, rng, wide, every, loose=attempt % 4 == 3)
+        values = draw(found, rng, wide, every)
         for name, default in found.lifted.items():
             if every and rng.random() < 0.5:
                 values[name] = default
