@@ -138,6 +138,7 @@ def defaults_of(model_type: str, fields) -> dict:
     _, transformers = libraries()
     config = transformers.AutoConfig.for_model(model_type)
     values = {**flattened(config.to_dict()), "num_labels": config.num_labels}
+    values.update({name: attribute(config, name) for name in fields if KIND in name})  # layers of one kind
     return {name: values[name] for name in sorted(fields) if name in values}
 
 
@@ -155,7 +156,9 @@ def with_defaults(entry: dict) -> dict:
     flags = [*entry["flags"], *(k for k, v in fixed.items() if isinstance(v, bool))]
     # how many experts a token uses changes no shape, but the active count reads it
     top_k = [prefix + name for prefix in ("", "text_config.") for name in TOP_K_FIELDS]
-    kinds = kinds_of(entry["model_type"], entry["class"], tuple(sizes))
+    # a list whose kind counts are the formula's own fields is read as it is; another is checked against the rules
+    kinds = {listed: rules for listed, rules in kinds_of(entry["model_type"], entry["class"], tuple(sizes)).items()
+             if not any(name.startswith(listed + KIND) for name in entry["symbols"])}
     return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
             "follows": follows(entry["model_type"], sizes), "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
@@ -378,13 +381,21 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              "with torch and transformers installed, `count` counts it by one meta-device build instead and says "
              "so. Regenerate with `nice -n 19 python scripts/infer_formulas.py --jobs 2` (`--only TYPE ...` for some "
              "types).", "",
-             "Verified: fresh random configurations whose real meta-device count equals the formula "
-             "(the default config is checked too). Held: size fields that could not move in the fit, so the "
-             "formula holds at that value only. A formula of its own: a field held at 0 or 1 whose larger "
-             "values build is fitted again from the next value up (a branch, verified the same way); a config "
-             "is counted by the branch its value is in, and the type counts as free in that field. "
-             "Transformers accepts only: a value the config class refuses to change, held without leaving a "
-             "config out. Seconds: wall time of the class's inference, its branches included.", "",
+             "Verified: fresh random configurations the formula's own conditions admit, whatever structure "
+             "transformers builds for them, whose real meta-device count equals the formula (the default "
+             "config is checked too, and must meet the conditions); then read: random config.json files (whole "
+             "or with only the keys they set) read as `count --config` reads them, each counted equal to its "
+             "build (a class one of them contradicts is not inferred). Held: size fields that could not move "
+             "in the fit, so the formula holds at that value only. A formula of its own (a branch, verified the "
+             "same way; a config is counted by the branch it is on, and the type counts as free in that field): "
+             "a field the default leaves unset (null) whose setting changes shapes, set (GPT-2's `n_inner`); "
+             "two widths meeting where a projection between them appears or vanishes (ELECTRA's "
+             "`embedding_size = hidden_size`); a field held at 0 or 1 whose larger values build, from the next "
+             "value up. A per-layer list of layer kinds that shape the parameters (`layer_types`) counts by how "
+             "many layers of each kind it holds (`layer_types#full_attention`), or, for a type with two such "
+             "lists, only with as many of each kind as transformers computes. Transformers accepts only: a "
+             "value the config class refuses to change, held without leaving a config out. Seconds: wall time "
+             "of the class's inference, its branches and the reading check included.", "",
              "| model_type | class | verdict | verified | seconds |", "|---|---|---|---|---|"]
     for t, es in by_type.items():
         for e in es:
@@ -414,7 +425,8 @@ def _side(conditions: dict) -> str:
 
 def _verified(e: dict) -> str:
     v = e.get("verification")
-    return f"{v['exact']}/{v['configurations']}" if v else "–"
+    read = f", {v['confirmed']} read" if v and v.get("confirmed") else ""
+    return f"{v['exact']}/{v['configurations']}{read}" if v else "–"
 
 
 def _old_table() -> tuple[dict, list[str]]:

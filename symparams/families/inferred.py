@@ -59,8 +59,10 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     reader = _unaliased(reader, entry.get("aliases", {}), source)
     _refuse_unknown_sizes(entry, reader.data, source)
     # a size is at least 1, unless the type's default is 0 (no dense layers, no shared experts)
+    listed = _kinds_listed(entry["symbols"], reader, source)
     ints = {f: reader.int(f, default=defaults.get(f, REQUIRED), minimum=0 if defaults.get(f) == 0 else 1)
-            for f in entry["symbols"] if reader.has(f) or f not in follows}
+            for f in entry["symbols"] if f not in listed and (reader.has(f) or f not in follows)}
+    ints.update(listed)
     for f, value in ints.items():
         if value is None:  # the type's default is null: the fit was seeded with a number
             raise OutsideConditions(f"{source}: key {f} is missing or null, and the inferred formula needs a number")
@@ -89,14 +91,21 @@ def expanded(value) -> list | None:
     """A per-layer list as one entry per layer: the list itself, or a run-length list ``[[kinds, repeats], ...]``
     (GPT-Neo's ``attention_types``, ``[[["global", "local"], 12]]``) written out; None for anything else.
 
-    >>> expanded([[["global", "local"], 2]]), expanded(["full", "sliding"]), expanded(3)
+    >>> expanded([[["global", "local"], 2]]), expanded(("full", "sliding")), expanded(3)
     (['global', 'local', 'global', 'local'], ['full', 'sliding'], None)
     """
-    if not isinstance(value, list) or not value:
+    if not isinstance(value, (list, tuple)) or not value:
         return None
-    if all(isinstance(r, list) and len(r) == 2 and isinstance(r[0], list) and isinstance(r[1], int) for r in value):
+    if run_length(value):
         return [kind for kinds, repeats in value for _ in range(repeats) for kind in kinds]
     return list(value) if all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value) else None
+
+
+def run_length(value) -> bool:
+    """Whether a per-layer list is written as runs, ``[[kinds, repeats], ...]``."""
+    return isinstance(value, (list, tuple)) and bool(value) and all(
+        isinstance(r, (list, tuple)) and len(r) == 2 and isinstance(r[0], (list, tuple)) and isinstance(r[1], int)
+        and not isinstance(r[1], bool) for r in value)
 
 
 def _refuse_negative_counts(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool], source: str) -> None:
@@ -228,6 +237,35 @@ def _check_relations(conditions: dict, known: dict, source: str) -> None:
                                     f"needs {text}")
 
 
+def _kinds_listed(symbols: Mapping[str, str], reader, source: str) -> dict[str, int]:
+    """The number of layers of each kind (a field ``list#kind`` of the formula) a config.json's per-layer list
+    holds; a list absent leaves them to the rule transformers computes them by (``follows``)."""
+    out = {}
+    kinds: dict[str, list[str]] = {}
+    for name in symbols:
+        listed, mark, kind = name.partition("#")
+        if mark:
+            kinds.setdefault(listed, []).append(kind)
+    for listed, known in kinds.items():
+        if reader.has(listed):
+            entries = _layer_kinds(reader, listed, known, source)
+            out.update({f"{listed}#{kind}": entries.count(kind) for kind in known})
+    return out
+
+
+def _layer_kinds(reader, listed: str, known, source: str) -> list:
+    """A config.json's per-layer list, one kind per layer; one line when it is none, or holds a kind the formula
+    does not know."""
+    where = f"{source}: outside the inferred formula's conditions:"
+    entries = expanded(reader.data[listed])
+    if entries is None:
+        raise OutsideConditions(f"{where} key {listed} is no list of layer kinds the formula reads")
+    for kind in sorted(set(entries) - set(known)):
+        raise OutsideConditions(f"{where} {listed} has layers of kind {kind!r}, the formula knows only "
+                                f"{', '.join(map(repr, known))}")
+    return entries
+
+
 def _check_kinds(kinds: dict, reader, known: dict, source: str) -> None:
     """One line for a per-layer list of kinds the config.json writes (``layer_types``) that does not have, of each
     kind, as many layers as the formula counts (the list transformers computes when the file leaves it out):
@@ -236,12 +274,7 @@ def _check_kinds(kinds: dict, reader, known: dict, source: str) -> None:
     for listed, rules in kinds.items():
         if not reader.has(listed):
             continue
-        entries = expanded(reader.data[listed])
-        if entries is None:
-            raise OutsideConditions(f"{where} key {listed} is no list of layer kinds the formula reads")
-        for kind in sorted(set(entries) - set(rules)):
-            raise OutsideConditions(f"{where} {listed} has layers of kind {kind!r}, the formula knows only "
-                                    f"{', '.join(map(repr, rules))}")
+        entries = _layer_kinds(reader, listed, rules, source)
         for kind, rule in rules.items():
             if rule is None:
                 raise OutsideConditions(f"{where} key {listed} is set, and the inferred data cannot tell how many "

@@ -227,6 +227,7 @@ class ToyBuilder:
 
     def __init__(self):
         self.errors, self.builds = {}, 0
+        self.companions, self.kinds = {}, {}
 
     def defaults(self):
         return dict(self.DEFAULTS)
@@ -431,10 +432,6 @@ class AttentionTypesBuilder(ToyBuilder):
     DEFAULTS = {**ToyBuilder.DEFAULTS, "hidden_size": 64, "num_heads": 4, "num_layers": 24,
                 "attention_types": [[["global", "local"], 12]]}
 
-    def __init__(self):
-        super().__init__()
-        self.companions = {}
-
     def refusal(self, values):
         from symparams.analysis.inference.probing import with_companions
         from symparams.families.inferred import expanded
@@ -590,6 +587,69 @@ def test_a_value_the_config_class_refuses_to_change_is_its_only_one():
     assert found.fields["num_experts_per_tok"].sole and not found.fields["num_heads"].sole
     # held too, but refused for another field's sake (GPT-Neo's list of attention layers): a relation
     assert found.fields["num_layers"].kind == "fixed" and not found.fields["num_layers"].sole
+
+
+def formula_at(result: Inferred, model_type: str, values: dict) -> int:
+    """The inferred count at the config transformers makes of ``values`` (its fields as it holds them, a list of
+    layer kinds as how many layers of each kind it holds)."""
+    cfg = transformers.AutoConfig.for_model(model_type, **values)
+    point = {}
+    for name in [*result.symbols, *result.flags]:
+        listed, mark, kind = name.partition("#")
+        point[name] = list(getattr(cfg, listed)).count(kind) if mark else getattr(cfg, name)
+    return result.count(point)
+
+
+@pytest.mark.crosscheck
+def test_an_unset_width_is_a_formula_of_its_own_where_a_config_sets_it():
+    """GPT-BigCode's ``n_inner`` unset is 4·H; set (SantaCoder: 8192 for a width of 2048), it is a variable of a
+    branch.  Both against real builds, a width of 4·H set explicitly among them."""
+    result = infer("gpt_bigcode", "causal-lm", verify_configurations=4, seed=7)
+    assert result.exact and "n_inner" in result.conditions.unset and "n_inner" not in result.symbols
+    (branch,) = [b for b in result.branches if b.conditions.given == ("n_inner",)]
+    assert branch.exact and "n_inner" in branch.symbols
+    sizes = {"n_embd": 64, "n_head": 4, "n_layer": 2, "n_positions": 32, "vocab_size": 100, "multi_query": True}
+    assert formula_at(result, "gpt_bigcode", sizes) == real_count("gpt_bigcode", "causal-lm", sizes)
+    for inner in (48, 256, 300):
+        values = {**sizes, "n_inner": inner}
+        assert formula_at(branch, "gpt_bigcode", values) == real_count("gpt_bigcode", "causal-lm", values), inner
+
+
+@pytest.mark.crosscheck
+def test_a_head_width_the_config_checks_against_the_width_is_no_contradiction():
+    """XLNet's ``d_head`` must be ``d_model // n_head``: the shipped formula of old held 16 heads (the only count
+    its samples built) and wrote ``d_model < d_head`` beside ``d_head divides d_model``, refusing every config."""
+    result = infer("xlnet", "base", verify_configurations=4, seed=7)
+    assert result.exact and not [r for r in result.conditions.relations if r.kind == "below"]
+    base_cased = {"d_model": 768, "n_head": 12, "d_head": 64, "d_inner": 3072, "n_layer": 2, "vocab_size": 320}
+    assert not result.conditions.violated(base_cased)
+    assert formula_at(result, "xlnet", base_cased) == real_count("xlnet", "base", base_cased)
+
+
+@pytest.mark.crosscheck
+def test_two_widths_meeting_count_by_the_formula_of_their_side():
+    """ELECTRA projects its embeddings to the hidden width only where the two differ (the small model: 128 and
+    256; the large: 1024 and 1024)."""
+    result = infer("electra", "base", verify_configurations=4, seed=7)
+    assert Relation("embedding_size", "differs", "hidden_size") in result.conditions.relations
+    (equal,) = [b for b in result.branches if b.conditions.split]
+    sizes = {"vocab_size": 100, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 96,
+             "max_position_embeddings": 32, "type_vocab_size": 2}
+    for formula, widths in [(result, {"embedding_size": 32, "hidden_size": 64}),
+                            (equal, {"embedding_size": 64, "hidden_size": 64})]:
+        assert not formula.conditions.violated(widths)
+        values = {**sizes, **widths}
+        assert formula_at(formula, "electra", values) == real_count("electra", "base", values), widths
+
+
+@pytest.mark.crosscheck
+def test_a_list_of_layer_kinds_counts_by_how_many_layers_of_each_kind_it_holds():
+    """Reformer's layers are as many as its ``attn_layers`` list, local or LSH attention, in any order."""
+    result = infer("reformer", "base", verify_configurations=4, seed=7)
+    assert result.exact and {"attn_layers#local", "attn_layers#lsh"} <= set(result.symbols)
+    for kinds in (["lsh", "lsh", "local"], ["local", "lsh", "local", "local", "lsh"]):
+        values = {"attn_layers": kinds}
+        assert formula_at(result, "reformer", values) == real_count("reformer", "base", values), kinds
 
 
 # -- against the hand-written families (slow) ----------------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Any
 from ...core.errors import SymparamsError
 from ...families.config import flattened
 from ...families.inferred import counted, expanded, parse_relation
-from .layers import per_layer_lists
+from .layers import KIND, per_layer_lists
 from .probing import (Builder, config_for_class, configure, libraries, nested, observation_of, quiet, relisted,
                       retiled)
 
@@ -95,6 +95,7 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
     for _ in range(3):  # a relation made to hold may break one made before it: a few rounds
         for text in conditions.get("relations", ()):
             _hold(parse_relation(text), values, rng)
+    _write_kinds(values, flat, rng)
     for listed, count in per_layer_lists(flat).items():
         if listed in entry.get("kinds", {}) and rng.random() < 0.3:  # the kinds in other places, as many of each
             entries = expanded(retiled(flat[listed], values.get(count, flat[count])))
@@ -104,6 +105,19 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
                 and rng.random() < 0.5:
             del values[name]  # left out: the config computes it, the reader by the rule the data holds
     return values
+
+
+def _write_kinds(values: dict, flat: dict, rng: random.Random) -> None:
+    """Kind counts drawn (``list#kind``) written as a per-layer list of those kinds in a random order, and its
+    layer count, as a config.json holds them."""
+    counts = {name: values.pop(name) for name in [n for n in values if KIND in n]}
+    lists = per_layer_lists(flat)
+    for listed in dict.fromkeys(name.partition(KIND)[0] for name in counts):
+        entries = [name.partition(KIND)[2] for name, n in counts.items() if name.startswith(listed + KIND)
+                   for _ in range(n)]
+        if entries and listed in lists:
+            values[listed] = relisted(flat[listed], rng.sample(entries, len(entries)))
+            values[lists[listed]] = len(entries)
 
 
 def _moved(name: str, symbol: str, default: int, rng: random.Random) -> int:

@@ -1,4 +1,4 @@
-"""Which config fields are sizes, how they relate, and random configurations that respect both.
+"""Which config fields are sizes, how they relate, and where a formula of their own starts.
 
 Builds cost time per layer, so the probes start from a base configuration
 with few layers (and experts), but never fewer than keep every parameter
@@ -18,9 +18,15 @@ discovery starts again with it at the larger value, so it becomes a variable,
 and the verification checks the formula at its default value too (the added
 parameters must vanish there, or the lift is dropped).  A held field the
 config class refuses to change at all is marked *sole*: holding it leaves no
-config out.  A *branch* (``minimum``) starts discovery with a held field one
-above its default and keeps it there or higher: the engine fits it as a
-formula of its own.
+config out.  A *branch* (:class:`Branch`) starts discovery elsewhere, and the
+engine fits it as a formula of its own: a held field one above its default
+(kept there or higher), a field the default leaves unset (None) set, or two
+widths meeting (or parting) where that changes the structure.
+
+Per-layer lists: a layer count the config refuses to move alone, because a
+list it does not compute must have as many entries (GPT-Neo), moves with the
+list retiled; a list of layer kinds that shape the parameters makes each
+kind's number of layers a field of its own (``layer_types#full_attention``).
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...families.inferred import expanded
-from .probing import Builder, Observation, common_fields, per_layer, retiled
+from .layers import kinds_matter, per_layer_lists
+from .probing import Builder, Observation, common_fields, per_layer, relisted, retiled
 
 #: the largest layer count of a base configuration, tried in turn: builds cost time per layer, not per width, so
 #: the base is the smallest of these that keeps every kind of layer the default config has (a full-attention layer
@@ -210,6 +217,7 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
         what = "the default config" if not branch.overrides else "the default config with " + \
             ", ".join(f"{k} = {v}" for k, v in branch.overrides.items())
         raise Uninferable(f"{what} cannot be built: " + next(iter(builder.errors.values()), "?"))
+    base, observation = _kind_variables(builder, base, observation, defaults)
     start = {**ints, **base}
     fields = {n: Field(n, v) for n, v in start.items()}
     found = Discovery(base, observation, fields, {}, set(), defaults, {n: ints[n] for n in lifted}, branch)
@@ -250,6 +258,32 @@ def _companions(builder: Builder, ints: dict, defaults: dict) -> None:
                     and builder.read_back({count: layers + 1, listed: retiled(value, layers + 1)}) is not None:
                 builder.companions[count] = (listed, value)
                 break
+
+
+def _kind_variables(builder: Builder, base: dict, observation: Observation, defaults: dict) -> tuple[dict, Observation]:
+    """Per-layer lists of kinds whose kinds shape the parameters (a layer of another kind first builds another
+    count), one to a layer count: each kind's number of layers becomes a field of its own (``list#kind``), the
+    list written out from them kind by kind (see :func:`~.probing.with_kinds`), so a config's own list, in any
+    order, is counted by how many layers of each kind it has.  The base and its build with those fields."""
+    lists = per_layer_lists(defaults)
+    held = builder.read_back(base, others=list(lists)) or {}
+    relevant: dict[str, list] = {}
+    for listed, count in lists.items():
+        entries = expanded(held.get(listed))
+        kinds = list(dict.fromkeys(entries or ()))
+        if len(kinds) > 1 and kinds_matter(builder, base, listed, entries, defaults[listed], observation.total):
+            relevant.setdefault(count, []).append((listed, kinds, entries))
+    counts = {}
+    for count, found in relevant.items():
+        if len(found) == 1:  # two lists of one layer count must add up alike: their counts stay conditions
+            listed, kinds, entries = found[0]
+            builder.kinds[listed] = (count, tuple(kinds), defaults[listed])
+            counts.update({f"{listed}#{kind}": entries.count(kind) for kind in kinds})
+    rebuilt = builder.observe({**base, **counts}) if counts else observation
+    if rebuilt is None or rebuilt.uneven():
+        builder.kinds.clear()
+        return base, observation
+    return {**base, **counts}, rebuilt
 
 
 #: the values an unset whole-number field is tried at, in turn, until one builds

@@ -15,6 +15,7 @@ from typing import Any
 
 import sympy as sp
 
+from ...families.inferred import expanded
 from .discovery import Branch, Discovery, Uninferable, common, discover, missed_relations
 from .fitting import LEVELS, expression, fit
 from .probing import Builder, libraries
@@ -106,7 +107,7 @@ def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n:
         if predicted != obs.total or (trainable is not None and evaluate(trainable, symbols, point) != obs.trainable):
             wrong.append((values, str(predicted), obs.total))
     default_real = builder.observe(found.branch.overrides)  # a branch: the default config where the branch starts
-    defaults = {**found.defaults, **found.branch.overrides}
+    defaults = {**found.defaults, **kinds_of_lists(found.defaults, found.free), **found.branch.overrides}
     point = {k: int(defaults.get(k, found.fields[k].base if k in found.fields else found.flags[k].base))
              for k in [*found.free, *found.flag_variables]}
     default_formula = evaluate(total, symbols, point)
@@ -115,6 +116,17 @@ def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n:
                         None if default_real is None else default_real.total,
                         tuple(({k: v for k, v in w[0].items()}, w[1], w[2]) for w in wrong[:KEPT]),
                         tuple(where.violated({k: v for k, v in defaults.items() if v is not None})))
+
+
+def kinds_of_lists(values: dict, names) -> dict[str, int]:
+    """The kind counts among ``names`` (``list#kind``) as the per-layer lists of ``values`` hold them."""
+    out = {}
+    for name in names:
+        listed, mark, kind = name.partition("#")
+        entries = expanded(values.get(listed)) if mark else None
+        if entries is not None:
+            out[name] = entries.count(kind)
+    return out
 
 
 def _relations(found: Discovery) -> tuple[Relation, ...]:
@@ -273,10 +285,48 @@ def _attempt(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any
     if found.observation.uneven():
         raise Uninferable("layers of different shapes under one name: " + ", ".join(found.observation.uneven()[:3]))
     total, parts, symbols, verification = _fit_and_verify(builder, found, n, seed)
+    learned, latest = set(), verification
+    for _ in range(LEARNED):  # one divisibility more each round, while the verification still fails
+        relation = next(iter(_learned(found, latest)), None)
+        if relation is None:
+            break
+        found.relations.add(relation)
+        learned.add(relation)
+        try:
+            attempt = _fit_and_verify(builder, found, n, seed)
+        except Uninferable:
+            break
+        if attempt[3].passed:
+            return attempt
+        latest = attempt[3]
+    found.relations -= learned
     if not verification.passed and found.flag_variables:
         _hold_flags(found)
         total, parts, symbols, verification = _fit_and_verify(builder, found, n, seed)
     return total, parts, symbols, verification
+
+
+#: the relations learned from failed verifications, at most
+LEARNED = 3
+
+
+def _learned(found: Discovery, verification: Verification) -> list[tuple[str, str]]:
+    """Divisibilities the base holds and the configurations that failed the verification break, those breaking
+    most first: a formula may be simple only where one count divides another (Switch Transformers: one sparse
+    layer in every ``num_layers // num_sparse_encoder_layers``), a condition the fit and its verification then
+    keep to."""
+    if verification.passed or not verification.mismatches:
+        return []
+    base = {n: found.fields[n].base for n in found.free if isinstance(found.fields[n].base, int)}
+    found_pairs = []
+    for f, a in base.items():
+        for g, b in base.items():
+            if f == g or a < 1 or b % a or (f, g) in found.relations:
+                continue
+            broken = sum(1 for values, *_ in verification.mismatches if values.get(g, b) % max(1, values.get(f, a)))
+            if broken:
+                found_pairs.append((-broken, f, g))
+    return [(f, g) for _, f, g in sorted(found_pairs)[:LEARNED]]
 
 
 def trainable_of(total: sp.Expr, parts: tuple[Parameter, ...]) -> sp.Expr:

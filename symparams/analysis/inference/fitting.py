@@ -98,7 +98,7 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
         "floor": [Term(floor=p) for p in pairs] + [Term(((z, 1),), p) for p in pairs for z in names],
         "rounded": [Term(floor=p, floor_power=2) for p in pairs] + [Term(floor=p, ceiling=True) for p in pairs],
         # one layer in every c, for a period the modeling code fixes (Gemma 4: a full-attention layer in every 6)
-        "periodic": [Term(floor=(n, c), ceiling=up) for n in sizes for c in PERIODS for up in (False, True)],
+        "periodic": [Term(floor=(n, c), ceiling=up) for n in sizes for c in DIVISORS for up in (False, True)],
         # the layers at one place in every c, counted from the first: floor((n + c - 1 - place)/c)
         **{f"period {c}": [Term(floor=(n, c), ceiling=up) for n in counts for up in (False, True)]
            + [Term(floor=(n, c), shift=j) for n in counts for j in range(1, c - 1)] for c in PERIODS},
@@ -118,6 +118,9 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
 #: the fixed periods a layer pattern may have (a layer of one kind in every c): each alone first (a count of one
 #: layer count needs as many distinct layer counts as its basis has terms), then all together
 PERIODS = range(2, 9)
+#: the fixed numbers a size may be divided by and rounded: the periods, and Mamba's 16 (a time-step rank of
+#: ceil(hidden_size/16))
+DIVISORS = (*PERIODS, 16)
 #: the bases, smallest first: each a union of term families (a floor basis leaves the quadratic terms out, so it
 #: stays small enough to solve on a few dozen points); the cubic one, the largest, last
 LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadratic"),

@@ -45,20 +45,33 @@ def per_layer_lists(values: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+#: kinds of layers a list of one kind is tried with, by the kind it holds: the other kind of a pair
+NEIGHBOURS = {"full_attention": "sliding_attention", "sliding_attention": "full_attention", "dense": "sparse",
+              "sparse": "dense"}
+
+
 def kind_counts(model_type: str, cls: str) -> dict[str, list[str]]:
-    """The per-layer lists of the default config whose kinds shape the parameters → their kinds: a list whose
-    first layer takes another kind builds another count (or builds no other way: then it is taken to matter)."""
+    """The per-layer lists of the default config whose kinds shape the parameters → their kinds (see
+    :func:`kinds_matter`)."""
     builder = Builder(model_type, cls)
     defaults = builder.defaults()
     base = builder.observe({})
     out = {}
     for listed in per_layer_lists(defaults):
         entries = expanded(defaults[listed])
-        kinds = sorted(set(entries))
-        others = [builder.observe({listed: relisted(defaults[listed], [kind, *entries[1:]])})
-                  for kind in kinds if kind != entries[0]]
-        built = [obs for obs in others if obs is not None]
-        if base is None or not built or any(obs.total != base.total for obs in built):
-            out[listed] = kinds
+        if base is None or kinds_matter(builder, {}, listed, entries, defaults[listed], base.total):
+            out[listed] = sorted(set(entries))
     return out
+
+
+def kinds_matter(builder: Builder, base: dict, listed: str, entries: list, default, total: int) -> bool:
+    """Whether a per-layer list's kinds shape the parameters: its first layer of another kind it holds (a list of
+    one kind: of that kind's neighbour, sliding for full attention, dense for sparse) builds another count, or
+    builds no other way (then it is taken to matter)."""
+    others = list(dict.fromkeys(entries)) or []
+    if len(others) == 1 and others[0] in NEIGHBOURS:
+        others.append(NEIGHBOURS[others[0]])
+    built = [obs for kind in others if kind != entries[0]
+             if (obs := builder.observe({**base, listed: relisted(default, [kind, *entries[1:]])})) is not None]
+    return not built or any(obs.total != total for obs in built)
 

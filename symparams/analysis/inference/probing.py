@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from ...core.errors import SymparamsError
 from ...families.config import flattened
-from ...families.inferred import expanded
+from ...families.inferred import expanded, run_length
 from .seeds import seeded
 
 #: symparams' task heads → transformers' Auto classes
@@ -125,6 +125,7 @@ class Builder:
     errors: dict = field(default_factory=dict)
     built: dict = field(default_factory=dict)  # values → observation: the base search and the checks repeat builds
     companions: dict = field(default_factory=dict)  # layer count → (its per-layer list, the list's default)
+    kinds: dict = field(default_factory=dict)  # per-layer list → (its layer count, its kinds, the list's default)
 
     def __post_init__(self):
         found = auto_class(self.model_type, self.cls)
@@ -134,7 +135,8 @@ class Builder:
     def config(self, values: Mapping[str, Any]):
         """The config of ``values`` (see :func:`configure`), each per-layer list the config does not compute
         itself retiled to a layer count that moved (see :func:`retiled`)."""
-        return configure(self.model_type, with_companions(values, self.companions), self.cls)
+        return configure(self.model_type, with_kinds(with_companions(values, self.companions), self.kinds),
+                         self.cls)
 
     def defaults(self) -> dict[str, Any]:
         """The default config's fields (``num_labels`` among them), a sub-config's as dotted keys."""
@@ -313,9 +315,27 @@ def with_companions(values: Mapping[str, Any], companions: Mapping[str, tuple]) 
     return out
 
 
+def with_kinds(values: Mapping[str, Any], kinds: Mapping[str, tuple]) -> dict[str, Any]:
+    """``values`` with each per-layer list of ``kinds`` (list → its layer count, its kinds in order, its default)
+    whose kind counts (``list#kind``) are given written out: the kinds in that order, each as many times as its
+    count says, and the layer count their sum.
+
+    >>> with_kinds({"layer_types#full": 1, "layer_types#linear": 2, "width": 8},
+    ...            {"layer_types": ("num_layers", ("linear", "full"), ["linear", "full"])})
+    {'width': 8, 'layer_types': ['linear', 'linear', 'full'], 'num_layers': 3}
+    """
+    out = dict(values)
+    for listed, (count, names, default) in kinds.items():
+        keys = [f"{listed}#{kind}" for kind in names]
+        if any(key in out for key in keys):
+            entries = [kind for kind, key in zip(names, keys) for _ in range(out.pop(key, 0))]
+            out[listed], out[count] = relisted(default, entries), len(entries)
+    return out
+
+
 def relisted(value, entries: list):
     """``entries`` (one per layer) in the form of the per-layer list ``value`` (a run-length list as one run)."""
-    return [[entries, 1]] if expanded(value) != value else entries
+    return [[entries, 1]] if run_length(value) else entries
 
 
 def retiled(value, layers: int):

@@ -59,7 +59,7 @@ def own_symbol(name: str, flag: bool = False) -> sp.Symbol:
 
     A field spelled like a symparams symbol (``H``) is written ``H_field`` so the two never meet.
     """
-    text = f"{name}_field" if name in SYMBOLS else name
+    text = f"{name}_field" if name in SYMBOLS else name.replace("#", "_")  # a kind count: layer_types_full
     key = (text, flag)
     if key not in _OWN:
         _OWN[key] = sp.Symbol(text, integer=True, nonnegative=True) if flag else \
