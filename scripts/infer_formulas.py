@@ -411,7 +411,9 @@ def _verdict(e: dict) -> str:
     held = held_sizes(e)
     branches = [_side(b["conditions"]) for b in e.get("branches", ())]
     sole = {k: e["conditions"]["fixed"][k] for k in e.get("conditions", {}).get("sole", ())}
+    lowest = e.get("conditions", {}).get("minimum", {})
     notes = ([f"held: {', '.join(f'{k}={v}' for k, v in sorted(held.items()))}"] if held else []) + \
+        ([f"for {', '.join(f'{k} ≥ {v}' for k, v in sorted(lowest.items()))}"] if lowest else []) + \
         ([f"transformers accepts only {', '.join(f'{k}={v}' for k, v in sorted(sole.items()))}"] if sole else []) + \
         ([f"a formula of its own for {', '.join(branches)}"] if branches else [])
     return "exact" + (f" ({'; '.join(notes)})" if notes else "")

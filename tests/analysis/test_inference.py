@@ -151,6 +151,20 @@ def test_layers_at_an_offset_in_every_period_of_the_config_are_fitted():
     assert formula(data, {"L": 32, "o": 4, "p": 8}) == 4  # Jamba's defaults: layers 4, 12, 20, 28
 
 
+def test_a_count_a_field_divides_is_that_field_times_a_fit_of_the_rest():
+    # NLLB-MoE: each of the floor(L/s) sparse layers holds all E experts; 25 points cannot pin down the floor basis
+    # in three fields, but can pin down E times the one in two
+    from symparams.analysis.inference.engine import _factored
+
+    rng = random.Random(2)
+    points = [{"l": rng.randint(1, 16), "s": rng.randint(1, 4), "e": rng.randint(1, 16)} for _ in range(25)]
+    experts = [p["e"] * (p["l"] // p["s"]) for p in points]
+    layers = frozenset({"l", "s"})
+    assert fit(points, experts, ["l", "s", "e"], layers=layers) is None
+    found = _factored(points, experts, ["l", "s", "e"], frozenset(), layers)
+    assert {str(t): c for t, c in found.items()} == {"e*floor(l/s)": 1}
+
+
 def test_a_fit_with_too_few_points_is_refused():
     points = [{"x": x} for x in (1, 2, 3)]
     assert fit(points, [x * x for x in (1, 2, 3)], ["x"]) is None  # 3 terms need 3 + 3 points

@@ -8,6 +8,7 @@ fresh configurations the fit never saw.
 
 from __future__ import annotations
 
+import collections
 import random
 import time
 from dataclasses import replace
@@ -45,7 +46,7 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
     binary = frozenset(found.flag_variables)
     # a layer pattern is one of layers: only layer counts are divided by a fixed period, only in instance counts
     layers = frozenset(n for n in found.free if found.fields[n].counts) if target[0] == "count" else frozenset()
-    result = fit(points, values, own, binary, layers=layers)
+    result = fit(points, values, own, binary, layers=layers) or _factored(points, values, own, binary, layers)
     others = [n for n in [*found.free, *found.flag_variables] if n not in own]
     for extra in others:
         if result is not None:
@@ -62,6 +63,27 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
         what = "instances" if target[0] == "count" else f"dimension {target[2]}"
         raise Uninferable(f"no exact formula for the {what} of {target[1]}")
     return result
+
+
+def _factored(points: list, values: list, own: list, binary: frozenset, layers: frozenset) -> dict | None:
+    """A fit of a quantity every value of which a field of its own divides, as that field times a fit of the
+    quotient in the others (NLLB-MoE's experts: as many as the config has, on one layer in every
+    ``sparse_step``): the quotient's basis is the smaller one the points can pin down."""
+    for name in own:
+        if name in binary or not all(p[name] > 0 and v % p[name] == 0 for p, v in zip(points, values)):
+            continue
+        rest = [n for n in own if n != name]
+        found = fit(points, [v // p[name] for p, v in zip(points, values)], rest, binary, layers=layers)
+        if found is not None:
+            return {replace(t, powers=_times(t.powers, name)): c for t, c in found.items()}
+    return None
+
+
+def _times(powers: tuple, name: str) -> tuple:
+    """A monomial's powers times one more ``name``."""
+    out = dict(powers)
+    out[name] = out.get(name, 0) + 1
+    return tuple(sorted((n, e) for n, e in out.items() if e))
 
 
 def assemble(found: Discovery, fitted: list[Sample], symbols: dict) -> tuple[sp.Expr, tuple[Parameter, ...]]:
@@ -100,12 +122,13 @@ def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n:
                    if any(c < 0 for c in e.as_coefficients_dict().values())]
     fresh = [(values, obs) for values, obs in admitted(builder, found, where, random.Random(seed + 1), n)
              if not any(evaluate(e, symbols, variables(found, values, obs)) < 0 for e in differences)]
-    wrong = []
+    wrong, differs = [], ""
     for values, obs in fresh:
         point = variables(found, values, obs)
         predicted = evaluate(total, symbols, point)
         if predicted != obs.total or (trainable is not None and evaluate(trainable, symbols, point) != obs.trainable):
             wrong.append((values, str(predicted), obs.total))
+            differs = differs or _difference(parts, symbols, point, obs)
     default_real = builder.observe(found.branch.overrides)  # a branch: the default config where the branch starts
     defaults = {**found.defaults, **kinds_of_lists(found.defaults, found.free), **found.branch.overrides}
     point = {k: int(defaults.get(k, found.fields[k].base if k in found.fields else found.flags[k].base))
@@ -115,7 +138,23 @@ def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n:
                         int(default_formula) if default_formula.is_Integer else None,
                         None if default_real is None else default_real.total,
                         tuple(({k: v for k, v in w[0].items()}, w[1], w[2]) for w in wrong[:KEPT]),
-                        tuple(where.violated({k: v for k, v in defaults.items() if v is not None})))
+                        tuple(where.violated({k: v for k, v in defaults.items() if v is not None})), differs)
+
+
+def _difference(parts: tuple[Parameter, ...], symbols: dict, point: dict, obs) -> str:
+    """The first parameter a configuration's build holds otherwise than the formula counts it, in a few words."""
+    fitted = {p.name: p for p in parts}
+    for name in sorted(fitted.keys() | obs.shapes.keys()):
+        part, built = fitted.get(name), obs.shapes.get(name)
+        if part is None:
+            return f"{name}: built, not in the formula"
+        count = evaluate(part.count, symbols, point)
+        shape = [evaluate(d, symbols, point) for d in part.shape]
+        if built is None and count != 0:
+            return f"{name}: {count} in the formula, none built"
+        if built is not None and (count != len(built) or any(list(s) != shape for s in built)):
+            return f"{name}: {count} × {shape} in the formula, {len(built)} × {list(built[0])} built"
+    return "the trainable count"
 
 
 def kinds_of_lists(values: dict, names) -> dict[str, int]:
@@ -175,7 +214,7 @@ def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tu
         fitted = samples(builder, found, random.Random(seed), FIT_SAMPLES)
     if len(fitted) < FIT_SAMPLES // 2:
         raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * FIT_SAMPLES} random configurations built with "
-                          f"the default structure")
+                          f"the default structure{_commonest(builder.errors)}")
     symbols = {**symbols_for(found.free), **{n: flag_symbol(n) for n in found.flag_variables}}
     try:
         total, parts = assemble(found, fitted, symbols)
@@ -345,11 +384,20 @@ def _fit_and_verify(builder, found, n, seed) -> tuple[Any, tuple, dict, Verifica
     return total, parts, symbols, verify(builder, found, total, symbols, n, seed, trainable_of(total, parts), parts)
 
 
+def _commonest(errors: dict) -> str:
+    """The error most builds that failed raised, as the end of a reason ('' for none)."""
+    if not errors:
+        return ""
+    text, _ = collections.Counter(errors.values()).most_common(1)[0]
+    return f" (most that fail: {text[:140]})"
+
+
 def _failure(v: Verification) -> str:
     if v.outside:
         return f"the default config breaks the formula's own conditions ({'; '.join(v.outside)})"
     if v.configurations == 0:
         return "no fresh configuration built for the verification"
     if v.exact != v.configurations:
-        return f"verification failed: {v.exact} of {v.configurations} fresh configurations exact"
+        return f"verification failed: {v.exact} of {v.configurations} fresh configurations exact (the first " \
+               f"miscounts {v.differs})"
     return f"the default config's count {v.default_real} is not the formula's {v.default_formula}"

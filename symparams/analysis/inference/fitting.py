@@ -167,6 +167,8 @@ def solve(rows: list[list[Fraction]], rhs: list[Fraction]) -> tuple[list[Fractio
     >>> solve([[Fraction(1)], [Fraction(1)]], [Fraction(1), Fraction(2)]) is None
     True
     """
+    if not _consistent_modulo(rows, rhs):
+        return None  # most bases tried have no solution: whole numbers modulo a prime say so far faster
     width = len(rows[0]) if rows else 0
     matrix = [list(r) + [b] for r, b in zip(rows, rhs)]
     pivots: list[int] = []
@@ -190,6 +192,41 @@ def solve(rows: list[list[Fraction]], rhs: list[Fraction]) -> tuple[list[Fractio
     for i, col in enumerate(pivots):
         solution[col] = matrix[i][width]
     return solution, rank
+
+
+#: a prime (2^61 - 1) the quick consistency check works modulo
+PRIME = (1 << 61) - 1
+
+
+def _consistent_modulo(rows: list[list[Fraction]], rhs: list[Fraction]) -> bool:
+    """Whether ``rows · x = rhs`` has a solution modulo :data:`PRIME` (a rational solution is one there too,
+    unless the prime divides one of its denominators: then the exact solve is skipped and the fit fails, never
+    holds wrongly).
+
+    >>> _consistent_modulo([[Fraction(1, 2)], [Fraction(1)]], [Fraction(1), Fraction(2)])
+    True
+    >>> _consistent_modulo([[Fraction(1)], [Fraction(1)]], [Fraction(1), Fraction(2)])
+    False
+    """
+    def mod(x: Fraction) -> int:
+        return x.numerator % PRIME * pow(x.denominator, -1, PRIME) % PRIME
+
+    matrix = [[mod(x) for x in row] + [mod(b)] for row, b in zip(rows, rhs)]
+    width, rank = (len(rows[0]) if rows else 0), 0
+    for col in range(width):
+        pivot = next((i for i in range(rank, len(matrix)) if matrix[i][col]), None)
+        if pivot is None:
+            continue
+        matrix[rank], matrix[pivot] = matrix[pivot], matrix[rank]
+        inverse = pow(matrix[rank][col], -1, PRIME)
+        lead = [x * inverse % PRIME for x in matrix[rank]]
+        matrix[rank] = lead
+        for i in range(len(matrix)):
+            if i != rank and matrix[i][col]:
+                factor = matrix[i][col]
+                matrix[i] = [(x - factor * y) % PRIME for x, y in zip(matrix[i], lead)]
+        rank += 1
+    return not any(row[width] for row in matrix[rank:])
 
 
 def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str],

@@ -161,6 +161,7 @@ class Verification:
     default_real: int | None = None  # the real count of the default config
     mismatches: tuple = ()  # (config values, formula, real) of the first few that differ
     outside: tuple[str, ...] = ()  # the formula's conditions the default config breaks (then none is counted)
+    differs: str = ""  # the first parameter a mismatching configuration's build holds otherwise
 
     @property
     def passed(self) -> bool:
@@ -238,7 +239,7 @@ class Inferred:
             "verification": None if v is None else {
                 "configurations": v.configurations, "exact": v.exact, "seed": v.seed,
                 "default_formula": v.default_formula, "default_real": v.default_real,
-                "mismatches": [list(m) for m in v.mismatches], "outside": list(v.outside)},
+                "mismatches": [list(m) for m in v.mismatches], "outside": list(v.outside), "differs": v.differs},
             "builds": self.builds, "failed_builds": self.failed_builds, "seconds": round(self.seconds, 2),
             "parameters": [p.to_data() for p in self.parameters],
             "branches": [b.to_dict() for b in self.branches],
