@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from symparams.analysis.inference import infer  # noqa: E402
 from symparams.analysis.inference.audit import audit  # noqa: E402
 from symparams.analysis.inference.layers import KIND, kind_counts  # noqa: E402
-from symparams.analysis.inference.probing import attribute, configure, libraries  # noqa: E402
+from symparams.analysis.inference.probing import Builder, attribute, configure, libraries  # noqa: E402
 from symparams.families.config import flattened  # noqa: E402
 from symparams.families.inferred import branch_key  # noqa: E402
 from symparams.families.inferred_tree import TOP_K_FIELDS  # noqa: E402
@@ -162,7 +162,7 @@ def with_defaults(entry: dict) -> dict:
     return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
             "follows": follows(entry["model_type"], sizes), "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
-            **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"])) else {})}
+            **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {})}
 
 
 #: text keys of every config.json that say nothing of its structure
@@ -177,11 +177,36 @@ def texts_of(model_type: str) -> dict:
     return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k.rpartition(".")[2] not in NOT_STRUCTURE}
 
 
-def legacy_of(model_type: str) -> dict:
-    """The keys a config class reads from its extra keyword arguments rather than its fields (Qwen3-Next's
-    ``full_attention_interval``, which shapes its default ``layer_types``), each → the default its source gives
-    (None when it gives none that is a plain value): a config.json that sets one otherwise is refused, since the
-    formulas were fitted with the default."""
+@functools.lru_cache(maxsize=None)
+def legacy_of(model_type: str, cls: str) -> dict:
+    """The keys a config class reads from its extra keyword arguments rather than its fields and that change the
+    count (Qwen3-Next's ``full_attention_interval``, which shapes its default ``layer_types``), each → the
+    default its source gives (None when it gives none that is a plain value): a config.json that sets one
+    otherwise is refused, since the formulas were fitted with the default."""
+    read = _read_beside(model_type)
+    if not read:
+        return {}
+    builder = Builder(model_type, cls)
+    base = builder.observe({})
+    return {name: default for name, default in read.items()
+            if base is not None and _shapes_count(builder, base.total, name, default)}
+
+
+def _shapes_count(builder: Builder, total: int, name: str, default) -> bool:
+    """Whether another whole-number (or true-or-false) value of a key changes the count of the default config."""
+    if isinstance(default, bool):
+        tries = [not default]
+    elif isinstance(default, int):
+        tries = [default * 2, default + 1, max(default // 2, 1)]
+    elif default is None:
+        tries = [2, 16]
+    else:
+        return False
+    return any(obs is not None and obs.total != total for obs in (builder.observe({name: v}) for v in tries))
+
+
+def _read_beside(model_type: str) -> dict:
+    """The keys a config class reads from its extra keyword arguments, each → its source's default."""
     import ast
     import inspect
     import textwrap

@@ -42,6 +42,10 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
     kinds = ("free", "irrelevant") if every else ("free",)
     moved = [n for n, f in found.fields.items() if f.kind in kinds]
     related = {n for pair in found.relations for n in pair}
+    # a field whose every relation is an order (dense layers below layers, an offset below its period) may leave
+    # the multiples of its base: only divisibility needs them
+    ordered = related - {n for f, g in found.relations if found.fields[g].base % max(found.fields[f].base, 1) == 0
+                         for n in (f, g)}
     scaled = {n for n in moved if found.fields[n].step == "scale"} | related
     # sorted: the random draws must not follow set order (string hashing), so a run is reproducible
     multiplier = {n: rng.randint(1, (top // 2) if found.fields[n].counts else top) if n in moved else 1
@@ -59,7 +63,7 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
         if n not in related and found.fields[n].counts and "layer" in n:
             # any layer count up to the same top, not only multiples: a layer in every 6 shows as such
             values[n] = rng.randint(found.lowest.get(n, 1), found.fields[n].base * (top // 2))
-        elif (n not in related or loose) and n in moved and rng.random() < 1 / 3:
+        elif (n not in related or n in ordered or loose) and n in moved and rng.random() < 1 / 3:
             values[n] = max(1, values[n] + rng.choice((-2, -1, 1, 2)))
     for n in moved:
         base = found.fields[n].base
