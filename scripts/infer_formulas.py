@@ -41,9 +41,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from symparams.analysis.inference import infer  # noqa: E402
+from symparams.analysis.inference.audit import audit  # noqa: E402
+from symparams.analysis.inference.layers import KIND, kind_counts  # noqa: E402
 from symparams.analysis.inference.order import with_layout  # noqa: E402
-from symparams.analysis.inference.probing import attribute, configure, libraries  # noqa: E402
+from symparams.analysis.inference.probing import Builder, attribute, configure, libraries  # noqa: E402
 from symparams.families.config import flattened  # noqa: E402
+from symparams.families.inferred import branch_key  # noqa: E402
 from symparams.families.inferred_tree import TOP_K_FIELDS  # noqa: E402
 
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
@@ -81,8 +84,7 @@ def run_one(model_type: str, cls: str) -> tuple[dict, float]:
     signal.alarm(SECONDS)
     start = time.perf_counter()
     try:
-        entry = stored(infer(model_type, cls, verify_configurations=VERIFY, seed=SEED).to_dict())
-        entry = with_layout(with_defaults(entry))
+        entry = with_layout(audited(infer(model_type, cls, verify_configurations=VERIFY, seed=SEED).to_dict()))
     except _TimedOut:
         entry = _failed(model_type, cls, f"timed out after {SECONDS} s")
     except Exception as exc:  # an error inside transformers that the engine did not expect: recorded, not fatal
@@ -118,11 +120,30 @@ def stored(entry: dict) -> dict:
     return out
 
 
+def audited(result: dict) -> dict:
+    """The stored entry of an inferred class, checked once more as ``count --config`` reads it (see
+    :mod:`symparams.analysis.inference.audit`): a branch whose count differs from a build is dropped, a main
+    formula whose count differs leaves the class not inferred, with the config that shows it."""
+    entry = with_defaults(stored(result))
+    while entry["exact"]:
+        found = audit(entry)
+        if not found.mismatches:
+            entry["verification"]["confirmed"] = found.compared
+            break
+        wrong = {key for *_, key in found.mismatches}
+        if () in wrong:
+            return with_defaults(stored({**result, "exact": False, "reason": found.reason}))
+        kept = [b for b in entry["branches"] if branch_key(b["conditions"]) not in wrong]
+        entry = {k: v for k, v in entry.items() if k != "branches"} | ({"branches": kept} if kept else {})
+    return entry
+
+
 def defaults_of(model_type: str, fields) -> dict:
     """The default config's value of each of ``fields`` (what a config.json that leaves one out means)."""
     _, transformers = libraries()
     config = transformers.AutoConfig.for_model(model_type)
     values = {**flattened(config.to_dict()), "num_labels": config.num_labels}
+    values.update({name: attribute(config, name) for name in fields if KIND in name})  # layers of one kind
     return {name: values[name] for name in sorted(fields) if name in values}
 
 
@@ -140,9 +161,13 @@ def with_defaults(entry: dict) -> dict:
     flags = [*entry["flags"], *(k for k, v in fixed.items() if isinstance(v, bool))]
     # how many experts a token uses changes no shape, but the active count reads it
     top_k = [prefix + name for prefix in ("", "text_config.") for name in TOP_K_FIELDS]
+    # a list whose kind counts are the formula's own fields is read as it is; another is checked against the rules
+    kinds = {listed: rules for listed, rules in kinds_of(entry["model_type"], entry["class"], tuple(sizes)).items()
+             if not any(name.startswith(listed + KIND) for name in entry["symbols"])}
     return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
             "follows": follows(entry["model_type"], sizes), "aliases": aliases_of(entry["model_type"], known),
-            **({"texts": texts_of(entry["model_type"])} if flags else {})}
+            **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
+            **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {})}
 
 
 #: text keys of every config.json that say nothing of its structure
@@ -155,6 +180,81 @@ def texts_of(model_type: str) -> dict:
     _, transformers = libraries()
     base = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
     return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k.rpartition(".")[2] not in NOT_STRUCTURE}
+
+
+@functools.lru_cache(maxsize=None)
+def legacy_of(model_type: str, cls: str) -> dict:
+    """The keys a config class reads from its extra keyword arguments rather than its fields and that change the
+    count (Qwen3-Next's ``full_attention_interval``, which shapes its default ``layer_types``), each → the
+    default its source gives (None when it gives none that is a plain value): a config.json that sets one
+    otherwise is refused, since the formulas were fitted with the default."""
+    read = _read_beside(model_type)
+    if not read:
+        return {}
+    builder = Builder(model_type, cls)
+    base = builder.observe({})
+    return {name: default for name, default in read.items()
+            if base is not None and _shapes_count(builder, base.total, name, default)}
+
+
+def _shapes_count(builder: Builder, total: int, name: str, default) -> bool:
+    """Whether another whole-number (or true-or-false) value of a key changes the count of the default config."""
+    if isinstance(default, bool):
+        tries = [not default]
+    elif isinstance(default, int):
+        tries = [default * 2, default + 1, max(default // 2, 1)]
+    elif default is None:
+        tries = [2, 16]
+    else:
+        return False
+    return any(obs is not None and obs.total != total for obs in (builder.observe({name: v}) for v in tries))
+
+
+def _read_beside(model_type: str) -> dict:
+    """The keys a config class reads from its extra keyword arguments, each → its source's default."""
+    import ast
+    import inspect
+    import textwrap
+
+    _, transformers = libraries()
+    try:
+        config = configure(model_type, {})
+    except Exception:  # a default config its class refuses: no class source to read
+        return {}
+    known = set(flattened(config.to_dict())) | set(transformers.PretrainedConfig().to_dict())
+    out = {}
+    subs = [type(c) for c in vars(config).values() if isinstance(c, transformers.PretrainedConfig)]
+    for cls in {type(config), *subs}:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError, SyntaxError):  # no source to read
+            continue
+        for node in ast.walk(tree):
+            if _kwargs_read(node):
+                name = node.args[0].value
+                if name not in known and "token_id" not in name:
+                    default = node.args[1] if len(node.args) > 1 else None
+                    out[name] = _literal(default)
+    return dict(sorted(out.items()))
+
+
+def _kwargs_read(node) -> bool:
+    """Whether an AST node is ``kwargs.pop("name", ...)`` or ``kwargs.get("name", ...)``."""
+    import ast
+
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pop", "get") \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "kwargs" and bool(node.args) \
+        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+
+
+def _literal(node):
+    import ast
+
+    try:
+        value = ast.literal_eval(node) if node is not None else None
+    except ValueError:  # a default the source computes
+        return None
+    return value if isinstance(value, (int, float, str, bool)) else None
 
 
 def aliases_of(model_type: str, fields) -> dict:
@@ -201,6 +301,25 @@ def _follows(model_type: str, sizes: tuple) -> tuple:
     return tuple(out.items())
 
 
+@functools.lru_cache(maxsize=None)
+def kinds_of(model_type: str, cls: str, sizes: tuple) -> dict:
+    """Each per-layer list of kinds that shapes the parameters (see :mod:`symparams.analysis.inference.layers`) →
+    how many layers of each kind the config class computes from the size fields (a rule as ``follows`` holds
+    one; a whole number when no size moves it)."""
+    out = {}
+    for listed, kinds in kind_counts(model_type, cls).items():
+        base = _read(model_type, {}, sizes) or {}
+        rules = {}
+        for kind in kinds:
+            name = f"{listed}{KIND}{kind}"
+            count = (_read(model_type, {}, [name]) or {}).get(name)
+            leaders = [f for f in sizes
+                       if isinstance(base.get(f), int) and _moves(model_type, f, name, {**base, name: count})]
+            rules[kind] = _fit_follower(model_type, name, leaders, base) if leaders else count
+        out[listed] = rules
+    return out
+
+
 def _moves(model_type: str, leader: str, name: str, base: dict) -> bool:
     for value in (base[leader] * 3, base[leader] + 1, base[leader] * 2, base[leader] // 2):
         back = _read(model_type, {leader: value}, [name])
@@ -231,7 +350,9 @@ def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict):
         if back is not None and isinstance(back[name], int) and not isinstance(back[name], bool):
             points.append(point)
             values.append(back[name])
-    found = fit(points, values, leaders) if len(points) >= 20 else None
+    # a count of layers of one kind may be a layer pattern: a period of a layer count
+    layers = frozenset(f for f in leaders if "layer" in f.rpartition(".")[2])
+    found = fit(points, values, leaders, layers=layers) if len(points) >= 20 else None
     if found is None:
         return None
     return encode_value(sp.expand(expression(found, {f: sp.Symbol(f) for f in leaders})))
@@ -253,7 +374,7 @@ def held_sizes(entry: dict) -> dict:
     """The size fields an exact entry holds at a value (flags do not count), but those a branch takes on from the
     next value up and those the config class admits at that value only."""
     conditions = entry.get("conditions") or {}
-    branched = {k for b in entry.get("branches", ()) if not held_sizes(b) for k in b["conditions"]["minimum"]}
+    branched = {k for b in entry.get("branches", ()) if not held_sizes(b) for k in b["conditions"].get("minimum", {})}
     return {k: v for k, v in conditions.get("fixed", {}).items()
             if not isinstance(v, bool) and k not in branched and k not in conditions.get("sole", ())}
 
@@ -296,13 +417,21 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              "so. Regenerate with `nice -n 19 python scripts/infer_formulas.py --jobs 2` (`--only TYPE ...` for some "
              "types; `--order-only` only records each class's parameter order and linear layers, from one default "
              "build per class).", "",
-             "Verified: fresh random configurations whose real meta-device count equals the formula "
-             "(the default config is checked too). Held: size fields that could not move in the fit, so the "
-             "formula holds at that value only. A formula of its own: a field held at 0 or 1 whose larger "
-             "values build is fitted again from the next value up (a branch, verified the same way); a config "
-             "is counted by the branch its value is in, and the type counts as free in that field. "
-             "Transformers accepts only: a value the config class refuses to change, held without leaving a "
-             "config out. Seconds: wall time of the class's inference, its branches included.", "",
+             "Verified: fresh random configurations the formula's own conditions admit, whatever structure "
+             "transformers builds for them, whose real meta-device count equals the formula (the default "
+             "config is checked too, and must meet the conditions); then read: random config.json files (whole "
+             "or with only the keys they set) read as `count --config` reads them, each counted equal to its "
+             "build (a class one of them contradicts is not inferred). Held: size fields that could not move "
+             "in the fit, so the formula holds at that value only. A formula of its own (a branch, verified the "
+             "same way; a config is counted by the branch it is on, and the type counts as free in that field): "
+             "a field the default leaves unset (null) whose setting changes shapes, set (GPT-2's `n_inner`); "
+             "two widths meeting where a projection between them appears or vanishes (ELECTRA's "
+             "`embedding_size = hidden_size`); a field held at 0 or 1 whose larger values build, from the next "
+             "value up. A per-layer list of layer kinds that shape the parameters (`layer_types`) counts by how "
+             "many layers of each kind it holds (`layer_types#full_attention`), or, for a type with two such "
+             "lists, only with as many of each kind as transformers computes. Transformers accepts only: a "
+             "value the config class refuses to change, held without leaving a config out. Seconds: wall time "
+             "of the class's inference, its branches and the reading check included.", "",
              "| model_type | class | verdict | verified | seconds |", "|---|---|---|---|---|"]
     for t, es in by_type.items():
         for e in es:
@@ -316,17 +445,26 @@ def _verdict(e: dict) -> str:
     if not e["exact"]:
         return "not inferred: " + e["reason"].replace("|", "/")
     held = held_sizes(e)
-    branches = [f"{k} ≥ {v}" for b in e.get("branches", ()) for k, v in sorted(b["conditions"]["minimum"].items())]
+    branches = [_side(b["conditions"]) for b in e.get("branches", ())]
     sole = {k: e["conditions"]["fixed"][k] for k in e.get("conditions", {}).get("sole", ())}
+    lowest = e.get("conditions", {}).get("minimum", {})
     notes = ([f"held: {', '.join(f'{k}={v}' for k, v in sorted(held.items()))}"] if held else []) + \
+        ([f"for {', '.join(f'{k} ≥ {v}' for k, v in sorted(lowest.items()))}"] if lowest else []) + \
         ([f"transformers accepts only {', '.join(f'{k}={v}' for k, v in sorted(sole.items()))}"] if sole else []) + \
         ([f"a formula of its own for {', '.join(branches)}"] if branches else [])
     return "exact" + (f" ({'; '.join(notes)})" if notes else "")
 
 
+def _side(conditions: dict) -> str:
+    """Where a branch holds, in a few words: ``n_langs ≥ 2``, ``n_inner set``, ``embedding_size = hidden_size``."""
+    return " and ".join([f"{k} ≥ {v}" for k, v in sorted(conditions.get("minimum", {}).items())]
+                        + [f"{k} set" for k in conditions.get("given", ())] + list(conditions.get("split", ())))
+
+
 def _verified(e: dict) -> str:
     v = e.get("verification")
-    return f"{v['exact']}/{v['configurations']}" if v else "–"
+    read = f", {v['confirmed']} read" if v and v.get("confirmed") else ""
+    return f"{v['exact']}/{v['configurations']}{read}" if v else "–"
 
 
 def _old_table() -> tuple[dict, list[str]]:

@@ -59,8 +59,10 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     reader = _unaliased(reader, entry.get("aliases", {}), source)
     _refuse_unknown_sizes(entry, reader.data, source)
     # a size is at least 1, unless the type's default is 0 (no dense layers, no shared experts)
+    listed = _kinds_listed(entry["symbols"], reader, source)
     ints = {f: reader.int(f, default=defaults.get(f, REQUIRED), minimum=0 if defaults.get(f) == 0 else 1)
-            for f in entry["symbols"] if reader.has(f) or f not in follows}
+            for f in entry["symbols"] if f not in listed and (reader.has(f) or f not in follows)}
+    ints.update(listed)
     for f, value in ints.items():
         if value is None:  # the type's default is null: the fit was seeded with a number
             raise OutsideConditions(f"{source}: key {f} is missing or null, and the inferred formula needs a number")
@@ -71,6 +73,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
         if f not in ints:
             ints[f] = known[f] = _followed(f, follows[f], known, source)
     _check_relations(conditions, known, source)
+    _check_kinds(entry.get("kinds", {}), reader, known, source)
     values, numbers = {}, {}
     for field_name, name in entry["symbols"].items():
         if name in SYMBOLS and ints[field_name] >= 1:
@@ -82,6 +85,27 @@ def read_config(entry: dict, reader, source: str) -> Reading:
         numbers[TOP_K_SYMBOL] = top_k
     _refuse_negative_counts(entry, {**numbers, **values}, flags, source)
     return Reading(values, numbers, flags)
+
+
+def expanded(value) -> list | None:
+    """A per-layer list as one entry per layer: the list itself, or a run-length list ``[[kinds, repeats], ...]``
+    (GPT-Neo's ``attention_types``, ``[[["global", "local"], 12]]``) written out; None for anything else.
+
+    >>> expanded([[["global", "local"], 2]]), expanded(("full", "sliding")), expanded(3)
+    (['global', 'local', 'global', 'local'], ['full', 'sliding'], None)
+    """
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    if run_length(value):
+        return [kind for kinds, repeats in value for _ in range(repeats) for kind in kinds]
+    return list(value) if all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value) else None
+
+
+def run_length(value) -> bool:
+    """Whether a per-layer list is written as runs, ``[[kinds, repeats], ...]``."""
+    return isinstance(value, (list, tuple)) and bool(value) and all(
+        isinstance(r, (list, tuple)) and len(r) == 2 and isinstance(r[0], (list, tuple)) and isinstance(r[1], int)
+        and not isinstance(r[1], bool) for r in value)
 
 
 def _refuse_negative_counts(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool], source: str) -> None:
@@ -134,6 +158,12 @@ def _refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) -
     conditions = entry.get("conditions", {})
     known = {*entry["symbols"], *entry.get("flags", {}), *conditions.get("fixed", {}), *entry.get("follows", {}),
              *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
+    for key, default in entry.get("legacy", {}).items():
+        value = config.get(key)
+        if isinstance(value, int) and value != default and key not in known and not any(w in key for w in NOT_SIZES):
+            raise OutsideConditions(f"{source}: key {key} is {_json(value)}; transformers' config class reads it "
+                                    f"beside its fields, and the inferred formula holds only for its default "
+                                    f"{_json(default)}")
     for key, value in config.items():
         name = key.rpartition(".")[2]  # a sub-config's field is judged by its own name
         if isinstance(value, int) and not isinstance(value, bool) and key not in known and "token_id" not in key \
@@ -191,6 +221,9 @@ def _check_conditions(conditions: dict, known: dict, defaults: dict, follows: di
     for key in conditions.get("unset", ()):
         if reader.has(key):
             raise OutsideConditions(f"{where} {key} is set, the formula holds only with {key} unset (null)")
+    for key in conditions.get("given", ()):
+        if not reader.has(key):
+            raise OutsideConditions(f"{where} {key} is unset, the formula holds only with {key} set")
     return known
 
 
@@ -198,20 +231,69 @@ def _check_relations(conditions: dict, known: dict, source: str) -> None:
     """One line naming the first relation between fields the config breaks."""
     where = f"{source}: outside the inferred formula's conditions:"
     for text in conditions.get("relations", ()):
-        left, kind, right = _relation(text)
+        left, kind, right = parse_relation(text)
         if left in known and right in known and not _holds(kind, known[left], known[right]):
             raise OutsideConditions(f"{where} {left} = {known[left]}, {right} = {known[right]}; the formula "
                                     f"needs {text}")
+
+
+def _kinds_listed(symbols: Mapping[str, str], reader, source: str) -> dict[str, int]:
+    """The number of layers of each kind (a field ``list#kind`` of the formula) a config.json's per-layer list
+    holds; a list absent leaves them to the rule transformers computes them by (``follows``)."""
+    out = {}
+    kinds: dict[str, list[str]] = {}
+    for name in symbols:
+        listed, mark, kind = name.partition("#")
+        if mark:
+            kinds.setdefault(listed, []).append(kind)
+    for listed, known in kinds.items():
+        if reader.has(listed):
+            entries = _layer_kinds(reader, listed, known, source)
+            out.update({f"{listed}#{kind}": entries.count(kind) for kind in known})
+    return out
+
+
+def _layer_kinds(reader, listed: str, known, source: str) -> list:
+    """A config.json's per-layer list, one kind per layer; one line when it is none, or holds a kind the formula
+    does not know."""
+    where = f"{source}: outside the inferred formula's conditions:"
+    entries = expanded(reader.data[listed])
+    if entries is None:
+        raise OutsideConditions(f"{where} key {listed} is no list of layer kinds the formula reads")
+    for kind in sorted(set(entries) - set(known)):
+        raise OutsideConditions(f"{where} {listed} has layers of kind {kind!r}, the formula knows only "
+                                f"{', '.join(map(repr, known))}")
+    return entries
+
+
+def _check_kinds(kinds: dict, reader, known: dict, source: str) -> None:
+    """One line for a per-layer list of kinds the config.json writes (``layer_types``) that does not have, of each
+    kind, as many layers as the formula counts (the list transformers computes when the file leaves it out):
+    the formula was fitted on those."""
+    where = f"{source}: outside the inferred formula's conditions:"
+    for listed, rules in kinds.items():
+        if not reader.has(listed):
+            continue
+        entries = _layer_kinds(reader, listed, rules, source)
+        for kind, rule in rules.items():
+            if rule is None:
+                raise OutsideConditions(f"{where} key {listed} is set, and the inferred data cannot tell how many "
+                                        f"layers of each kind the formula holds for")
+            wanted = _followed(f"{listed}#{kind}", rule, known, source)
+            if entries.count(kind) != wanted:
+                raise OutsideConditions(f"{where} {listed} has {entries.count(kind)} layers of kind {kind!r}, the "
+                                        f"formula holds only with {wanted} (as transformers computes the list)")
 
 
 def _json(value) -> str:
     return json.dumps(value)
 
 
-_RELATIONS = {" divides ": "divides", " = ": "equals", " < ": "below"}
+_RELATIONS = {" divides ": "divides", " = ": "equals", " < ": "below", " ≠ ": "differs"}
 
 
-def _relation(text: str) -> tuple[str, str, str]:
+def parse_relation(text: str) -> tuple[str, str, str]:
+    """``(left, kind, right)`` of a relation as the data writes it (``n_head divides n_embd``, ``E ≠ H``)."""
     for word, kind in _RELATIONS.items():
         left, found, right = text.partition(word)
         if found:
@@ -222,7 +304,7 @@ def _relation(text: str) -> tuple[str, str, str]:
 def _holds(kind: str, a: int, b: int) -> bool:
     if kind == "divides":
         return a > 0 and b % a == 0
-    return a == b if kind == "equals" else a < b
+    return {"equals": a == b, "differs": a != b}.get(kind, a < b)
 
 
 def _constraints(entry: dict, reading: Reading) -> tuple[Constraint, ...]:
@@ -231,11 +313,11 @@ def _constraints(entry: dict, reading: Reading) -> tuple[Constraint, ...]:
              for f, name in entry["symbols"].items()}
     out = []
     for text in entry.get("conditions", {}).get("relations", ()):
-        left, kind, right = _relation(text)
+        left, kind, right = parse_relation(text)
         if left not in entry["symbols"] or right not in entry["symbols"]:
             continue
         a, b = scope[entry["symbols"][left]], scope[entry["symbols"][right]]
-        expr = {"divides": b / a, "below": b - a, "equals": 1 / (1 + (a - b) ** 2)}[kind]
+        expr = {"divides": b / a, "below": b - a, "equals": 1 / (1 + (a - b) ** 2), "differs": (a - b) ** 2}[kind]
         if expr.free_symbols:
             out.append(Constraint(expr, f"the inferred formula needs {text} ({left} is {a}, {right} is {b})"
                                   .replace("{", "(").replace("}", ")")))
@@ -260,22 +342,40 @@ def _at_least_zero(entry: dict, numbers: Mapping[str, int]) -> tuple[Constraint,
 
 
 def branch_of(entry: dict, reader) -> tuple:
-    """Which of an entry's formulas a config.json is counted by: a branch whose field the config has at the
-    branch's lowest value or above (Gemma 4 with layers reusing others' keys and values), else the entry's own;
-    the branch's key (its lowest values), ``()`` for the entry's own."""
+    """Which of an entry's formulas a config.json is counted by: the first branch whose side the config is on (the
+    fields it sets, at its lowest values or above, the relation of its split), else the entry's own; the
+    branch's key (:func:`branch_key`), ``()`` for the entry's own.  A branch's own conditions hold its side too,
+    so a config read into the wrong one is refused, never counted."""
     defaults = entry.get("defaults", {})
     for branch in entry.get("branches", ()):
-        minimum = branch["conditions"]["minimum"]
-        if all(reader.int(k, default=defaults.get(k, v), minimum=0) >= v for k, v in minimum.items()):
-            return tuple(sorted(minimum.items()))
+        conditions = branch["conditions"]
+        if all(reader.int(k, default=defaults.get(k, v), minimum=0) >= v
+               for k, v in conditions.get("minimum", {}).items()) \
+                and all(reader.has(k) for k in conditions.get("given", ())) \
+                and all(_on_side(text, reader, defaults) for text in conditions.get("split", ())):
+            return branch_key(conditions)
     return ()
+
+
+def _on_side(text: str, reader, defaults: dict) -> bool:
+    """Whether a config is on a split's side (its relation holds, fields read with their defaults)."""
+    left, kind, right = parse_relation(text)
+    a, b = (reader.int(k, default=defaults.get(k), minimum=0) for k in (left, right))
+    return isinstance(a, int) and isinstance(b, int) and _holds(kind, a, b)
+
+
+def branch_key(conditions: dict) -> tuple:
+    """A branch's key: its lowest values, the fields it sets, its split."""
+    return (tuple(sorted(conditions.get("minimum", {}).items()))
+            + tuple(("set", k) for k in conditions.get("given", ()))
+            + tuple(("split", t) for t in conditions.get("split", ())))
 
 
 def in_branch(entry: dict, key: tuple) -> dict:
     """The entry's branch of ``key`` (:func:`branch_of`), or the entry itself (whose conditions then say where it
     holds)."""
     for branch in entry.get("branches", ()) if key else ():
-        if tuple(sorted(branch["conditions"]["minimum"].items())) == key:
+        if branch_key(branch["conditions"]) == key:
             return branch
     return entry
 
@@ -372,6 +472,27 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
 def _branch_read(entry: dict, reader, source: str) -> tuple:
     """:func:`branch_of` for a config read with the entry's aliases."""
     return branch_of(entry, _unaliased(reader, entry.get("aliases", {}), source))
+
+
+def counted(entry: dict, config: Mapping[str, Any], source: str = "config") -> tuple[int, tuple]:
+    """The count of ``config`` by one class's entry (its branches included), read as ``count --config`` reads it,
+    and the key of the formula that counted it (:func:`branch_key`): a config outside the conditions is refused
+    (:class:`SymparamsError`).  The generator checks every entry it writes with this against real builds."""
+    from .config import ConfigReader
+
+    reader = ConfigReader(config, source)
+    key = _branch_read(entry, reader, source)
+    chosen = in_branch(entry, key)
+    reading = read_config(chosen, reader, source)
+    scope = _scope(chosen, {**reading.values, **reading.numbers}, reading.flags)
+    total = sp.Integer(0)
+    for path, count, shape, *_ in chosen["parameters"]:
+        n, dims = formula(count, scope), tuple(formula(d, scope) for d in shape)
+        _refuse_negative(f"{source}: outside the inferred formula's conditions", path, n, dims)
+        total += n * sp.Mul(*dims)
+    if not total.is_Integer:
+        raise OutsideConditions(f"{source}: the inferred formula is not a whole number at these values ({total})")
+    return int(total), key
 
 
 def _heads_met(model_type: str, reader, source: str, branch: tuple = ()) -> tuple[str, ...]:

@@ -124,10 +124,13 @@ def _value(encoded, numbers: Mapping[str, int]) -> Fraction | None:
 
 
 def _numerator(top, symbols) -> sp.Expr:
-    """A floor's numerator: a name, or ``[name, name]``, the one less the other (layers not reusing others'
-    keys and values, ``L - S``)."""
-    if isinstance(top, list) and len(top) == 2:
-        return _symbol(top[0], symbols) - _symbol(top[1], symbols)
+    """A floor's numerator: a name, or a list of a name, then names subtracted and a whole number added (layers
+    not reusing others' keys and values, ``L - S``; the layers at 2 in every 5, ``L + 2``)."""
+    if isinstance(top, list):
+        out = _symbol(top[0], symbols)
+        for item in top[1:]:
+            out = out + item if isinstance(item, int) else out - _symbol(item, symbols)
+        return out
     return _symbol(top, symbols)
 
 

@@ -114,6 +114,57 @@ def test_a_fixed_period_is_stored_as_a_whole_number_and_read_back():
     assert formula(data, {"H": 10, "L": 13}) == 10 * 3 + 2 * 10 * 13
 
 
+def test_layers_at_one_place_in_every_fixed_number_are_fitted_and_stored_with_a_shift():
+    # two linear-attention layers in every 5 (at 0 and 2): floor((L + 4)/5) + floor((L + 2)/5) of L
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.core.symbols import L
+    from symparams.families.inferred import formula
+
+    points = [{"l": n} for n in range(1, 23)]
+    linear = [(p["l"] + 4) // 5 + (p["l"] + 2) // 5 for p in points]
+    found = fit(points, linear, ["l"], layers=frozenset({"l"}))
+    assert all(sum(c * t.value(p) for t, c in found.items()) == v for p, v in zip(points, linear))
+    expr = sp.expand(3 * sp.floor((L + 2) / 5) - sp.floor((L - 1) / 4))
+    data = encode(expr)
+    assert ["3", [], [[["L", 2], 5, 1]]] in data and decode(data, {"L": L}) == expr
+    assert formula(data, {"L": 13}) == 3 * 3 - 3
+
+
+def test_layers_at_an_offset_in_every_period_of_the_config_are_fitted():
+    # Jamba: an attention layer at every i with i % period == offset, both fields; an offset of 0 divides nothing
+    rng = random.Random(1)
+    points = []
+    while len(points) < 45:
+        period = rng.randint(1, 8)
+        offset = rng.randint(0, period - 1)
+        points.append({"l": rng.randint(offset + 1, 30), "p": period, "o": offset})
+    attention = [sum(1 for i in range(p["l"]) if i % p["p"] == p["o"]) for p in points]
+    found = fit(points, attention, ["l", "p", "o"], layers=frozenset({"l"}))
+    assert {str(t): c for t, c in found.items()} == {"1": 1, "floor((l - o - 1)/p)": 1}
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.families.inferred import formula
+
+    names = {n: sp.Symbol(n, integer=True, positive=True) for n in ("L", "o", "p")}
+    expr = sp.floor((names["L"] - names["o"] - 1) / names["p"]) + 1
+    data = encode(expr)
+    assert [["L", "o", -1], "p", 1] in data[-1][2] and decode(data, names) == expr
+    assert formula(data, {"L": 32, "o": 4, "p": 8}) == 4  # Jamba's defaults: layers 4, 12, 20, 28
+
+
+def test_a_count_a_field_divides_is_that_field_times_a_fit_of_the_rest():
+    # NLLB-MoE: each of the floor(L/s) sparse layers holds all E experts; 25 points cannot pin down the floor basis
+    # in three fields, but can pin down E times the one in two
+    from symparams.analysis.inference.engine import _factored
+
+    rng = random.Random(2)
+    points = [{"l": rng.randint(1, 16), "s": rng.randint(1, 4), "e": rng.randint(1, 16)} for _ in range(25)]
+    experts = [p["e"] * (p["l"] // p["s"]) for p in points]
+    layers = frozenset({"l", "s"})
+    assert fit(points, experts, ["l", "s", "e"], layers=layers) is None
+    found = _factored(points, experts, ["l", "s", "e"], frozenset(), layers)
+    assert {str(t): c for t, c in found.items()} == {"e*floor(l/s)": 1}
+
+
 def test_a_fit_with_too_few_points_is_refused():
     points = [{"x": x} for x in (1, 2, 3)]
     assert fit(points, [x * x for x in (1, 2, 3)], ["x"]) is None  # 3 terms need 3 + 3 points
@@ -190,6 +241,7 @@ class ToyBuilder:
 
     def __init__(self):
         self.errors, self.builds = {}, 0
+        self.companions, self.kinds = {}, {}
 
     def defaults(self):
         return dict(self.DEFAULTS)
@@ -287,6 +339,132 @@ def test_relations_say_where_a_configuration_is_outside_them():
     assert Relation("heads", "divides", "hidden").holds({"heads": 12, "hidden": 768})
     assert not Relation("heads", "divides", "hidden").holds({"heads": 7, "hidden": 768})
     assert Relation("k", "below", "layers").holds({"k": 1, "layers": 2})
+
+
+class HeadWidthBuilder(ToyBuilder):
+    """XLNet's head width: computed from the width and the heads when left out, refused unless it is that."""
+
+    DEFAULTS = {"hidden_size": 1024, "num_heads": 16, "num_layers": 2}
+
+    def read_back(self, values, others=()):
+        config = {**self.DEFAULTS, **values}
+        config.setdefault("head_width", config["hidden_size"] // config["num_heads"])
+        return {k: config[k] for k in [*values, *others]}
+
+    def defaults(self):
+        return self.read_back({}, [*self.DEFAULTS, "head_width"])
+
+    def observe(self, values):
+        from symparams.analysis.inference.probing import Observation
+
+        self.builds += 1
+        config = self.read_back(values, ["head_width", *self.DEFAULTS])
+        h, a, d, n = (config[k] for k in ("hidden_size", "num_heads", "head_width", "num_layers"))
+        if min(h, a, d, n) < 1 or d * a != h:
+            return None
+        shapes = {"embed": [(100, h)], "layers.*.q": [(h, a, d)] * n}
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return Observation(shapes, total, total, values=config)
+
+
+def test_a_pair_moved_only_together_at_unequal_bases_is_written_as_their_bases_divide():
+    """Moved alone, the width takes its head width along; the head width moves only with the width.  The old
+    engine wrote the reversed pair as ``hidden_size < head_width``, which no config meets, its default least."""
+    from symparams.analysis.inference.engine import conditions
+
+    builder = HeadWidthBuilder()
+    found = discover(builder)
+    where = conditions(builder, found)
+    assert Relation("head_width", "divides", "hidden_size") in where.relations
+    assert not [r for r in where.relations if r.kind == "below"]
+    assert where.violated(builder.defaults()) == []
+
+
+def test_a_verification_applies_the_formula_s_own_conditions_to_the_default_config(monkeypatch):
+    from symparams.analysis.inference import engine
+
+    builder = HeadWidthBuilder()
+    found = discover(builder)
+    contradictory = (Relation("hidden_size", "below", "head_width"),)
+    monkeypatch.setattr(engine, "_relations", lambda found: contradictory)
+    h, a, d, n = (sp.Symbol(k) for k in ("h", "a", "d", "n"))
+    symbols = {"hidden_size": h, "num_heads": a, "head_width": d, "num_layers": n}
+    total = 100 * h + n * h * a * d  # right wherever the model builds
+    verified = engine.verify(builder, found, total, {k: v for k, v in symbols.items() if k in found.free}, 4, 0)
+    assert verified.outside == ("hidden_size < head_width",) and not verified.passed
+    assert engine._failure(verified).startswith("the default config breaks the formula's own conditions")
+
+
+class InnerWidthBuilder(ToyBuilder):
+    """GPT-2's ``n_inner``: unset by default (4·H), a width of its own when set; and an embedding of its own size,
+    projected to the width only where the two differ (ELECTRA)."""
+
+    DEFAULTS = {"hidden_size": 64, "num_heads": 4, "embedding_size": 32, "num_layers": 2, "n_inner": None}
+
+    def declares_int(self, name):
+        return name == "n_inner"
+
+    def observe(self, values):
+        from symparams.analysis.inference.probing import Observation
+
+        self.builds += 1
+        config = {**self.DEFAULTS, **values}
+        h, a, e, n, inner = (config[k] for k in ("hidden_size", "num_heads", "embedding_size", "num_layers", "n_inner"))
+        if h % a or min(h, a, e, n, inner or 1) < 1:
+            return None
+        shapes = {"embed": [(100, e)], "layers.*.fc": [(h, inner or 4 * h)] * n}
+        if e != h:
+            shapes["project"] = [(e, h)]
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return Observation(shapes, total, total, values=config)
+
+
+def test_an_unset_width_and_two_widths_meeting_start_formulas_of_their_own():
+    from symparams.analysis.inference.discovery import Branch
+    from symparams.analysis.inference.engine import branch_starts, conditions
+
+    builder = InnerWidthBuilder()
+    found = discover(builder)
+    assert found.optional == {("n_inner",): 16}
+    assert [s[:3] for s in found.splits] == [("embedding_size", "equals", "hidden_size")]
+    main = conditions(builder, found)
+    assert "n_inner" in main.unset and Relation("embedding_size", "differs", "hidden_size") in main.relations
+    starts = branch_starts(Inferred("toy", "base", "Toy", "", None, {}, {}, main, None, 0, 0, 0.0), found)
+    assert starts == [Branch(given=(("n_inner", 16),)),
+                      Branch(split=(("embedding_size", "equals", "hidden_size"),),
+                             start=(("embedding_size", 64),))]
+    inner = discover(builder, branch=starts[0])
+    assert inner.fields["n_inner"].free and "n_inner" in conditions(builder, inner).given
+    equal = conditions(builder, discover(builder, branch=starts[1]))
+    assert equal.split == ("embedding_size = hidden_size",) and Relation("embedding_size", "equals",
+                                                                         "hidden_size") in equal.relations
+
+
+class AttentionTypesBuilder(ToyBuilder):
+    """GPT-Neo: a layer count the config refuses to move unless its run-length list of layer kinds moves too."""
+
+    DEFAULTS = {**ToyBuilder.DEFAULTS, "hidden_size": 64, "num_heads": 4, "num_layers": 24,
+                "attention_types": [[["global", "local"], 12]]}
+
+    def refusal(self, values):
+        from symparams.analysis.inference.probing import with_companions
+        from symparams.families.inferred import expanded
+
+        config = {**self.DEFAULTS, **with_companions(values, self.companions)}
+        return None if len(expanded(config["attention_types"])) == config["num_layers"] else "len(attention_layers)"
+
+    def read_back(self, values, others=()):
+        return None if self.refusal(values) else super().read_back(values, others)
+
+    def observe(self, values):
+        return None if self.refusal(values) else super().observe(values)
+
+
+def test_a_layer_count_moves_with_its_per_layer_list_retiled():
+    builder = AttentionTypesBuilder()
+    found = discover(builder)
+    assert builder.companions == {"num_layers": ("attention_types", [[["global", "local"], 12]])}
+    assert found.fields["num_layers"].free
 
 
 # -- against transformers (slow) -----------------------------------------------------------------------------------
@@ -423,6 +601,69 @@ def test_a_value_the_config_class_refuses_to_change_is_its_only_one():
     assert found.fields["num_experts_per_tok"].sole and not found.fields["num_heads"].sole
     # held too, but refused for another field's sake (GPT-Neo's list of attention layers): a relation
     assert found.fields["num_layers"].kind == "fixed" and not found.fields["num_layers"].sole
+
+
+def formula_at(result: Inferred, model_type: str, values: dict) -> int:
+    """The inferred count at the config transformers makes of ``values`` (its fields as it holds them, a list of
+    layer kinds as how many layers of each kind it holds)."""
+    cfg = transformers.AutoConfig.for_model(model_type, **values)
+    point = {}
+    for name in [*result.symbols, *result.flags]:
+        listed, mark, kind = name.partition("#")
+        point[name] = list(getattr(cfg, listed)).count(kind) if mark else getattr(cfg, name)
+    return result.count(point)
+
+
+@pytest.mark.crosscheck
+def test_an_unset_width_is_a_formula_of_its_own_where_a_config_sets_it():
+    """GPT-BigCode's ``n_inner`` unset is 4·H; set (SantaCoder: 8192 for a width of 2048), it is a variable of a
+    branch.  Both against real builds, a width of 4·H set explicitly among them."""
+    result = infer("gpt_bigcode", "causal-lm", verify_configurations=4, seed=7)
+    assert result.exact and "n_inner" in result.conditions.unset and "n_inner" not in result.symbols
+    (branch,) = [b for b in result.branches if b.conditions.given == ("n_inner",)]
+    assert branch.exact and "n_inner" in branch.symbols
+    sizes = {"n_embd": 64, "n_head": 4, "n_layer": 2, "n_positions": 32, "vocab_size": 100, "multi_query": True}
+    assert formula_at(result, "gpt_bigcode", sizes) == real_count("gpt_bigcode", "causal-lm", sizes)
+    for inner in (48, 256, 300):
+        values = {**sizes, "n_inner": inner}
+        assert formula_at(branch, "gpt_bigcode", values) == real_count("gpt_bigcode", "causal-lm", values), inner
+
+
+@pytest.mark.crosscheck
+def test_a_head_width_the_config_checks_against_the_width_is_no_contradiction():
+    """XLNet's ``d_head`` must be ``d_model // n_head``: the shipped formula of old held 16 heads (the only count
+    its samples built) and wrote ``d_model < d_head`` beside ``d_head divides d_model``, refusing every config."""
+    result = infer("xlnet", "base", verify_configurations=4, seed=7)
+    assert result.exact and not [r for r in result.conditions.relations if r.kind == "below"]
+    base_cased = {"d_model": 768, "n_head": 12, "d_head": 64, "d_inner": 3072, "n_layer": 2, "vocab_size": 320}
+    assert not result.conditions.violated(base_cased)
+    assert formula_at(result, "xlnet", base_cased) == real_count("xlnet", "base", base_cased)
+
+
+@pytest.mark.crosscheck
+def test_two_widths_meeting_count_by_the_formula_of_their_side():
+    """ELECTRA projects its embeddings to the hidden width only where the two differ (the small model: 128 and
+    256; the large: 1024 and 1024)."""
+    result = infer("electra", "base", verify_configurations=4, seed=7)
+    assert Relation("embedding_size", "differs", "hidden_size") in result.conditions.relations
+    (equal,) = [b for b in result.branches if b.conditions.split]
+    sizes = {"vocab_size": 100, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 96,
+             "max_position_embeddings": 32, "type_vocab_size": 2}
+    for formula, widths in [(result, {"embedding_size": 32, "hidden_size": 64}),
+                            (equal, {"embedding_size": 64, "hidden_size": 64})]:
+        assert not formula.conditions.violated(widths)
+        values = {**sizes, **widths}
+        assert formula_at(formula, "electra", values) == real_count("electra", "base", values), widths
+
+
+@pytest.mark.crosscheck
+def test_a_list_of_layer_kinds_counts_by_how_many_layers_of_each_kind_it_holds():
+    """Reformer's layers are as many as its ``attn_layers`` list, local or LSH attention, in any order."""
+    result = infer("reformer", "base", verify_configurations=4, seed=7)
+    assert result.exact and {"attn_layers#local", "attn_layers#lsh"} <= set(result.symbols)
+    for kinds in (["lsh", "lsh", "local"], ["local", "lsh", "local", "local", "lsh"]):
+        values = {"attn_layers": kinds}
+        assert formula_at(result, "reformer", values) == real_count("reformer", "base", values), kinds
 
 
 # -- against the hand-written families (slow) ----------------------------------------------------------------------

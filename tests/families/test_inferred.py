@@ -304,3 +304,115 @@ def test_a_config_s_numbers_give_what_the_symbolic_formula_gives_at_them():
     # a floor by zero is left to SymPy, unevaluated, as it is for symbols
     assert inferred.formula([["1", [], [["H", "A", 1]]]], {"H": sp.Integer(5), "A": sp.Integer(0)}) == \
         inferred.FloorDiv(5, 0)
+
+
+# -- a config's side of the formulas (synthetic entries: the reading alone) -----------------------------------------
+
+def _toy_entry(**extra) -> dict:
+    """GPT-2-like: H wide, L layers of a 4H-wide MLP unless n_inner is set, an embedding E projected to H where the
+    two differ."""
+    main = {"model_type": "toy", "class": "base", "exact": True, "symbols": {"n_embd": "H", "n_layer": "L",
+                                                                              "emb": "E"},
+            "flags": {}, "defaults": {"n_embd": 8, "n_layer": 2, "emb": 4, "n_inner": None}, "follows": {},
+            "parameters": [["h.*.mlp.weight", "L", ["H", [["4", [["H", 1]], []]]]], ["wte.weight", 1, [10, "E"]],
+                           ["project.weight", 1, ["E", "H"]]],
+            "conditions": {"unset": ["n_inner"], "relations": ["emb ≠ n_embd"]}, **extra}
+    inner = {**main, "symbols": {**main["symbols"], "n_inner": "F"},
+             "parameters": [["h.*.mlp.weight", "L", ["H", "F"]], *main["parameters"][1:]],
+             "conditions": {"given": ["n_inner"], "relations": ["emb ≠ n_embd"]}}
+    equal = {**main, "parameters": main["parameters"][:2],
+             "conditions": {"unset": ["n_inner"], "relations": ["emb = n_embd"], "split": ["emb = n_embd"]}}
+    return {**main, "branches": [inner, equal]}
+
+
+def test_a_config_is_read_by_the_formula_of_its_side():
+    entry = _toy_entry()
+    assert inferred.counted(entry, {"n_embd": 8, "n_layer": 2, "emb": 4}) == (2 * 8 * 32 + 40 + 32, ())
+    assert inferred.counted(entry, {"n_embd": 8, "n_layer": 2, "emb": 4, "n_inner": 5}) == (
+        2 * 8 * 5 + 40 + 32, (("set", "n_inner"),))
+    assert inferred.counted(entry, {"n_embd": 8, "n_layer": 2, "emb": 8}) == (
+        2 * 8 * 32 + 80, (("split", "emb = n_embd"),))
+    inner = entry["branches"][0]
+    alone = {k: v for k, v in entry.items() if k != "branches"}
+    with pytest.raises(inferred.OutsideConditions, match="n_inner is set, the formula holds only with n_inner unset"):
+        inferred.counted(alone, {"n_inner": 5})
+    with pytest.raises(inferred.OutsideConditions, match="key n_inner is missing or null"):
+        inferred.counted({**inner, "branches": []}, {"n_embd": 8})
+    with pytest.raises(inferred.OutsideConditions, match="needs emb ≠ n_embd"):
+        inferred.counted(alone, {"emb": 8})
+
+
+def test_a_per_layer_list_is_counted_only_with_the_kinds_the_formula_holds_for():
+    # one full-attention layer in every 2 of L, as transformers computes the list when a file leaves it out
+    rule = [["1", [], [["n_layer", 2, 1]]]]
+    entry = _toy_entry(kinds={"layer_types": {"full": rule, "linear": [["1", [["n_layer", 1]], []], *[
+        ["-1", [], [["n_layer", 2, 1]]]]]}})
+    assert inferred.counted(entry, {"n_layer": 4, "layer_types": ["linear", "full", "full", "linear"]})[0] > 0
+    with pytest.raises(inferred.OutsideConditions, match="has 3 layers of kind 'full', the formula holds only with 2"):
+        inferred.counted(entry, {"n_layer": 4, "layer_types": ["full", "full", "full", "linear"]})
+    with pytest.raises(inferred.OutsideConditions, match="kind 'mamba'"):
+        inferred.counted(entry, {"n_layer": 2, "layer_types": ["full", "mamba"]})
+
+
+def test_a_key_read_beside_the_fields_is_counted_only_at_its_default():
+    entry = _toy_entry(legacy={"full_attention_interval": 4})
+    assert inferred.counted(entry, {"full_attention_interval": 4})[0] == inferred.counted(entry, {})[0]
+    with pytest.raises(inferred.OutsideConditions, match="key full_attention_interval is 2; transformers' config"):
+        inferred.counted(entry, {"full_attention_interval": 2})
+
+
+# -- the conditions the formulas used to refuse real configs by (shipped data) -----------------------------------
+
+def test_gpt_neo_125m_is_counted_with_its_own_twelve_layers():
+    """The default config has 24 layers and a list of 12 global-local pairs; GPT-Neo-125M has 12 layers and 6
+    pairs.  125,198,592 by hand: (50257 + 2048)·768 embeddings, 12 layers of 4·768² + 768 (attention, the output
+    bias) + 2·768·3072 + 3072 + 768 (MLP) + 4·768 (two norms), and a final norm of 2·768."""
+    path = FIXTURES / "EleutherAI" / "gpt-neo-125M" / "config.json"
+    layer = 4 * 768**2 + 768 + 2 * 768 * 3072 + 3072 + 768 + 4 * 768
+    assert inferred.model(read(path), source=str(path)).count == meta_count(path, "base") == \
+        (50257 + 2048) * 768 + 12 * layer + 2 * 768 == 125_198_592
+
+
+def test_santacoder_is_counted_with_its_own_mlp_width(tmp_path):
+    """SantaCoder sets ``n_inner`` (8192 for a width of 2048): 1,124,886,528 by hand, 24 layers of multi-query
+    attention (2048 → 2048 + 2·128, and back) and an MLP 8192 wide, with (49280 + 2048)·2048 embeddings.  Left
+    unset, the MLP is 4·2048 wide, the same here: both read, by the formula of each side."""
+    path = FIXTURES / "bigcode" / "gpt_bigcode-santacoder" / "config.json"
+    layer = 2048 * 2304 + 2304 + 2048**2 + 2048 + 2 * 2048 * 8192 + 8192 + 2048 + 4 * 2048
+    expected = (49280 + 2048) * 2048 + 24 * layer + 2 * 2048
+    assert inferred.model(read(path), head="causal-lm").count == meta_count(path, "causal-lm") == expected
+    unset = {k: v for k, v in read(path).items() if k != "n_inner"}
+    assert inferred.model(unset, head="causal-lm").count == expected
+    wider = tmp_path / "config.json"
+    wider.write_text(json.dumps({**read(path), "n_inner": 6000}))
+    assert inferred.model(read(wider), head="causal-lm").count == meta_count(wider, "causal-lm") == \
+        expected - 24 * 2 * 2048 * (8192 - 6000) - 24 * (8192 - 6000)
+
+
+def test_xlnet_base_cased_is_counted_not_refused_by_a_contradiction(tmp_path):
+    """XLNet's data once held ``d_model < d_head`` beside ``d_head divides d_model``; its formula held 16 heads."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "xlnet", "d_model": 768, "n_head": 12, "d_head": 64, "d_inner": 3072,
+                                "n_layer": 12, "vocab_size": 32000}))
+    assert inferred.model(read(path)).count == meta_count(path, "base")
+
+
+def test_electra_with_embeddings_as_wide_as_the_layers_has_no_projection(tmp_path):
+    """ELECTRA-large's embeddings are 1024 wide like its layers: no projection between them, which the formula of
+    the small model's side (128 and 256) would count (the data counted it so before)."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "electra", "embedding_size": 1024, "hidden_size": 1024,
+                                "num_hidden_layers": 2, "num_attention_heads": 16, "intermediate_size": 4096}))
+    assert inferred.model(read(path)).count == meta_count(path, "base")
+
+
+def test_a_list_of_layer_kinds_of_its_own_is_counted_by_its_kinds(tmp_path):
+    """Qwen3-Next: a full-attention layer in every 4 unless a list says otherwise; any list is counted by how many
+    layers of each kind it holds, and the interval transformers reads beside its fields only at its default."""
+    for kinds in (["full_attention"] * 3 + ["linear_attention"], ["linear_attention", "full_attention"] * 2):
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps({"model_type": "qwen3_next", "num_hidden_layers": 4, "layer_types": kinds}))
+        assert inferred.model(read(path)).count == meta_count(path, "base"), kinds
+    with pytest.raises(inferred.OutsideConditions, match="key full_attention_interval is 2") as refused:
+        inferred.model({"model_type": "qwen3_next", "num_hidden_layers": 4, "full_attention_interval": 2})
+    assert "\n" not in str(refused.value)

@@ -1,4 +1,4 @@
-"""Which config fields are sizes, how they relate, and random configurations that respect both.
+"""Which config fields are sizes, how they relate, and where a formula of their own starts.
 
 Builds cost time per layer, so the probes start from a base configuration
 with few layers (and experts), but never fewer than keep every parameter
@@ -18,20 +18,26 @@ discovery starts again with it at the larger value, so it becomes a variable,
 and the verification checks the formula at its default value too (the added
 parameters must vanish there, or the lift is dropped).  A held field the
 config class refuses to change at all is marked *sole*: holding it leaves no
-config out.  A *branch* (``minimum``) starts discovery with a held field one
-above its default and keeps it there or higher: the engine fits it as a
-formula of its own.
+config out.  A *branch* (:class:`Branch`) starts discovery elsewhere, and the
+engine fits it as a formula of its own: a held field one above its default
+(kept there or higher), a field the default leaves unset (None) set, or two
+widths meeting (or parting) where that changes the structure.
+
+Per-layer lists: a layer count the config refuses to move alone, because a
+list it does not compute must have as many entries (GPT-Neo), moves with the
+list retiled; a list of layer kinds that shape the parameters makes each
+kind's number of layers a field of its own (``layer_types#full_attention``).
 """
 
 from __future__ import annotations
 
-import math
-import random
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .probing import Builder, Observation, per_layer
+from ...families.inferred import expanded
+from .layers import kinds_matter, per_layer_lists
+from .probing import Builder, Observation, common_fields, per_layer, relisted, retiled
 
 #: the largest layer count of a base configuration, tried in turn: builds cost time per layer, not per width, so
 #: the base is the smallest of these that keeps every kind of layer the default config has (a full-attention layer
@@ -39,8 +45,6 @@ from .probing import Builder, Observation, per_layer
 BASE_LAYERS = (4, 6, 8, 12, 16)
 #: expert counts above this are lowered in the base configuration, as layer counts are
 BASE_EXPERTS = 16
-#: a sampled configuration with a layer count above this is drawn again
-MAX_SAMPLE_LAYERS = 40
 #: relevant flags beyond this many stay at their defaults
 MAX_FLAGS = 4
 
@@ -75,6 +79,25 @@ class Field:
         self.kind = "free" if self.effects else "irrelevant"
 
 
+@dataclass(frozen=True)
+class Branch:
+    """Where a formula of its own holds, and where its discovery starts (each a tuple of pairs, so a branch is a
+    value): ``minimum``, fields at these values or above (a field held at 0 or 1 whose larger values build);
+    ``given``, fields the default config leaves unset (None), set here from these values (GPT-2's ``n_inner``);
+    ``split``, ``(left, kind, right)``: the side (equals or differs) of a change of structure two fields meeting
+    makes (a projection between two widths exists only where they differ), started from ``start``'s values."""
+
+    minimum: tuple = ()
+    given: tuple = ()
+    split: tuple = ()
+    start: tuple = ()
+
+    @property
+    def overrides(self) -> dict:
+        """The values discovery starts from."""
+        return {**dict(self.minimum), **dict(self.given), **dict(self.start)}
+
+
 @dataclass
 class Discovery:
     """The outcome of the perturbation phase."""
@@ -86,7 +109,17 @@ class Discovery:
     relations: set = field(default_factory=set)
     defaults: dict = field(default_factory=dict)
     lifted: dict = field(default_factory=dict)  # field → its default, for the fields discovery started above it
-    minimum: dict = field(default_factory=dict)  # field → its lowest value, for a branch above the default
+    branch: Branch = Branch()  # where this formula holds, when it is a branch of another
+    optional: dict = field(default_factory=dict)  # unset fields (a tuple) → a value that builds and changes shapes
+    quiet: set = field(default_factory=set)  # unset fields whose setting changes no shape
+    splits: list = field(default_factory=list)  # (left, kind, right, start) of the other side of a meeting
+    lowest: dict = field(default_factory=dict)  # layer counts drawn no lower than their base (a pattern of layers
+    # whose first few differ: the last layer a full-attention one while there are fewer than a period)
+
+    @property
+    def minimum(self) -> dict:
+        """A branch's fields and their lowest values."""
+        return dict(self.branch.minimum)
 
     @property
     def free(self) -> list[str]:
@@ -168,24 +201,26 @@ def base_values(builder: Builder, ints: dict, lifted: dict) -> tuple[dict, Obser
     return (first, obs) if obs is not None else (dict(lifted), default)
 
 
-def discover(builder: Builder, lift: bool = True, lifted: dict | None = None,
-             minimum: dict | None = None) -> Discovery:
+def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, branch: Branch = Branch()) -> Discovery:
     """Probe every integer field and boolean flag of ``builder``'s default config (about 1-3 builds each);
-    with ``lift``, start again above the held fields that only add parameters when moved up.  ``minimum``
-    (field → value) starts a branch there, its fields never below."""
+    with ``lift``, start again above the held fields that only add parameters when moved up.  ``branch`` starts
+    a formula of its own (see :class:`Branch`)."""
     defaults = builder.defaults()
     ints, bools = candidates(defaults)
-    lifted, minimum = lifted or {}, minimum or {}
-    base, observation = base_values(builder, ints, {**lifted, **minimum})
+    ints.update(dict(branch.given))
+    _companions(builder, ints, defaults)
+    lifted = lifted or {}
+    base, observation = base_values(builder, ints, {**lifted, **branch.overrides})
     if observation is None and lifted:  # the lifted values do not build together: hold the fields instead
-        return discover(builder, lift=False, minimum=minimum)
+        return discover(builder, lift=False, branch=branch)
     if observation is None:
-        what = "the default config" if not minimum else "the default config with " + \
-            ", ".join(f"{k} = {v}" for k, v in minimum.items())
+        what = "the default config" if not branch.overrides else "the default config with " + \
+            ", ".join(f"{k} = {v}" for k, v in branch.overrides.items())
         raise Uninferable(f"{what} cannot be built: " + next(iter(builder.errors.values()), "?"))
+    base, observation = _kind_variables(builder, base, observation, defaults)
     start = {**ints, **base}
     fields = {n: Field(n, v) for n, v in start.items()}
-    found = Discovery(base, observation, fields, {}, set(), defaults, {n: ints[n] for n in lifted}, dict(minimum))
+    found = Discovery(base, observation, fields, {}, set(), defaults, {n: ints[n] for n in lifted}, branch)
     for name in fields:
         _probe(builder, found, name, start)
     for name in fields:
@@ -193,16 +228,140 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None,
             _partner(builder, found, name, start)
     more = _liftable(builder, found) if lift else {}
     if more:
-        return discover(builder, lift=False, lifted={**lifted, **more}, minimum=minimum)
+        return discover(builder, lift=False, lifted={**lifted, **more}, branch=branch)
     for name, f in fields.items():
         f.sole = f.kind == "fixed" and _refused(builder, found, name)
     for name, f in fields.items():  # a field that follows another by default and needs it to move: equal pair
-        found.relations |= {(name, g) for g in f.followers if (g, name) in found.relations}
+        found.relations |= {(name, g) for g in f.followers if (g, name) in found.relations
+                            and fields[g].base == f.base}
+    _unset(builder, found)
+    if branch == Branch():
+        found.splits = _meetings(builder, found)
     found.flags = {n: _toggle(builder, found, n, v) for n, v in bools.items()}
     _limit_flags(found)
     for flag in found.flag_variables:
         _probe_under_flag(builder, found, flag, start)
     return found
+
+
+def _companions(builder: Builder, ints: dict, defaults: dict) -> None:
+    """Layer counts the config class refuses to move alone because a per-layer list it does not compute from
+    them must have as many entries (GPT-Neo's ``attention_types``): moved with the list retiled, they build (the
+    builder retiles it from then on)."""
+    for count, layers in ints.items():
+        if "layer" not in count.rpartition(".")[2] or layers < 2 or builder.read_back({count: layers + 1}):
+            continue
+        for listed, value in defaults.items():
+            entries = expanded(value)
+            same_config = listed.rpartition(".")[0] == count.rpartition(".")[0]
+            if entries is not None and len(entries) == layers and same_config \
+                    and builder.read_back({count: layers + 1, listed: retiled(value, layers + 1)}) is not None:
+                builder.companions[count] = (listed, value)
+                break
+
+
+def _kind_variables(builder: Builder, base: dict, observation: Observation, defaults: dict) -> tuple[dict, Observation]:
+    """Per-layer lists of kinds whose kinds shape the parameters (a layer of another kind first builds another
+    count), one to a layer count: each kind's number of layers becomes a field of its own (``list#kind``), the
+    list written out from them kind by kind (see :func:`~.probing.with_kinds`), so a config's own list, in any
+    order, is counted by how many layers of each kind it has.  The base and its build with those fields."""
+    lists = per_layer_lists(defaults)
+    held = builder.read_back(base, others=list(lists)) or {}
+    relevant: dict[str, list] = {}
+    for listed, count in lists.items():
+        entries = expanded(held.get(listed))
+        kinds = list(dict.fromkeys(entries or ()))
+        if len(kinds) > 1 and kinds_matter(builder, base, listed, entries, defaults[listed], observation.total):
+            relevant.setdefault(count, []).append((listed, kinds, entries))
+    counts = {}
+    for count, found in relevant.items():
+        if len(found) == 1:  # two lists of one layer count must add up alike: their counts stay conditions
+            listed, kinds, entries = found[0]
+            builder.kinds[listed] = (count, tuple(kinds), defaults[listed])
+            counts.update({f"{listed}#{kind}": entries.count(kind) for kind in kinds})
+    rebuilt = builder.observe({**base, **counts}) if counts else observation
+    if rebuilt is None or rebuilt.uneven():
+        builder.kinds.clear()
+        return base, observation
+    return {**base, **counts}, rebuilt
+
+
+#: the values an unset whole-number field is tried at, in turn, until one builds
+UNSET_TRIES = (16, 8, 32, 64, 4, 2, 1)
+
+
+def _unset(builder: Builder, found: Discovery) -> None:
+    """The fields the default config leaves unset (None) that its class declares whole numbers, each set in turn:
+    one whose setting changes no shape (at two values) is quiet, one that changes shapes is optional (a branch of
+    its own, set, starts from the value found); the rest stay unset, a condition of the formula.  Optional
+    fields that build only together (a mixture of experts: how many, how wide, how many a token uses) are tried
+    together once."""
+    alone = []
+    for name in sorted(k for k, v in found.defaults.items() if v is None and k not in dict(found.branch.given)):
+        if common(name) or not builder.declares_int(name):
+            continue
+        tried = ((v, builder.observe({**found.base, name: v})) for v in UNSET_TRIES)
+        value, obs = next(((v, o) for v, o in tried if o is not None and not o.uneven()), (None, None))
+        if obs is None:
+            alone.append(name)
+        elif effects(found.observation, obs):
+            found.optional[(name,)] = value
+        else:
+            again = builder.observe({**found.base, name: value * 3})
+            if again is not None and not effects(found.observation, again):
+                found.quiet.add(name)
+    if len(alone) > 1 and found.branch == Branch():
+        for value in UNSET_TRIES[:2]:
+            obs = builder.observe({**found.base, **{name: value for name in alone}})
+            if obs is not None and not obs.uneven() and effects(found.observation, obs):
+                found.optional[tuple(alone)] = value
+                break
+
+
+def _meetings(builder: Builder, found: Discovery) -> list[tuple]:
+    """Pairs of free fields shaping one parameter whose meeting changes the structure: two widths unequal by
+    default with a projection between them that vanishes where they are equal (ELECTRA's embedding and hidden
+    sizes), or an equal pair (moved only together) whose parting adds one (OPT's word-embedding projection).
+    Each as ``(left, kind, right, start)``: the other side's relation and the values its discovery starts from."""
+    shaped = {n: {e[1] for e in f.effects if e[0] == "dim"} for n, f in found.fields.items() if f.free}
+    names = sorted(shaped)
+    out = []
+    for i, left in enumerate(names):
+        for right in names[i + 1:]:
+            a, b = found.fields[left].base, found.fields[right].base
+            if not shaped[left] & shaped[right] or not (isinstance(a, int) and isinstance(b, int)):
+                continue
+            equal = (left, right) in found.relations and (right, left) in found.relations and a == b
+            if a != b and not ({(left, right), (right, left)} & found.relations):
+                tries = [{left: b}, {right: a}]
+            elif equal:
+                tries = [{right: b * 2}, {left: a * 2}, {right: b + 1}, {left: a + 1}]
+            else:
+                continue
+            for moved in tries:
+                # an equal pair parts wherever it goes; two widths must meet at the value itself
+                if _changes(builder, found, moved) and (equal or not _changes(builder, found, _beside(moved))):
+                    out.append((left, "differs" if equal else "equals", right, tuple(moved.items())))
+                    break
+    return out
+
+
+def _changes(builder: Builder, found: Discovery, moved: dict) -> bool:
+    """Whether ``moved`` builds with a structure other than the base's."""
+    obs = builder.observe({**found.base, **moved})
+    return obs is not None and not obs.uneven() and obs.regime != found.observation.regime
+
+
+def _beside(moved: dict) -> dict:
+    """One value beside a meeting's: the structure must change at the meeting itself, not merely as the field
+    moves (a width leaving the one it equals changes it wherever it goes)."""
+    return {k: v + 1 for k, v in moved.items()}
+
+
+def common(name: str) -> bool:
+    """Whether a field is one every config has (token ids, the dtype, the task's labels): no size of the
+    architecture."""
+    return "token_id" in name or name.rpartition(".")[2] in common_fields()
 
 
 class Uninferable(Exception):
@@ -348,53 +507,3 @@ def _probe_under_flag(builder: Builder, found: Discovery, flag: str, start: dict
         more = {e for e in effects(base, obs) if e[1] in new}
         if more:
             f.moved(f.step, more)
-
-
-def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool = False) -> dict:
-    """A random configuration in the discovered domain.
-
-    Scaled fields get multipliers 1..8 (``wide``: 1..10; layer counts 1..4 and 1..5, since builds cost time
-    per layer), raised with lcm along the relations; a layer count in no relation takes any value up to its
-    top; jittered ones
-    move by up to ±2; flags are drawn at random.  ``every`` also moves the irrelevant fields (to check that
-    they are).
-    """
-    top = 10 if wide else 8
-    kinds = ("free", "irrelevant") if every else ("free",)
-    moved = [n for n, f in found.fields.items() if f.kind in kinds]
-    related = {n for pair in found.relations for n in pair}
-    scaled = {n for n in moved if found.fields[n].step == "scale"} | related
-    # sorted: the random draws must not follow set order (string hashing), so a run is reproducible
-    multiplier = {n: rng.randint(1, (top // 2) if found.fields[n].counts else top) if n in moved else 1
-                  for n in sorted(scaled)}
-    changed = True
-    while changed:
-        changed = False
-        for f, g in sorted(found.relations):
-            m = math.lcm(multiplier[f], multiplier[g])
-            if m != multiplier[g]:
-                multiplier[g], changed = m, True
-    values = dict(found.base)
-    for n in sorted(scaled):
-        values[n] = found.fields[n].base * multiplier[n]
-        if n not in related and found.fields[n].counts and "layer" in n:
-            # any layer count up to the same top, not only multiples: a layer in every 6 shows as such
-            values[n] = rng.randint(1, found.fields[n].base * (top // 2))
-    for n in moved:
-        base = found.fields[n].base
-        if n not in scaled:
-            values[n] = max(1 if base >= 1 else 0, base + rng.randint(-2, 2))
-    for n in found.flag_variables:
-        values[n] = rng.random() < 0.5
-    return values
-
-
-def below_minimum(found: Discovery, values: dict) -> bool:
-    """Whether a drawn configuration leaves a branch (a field below the branch's lowest value)."""
-    return any(values.get(n, v) < v for n, v in found.minimum.items())
-
-
-def too_deep(found: Discovery, values: dict) -> bool:
-    """Whether a drawn configuration has a layer count over :data:`MAX_SAMPLE_LAYERS` (slow to build).  A count
-    that starts higher (a head count that also counts per-head norms) may go to 4 times its start."""
-    return any(f.counts and values.get(n, 0) > max(MAX_SAMPLE_LAYERS, 4 * f.base) for n, f in found.fields.items())

@@ -8,6 +8,7 @@ fresh configurations the fit never saw.
 
 from __future__ import annotations
 
+import collections
 import random
 import time
 from dataclasses import replace
@@ -15,15 +16,15 @@ from typing import Any
 
 import sympy as sp
 
-from .discovery import Discovery, Uninferable, below_minimum, discover, draw, missed_relations, too_deep
+from ...families.inferred import expanded
+from .discovery import Branch, Discovery, Uninferable, common, discover, missed_relations
 from .fitting import LEVELS, expression, fit
-from .probing import Builder, Observation, libraries
+from .probing import Builder, libraries
 from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, symbols_for
+from .sampling import ATTEMPTS, Sample, admitted, samples, variables
 
 #: random valid configurations the fit is solved on
 FIT_SAMPLES = 40
-#: a draw is retried at most this many times per wanted sample (rejected: it did not build or changed structure)
-ATTEMPTS = 4
 #: the bases a fit tries with a field more than its own, or one fewer: up to quadratic terms with floors (the
 #: larger ones would fit noise on a few dozen points, and cost most of the time of a type with many fields)
 UP_TO_FLOORS = LEVELS.index(("constant", "linear", "quadratic", "floor"))
@@ -32,55 +33,6 @@ UP_TO_FLOORS = LEVELS.index(("constant", "linear", "quadratic", "floor"))
 WITHOUT_CUBIC = len(LEVELS) - 2
 #: mismatches kept in the verification record
 KEPT = 3
-
-Sample = tuple[dict, Observation]
-
-
-class _Regimes:
-    """The structure of the base configuration under each assignment of the flags, and with each lifted field at
-    its default or not (built once each)."""
-
-    def __init__(self, builder: Builder, found: Discovery):
-        self.builder, self.found, self.seen = builder, found, {}
-
-    def of(self, values: dict):
-        key = tuple((n, values[n]) for n in self.found.flag_variables)
-        key += tuple((n, v) for n, v in self.found.lifted.items() if values.get(n) == v)
-        if key not in self.seen:
-            obs = self.builder.observe({**self.found.base, **dict(key)})
-            self.seen[key] = None if obs is None or obs.uneven() else obs.regime
-        return self.seen[key]
-
-
-def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide: bool = False,
-            every: bool = False) -> list[Sample]:
-    """``n`` random configurations that build with the base structure (fewer when too many are rejected).
-
-    A lifted field is never at its default in a fit (the parameters it adds would be missing from some points);
-    ``every`` (the verification) puts it there half of the time."""
-    regimes = _Regimes(builder, found)
-    out: list[Sample] = []
-    for _ in range(ATTEMPTS * n):
-        if len(out) == n:
-            break
-        values = draw(found, rng, wide, every)
-        for name, default in found.lifted.items():
-            if every and rng.random() < 0.5:
-                values[name] = default
-        if too_deep(found, values) or below_minimum(found, values) or \
-                (not every and any(values[n] == v for n, v in found.lifted.items())):
-            continue
-        obs = builder.observe(values)
-        if obs is not None and not obs.uneven() and obs.regime == regimes.of(values):
-            out.append((values, obs))
-    return out
-
-
-def variables(found: Discovery, values: dict) -> dict[str, int]:
-    """A configuration as the fit's point: free fields and flags (as 0/1)."""
-    point = {n: values.get(n, found.fields[n].base) for n in found.free}
-    point.update({n: int(values.get(n, found.flags[n].base)) for n in found.flag_variables})
-    return point
 
 
 def _dependencies(found: Discovery, target: tuple) -> list[str]:
@@ -94,7 +46,7 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
     binary = frozenset(found.flag_variables)
     # a layer pattern is one of layers: only layer counts are divided by a fixed period, only in instance counts
     layers = frozenset(n for n in found.free if found.fields[n].counts) if target[0] == "count" else frozenset()
-    result = fit(points, values, own, binary, layers=layers)
+    result = fit(points, values, own, binary, layers=layers) or _factored(points, values, own, binary, layers)
     others = [n for n in [*found.free, *found.flag_variables] if n not in own]
     for extra in others:
         if result is not None:
@@ -113,9 +65,30 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
     return result
 
 
+def _factored(points: list, values: list, own: list, binary: frozenset, layers: frozenset) -> dict | None:
+    """A fit of a quantity every value of which a field of its own divides, as that field times a fit of the
+    quotient in the others (NLLB-MoE's experts: as many as the config has, on one layer in every
+    ``sparse_step``): the quotient's basis is the smaller one the points can pin down."""
+    for name in own:
+        if name in binary or not all(p[name] > 0 and v % p[name] == 0 for p, v in zip(points, values)):
+            continue
+        rest = [n for n in own if n != name]
+        found = fit(points, [v // p[name] for p, v in zip(points, values)], rest, binary, layers=layers)
+        if found is not None:
+            return {replace(t, powers=_times(t.powers, name)): c for t, c in found.items()}
+    return None
+
+
+def _times(powers: tuple, name: str) -> tuple:
+    """A monomial's powers times one more ``name``."""
+    out = dict(powers)
+    out[name] = out.get(name, 0) + 1
+    return tuple(sorted((n, e) for n, e in out.items() if e))
+
+
 def assemble(found: Discovery, fitted: list[Sample], symbols: dict) -> tuple[sp.Expr, tuple[Parameter, ...]]:
     """``Σ count · Π dims`` over every parameter name seen, each fitted exactly; and the fitted names."""
-    points = [variables(found, values) for values, _ in fitted]
+    points = [variables(found, values, obs) for values, obs in fitted]
     names = sorted({name for _, obs in fitted for name in obs.shapes})
     parts = []
     for name in names:
@@ -138,53 +111,101 @@ def evaluate(total: sp.Expr, symbols: dict, point: dict) -> sp.Expr:
 
 
 def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n: int, seed: int,
-           trainable: sp.Expr | None = None) -> Verification:
-    """``n`` fresh configurations (wider multipliers, irrelevant fields moved too) and the default config,
-    each built for real and compared with the formula (and the trainable count with ``trainable``)."""
-    fresh = samples(builder, found, random.Random(seed + 1), n, wide=True, every=True)
-    wrong = []
+           trainable: sp.Expr | None = None, parts: tuple[Parameter, ...] = ()) -> Verification:
+    """``n`` fresh configurations the formula's conditions admit (see :func:`admitted`) and the default config,
+    each built for real and compared with the formula (and the trainable count with ``trainable``); the default
+    config must meet the conditions too, or no config would.  A configuration that gives one of ``parts`` a
+    negative count or dimension is no test: ``count --config`` refuses it (more dense layers than layers)."""
+    where = conditions(builder, found)
+    # only a difference (layers less dense layers) can go below 0
+    differences = [e for p in parts for e in (p.count, *p.shape)
+                   if any(c < 0 for c in e.as_coefficients_dict().values())]
+    fresh = [(values, obs) for values, obs in admitted(builder, found, where, random.Random(seed + 1), n)
+             if not any(evaluate(e, symbols, variables(found, values, obs)) < 0 for e in differences)]
+    wrong, differs = [], ""
     for values, obs in fresh:
-        point = variables(found, values)
+        point = variables(found, values, obs)
         predicted = evaluate(total, symbols, point)
         if predicted != obs.total or (trainable is not None and evaluate(trainable, symbols, point) != obs.trainable):
             wrong.append((values, str(predicted), obs.total))
-    default_real = builder.observe(found.minimum)  # a branch: the default config at the branch's lowest values
-    defaults = {**found.defaults, **found.minimum}
+            differs = differs or _difference(parts, symbols, point, obs)
+    default_real = builder.observe(found.branch.overrides)  # a branch: the default config where the branch starts
+    defaults = {**found.defaults, **kinds_of_lists(found.defaults, found.free), **found.branch.overrides}
     point = {k: int(defaults.get(k, found.fields[k].base if k in found.fields else found.flags[k].base))
              for k in [*found.free, *found.flag_variables]}
     default_formula = evaluate(total, symbols, point)
     return Verification(len(fresh), len(fresh) - len(wrong), seed,
                         int(default_formula) if default_formula.is_Integer else None,
                         None if default_real is None else default_real.total,
-                        tuple(({k: v for k, v in w[0].items()}, w[1], w[2]) for w in wrong[:KEPT]))
+                        tuple(({k: v for k, v in w[0].items()}, w[1], w[2]) for w in wrong[:KEPT]),
+                        tuple(where.violated({k: v for k, v in defaults.items() if v is not None})), differs)
+
+
+def _difference(parts: tuple[Parameter, ...], symbols: dict, point: dict, obs) -> str:
+    """The first parameter a configuration's build holds otherwise than the formula counts it, in a few words."""
+    fitted = {p.name: p for p in parts}
+    for name in sorted(fitted.keys() | obs.shapes.keys()):
+        part, built = fitted.get(name), obs.shapes.get(name)
+        if part is None:
+            return f"{name}: built, not in the formula"
+        count = evaluate(part.count, symbols, point)
+        shape = [evaluate(d, symbols, point) for d in part.shape]
+        if built is None and count != 0:
+            return f"{name}: {count} in the formula, none built"
+        if built is not None and (count != len(built) or any(list(s) != shape for s in built)):
+            return f"{name}: {count} × {shape} in the formula, {len(built)} × {list(built[0])} built"
+    return "the trainable count"
+
+
+def kinds_of_lists(values: dict, names) -> dict[str, int]:
+    """The kind counts among ``names`` (``list#kind``) as the per-layer lists of ``values`` hold them."""
+    out = {}
+    for name in names:
+        listed, mark, kind = name.partition("#")
+        entries = expanded(values.get(listed)) if mark else None
+        if entries is not None:
+            out[name] = entries.count(kind)
+    return out
 
 
 def _relations(found: Discovery) -> tuple[Relation, ...]:
+    """The relations as the sampled domain holds them: an equal pair (each moved only with the other, equal at the
+    base), else the first divides the second where its base divides the second's, or is below it where it is
+    smaller.  A pair each moved only with the other at unequal bases (a head width and the width it divides)
+    keeps only the way its bases divide: the way back says no more than that they moved together."""
     out = []
     for f, g in sorted(found.relations):
         a, b = found.fields[f].base, found.fields[g].base
-        if (g, f) in found.relations and a == b:
+        mutual = (g, f) in found.relations
+        if mutual and a == b:
             if f < g:
                 out.append(Relation(f, "equals", g))
-        else:
-            out.append(Relation(f, "divides" if b % a == 0 else "below", g))
+        elif b % a == 0:
+            out.append(Relation(f, "divides", g))
+        elif not mutual and a < b:
+            out.append(Relation(f, "below", g))
     return tuple(out)
 
 
 def conditions(builder: Builder, found: Discovery) -> Conditions:
-    """Where the formula holds: relations, held fields, the regime."""
-    _, transformers = libraries()
-    common = set(transformers.PretrainedConfig().to_dict())
+    """Where the formula holds: relations, held fields, fields it needs unset or set, the regime."""
     fixed = {n: f.base for n, f in found.fields.items() if f.kind == "fixed"}
     fixed.update({n: f.base for n, f in found.flags.items() if f.kind == "fixed"})
+    given = tuple(n for n, _ in found.branch.given)
     unset = tuple(k for k, v in found.defaults.items()
-                  if v is None and k.rpartition(".")[2] not in common and "token_id" not in k)
+                  if v is None and not common(k) and k not in found.quiet and k not in given)
+    split = tuple(Relation(left, kind, right) for left, kind, right in found.branch.split)
+    # the other side of each meeting the main formula found is a formula of its own: this one holds on its side
+    other = tuple(Relation(left, "equals" if kind == "differs" else "differs", right)
+                  for left, kind, right, _ in found.splits if kind == "equals")
+    relations = tuple(dict.fromkeys((*_relations(found), *split, *other)))
     return Conditions(
-        relations=_relations(found), fixed=fixed,
-        irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant"),
+        relations=relations, fixed=fixed,
+        irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant") + tuple(sorted(found.quiet)),
         derived=tuple(n for n, f in found.fields.items() if f.kind == "derived"),
-        unset=unset, regime=tuple(sorted(found.observation.regime)), minimum=dict(found.minimum),
-        sole=tuple(n for n, f in found.fields.items() if f.kind == "fixed" and f.sole))
+        unset=unset, regime=tuple(sorted(found.observation.regime)), minimum={**found.minimum, **found.lowest},
+        sole=tuple(n for n, f in found.fields.items() if f.kind == "fixed" and f.sole), given=given,
+        split=tuple(str(r) for r in split))
 
 
 def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tuple, dict]:
@@ -193,14 +214,28 @@ def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tu
         fitted = samples(builder, found, random.Random(seed), FIT_SAMPLES)
     if len(fitted) < FIT_SAMPLES // 2:
         raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * FIT_SAMPLES} random configurations built with "
-                          f"the default structure")
+                          f"the default structure{_commonest(builder.errors)}")
     symbols = {**symbols_for(found.free), **{n: flag_symbol(n) for n in found.flag_variables}}
     try:
         total, parts = assemble(found, fitted, symbols)
     except Uninferable:  # a basis too large for the points (a per-head count times a flag): as many again
         fitted += samples(builder, found, random.Random(seed + 2), FIT_SAMPLES)
-        total, parts = assemble(found, fitted, symbols)
+        try:
+            total, parts = assemble(found, fitted, symbols)
+        except Uninferable:
+            if found.lowest or not _few_layers(found):
+                raise
+            # a pattern of layers whose first few differ (OLMo-Hybrid: the last of fewer than 4 layers is a
+            # full-attention one): the formula from the base's layer counts up, a condition
+            found.lowest = _few_layers(found)
+            return _formula(builder, found, seed)
     return total, parts, symbols
+
+
+def _few_layers(found: Discovery) -> dict:
+    """The free layer counts and their base values, where the base has more than one layer."""
+    return {n: f.base for n, f in found.fields.items()
+            if f.free and f.counts and "layer" in n.rpartition(".")[2] and isinstance(f.base, int) and f.base > 1}
 
 
 def _hold_flags(found: Discovery) -> None:
@@ -217,35 +252,48 @@ BRANCHED = (0, 1)
 def infer(model_type: str, cls: str = "base", verify_configurations: int = 20, seed: int = 0) -> Inferred:
     """The exact parameter count of ``model_type`` with the head ``cls``, inferred from meta-device builds.
 
-    Flags whose effect the fit cannot write as 0/1 variables are held at their defaults (a condition).  A size
-    field held at a default of 0 or 1 whose larger values build too (Gemma 4's layers reusing others' keys and
-    values, XLM's language embeddings, absent for one language) gets a branch: the formula from the next value
-    up, inferred the same way, in the result's ``branches`` when it is exact.
+    Flags whose effect the fit cannot write as 0/1 variables are held at their defaults (a condition).  Where a
+    config may leave the main formula's side, the other side gets a formula of its own, inferred the same way
+    and kept in the result's ``branches`` when it is exact (see :func:`branch_starts`).
     A type the engine cannot infer comes back with ``total=None`` and the reason.
     """
     start = time.perf_counter()
     builder = Builder(model_type, cls)
-    main = _inferred(builder, verify_configurations, seed)
+    main, found = _inferred(builder, verify_configurations, seed)
     if not main.exact:
         return main
-    held = [k for k, v in main.conditions.fixed.items() if not isinstance(v, bool) and v in BRANCHED]
     branches = []
-    for name in held:  # a branch counts where its field is a variable, from the next value up
-        branch = _inferred(builder, verify_configurations, seed, {name: main.conditions.fixed[name] + 1})
-        if branch.exact and name in branch.symbols:
-            branches.append(branch)
+    for branch in branch_starts(main, found):
+        inferred, _ = _inferred(builder, verify_configurations, seed, branch)
+        if inferred.exact and all(name in inferred.symbols for name, _ in (*branch.minimum, *branch.given)):
+            branches.append(inferred)
     return replace(main, branches=tuple(branches), builds=builder.builds, failed_builds=builder.failures,
                    seconds=time.perf_counter() - start)
 
 
-def _inferred(builder: Builder, verify_configurations: int, seed: int, minimum: dict | None = None) -> Inferred:
-    """One formula of ``builder``'s class: the main one, or (``minimum``) a branch's."""
+def branch_starts(main: Inferred, found: Discovery) -> list[Branch]:
+    """The branches worth a formula of their own, most specific first (a config is counted by the first whose
+    side it is on): fields the default leaves unset whose setting changes shapes (set: variables; several that
+    build only together, together), the other side of two fields meeting, and a size field held at 0 or 1 whose
+    larger values build (Gemma 4's layers reusing others' keys and values, XLM's language embeddings), from the
+    next value up."""
+    given = [Branch(given=tuple((name, value) for name in names))
+             for names, value in sorted(found.optional.items(), key=lambda item: -len(item[0]))]
+    split = [Branch(split=((left, kind, right),), start=start) for left, kind, right, start in found.splits]
+    held = [Branch(minimum=((name, value + 1),)) for name, value in main.conditions.fixed.items()
+            if not isinstance(value, bool) and value in BRANCHED]
+    return given + split + held
+
+
+def _inferred(builder: Builder, verify_configurations: int, seed: int,
+              branch: Branch = Branch()) -> tuple[Inferred, Discovery | None]:
+    """One formula of ``builder``'s class: the main one, or a branch's; and its discovery."""
     _, transformers = libraries()
     start = time.perf_counter()
     model_type, cls = builder.model_type, builder.cls
     total, parts, symbols, found, verification, reason = None, (), {}, None, None, None
     try:
-        found = discover(builder, minimum=minimum)
+        found = discover(builder, branch=branch)
         if found.lifted:
             try:
                 total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
@@ -253,7 +301,7 @@ def _inferred(builder: Builder, verify_configurations: int, seed: int, minimum: 
                 verification = None
             if verification is None or not verification.passed:
                 # the lift does not hold at the default: the field is held
-                found = discover(builder, lift=False, minimum=minimum)
+                found = discover(builder, lift=False, branch=branch)
         if not found.lifted:
             total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
         if not verification.passed:
@@ -268,7 +316,7 @@ def _inferred(builder: Builder, verify_configurations: int, seed: int, minimum: 
         conditions=conditions(builder, found) if found is not None else Conditions(),
         verification=verification, builds=builder.builds, failed_builds=builder.failures,
         seconds=time.perf_counter() - start, reason=reason, parameters=parts,
-        trainable=None if total is None else trainable_of(total, parts))
+        trainable=None if total is None else trainable_of(total, parts)), found
 
 
 def _attempt(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any, tuple, dict, Verification]:
@@ -276,10 +324,48 @@ def _attempt(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any
     if found.observation.uneven():
         raise Uninferable("layers of different shapes under one name: " + ", ".join(found.observation.uneven()[:3]))
     total, parts, symbols, verification = _fit_and_verify(builder, found, n, seed)
+    learned, latest = set(), verification
+    for _ in range(LEARNED):  # one divisibility more each round, while the verification still fails
+        relation = next(iter(_learned(found, latest)), None)
+        if relation is None:
+            break
+        found.relations.add(relation)
+        learned.add(relation)
+        try:
+            attempt = _fit_and_verify(builder, found, n, seed)
+        except Uninferable:
+            break
+        if attempt[3].passed:
+            return attempt
+        latest = attempt[3]
+    found.relations -= learned
     if not verification.passed and found.flag_variables:
         _hold_flags(found)
         total, parts, symbols, verification = _fit_and_verify(builder, found, n, seed)
     return total, parts, symbols, verification
+
+
+#: the relations learned from failed verifications, at most
+LEARNED = 3
+
+
+def _learned(found: Discovery, verification: Verification) -> list[tuple[str, str]]:
+    """Divisibilities the base holds and the configurations that failed the verification break, those breaking
+    most first: a formula may be simple only where one count divides another (Switch Transformers: one sparse
+    layer in every ``num_layers // num_sparse_encoder_layers``), a condition the fit and its verification then
+    keep to."""
+    if verification.passed or not verification.mismatches:
+        return []
+    base = {n: found.fields[n].base for n in found.free if isinstance(found.fields[n].base, int)}
+    found_pairs = []
+    for f, a in base.items():
+        for g, b in base.items():
+            if f == g or a < 1 or b % a or (f, g) in found.relations:
+                continue
+            broken = sum(1 for values, *_ in verification.mismatches if values.get(g, b) % max(1, values.get(f, a)))
+            if broken:
+                found_pairs.append((-broken, f, g))
+    return [(f, g) for _, f, g in sorted(found_pairs)[:LEARNED]]
 
 
 def trainable_of(total: sp.Expr, parts: tuple[Parameter, ...]) -> sp.Expr:
@@ -295,12 +381,23 @@ def _fit_and_verify(builder, found, n, seed) -> tuple[Any, tuple, dict, Verifica
             raise
         _hold_flags(found)
         total, parts, symbols = _formula(builder, found, seed)
-    return total, parts, symbols, verify(builder, found, total, symbols, n, seed, trainable_of(total, parts))
+    return total, parts, symbols, verify(builder, found, total, symbols, n, seed, trainable_of(total, parts), parts)
+
+
+def _commonest(errors: dict) -> str:
+    """The error most builds that failed raised, as the end of a reason ('' for none)."""
+    if not errors:
+        return ""
+    text, _ = collections.Counter(errors.values()).most_common(1)[0]
+    return f" (most that fail: {text[:140]})"
 
 
 def _failure(v: Verification) -> str:
+    if v.outside:
+        return f"the default config breaks the formula's own conditions ({'; '.join(v.outside)})"
     if v.configurations == 0:
         return "no fresh configuration built for the verification"
     if v.exact != v.configurations:
-        return f"verification failed: {v.exact} of {v.configurations} fresh configurations exact"
+        return f"verification failed: {v.exact} of {v.configurations} fresh configurations exact (the first " \
+               f"miscounts {v.differs})"
     return f"the default config's count {v.default_real} is not the formula's {v.default_formula}"

@@ -40,12 +40,14 @@ class Term:
     floor_power: int = 1
     ceiling: bool = False  # ceil(num/den) instead: the layers 0, f, 2f, … of L, one in every f from the first
     less: str | None = None  # the numerator is floor[0] minus this variable
+    shift: int = 0  # and plus this: the layers 2, 7, 12, … of L, at 2 in every 5, number floor((L + 2)/5)
 
     def value(self, point: Mapping[str, int]) -> Fraction:
         """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
         out = Fraction(prod(Fraction(point[v]) ** e for v, e in self.powers))
         if self.floor is not None:
-            num, den = point[self.floor[0]] - (point[self.less] if self.less else 0), _value(self.floor[1], point)
+            num = point[self.floor[0]] - (point[self.less] if self.less else 0) + self.shift
+            den = _value(self.floor[1], point)
             out *= (-(-num // den) if self.ceiling else num // den) ** self.floor_power
         return out
 
@@ -54,7 +56,7 @@ class Term:
         out = sp.Mul(*(symbols[v] ** e for v, e in self.powers))
         if self.floor is not None:
             rounded = sp.ceiling if self.ceiling else sp.floor
-            num = symbols[self.floor[0]] - (symbols[self.less] if self.less else 0)
+            num = symbols[self.floor[0]] - (symbols[self.less] if self.less else 0) + self.shift
             out *= rounded(num / _value(self.floor[1], symbols)) ** self.floor_power
         return out
 
@@ -63,7 +65,8 @@ class Term:
 
     def key(self) -> tuple:
         """A sort key (the dataclass order cannot compare a floor with none)."""
-        return self.powers, tuple(map(str, self.floor or ())), self.floor_power, self.ceiling, self.less or ""
+        floor = tuple(map(str, self.floor or ()))
+        return self.powers, floor, self.floor_power, self.ceiling, self.less or "", self.shift
 
     def names(self) -> set[str]:
         return {v for v, _ in self.powers} | {v for v in (*(self.floor or ()), self.less) if isinstance(v, str)}
@@ -95,10 +98,16 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
         "floor": [Term(floor=p) for p in pairs] + [Term(((z, 1),), p) for p in pairs for z in names],
         "rounded": [Term(floor=p, floor_power=2) for p in pairs] + [Term(floor=p, ceiling=True) for p in pairs],
         # one layer in every c, for a period the modeling code fixes (Gemma 4: a full-attention layer in every 6)
-        "periodic": [Term(floor=(n, c), ceiling=up) for n in sizes for c in PERIODS for up in (False, True)],
-        **{f"period {c}": [Term(floor=(n, c), ceiling=up) for n in counts for up in (False, True)] for c in PERIODS},
+        "periodic": [Term(floor=(n, c), ceiling=up) for n in sizes for c in DIVISORS for up in (False, True)],
+        # the layers at one place in every c, counted from the first: floor((n + c - 1 - place)/c)
+        **{f"period {c}": [Term(floor=(n, c), ceiling=up) for n in counts for up in (False, True)]
+           + [Term(floor=(n, c), shift=j) for n in counts for j in range(1, c - 1)] for c in PERIODS},
         **{f"offset {c}": [Term(floor=(n, c), ceiling=up, less=m) for n in counts for m in counts if m != n
                            for up in (False, True)] for c in PERIODS},
+        # one layer in every d from an offset m (Jamba: an attention layer where i % period == offset): floor((n -
+        # m - 1)/d) + 1 of n layers, d and m fields of the config
+        "stride": [Term(floor=(n, d), less=m, shift=j) for n in counts for m in sizes for d in sizes
+                   if len({n, m, d}) == 3 for j in (0, -1)],
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -109,6 +118,9 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
 #: the fixed periods a layer pattern may have (a layer of one kind in every c): each alone first (a count of one
 #: layer count needs as many distinct layer counts as its basis has terms), then all together
 PERIODS = range(2, 9)
+#: the fixed numbers a size may be divided by and rounded: the periods, and Mamba's 16 (a time-step rank of
+#: ceil(hidden_size/16))
+DIVISORS = (*PERIODS, 16)
 #: the bases, smallest first: each a union of term families (a floor basis leaves the quadratic terms out, so it
 #: stays small enough to solve on a few dozen points); the cubic one, the largest, last
 LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadratic"),
@@ -117,7 +129,7 @@ LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadrat
           ("constant", "linear", "rounded"),
           *(("constant", "linear", f"period {c}") for c in PERIODS), ("constant", "linear", "periodic"),
           *(("constant", "linear", f"period {c}", f"offset {c}") for c in PERIODS),
-          ("constant", "linear", "quadratic", "laurent", "cubic"))
+          ("constant", "linear", "stride"), ("constant", "linear", "quadratic", "laurent", "cubic"))
 
 
 def basis(names: Sequence[str], level: int, binary: frozenset = frozenset(),
@@ -155,6 +167,8 @@ def solve(rows: list[list[Fraction]], rhs: list[Fraction]) -> tuple[list[Fractio
     >>> solve([[Fraction(1)], [Fraction(1)]], [Fraction(1), Fraction(2)]) is None
     True
     """
+    if not _consistent_modulo(rows, rhs):
+        return None  # most bases tried have no solution: whole numbers modulo a prime say so far faster
     width = len(rows[0]) if rows else 0
     matrix = [list(r) + [b] for r, b in zip(rows, rhs)]
     pivots: list[int] = []
@@ -180,6 +194,41 @@ def solve(rows: list[list[Fraction]], rhs: list[Fraction]) -> tuple[list[Fractio
     return solution, rank
 
 
+#: a prime (2^61 - 1) the quick consistency check works modulo
+PRIME = (1 << 61) - 1
+
+
+def _consistent_modulo(rows: list[list[Fraction]], rhs: list[Fraction]) -> bool:
+    """Whether ``rows · x = rhs`` has a solution modulo :data:`PRIME` (a rational solution is one there too,
+    unless the prime divides one of its denominators: then the exact solve is skipped and the fit fails, never
+    holds wrongly).
+
+    >>> _consistent_modulo([[Fraction(1, 2)], [Fraction(1)]], [Fraction(1), Fraction(2)])
+    True
+    >>> _consistent_modulo([[Fraction(1)], [Fraction(1)]], [Fraction(1), Fraction(2)])
+    False
+    """
+    def mod(x: Fraction) -> int:
+        return x.numerator % PRIME * pow(x.denominator, -1, PRIME) % PRIME
+
+    matrix = [[mod(x) for x in row] + [mod(b)] for row, b in zip(rows, rhs)]
+    width, rank = (len(rows[0]) if rows else 0), 0
+    for col in range(width):
+        pivot = next((i for i in range(rank, len(matrix)) if matrix[i][col]), None)
+        if pivot is None:
+            continue
+        matrix[rank], matrix[pivot] = matrix[pivot], matrix[rank]
+        inverse = pow(matrix[rank][col], -1, PRIME)
+        lead = [x * inverse % PRIME for x in matrix[rank]]
+        matrix[rank] = lead
+        for i in range(len(matrix)):
+            if i != rank and matrix[i][col]:
+                factor = matrix[i][col]
+                matrix[i] = [(x - factor * y) % PRIME for x, y in zip(matrix[i], lead)]
+        rank += 1
+    return not any(row[width] for row in matrix[rank:])
+
+
 def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str],
         binary: frozenset = frozenset(), max_level: int = len(LEVELS) - 1,
         layers: frozenset = frozenset()) -> dict[Term, Fraction] | None:
@@ -198,17 +247,30 @@ def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Seque
     values = list(seen.values())
     tried = set()
     for level in range(max_level + 1):
-        terms = basis(names, level, binary, layers)
+        columns = _columns(basis(names, level, binary, layers), points)
+        terms = list(columns)
         if len(terms) + SURPLUS > len(points) or frozenset(terms) in tried:
             continue
         tried.add(frozenset(terms))
-        rows = [[t.value(p) for t in terms] for p in points]
+        rows = [list(row) for row in zip(*columns.values())]
         solved = solve(rows, [Fraction(v) for v in values])
         if solved is None:
             continue
         coefficients, _ = solved
         return {t: c for t, c in zip(terms, coefficients) if c != 0}
     return _sparse(points, values, names, binary, max_level, layers)
+
+
+def _columns(terms: Sequence[Term], points: Sequence[Mapping[str, int]]) -> dict[Term, list[Fraction]]:
+    """Each term's values at the points, for the terms defined at every point (a field at 0, a layer offset,
+    divides none)."""
+    out = {}
+    for term in terms:
+        try:
+            out[term] = [term.value(p) for p in points]
+        except ZeroDivisionError:
+            continue
+    return out
 
 
 #: the most terms a sparse fit combines, and the most variables it is tried in (pairs of terms grow fast)
@@ -227,7 +289,8 @@ def _sparse(points, values, names, binary, max_level, layers=frozenset()) -> dic
     """
     if len(names) > SPARSE_NAMES:
         return None
-    terms = list(dict.fromkeys(t for level in range(max_level + 1) for t in basis(names, level, binary, layers)))
+    terms = list(_columns(list(dict.fromkeys(t for level in range(max_level + 1)
+                                             for t in basis(names, level, binary, layers))), points))
     for size in range(1, SPARSE + 1):
         if size + 2 * SURPLUS > len(points):  # few terms chosen from many: twice the surplus against chance
             return None

@@ -129,6 +129,23 @@ def with_layout(entry: dict) -> dict:
     defaults = entry.get("defaults", {})
     out = layout(entry, _builds(entry["model_type"], entry["class"], {}, entry.get("flags", {}), defaults))
     if entry.get("branches"):
-        out["branches"] = [layout(b, _builds(entry["model_type"], entry["class"], dict(b["conditions"]["minimum"]),
-                                             b.get("flags", {}), defaults)) for b in entry["branches"]]
+        out["branches"] = [layout(b, _builds(entry["model_type"], entry["class"],
+                                             _branch_base(b["conditions"], defaults), b.get("flags", {}), defaults))
+                           for b in entry["branches"]]
     return out
+
+
+#: the value a branch's layout build gives a size the default config leaves unset (any size that builds will do:
+#: only the names and the kinds of the modules are read)
+GIVEN_SIZE = 64
+
+
+def _branch_base(conditions: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict:
+    """A config on a branch's side: its lowest values, its unset sizes set, its two widths meeting."""
+    base = dict(conditions.get("minimum", {}))
+    base.update({name: GIVEN_SIZE for name in conditions.get("given", ())})
+    for split in conditions.get("split", ()):
+        left, _, right = split.partition(" = ")
+        if right in defaults:
+            base[left] = defaults[right]
+    return base

@@ -20,6 +20,7 @@ from typing import Any, Mapping
 
 from ...core.errors import SymparamsError
 from ...families.config import flattened
+from ...families.inferred import expanded, run_length
 from .seeds import seeded
 
 #: symparams' task heads → transformers' Auto classes
@@ -48,6 +49,13 @@ def libraries():
         raise SymparamsError(MISSING_EXTRA) from None
     transformers.logging.set_verbosity_error()
     return torch, transformers
+
+
+@functools.lru_cache(maxsize=1)
+def common_fields() -> frozenset:
+    """The fields of transformers' base config class, which every config has."""
+    _, transformers = libraries()
+    return frozenset(transformers.PretrainedConfig().to_dict())
 
 
 def model_types() -> list[str]:
@@ -93,6 +101,7 @@ class Observation:
     total: int
     trainable: int
     frozen: frozenset = frozenset()  # names whose parameters do not train (a fixed sinusoidal table)
+    values: dict = field(default_factory=dict)  # the config's fields as transformers holds them (dotted keys)
 
     @property
     def regime(self) -> frozenset:
@@ -115,6 +124,8 @@ class Builder:
     seconds: float = 0.0
     errors: dict = field(default_factory=dict)
     built: dict = field(default_factory=dict)  # values → observation: the base search and the checks repeat builds
+    companions: dict = field(default_factory=dict)  # layer count → (its per-layer list, the list's default)
+    kinds: dict = field(default_factory=dict)  # per-layer list → (its layer count, its kinds, the list's default)
 
     def __post_init__(self):
         found = auto_class(self.model_type, self.cls)
@@ -122,19 +133,18 @@ class Builder:
         self.model_class = found[0] if isinstance(found, tuple) else found
 
     def config(self, values: Mapping[str, Any]):
-        """The config of ``values`` (see :func:`configure`)."""
-        return configure(self.model_type, values, self.cls)
+        """The config of ``values`` (see :func:`configure`), each per-layer list the config does not compute
+        itself retiled to a layer count that moved (see :func:`retiled`)."""
+        return configure(self.model_type, with_kinds(with_companions(values, self.companions), self.kinds),
+                         self.cls)
 
     def defaults(self) -> dict[str, Any]:
         """The default config's fields (``num_labels`` among them), a sub-config's as dotted keys."""
-        cfg = self.config({})
-        out = flattened(cfg.to_dict())
-        out["num_labels"] = cfg.num_labels
-        return out
+        return held_values(self.config({}))
 
     def observe(self, values: Mapping[str, Any]) -> Observation | None:
         """The shapes of the model built from ``values``, or None when it cannot be built."""
-        key = tuple(sorted(values.items()))
+        key = _hashable(values)
         if key not in self.built:
             self.built[key] = self._build(values)
         return self.built[key]
@@ -148,11 +158,13 @@ class Builder:
                 cfg = self.config(values)
                 with torch.device("meta"):
                     model = self.model_class._from_config(config_for_class(self.model_class, cfg))
-            return observation_of(model)
+            found = observation_of(model)
+            found.values = held_values(cfg)
+            return found
         except Exception as exc:  # whatever the modeling code raises: this configuration does not build
             self.failures += 1
             text = f"{type(exc).__name__}: {exc}".splitlines()
-            self.errors[tuple(sorted(values.items()))] = text[0][:200] if text else type(exc).__name__
+            self.errors[_hashable(values)] = text[0][:200] if text else type(exc).__name__
             return None
         finally:
             self.seconds += time.perf_counter() - start
@@ -166,6 +178,10 @@ class Builder:
             return None
         return {k: attribute(cfg, k) for k in [*values, *others]}
 
+    def declares_int(self, name: str) -> bool:
+        """Whether the config class declares ``name`` (dotted: a sub-config's field) to hold whole numbers."""
+        return re.search(r"\bint\b", declared(self.config({}), name)) is not None
+
     def refusal(self, values: Mapping[str, Any]) -> str | None:
         """Why the config class refuses ``values`` (its error's text), or None when it takes them."""
         try:
@@ -173,6 +189,21 @@ class Builder:
         except Exception as exc:  # whatever the config class raises: its text says what it refuses
             return str(exc)
         return None
+
+
+def held_values(config) -> dict[str, Any]:
+    """A config's fields as it holds them after ``__init__`` (``num_labels`` among them), a sub-config's as
+    dotted keys: a field the config computes when left out has its computed value here."""
+    out = flattened(config.to_dict())
+    out["num_labels"] = config.num_labels
+    return out
+
+
+def _hashable(value):
+    """A config's values as a key (lists as tuples, dicts as sorted pairs)."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    return tuple(_hashable(v) for v in value) if isinstance(value, list) else value
 
 
 def configure(model_type: str, values: Mapping[str, Any], cls: str | None = None):
@@ -208,15 +239,41 @@ def config_for_class(model_class, config):
     return next((c for c in candidates if isinstance(c, wanted)), config)
 
 
+def declared(config, name: str) -> str:
+    """The type a config class declares for ``name`` (dotted: a sub-config's field), as text ('' for none).
+
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class Toy:
+    ...     n_inner: int | None = None
+    >>> declared(Toy(), "n_inner"), declared(Toy(), "width")
+    ('int | None', '')
+    """
+    import dataclasses
+
+    *heads, leaf = name.split(".")
+    for head in heads:
+        config = getattr(config, head, None)
+    if not dataclasses.is_dataclass(config):
+        return ""
+    found = next((f.type for f in dataclasses.fields(config) if f.name == leaf), "")
+    return found if isinstance(found, str) else getattr(found, "__name__", None) or str(found)
+
+
 def attribute(config, name: str):
     """``config.name`` (a dotted name: a sub-config's field), or None when the config has none or refuses to give
-    one (a per-layer field of a config whose layers differ raises rather than pick a layer's)."""
+    one (a per-layer field of a config whose layers differ raises rather than pick a layer's).  ``list#kind``:
+    how many entries of a per-layer list are ``kind``."""
+    name, _, kind = name.partition("#")
     try:
         for part in name.split("."):
             config = getattr(config, part, None)
-        return config
     except Exception:  # whatever the config class raises for a field it will not read globally
         return None
+    if kind:
+        entries = expanded(config)
+        return None if entries is None else entries.count(kind)
+    return config
 
 
 def nested(defaults: Mapping[str, Any], dotted: Mapping[str, Any]) -> dict[str, Any]:
@@ -242,6 +299,54 @@ def nested(defaults: Mapping[str, Any], dotted: Mapping[str, Any]) -> dict[str, 
         base.update(nested(base, {k: v for k, v in changes.items() if "." in k}))
         out[head] = base
     return out
+
+
+def with_companions(values: Mapping[str, Any], companions: Mapping[str, tuple]) -> dict[str, Any]:
+    """``values`` with each per-layer list of ``companions`` (layer count → the list's field and default) retiled
+    to its layer count where that count is given and the list is not.
+
+    >>> with_companions({"num_layers": 3}, {"num_layers": ("kinds", ["a", "b"])})
+    {'num_layers': 3, 'kinds': ['a', 'b', 'a']}
+    """
+    out = dict(values)
+    for count, (listed, default) in companions.items():
+        if count in out and listed not in out:
+            out[listed] = retiled(default, out[count])
+    return out
+
+
+def with_kinds(values: Mapping[str, Any], kinds: Mapping[str, tuple]) -> dict[str, Any]:
+    """``values`` with each per-layer list of ``kinds`` (list → its layer count, its kinds in order, its default)
+    whose kind counts (``list#kind``) are given written out: the kinds in that order, each as many times as its
+    count says, and the layer count their sum.
+
+    >>> with_kinds({"layer_types#full": 1, "layer_types#linear": 2, "width": 8},
+    ...            {"layer_types": ("num_layers", ("linear", "full"), ["linear", "full"])})
+    {'width': 8, 'layer_types': ['linear', 'linear', 'full'], 'num_layers': 3}
+    """
+    out = dict(values)
+    for listed, (count, names, default) in kinds.items():
+        keys = [f"{listed}#{kind}" for kind in names]
+        if any(key in out for key in keys):
+            entries = [kind for kind, key in zip(names, keys) for _ in range(out.pop(key, 0))]
+            out[listed], out[count] = relisted(default, entries), len(entries)
+    return out
+
+
+def relisted(value, entries: list):
+    """``entries`` (one per layer) in the form of the per-layer list ``value`` (a run-length list as one run)."""
+    return [[entries, 1]] if run_length(value) else entries
+
+
+def retiled(value, layers: int):
+    """A per-layer list (see :func:`expanded`) for ``layers`` layers: its pattern repeated from the first layer and
+    cut, in the list's own form (a run-length list as one run).
+
+    >>> retiled(["sliding", "sliding", "full"], 4), retiled([[["global", "local"], 12]], 3)
+    (['sliding', 'sliding', 'full', 'sliding'], [[['global', 'local', 'global'], 1]])
+    """
+    entries = expanded(value)
+    return relisted(value, [entries[i % len(entries)] for i in range(layers)])
 
 
 def per_layer(value, layers: int) -> bool:

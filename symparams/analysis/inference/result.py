@@ -59,7 +59,7 @@ def own_symbol(name: str, flag: bool = False) -> sp.Symbol:
 
     A field spelled like a symparams symbol (``H``) is written ``H_field`` so the two never meet.
     """
-    text = f"{name}_field" if name in SYMBOLS else name
+    text = f"{name}_field" if name in SYMBOLS else name.replace("#", "_")  # a kind count: layer_types_full
     key = (text, flag)
     if key not in _OWN:
         _OWN[key] = sp.Symbol(text, integer=True, nonnegative=True) if flag else \
@@ -89,7 +89,9 @@ def symbols_for(fields) -> dict[str, sp.Symbol]:
 
 @dataclass(frozen=True)
 class Relation:
-    """A discovered relation between two fields, as the sampled domain held it: divides, equals or below."""
+    """A discovered relation between two fields, as the sampled domain held it: divides, equals or below; or,
+    where the structure changes as two fields meet (a projection between two widths only where they differ),
+    differs or equals, one formula on each side."""
 
     left: str
     kind: str
@@ -97,10 +99,11 @@ class Relation:
 
     def holds(self, values: Mapping[str, Any]) -> bool:
         a, b = values[self.left], values[self.right]
-        return {"divides": lambda: a > 0 and b % a == 0, "equals": lambda: a == b, "below": lambda: a < b}[self.kind]()
+        return {"divides": lambda: a > 0 and b % a == 0, "equals": lambda: a == b, "below": lambda: a < b,
+                "differs": lambda: a != b}[self.kind]()
 
     def __str__(self) -> str:
-        word = {"divides": "divides", "equals": "=", "below": "<"}[self.kind]
+        word = {"divides": "divides", "equals": "=", "below": "<", "differs": "≠"}[self.kind]
         return f"{self.left} {word} {self.right}"
 
 
@@ -116,12 +119,18 @@ class Conditions:
     regime: tuple[tuple[str, int], ...] = ()  # (normalised parameter name, rank) of the default flags' build
     minimum: dict = field(default_factory=dict)  # a branch: fields at this value or above (else the next branch)
     sole: tuple[str, ...] = ()  # held fields whose every other value tried the config class refuses
+    given: tuple[str, ...] = ()  # a branch: fields the default leaves unset, set here (variables of this formula)
+    split: tuple[str, ...] = ()  # a branch: the relation on its side of a change of structure (also in relations)
 
     def violated(self, values: Mapping[str, Any]) -> list[str]:
-        """The conditions ``values`` (config field → value) breaks, each as a line of text."""
+        """The conditions ``values`` (config field → value, a field left unset None or absent) breaks, each as a
+        line of text."""
+        values = {k: v for k, v in values.items() if v is not None}
         out = [str(r) for r in self.relations if r.left in values and r.right in values and not r.holds(values)]
         out += [f"{k} = {v!r}" for k, v in self.fixed.items() if k in values and values[k] != v]
         out += [f"{k} ≥ {v!r}" for k, v in self.minimum.items() if k in values and values[k] < v]
+        out += [f"{k} unset" for k in self.unset if k in values]
+        out += [f"{k} set" for k in self.given if k not in values]
         return out
 
 
@@ -151,11 +160,13 @@ class Verification:
     default_formula: int | None = None  # the formula at the type's default config
     default_real: int | None = None  # the real count of the default config
     mismatches: tuple = ()  # (config values, formula, real) of the first few that differ
+    outside: tuple[str, ...] = ()  # the formula's conditions the default config breaks (then none is counted)
+    differs: str = ""  # the first parameter a mismatching configuration's build holds otherwise
 
     @property
     def passed(self) -> bool:
         return self.configurations > 0 and self.exact == self.configurations and \
-            self.default_formula == self.default_real
+            self.default_formula == self.default_real and not self.outside
 
 
 @dataclass(frozen=True)
@@ -223,11 +234,12 @@ class Inferred:
             "flags": {k: str(s) for k, s in self.flags.items()},
             "conditions": {"relations": [str(r) for r in c.relations], "fixed": c.fixed,
                            "irrelevant": list(c.irrelevant), "derived": list(c.derived), "unset": list(c.unset),
-                           "regime": [list(r) for r in c.regime], "minimum": c.minimum, "sole": list(c.sole)},
+                           "regime": [list(r) for r in c.regime], "minimum": c.minimum, "sole": list(c.sole),
+                           "given": list(c.given), "split": list(c.split)},
             "verification": None if v is None else {
                 "configurations": v.configurations, "exact": v.exact, "seed": v.seed,
                 "default_formula": v.default_formula, "default_real": v.default_real,
-                "mismatches": [list(m) for m in v.mismatches]},
+                "mismatches": [list(m) for m in v.mismatches], "outside": list(v.outside), "differs": v.differs},
             "builds": self.builds, "failed_builds": self.failed_builds, "seconds": round(self.seconds, 2),
             "parameters": [p.to_data() for p in self.parameters],
             "branches": [b.to_dict() for b in self.branches],
@@ -239,8 +251,8 @@ def encode(expr: sp.Expr) -> list:
 
     Each term is ``["p/q", [[name, exponent], ...], [[numerator, denominator, exponent], ...]]``: a rational
     coefficient, powers of symbols, and powers of ``floor(numerator/denominator)`` (``ceiling`` when the entry
-    ends with ``"ceil"``; the numerator a name or ``[name, name]``, their difference; the denominator may be a
-    whole number, a fixed layer period).
+    ends with ``"ceil"``; the numerator a name, or a name then names subtracted and a whole number added,
+    ``["L", "S"]`` or ``["L", 2]``; the denominator may be a whole number, a fixed layer period).
 
     >>> from symparams.core.symbols import H, A, L
     >>> data = encode(sp.expand(2 * H**2 * L + L * A * sp.floor(H / A) - H / 3))
@@ -272,17 +284,23 @@ def encode(expr: sp.Expr) -> list:
 
 
 def _numerator(num: sp.Expr):
-    """A floor's numerator as data: a symbol's name, or ``[name, name]`` for a difference (``L - S``); None when
-    it is neither."""
+    """A floor's numerator as data: a symbol's name, or a list of a name, then names subtracted and a whole number
+    added (``["L", "S"]`` is ``L - S``, ``["L", 2]`` is ``L + 2``); None when it is none of these."""
     if num.is_Symbol:
         return num.name
-    terms = sp.Add.make_args(num)
-    if len(terms) == 2:
-        plus = [t for t in terms if t.is_Symbol]
-        minus = [-t for t in terms if (-t).is_Symbol]
-        if len(plus) == 1 and len(minus) == 1:
-            return [plus[0].name, minus[0].name]
-    return None
+    plus, minus, shift = [], [], 0
+    for term in sp.Add.make_args(num):
+        if term.is_Symbol:
+            plus.append(term.name)
+        elif (-term).is_Symbol:
+            minus.append((-term).name)
+        elif term.is_Integer:
+            shift = int(term)
+        else:
+            return None
+    if len(plus) != 1 or len(minus) > 1:
+        return None
+    return [plus[0], *minus, *([shift] if shift else [])]
 
 
 def _floor_key(entry: list) -> list:
@@ -305,7 +323,9 @@ def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
         return sp.Rational(int(num), int(den or 1))
 
     def top(name) -> sp.Expr:
-        return sym(name[0]) - sym(name[1]) if isinstance(name, list) and len(name) == 2 else sym(name)
+        if not isinstance(name, list):
+            return sym(name)
+        return sym(name[0]) + sum((sp.Integer(n) if isinstance(n, int) else -sym(n) for n in name[1:]), sp.Integer(0))
 
     return sp.Add(*(rational(c) * sp.Mul(*(sym(n) ** int(e) for n, e in powers))
                     * sp.Mul(*((sp.ceiling if rest else sp.floor)(top(a) / sym(b)) ** int(e)

@@ -1,0 +1,176 @@
+"""The last check of a formula as shipped: configs read by ``count --config``'s own reader, against real builds.
+
+The engine verifies each formula on configurations its own discovery drew.
+This check starts from the stored entry instead, the one ``count --config``
+reads: random config.json files around the type's defaults (sizes kept,
+multiplied, moved by a little or halved, layer and expert counts small,
+flags at random, fields the formula calls irrelevant moved too, fields the
+config computes left out), each written in full (as ``save_pretrained``
+writes one) or with only the keys it sets (as many hub files are).  Every
+one the reader counts (:func:`symparams.families.inferred.counted`, the
+conditions applied) and transformers builds must have the same count; a
+refusal is no answer, and a config transformers cannot build is no question.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from ...core.errors import SymparamsError
+from ...families.config import flattened
+from ...families.inferred import counted, expanded, parse_relation
+from .layers import KIND, per_layer_lists
+from .probing import (Builder, config_for_class, configure, libraries, nested, observation_of, quiet, relisted,
+                      retiled)
+
+#: configs compared per class, and draws tried to find them
+COMPARED, TRIES = 10, 60
+#: the largest layer and expert counts drawn (builds cost time per module)
+MOST_LAYERS, MOST_EXPERTS = 6, 8
+
+
+@dataclass(frozen=True)
+class Audit:
+    """How many configs the reader counted and transformers built, and the first that differ."""
+
+    compared: int
+    mismatches: tuple = ()  # (config values, the reader's count, transformers' count, the formula's branch key)
+
+    @property
+    def reason(self) -> str | None:
+        if not self.mismatches:
+            return None
+        values, ours, real, _ = self.mismatches[0]
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(values.items()))[:300]
+        return (f"a config its conditions admit is counted {ours}, transformers builds {real} "
+                f"({len(self.mismatches)} of {self.compared} read as count --config reads them; {shown})")
+
+
+def audit(entry: dict, n: int = COMPARED, tries: int = TRIES) -> Audit:
+    """Check one class's stored entry (its defaults and ``follows`` filled in) as :mod:`this module <.audit>`
+    says."""
+    model_type, cls = entry["model_type"], entry["class"]
+    rng = random.Random(f"{model_type}/{cls}")
+    builder = Builder(model_type, cls)
+    default = {**configure(model_type, {}, cls).to_dict(), "model_type": model_type}
+    flat = flattened(default)
+    compared, wrong = 0, []
+    for attempt in range(tries):
+        if compared == n:
+            break
+        values = draw(entry, rng, flat)
+        config = written(default, values, sparse=attempt % 2 == 1)
+        try:
+            ours, key = counted(entry, config)
+        except SymparamsError:
+            continue  # outside the conditions: refused, no number to check
+        real = built(builder, config)
+        if real is None:
+            continue
+        compared += 1
+        if ours != real:
+            wrong.append((values, ours, real, key))
+    return Audit(compared, tuple(wrong))
+
+
+def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
+    """Random values for one of the entry's formulas (itself or a branch), its relations made to hold."""
+    formula = rng.choice([entry, *entry.get("branches", ())])
+    conditions = formula.get("conditions", {})
+    values: dict[str, Any] = {}
+    for name, symbol in formula["symbols"].items():
+        default = entry.get("defaults", {}).get(name, flat.get(name))
+        lowest = conditions.get("minimum", {}).get(name, 0)
+        if not isinstance(default, int) or isinstance(default, bool):
+            default = max(lowest, 16)  # a field set only in this branch
+        values[name] = max(lowest, _moved(name, symbol, default, rng))
+    values.update({name: rng.random() < 0.5 for name in formula.get("flags", {})})
+    for name in conditions.get("irrelevant", ()):
+        if isinstance(flat.get(name), int) and not isinstance(flat[name], bool) and flat[name] > 0 \
+                and rng.random() < 0.3:
+            values[name] = flat[name] + 1
+    for _ in range(3):  # a relation made to hold may break one made before it: a few rounds
+        for text in conditions.get("relations", ()):
+            _hold(parse_relation(text), values, rng)
+    _write_kinds(values, flat, rng)
+    for listed, count in per_layer_lists(flat).items():
+        if listed in entry.get("kinds", {}) and rng.random() < 0.3:  # the kinds in other places, as many of each
+            entries = expanded(retiled(flat[listed], values.get(count, flat[count])))
+            values[listed] = relisted(flat[listed], rng.sample(entries, len(entries)))
+    for name, rule in entry.get("follows", {}).items():
+        if rule is not None and name in values and not formula.get("conditions", {}).get("given") \
+                and rng.random() < 0.5:
+            del values[name]  # left out: the config computes it, the reader by the rule the data holds
+    return values
+
+
+def _write_kinds(values: dict, flat: dict, rng: random.Random) -> None:
+    """Kind counts drawn (``list#kind``) written as a per-layer list of those kinds in a random order, and its
+    layer count, as a config.json holds them."""
+    counts = {name: values.pop(name) for name in [n for n in values if KIND in n]}
+    lists = per_layer_lists(flat)
+    for listed in dict.fromkeys(name.partition(KIND)[0] for name in counts):
+        entries = [name.partition(KIND)[2] for name, n in counts.items() if name.startswith(listed + KIND)
+                   for _ in range(n)]
+        if entries and listed in lists:
+            values[listed] = relisted(flat[listed], rng.sample(entries, len(entries)))
+            values[lists[listed]] = len(entries)
+
+
+def _moved(name: str, symbol: str, default: int, rng: random.Random) -> int:
+    leaf = name.rpartition(".")[2]
+    if "layer" in leaf or symbol in ("L", "L_d"):
+        return rng.randint(0 if default == 0 else 1, MOST_LAYERS)
+    if "expert" in leaf and default > MOST_EXPERTS:
+        return rng.randint(1, MOST_EXPERTS)
+    floor = 0 if default == 0 else 1
+    return rng.choice([default, default * rng.randint(2, 3), max(floor, default + rng.randint(-2, 2)),
+                       max(floor, default // 2)])
+
+
+def _hold(relation: tuple[str, str, str], values: dict, rng: random.Random) -> None:
+    left, kind, right = relation
+    if left not in values or right not in values:
+        return
+    a, b = values[left], values[right]
+    if kind == "divides" and (a <= 0 or b % a):
+        values[right] = a * rng.randint(1, 3)
+    elif kind == "equals" and a != b:
+        values[right] = a
+    elif kind == "differs" and a == b:
+        values[right] = a + 1
+    elif kind == "below" and not a < b:
+        values[right] = a + rng.randint(1, 3)
+
+
+def written(default: dict, values: dict, sparse: bool) -> dict:
+    """A config.json with ``values`` (dotted keys for sub-configs): the full default with them, or (``sparse``)
+    only them and the model type; a per-layer list of the default's layer count retiled to a new count, as a
+    real file has it (GPT-Neo's ``attention_types``)."""
+    plain = {k: v for k, v in values.items() if "." not in k}
+    dotted = {k: v for k, v in values.items() if "." in k}
+    config = {"model_type": default["model_type"]} if sparse else copy.deepcopy(default)
+    config.update(plain)
+    for key, value in plain.items():
+        old = default.get(key)
+        if "layer" in key and isinstance(old, int) and old != value and value > 0:
+            config.update({k: retiled(v, value) for k, v in default.items()
+                           if k not in values and (entries := expanded(v)) is not None and len(entries) == old})
+    config.update(nested(default, dotted))
+    return config
+
+
+def built(builder: Builder, config: dict) -> int | None:
+    """The count of the model transformers builds from ``config`` on the meta device (None: it cannot)."""
+    torch, transformers = libraries()
+    try:
+        with quiet():
+            hf = type(transformers.AutoConfig.for_model(config["model_type"])).from_dict(dict(config))
+            with torch.device("meta"):
+                model = builder.model_class._from_config(config_for_class(builder.model_class, hf))
+    except Exception:  # whatever transformers raises for this config: it is no config to compare
+        return None
+    return observation_of(model).total

@@ -1,0 +1,77 @@
+"""Per-layer lists of kinds (``layer_types``): which ones shape the parameters, and how many layers of each kind.
+
+A config class that mixes layer kinds (Qwen3-Next's linear and full attention,
+one full layer in every ``full_attention_interval``) computes a list of one
+kind per layer when a config.json leaves it out.  The formulas are fitted on
+those computed lists, so a config.json that writes a list of its own is
+counted only when it has as many layers of each kind as the formula's count
+of that kind gives (:func:`kind_counts` says which lists matter, the
+generator fits each count from the config class's own lists, like the fields
+it computes); a list whose kinds change no parameter (Gemma 3's sliding and
+full attention) is free.
+
+A kind count is written ``layer_types#full_attention``: the list's field, ``#``
+and the kind.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...families.inferred import expanded
+from .probing import Builder, relisted
+
+#: between a list's field and a kind in a kind count's name
+KIND = "#"
+
+
+def per_layer_lists(values: dict[str, Any]) -> dict[str, str]:
+    """Each field of ``values`` (a config's, dotted) holding one kind per layer → the layer count it has as many
+    entries as (a field of the same config or sub-config whose name says layers).
+
+    >>> per_layer_lists({"num_hidden_layers": 3, "layer_types": ["a", "b", "a"], "heads": 3, "ids": [1, 2]})
+    {'layer_types': 'num_hidden_layers'}
+    """
+    out = {}
+    for listed, value in values.items():
+        entries = expanded(value)
+        if not entries or not all(isinstance(e, str) for e in entries):
+            continue
+        prefix = listed.rpartition(".")[0]
+        count = next((k for k, v in values.items() if k.rpartition(".")[0] == prefix and v == len(entries)
+                      and isinstance(v, int) and not isinstance(v, bool) and "layer" in k.rpartition(".")[2]), None)
+        if count is not None:
+            out[listed] = count
+    return out
+
+
+#: kinds of layers a list of one kind is tried with, by the kind it holds: the other kind of a pair
+NEIGHBOURS = {"full_attention": "sliding_attention", "sliding_attention": "full_attention", "dense": "sparse",
+              "sparse": "dense"}
+
+
+def kind_counts(model_type: str, cls: str) -> dict[str, list[str]]:
+    """The per-layer lists of the default config whose kinds shape the parameters → their kinds (see
+    :func:`kinds_matter`)."""
+    builder = Builder(model_type, cls)
+    defaults = builder.defaults()
+    base = builder.observe({})
+    out = {}
+    for listed in per_layer_lists(defaults):
+        entries = expanded(defaults[listed])
+        if base is None or kinds_matter(builder, {}, listed, entries, defaults[listed], base.total):
+            out[listed] = sorted(set(entries))
+    return out
+
+
+def kinds_matter(builder: Builder, base: dict, listed: str, entries: list, default, total: int) -> bool:
+    """Whether a per-layer list's kinds shape the parameters: its first layer of another kind it holds (a list of
+    one kind: of that kind's neighbour, sliding for full attention, dense for sparse) builds another count, or
+    builds no other way (then it is taken to matter)."""
+    others = list(dict.fromkeys(entries)) or []
+    if len(others) == 1 and others[0] in NEIGHBOURS:
+        others.append(NEIGHBOURS[others[0]])
+    built = [obs for kind in others if kind != entries[0]
+             if (obs := builder.observe({**base, listed: relisted(default, [kind, *entries[1:]])})) is not None]
+    return not built or any(obs.total != total for obs in built)
+
