@@ -119,6 +119,8 @@ class Costs:
     verification: CostVerification | None = None
     traces: int = 0
     seconds: float = 0.0
+    relations: tuple[str, ...] = ()  # relations only the forward pass needs ("num_key_value_heads divides ...")
+    real: dict | None = None  # the tiny real model's check (see real_check.RealCheck.to_dict)
 
     @property
     def exact(self) -> bool:
@@ -140,12 +142,13 @@ class Costs:
             return {"exact": False, "reason": self.reason or _failure(self.verification)}
         v = self.verification
         return {"exact": True, "symbols": {k: str(s) for k, s in self.symbols.items()}, "defaults": self.defaults,
-                "held": self.held, "products": [p.to_data() for p in self.products],
+                "held": self.held, "relations": list(self.relations), "products": [p.to_data() for p in self.products],
                 "extra_backward": [[m, encode_value(e)] for m, e in self.extra],
                 "cache": None if self.cache is None else [t.to_data() for t in self.cache],
                 "attention": [a.to_data() for a in self.attention], "activations": self.activations,
                 "verification": {"configurations": v.configurations, "exact": v.exact, "seed": v.seed,
-                                 "beyond_window": v.beyond_window}}
+                                 "beyond_window": v.beyond_window},
+                **({"check": self.real} if self.real is not None else {})}
 
 
 def _failure(v: CostVerification | None) -> str:

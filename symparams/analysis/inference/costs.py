@@ -32,11 +32,13 @@ from .probing import Builder, libraries, observation_of
 from .result import Inferred, symbols_for
 from .tracing import Untraceable, build, trace
 
-#: random configurations the formulas are fitted on (the layer counts low; only the layer counts random), fresh
-#: ones they are checked on
-WIDTH_TRACES = 20
-LAYER_TRACES = 10
+#: random configurations the formulas are fitted on per round (the layer counts low; only the layer counts
+#: random), fresh ones they are checked on
+WIDTH_TRACES = 12
+LAYER_TRACES = 8
 VERIFY_TRACES = 8
+#: fits tried, each on as many traces again as the last (a formula that does not fit, or not verify, on few)
+ROUNDS = 2
 #: the most layers a layer count has in a trace (a trace costs time per layer)
 VERIFY_LAYERS = 12
 #: every this many fit traces, the backward pass is traced too (a product's backward per forward FLOP is a
@@ -70,6 +72,8 @@ class Domain:
         self.low: dict = {}  # the layer counts most traces keep (see lowest_layers)
         self.start: dict = {}  # the configuration the fields are moved from
         self.steady: dict = {}  # fields that change how products are split, not what they cost: held in the fit
+        self.seen_layers: set = set()  # the layer counts traced for the fit
+        self.together = False  # a forward with the cache has the products of one without: one pass for both
 
     @property
     def names(self) -> list[str]:
@@ -104,7 +108,7 @@ class Domain:
             if regime and observation_of(model).regime != self.regimes.of(values):
                 return None
             obs = observe(trace(model, seq, batch, backward=backward or self.backward_everywhere,
-                                decoder_seq=decoder_seq))
+                                decoder_seq=decoder_seq, together=self.together and steady))
         except Untraceable:
             raise
         except Exception as exc:  # whatever the modeling code raises on this configuration: it does not trace
@@ -164,6 +168,17 @@ def _closure(found: Discovery, name: str) -> set:
     return out
 
 
+def _together(domain: Domain, start: dict, base: Observed) -> bool:
+    """Whether a forward with the cache runs the products of one without, at the base and at a short length (a
+    convolution may pad a short input to its kernel when it caches): then one pass traces both."""
+    short = domain.observe(start, SEQ_RANGE[0], BASE_BATCH)
+    domain.together = True
+    same = [domain.observe(start, BASE_SEQ, BASE_BATCH, backward=True), domain.observe(start, SEQ_RANGE[0], BASE_BATCH)]
+    domain.together = False
+    return all(o is not None and (o.targets, o.by_key) == (b.targets, b.by_key) for o, b in zip(same, (base, short))
+               if b is not None)
+
+
 def _apart(domain: Domain, base: Observed, name: str, move: dict) -> set | None:
     """What a field moves through a ratio: moved with its partners by one multiplier, ``H/A`` stays put; the
     partners three times further show it (None: that does not trace with the base structure)."""
@@ -190,6 +205,7 @@ def discover_costs(builder: Builder, found: Discovery) -> tuple[Domain, Observed
     domain.low = lowest_layers(domain, base)
     start = domain.start = {**{n: f.base for n, f in found.fields.items()}, **found.base, **domain.low}
     base = domain.observe(start, BASE_SEQ, BASE_BATCH, backward=True)
+    domain.together = _together(domain, start, base)
     for name, f in found.fields.items():
         if f.kind not in ("free", "irrelevant") or not isinstance(start[name], int):
             continue
@@ -230,6 +246,7 @@ def discover_costs(builder: Builder, found: Discovery) -> tuple[Domain, Observed
         found.flags[name].kind = "fixed"
     # a field a relation found here ties to a layer count stays with it
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
+    domain.seen_layers.add(tuple(sorted(domain.low.items())))
     return domain, base
 
 
@@ -282,13 +299,14 @@ def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
     return not fitting or not any(values[n] == v for n, v in found.lifted.items())
 
 
-def fit_samples(domain: Domain, base: Observed, rng: random.Random) -> list[tuple[dict, Observed]]:
-    """Traces of the base structure for the fit: :data:`WIDTH_TRACES` random configurations, lengths and batches
-    with the layer counts low (every :data:`BACKWARD_EVERY`-th with its backward), then :data:`LAYER_TRACES`
-    with only the layer counts random (fewer when too many are refused)."""
+def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int = WIDTH_TRACES,
+                layer: int = LAYER_TRACES) -> list[tuple[dict, Observed]]:
+    """Traces of the base structure for the fit: ``width`` random configurations, lengths and batches with the
+    layer counts low (every :data:`BACKWARD_EVERY`-th with its backward), then ``layer`` with only the layer
+    counts random, each combination once (fewer when too many are refused)."""
     out = []
-    for _ in range(ATTEMPTS * WIDTH_TRACES):
-        if len(out) == WIDTH_TRACES:
+    for _ in range(ATTEMPTS * width):
+        if len(out) == width:
             break
         values, seq, batch = _draw(domain, rng)
         values.update(domain.low)
@@ -296,9 +314,9 @@ def fit_samples(domain: Domain, base: Observed, rng: random.Random) -> list[tupl
             obs = domain.observe(values, seq, batch, backward=len(out) % BACKWARD_EVERY == 0)
             if obs is not None and obs.structure == base.structure:
                 out.append((values, obs))
-    layers, seen = [], {tuple(sorted(domain.low.items()))}
-    for _ in range(ATTEMPTS * LAYER_TRACES if domain.low else 0):
-        if len(layers) == LAYER_TRACES:
+    layers, seen = [], domain.seen_layers
+    for _ in range(ATTEMPTS * layer if domain.low else 0):
+        if len(layers) == layer:
             break
         # every layer count drawn on its own (not as multiples of the base): a pattern of layers shows as such
         values = {**domain.found.base, **domain.low, **{n: rng.randint(1, VERIFY_LAYERS) for n in domain.low}}

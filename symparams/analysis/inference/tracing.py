@@ -257,11 +257,12 @@ def scalar(output):
 
 
 def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True, backward: bool = True,
-          decoder_seq: int | None = None) -> Trace:
+          decoder_seq: int | None = None, together: bool = False) -> Trace:
     """The products of one forward pass over ``seq`` tokens of ``batch`` sequences without a cache and
     (``backward``) of its backward, and (``cache``) the cache a forward with ``use_cache=True`` leaves (another
-    pass: a cache may change the products, Mamba's convolution padding its input); ``decoder_seq`` (fewer than
-    ``seq``) gives an encoder-decoder's decoder fewer tokens than its encoder."""
+    pass: a cache may change the products, Mamba's convolution padding its input; ``together``: one pass with
+    the cache, where that changes no product); ``decoder_seq`` (fewer than ``seq``) gives an encoder-decoder's
+    decoder fewer tokens than its encoder."""
     torch, _ = libraries()
     paths = module_paths(model)
     recorder = Recorder(frozenset(id(p) for p in model.parameters()))
@@ -279,7 +280,7 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
     hooks = [h for m in model.modules() for h in (m.register_forward_pre_hook(enter), m.register_forward_hook(leave))]
     model.train()
     given = inputs(model, seq, batch, device, decoder_seq)
-    cached = {"use_cache": False} if takes(model, "use_cache") else {}
+    cached = {"use_cache": together and cache} if takes(model, "use_cache") else {}
     try:
         with quiet(), shapes_only(), recorder:  # the FLOPs without a cache, as the house's cross-checks count them
             output = model(**given, **cached)
@@ -292,8 +293,10 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
             h.remove()
     held = None
     if cache and cached:
-        with quiet(), shapes_only(), torch.no_grad():
-            held = cache_tensors(getattr(model(**given, use_cache=True), "past_key_values", None))
+        if not together:
+            with quiet(), shapes_only(), torch.no_grad():
+                output = model(**given, use_cache=True)
+        held = cache_tensors(getattr(output, "past_key_values", None))
     products = recorder.products
     by_node = {p.node: p for p in products if p.node is not None}
     extra: dict[str, int] = {}
