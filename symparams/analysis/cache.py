@@ -16,11 +16,12 @@ from typing import Any
 import sympy as sp
 
 from ..core.blocks import Block, tree_fact
-from ..core.compute import BATCH, SEQ, Attention, declares_attention, self_attentions
+from ..core.compute import BATCH, SEQ, Attention, Cached, declares_attention, self_attentions, traced, untraced
 from ..core.errors import SymparamsError
 from ..core.symbols import H
 from ..core.values import parse_whole
 from .dtypes import DTYPE_BYTES, cache_dtype, parse_dtype
+from .traced import require
 
 
 @tree_fact
@@ -30,9 +31,16 @@ def cache_per_token(tree: Block) -> tuple[sp.Expr, sp.Expr]:
     own, cross = [], []
     for _, block, runs, _ in tree.runs():
         for item in block.computes:
-            if isinstance(item, Attention) and item.cache != 0:
+            if isinstance(item, (Attention, Cached)) and item.cache != 0:  # Cached: a traced model's cache layers
                 (cross if item.cross else own).append(runs * item.cache)
     return sp.expand(sp.Add(*own)), sp.expand(sp.Add(*cross))
+
+
+@tree_fact
+def cache_state(tree: Block) -> sp.Expr:
+    """Elements a sequence's cache holds whatever its length (a traced state-space layer's states; 0 else)."""
+    return sp.expand(sp.Add(*(runs * item.state for _, block, runs, _ in tree.runs() for item in block.computes
+                              if isinstance(item, Cached))))
 
 
 @tree_fact
@@ -56,7 +64,15 @@ class _Attention:
     cache: int  # elements per token of context, over every self-attention module
     cross_cache: int  # elements per token of the encoder's input, over every cross-attention module
     layers: tuple[tuple[int, int], ...]  # (runs, heads) of each self-attention module
-    hidden: int
+    hidden: int  # H (0 where the activations are not known)
+    state: int = 0  # elements per sequence whatever its length (a traced state-space layer's states)
+    windows: tuple[tuple[int, int], ...] = ()  # (tokens kept, elements per token of the layers keeping them)
+
+    def held(self, seq: int) -> int:
+        """Elements one sequence's cache holds after ``seq`` tokens (a windowed layer keeps its last tokens)."""
+        windowed = sum(elements for _, elements in self.windows)
+        return ((self.cache - windowed + self.cross_cache) * seq + self.state
+                + sum(elements * min(seq, kept) for kept, elements in self.windows))
 
 
 def _whole(model, expr, what: str) -> int:
@@ -69,18 +85,32 @@ def _whole(model, expr, what: str) -> int:
     return int(value)
 
 
+def _windows(model) -> tuple[tuple[int, int], ...]:
+    """(tokens kept, elements per token) of a traced model's cache layers that keep only a window."""
+    elements: dict[int, int] = {}
+    for _, block, runs, _ in model.tree.runs():
+        for item in block.computes:
+            if isinstance(item, Cached) and item.window is not None and not item.cross:
+                kept = _whole(model, item.window, "the tokens a sliding window keeps")
+                elements[kept] = elements.get(kept, 0) + _whole(model, runs * item.cache, "the cache per token")
+    return tuple(sorted(elements.items()))
+
+
 def _attention(model) -> _Attention:
     """The model's cache per token and attention layers; refused for a family that does not declare them yet
     (a silent 0 would read as an encoder's)."""
     model._require_values("memory")
-    if not declares_attention(model.tree):
+    require(model, "cache", what="the KV cache is")
+    if not (declares_attention(model.tree) or traced(model.tree)):
         raise SymparamsError(f"{model.name}: the {model.family.name} family does not declare its attention "
                              f"modules yet, so its KV cache and activations are not known")
     own, cross = cache_per_token(model.tree)
     layers = tuple((_whole(model, runs, "a layer count"), _whole(model, heads, "a head count"))
                    for runs, heads in self_attention_layers(model.tree))
+    hidden = 0 if "activations" in untraced(model.tree) else _whole(model, H, "H")
     return _Attention(_whole(model, own, "the cache per token"),
-                      _whole(model, cross, "the cross-attention cache per token"), layers, _whole(model, H, "H"))
+                      _whole(model, cross, "the cross-attention cache per token"), layers, hidden,
+                      _whole(model, cache_state(model.tree), "the cache's state"), _windows(model))
 
 
 
@@ -128,9 +158,14 @@ class KVCache:
     def cross_per_token(self) -> int:
         return self._sizes.cross_cache * self.element_bytes
 
+    @property
+    def state(self) -> int:
+        """Bytes one sequence's cache holds whatever its length (a state-space layer's states)."""
+        return self._sizes.state * self.element_bytes
+
     def at(self, seq: int, batch: int) -> int:
         """Bytes of the cache of ``batch`` sequences of ``seq`` tokens."""
-        return (self.per_token + self.cross_per_token) * seq * batch
+        return self._sizes.held(seq) * batch * self.element_bytes
 
     @property
     def total(self) -> int | None:
@@ -141,24 +176,34 @@ class KVCache:
         """The bytes per token, and of ``b`` sequences of ``s`` tokens, in the model's symbols."""
         own, cross = cache_per_token(self.model.tree)
         per_token, cross_per_token = self.element_bytes * own, self.element_bytes * cross
-        return {"per_token": per_token, "cross_per_token": cross_per_token,
-                "total": sp.expand((per_token + cross_per_token) * SEQ * BATCH)}
+        state = self.element_bytes * cache_state(self.model.tree)
+        windowed = [(runs * item.cache, item.window) for _, block, runs, _ in self.model.tree.runs()
+                    for item in block.computes if isinstance(item, Cached) and item.window is not None
+                    and not item.cross]
+        kept = sp.Add(*(elements * (sp.Min(SEQ, window) - SEQ) for elements, window in windowed))
+        return {"per_token": per_token, "cross_per_token": cross_per_token, "state": state,
+                "total": sp.expand(((per_token + cross_per_token) * SEQ + state + self.element_bytes * kept) * BATCH)}
 
     @property
     def conventions(self) -> list[str]:
-        return [_cache_convention(self.dtype)]
+        return [_cache_convention(self.dtype, self.model.tree)]
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "dtype": self.dtype,
                 "cache_dtype": cache_dtype(self.dtype), "seq": self.seq, "batch": self.batch,
-                "per_token": self.per_token, "cross_per_token": self.cross_per_token, "total": self.total,
+                "per_token": self.per_token, "cross_per_token": self.cross_per_token, "state": self.state,
+                "total": self.total,
                 "formulas": {k: str(v) for k, v in self.formulas.items()}, "conventions": self.conventions}
 
 
-def _cache_convention(dtype: str) -> str:
+def _cache_convention(dtype: str, tree: Block | None = None) -> str:
     kept = cache_dtype(dtype)
     why = f" ({dtype} quantizes the weights only)" if kept != dtype else ""
+    traced_windows = tree is not None and any(isinstance(item, Cached) and item.window is not None
+                                              for _, block, _ in tree.walk() for item in block.computes)
+    window = "a traced sliding-window layer keeps its last sliding_window − 1 tokens, as transformers' cache holds " \
+        "them, every other token stays cached" if traced_windows else \
+        "every token stays cached (a sliding window's bound is not applied)"
     return (f"KV cache: the keys and values (or compressed latents) each token leaves in every attention module, "
             f"in {kept}{why}; a cross-attention cache holds one entry per token of the encoder's input, taken "
-            f"as long as the decoder's; every token stays cached (a sliding window's bound is not applied); "
-            f"an encoder caches nothing")
+            f"as long as the decoder's; {window}; an encoder caches nothing")

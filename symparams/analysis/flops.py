@@ -46,11 +46,13 @@ import sympy as sp
 
 from ..core.algebra import closed_form
 from ..core.blocks import Block, tree_fact
-from ..core.compute import BATCH, SEQ, Attention, Product, declares_attention, self_attentions
+from ..core.compute import (BATCH, SEQ, Attention, Product, Traced, declares_attention, self_attentions, traced,
+                            untraced)
 from ..core.errors import SymparamsError
 from ..core.symbols import A
 from ..core.values import parse_whole
 from .proof import HELD
+from .traced import require
 
 #: the leaves whose weights multiply every position they see
 MULTIPLIED = ("linear", "tensor")
@@ -64,6 +66,12 @@ class FlopTerm:
     what: str  # "matmul" (a weight's), "attention" (scores and weighted sum), "product" (any other), "elementwise"
     forward: sp.Expr  # in the model's symbols, s and b
     backward_factor: int  # 2 for a product of two tensors that need gradients, 0 without any
+    traced_backward: sp.Expr | None = None  # a traced module's backward FLOPs, as the counter saw them
+
+    @property
+    def backward(self) -> sp.Expr:
+        """The backward FLOPs of the component: traced, or ``backward_factor`` times its forward."""
+        return self.traced_backward if self.traced_backward is not None else self.backward_factor * self.forward
 
 
 def _positions(per_sequence: bool) -> sp.Expr:
@@ -95,6 +103,9 @@ def flop_terms(tree: Block, causal: bool = False, elementwise: bool = False) -> 
 
 
 def _terms(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
+    if traced(tree):  # inferred data: the counter's own products, never worked out again from the weights
+        return tuple(FlopTerm(path, item.what, item.forward, 0, item.backward) for path, block, _ in tree.walk()
+                     for item in block.computes if isinstance(item, Traced))
     terms = []
     for path, block, runs, per_sequence in tree.runs():
         if block.is_leaf and block.kind in MULTIPLIED:
@@ -158,15 +169,21 @@ class Flops:
 
     def __init__(self, model, seq, batch=1, causal: bool = False, recompute: bool = False,
                  elementwise: bool = False):
-        if not declares_attention(model.tree):
+        require(model, what="the FLOPs are")
+        if not (declares_attention(model.tree) or traced(model.tree)):
             raise SymparamsError(f"{model.name}: the {model.family.name} family does not declare its attention "
                                  f"modules, so the FLOPs of attention are not known")
+        if traced(model.tree) and (causal or elementwise):
+            raise SymparamsError(f"{model.name}: its FLOPs are traced with PyTorch's counter, which counts the full "
+                                 f"s × s square and no element-wise FLOPs: --causal and --elementwise are not "
+                                 f"inferred")
         self.model = model
         self.seq = parse_whole("the sequence length s", seq)
         self.batch = parse_whole("the batch size b", batch)
         self.causal = bool(causal)
         self.recompute = bool(recompute)
         self.elementwise = bool(elementwise)
+        self.traced = traced(model.tree)  # inferred data: PyTorch's counter's own products
         self.terms = flop_terms(model.tree, self.causal, self.elementwise)
 
     @cached_property
@@ -193,7 +210,7 @@ class Flops:
     @cached_property
     def backward(self) -> int:
         """FLOPs of the backward pass (gradients of every input and weight)."""
-        return sum(t.backward_factor * n for t, n in self.by_term)
+        return sum(self._exact(t.backward) for t in self.terms)
 
     @cached_property
     def training(self) -> int:
@@ -229,6 +246,8 @@ class Flops:
     @cached_property
     def laws(self) -> list[dict[str, Any]]:
         """Each published law per token at this model's values and ``s``, beside the exact count."""
+        if "attention" in untraced(self.model.tree):  # a product growing with s² in no attention module found
+            return []
         values = {**self.model.values, SEQ: sp.Integer(self.seq), BATCH: sp.Integer(self.batch)}
         out = []
         for law in laws(self.model.tree):
@@ -266,7 +285,7 @@ class Flops:
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "seq": self.seq, "batch": self.batch,
-                "causal": self.causal, "recompute": self.recompute, "elementwise": self.elementwise,
+                "causal": self.causal, "recompute": self.recompute, "elementwise": self.elementwise, "traced": self.traced,
                 "forward": self.forward, "backward": self.backward, "training": self.training,
                 "forward_per_token": _json_fraction(self.forward_per_token),
                 "training_per_token": _json_fraction(self.training_per_token),

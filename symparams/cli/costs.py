@@ -21,6 +21,19 @@ FLOPS_CONVENTIONS = (
 )
 
 
+#: the conventions of FLOPs traced by PyTorch's counter (an inferred type's)
+TRACED_CONVENTIONS = (
+    "traced: every product PyTorch's FlopCounterMode counts on the transformers model (eager attention, "
+    "experts run as the eager loop runs them, no cache), traced on the meta device at fitted sizes and checked "
+    "against a tiny real model; a matrix product [m, k] @ [k, n] is 2·m·n·k FLOPs (--macs halves it)",
+    "what the counter does not count is not counted: bias adds, norms, softmax, activations, an embedding lookup; "
+    "attention over the full s × s square",
+    "backward: the counter's own backward products (twice the forward for a product of two tensors that need "
+    "gradients, once for one, a convolution's as its kernels compute it); training = forward + backward "
+    "(+ one more forward with --recompute)",
+)
+
+
 def _header(m) -> str:
     return f"{printable(m.name)} ({m.family.title['en']}): {values_line(m.values, m.switches, m.head)}"
 
@@ -69,7 +82,7 @@ def cmd_flops(args, m) -> None:
             verdict = "they do not" if derivative == 0 else f"∂FLOPs/∂A = {sp.sstr(derivative)}"
             print(f"; with {' and '.join(quantities)} held fixed, {verdict}", end="")
         print()
-    for line in FLOPS_CONVENTIONS:
+    for line in TRACED_CONVENTIONS if f.traced else FLOPS_CONVENTIONS:
         print(f"convention: {line}")
 
 
@@ -111,6 +124,8 @@ def cmd_memory(args, m) -> None:
         print(f"KV cache: {thousands(per_token)} bytes per token of context")
     if data.get("cross_kv_cache_per_token"):
         print(f"cross-attention cache: {thousands(data['cross_kv_cache_per_token'])} bytes per token of the input")
+    if data.get("kv_cache_state"):
+        print(f"cache state: {thousands(data['kv_cache_state'])} bytes per sequence, whatever its length")
     for line in data.get("conventions", ()):
         print(f"convention: {line}")
 

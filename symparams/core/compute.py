@@ -70,6 +70,63 @@ class Product:
     backward: int = 2
 
 
+@dataclass(frozen=True)
+class Traced:
+    """FLOPs PyTorch's counter traced in one module of a transformers model (inferred data), every run of the
+    module together, in the model's symbols, :data:`SEQ` and :data:`BATCH`.
+
+    ``what`` is the kind of products: ``"matmul"`` (one factor a weight), ``"attention"`` (the score matmul and
+    the weighted sum) or ``"product"`` (any other).  A tree that holds these is *traced*: its FLOPs are these
+    items alone, never worked out again from its weights or its attention declarations.
+    """
+
+    forward: sp.Expr
+    backward: sp.Expr
+    what: str = "matmul"
+
+
+@dataclass(frozen=True)
+class Cached:
+    """What one kind of a traced model's cache layers holds, every layer of the kind together (inferred data).
+
+    ``cache`` elements per token of context (per token of the encoder's input when ``cross``), of which a
+    windowed kind keeps at most ``window`` tokens (``sliding_window − 1``; ``windowed`` is then 1: the kind is
+    held at the root, one run), and ``state`` elements whatever the length (a state-space layer's states), per
+    sequence.  The fields read as :class:`Attention`'s do, so the cache is worked out by one code path.
+    """
+
+    cache: sp.Expr
+    window: sp.Expr | None = None
+    cross: bool = False
+    state: sp.Expr = ZERO
+
+    @property
+    def windowed(self) -> sp.Expr:
+        return sp.Integer(0 if self.window is None else 1)
+
+
+@dataclass(frozen=True)
+class Untraced:
+    """A cost the inferred data does not hold for this model (``what``: ``"costs"``, ``"cache"``,
+    ``"activations"``, ``"attention"``), and why, in one line."""
+
+    what: str
+    reason: str
+
+
+@tree_fact
+def traced(tree) -> bool:
+    """Whether the tree's FLOPs were traced (inferred data): its :class:`Traced` items are its FLOPs."""
+    return any(isinstance(item, Traced) for _, block, _ in tree.walk() for item in block.computes)
+
+
+@tree_fact
+def untraced(tree) -> dict:
+    """What the inferred data leaves unknown for this tree, each with its reason (empty for a hand family)."""
+    return {item.what: item.reason for _, block, _ in tree.walk() for item in block.computes
+            if isinstance(item, Untraced)}
+
+
 @tree_fact
 def declares_attention(tree) -> bool:
     """Whether the tree declares its attention modules (a model inferred from transformers' builds does not:

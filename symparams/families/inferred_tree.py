@@ -20,11 +20,14 @@ from typing import Mapping
 import sympy as sp
 
 from ..core.blocks import Block, group
+from .inferred_costs import cost_scope, with_costs
 from .inferred_data import OutsideConditions, formula, symbol_of
 
-def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -> Block:
+def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool],
+               costs_refused: str | None = None) -> Block:
     """The Block tree of one inferred class: symbols for the standard fields, ``numbers`` (symbol name → value)
-    and ``flags`` (field → value) put in."""
+    and ``flags`` (field → value) put in, with the costs the data holds (:mod:`.inferred_costs`; none, and
+    ``costs_refused`` the reason, for a config outside their conditions)."""
     scope = _scope(entry, numbers, flags)
     leaves = []
     for path, count, shape, *marks in entry["parameters"]:
@@ -34,7 +37,8 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
         if n != 0:
             leaves.append((path.split("."), n, dims, "frozen" in marks))
     root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
-    return Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
+    tree = Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
+    return with_costs(tree, entry, cost_scope(entry, scope, numbers), costs_refused)
 
 
 def _scope(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, sp.Expr]:

@@ -53,15 +53,19 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
                 continue
             if verification.passed:
                 break
-        attention, why = attention_modules(domain, base, products, cache, symbols)
+        attention, incomplete, why = attention_modules(domain, products, cache, symbols)
     except (Untraceable, Uninferable) as exc:
         return Costs(reason=str(exc), traces=domain.traces if domain else 0, seconds=time.perf_counter() - start)
     cost_symbols = {n: symbols[n] for n in domain.cost_fields}
     defaults = {n: inferred.discovery.defaults.get(n) for n in domain.cost_fields}
     costs = Costs(None, cost_symbols, defaults, dict(domain.held), products, extra, cache, attention, why,
-                  verification, domain.traces, 0.0, _relations(domain))
+                  verification, domain.traces, 0.0, _relations(domain), incomplete)
     if real and costs.exact:
-        costs = replace(costs, real=check_real(domain, costs, symbols, base).to_dict())
+        check = check_real(domain, costs, symbols, base)
+        costs = replace(costs, real=check.to_dict())
+        if check.reason is None and not check.passed:  # exact or refused: a real model the formulas miss refuses them
+            wrong = next(f"{k} {a} by the formulas, {b} counted" for k, (a, b) in check.figures.items() if a != b)
+            costs = replace(costs, reason=f"a tiny real model disagrees: {wrong}")
     return replace(costs, traces=domain.traces, seconds=time.perf_counter() - start)
 
 
@@ -100,29 +104,27 @@ def _scores(p: TracedProduct) -> sp.Expr:
     return sp.expand(sp.Mul(*p.factors) / p.factors[-2])
 
 
-def attention_modules(domain: Domain, base, products: tuple, cache, symbols: dict) -> tuple[tuple, str | None]:
+def attention_modules(domain: Domain, products: tuple, cache, symbols: dict) -> tuple[tuple, str | None, str | None]:
     """The modules whose products that grow with s² are attention's score matmul and weighted sum (two per call),
-    each with its query heads and widths; and why the activations are not known, if they are not."""
+    each with its query heads and widths; why not every such product is one of those (None: each is), and why
+    the activations are not known (None: they are)."""
     quadratic: dict[str, list] = {}
     for p in products:
         if sp.degree(_per_run(p), SEQ) == 2:
             quadratic.setdefault(p.module, []).append(p)
     cross = _cross_modules(domain, quadratic) if quadratic else set()
-    found, why = [], None
+    found, incomplete = [], None
     for module, ops in quadratic.items():
         ops = sorted(ops, key=lambda p: p.ordinal)
-        if len(ops) != 2 or ops[0].count != ops[1].count:
-            why = f"the products of {module or 'the model'} that grow with s² are not attention's two"
+        heads = sp.expand(_scores(ops[0]) / (BATCH * SEQ**2)) if len(ops) == 2 else None
+        widths = [sp.expand(_per_run(p) / (2 * BATCH * SEQ**2 * heads)) for p in ops] if heads else []
+        if heads is None or ops[0].count != ops[1].count or heads.free_symbols & {SEQ, BATCH} \
+                or any(w.free_symbols & {SEQ, BATCH} for w in widths):
+            incomplete = f"the products of {module or 'the model'} that grow with s² are not attention's two"
             continue
-        heads = sp.expand(_scores(ops[0]) / (BATCH * SEQ**2))
-        widths = [sp.expand(_per_run(p) / (2 * BATCH * SEQ**2 * heads)) for p in ops]
-        if heads.free_symbols & {SEQ, BATCH} or any(w.free_symbols & {SEQ, BATCH} for w in widths):
-            why = f"the products of {module or 'the model'} that grow with s² are not attention's two"
-            continue
-        found.append(AttentionModule(module, ops[0].count, heads, widths[0], widths[1], module in cross))
-    if why is None:
-        why = _activations_refused(found, cache, symbols)
-    return tuple(found), why
+        found.append(AttentionModule(module, ops[0].count, heads, widths[0], widths[1], module in cross,
+                                     (ops[0].ordinal, ops[1].ordinal)))
+    return tuple(found), incomplete, incomplete or _activations_refused(found, cache, symbols)
 
 
 def _activations_refused(found: list, cache, symbols: dict) -> str | None:

@@ -44,9 +44,11 @@ class TracedProduct:
     def forward(self) -> sp.Expr:
         return sp.expand(2 * self.count * sp.Mul(*self.factors))
 
-    def to_data(self) -> list:
+    def to_data(self, what: str) -> list:
+        """``[module, ordinal, op, count, [factor, ...], backward, what]``, ``what`` the product's kind (matmul:
+        a weight's, attention, product: any other)."""
         return [self.module, self.ordinal, self.op, encode_value(self.count), [encode_value(f) for f in self.factors],
-                encode_value(self.backward), self.weight]
+                encode_value(self.backward), what]
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class AttentionModule:
     key_width: sp.Expr
     value_width: sp.Expr
     cross: bool
+    ordinals: tuple[int, int] = (0, 1)  # which of the module's products are the two
 
     def to_data(self) -> list:
         return [self.module, encode_value(self.runs), encode_value(self.heads), encode_value(self.key_width),
@@ -120,6 +123,7 @@ class Costs:
     traces: int = 0
     seconds: float = 0.0
     relations: tuple[str, ...] = ()  # relations only the forward pass needs ("num_key_value_heads divides ...")
+    incomplete: str | None = None  # why the attention modules found do not hold every product that grows with s²
     real: dict | None = None  # the tiny real model's check (see real_check.RealCheck.to_dict)
 
     @property
@@ -139,16 +143,24 @@ class Costs:
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the data file (formulas as :func:`~.result.encode_value` writes them)."""
         if not self.exact:
-            return {"exact": False, "reason": self.reason or _failure(self.verification)}
+            return {"exact": False, "reason": self.reason or _failure(self.verification),
+                    **({"check": self.real} if self.real is not None else {})}
         v = self.verification
         return {"exact": True, "symbols": {k: str(s) for k, s in self.symbols.items()}, "defaults": self.defaults,
-                "held": self.held, "relations": list(self.relations), "products": [p.to_data() for p in self.products],
+                "held": self.held, "relations": list(self.relations),
+                "products": [p.to_data(self._what(p)) for p in self.products], "attention_incomplete": self.incomplete,
                 "extra_backward": [[m, encode_value(e)] for m, e in self.extra],
                 "cache": None if self.cache is None else [t.to_data() for t in self.cache],
                 "attention": [a.to_data() for a in self.attention], "activations": self.activations,
                 "verification": {"configurations": v.configurations, "exact": v.exact, "seed": v.seed,
                                  "beyond_window": v.beyond_window},
                 **({"check": self.real} if self.real is not None else {})}
+
+
+    def _what(self, p: TracedProduct) -> str:
+        if any(a.module == p.module and p.ordinal in a.ordinals for a in self.attention):
+            return "attention"
+        return "matmul" if p.weight else "product"
 
 
 def _failure(v: CostVerification | None) -> str:

@@ -34,7 +34,7 @@ from .tracing import Untraceable, build, trace
 
 #: random configurations the formulas are fitted on per round (the layer counts low; only the layer counts
 #: random), fresh ones they are checked on
-WIDTH_TRACES = 12
+WIDTH_TRACES = 16
 LAYER_TRACES = 8
 VERIFY_TRACES = 8
 #: fits tried, each on as many traces again as the last (a formula that does not fit, or not verify, on few)
@@ -51,6 +51,8 @@ SEQ_RANGE, BATCH_RANGE = (3, 23), (1, 3)
 S, B = "<s>", "<b>"
 #: a draw is retried at most this many times per wanted trace
 ATTEMPTS = 4
+#: the most terms whose pairs a sparse fit tries
+SPARSE_TERMS = 80
 #: the bases a target tries with one variable more than those that move it (see the parameter engine)
 UP_TO_FLOORS = LEVELS.index(("constant", "linear", "quadratic", "floor"))
 
@@ -339,11 +341,13 @@ def _dependencies(domain: Domain, target: tuple) -> list[str]:
 def _fit_target(domain: Domain, target: tuple, points: list, values: list) -> dict:
     own = _dependencies(domain, target)
     layers = domain.layer_counts() if target[0] in ("count", "layers") else frozenset()
-    result = fit(points, values, own, domain.binary, layers=layers)
+    # the traces with the layer counts random keep the widths at the base: a level must have terms independent
+    # on the points, or a head width would fit a large basis by accident
+    result = fit(points, values, own, domain.binary, layers=layers, independent=True)
     for extra in [n for n in domain.names if n not in own]:
         if result is not None:
             break
-        result = fit(points, values, own + [extra], domain.binary, max_level=UP_TO_FLOORS, layers=layers)
+        result = fit(points, values, own + [extra], domain.binary, UP_TO_FLOORS, layers, independent=True)
     if result is None:
         result = _sparse(points, values, own, domain.binary, layers)
     if result is None:
@@ -351,13 +355,24 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list) -> di
     return result
 
 
+def _distinct(points: list, values: list, names: list) -> dict | None:
+    """Point (its values of ``names``) → value; None when one point has two values (no function of these)."""
+    out: dict = {}
+    for p, v in zip(points, values):
+        if out.setdefault(tuple(sorted((n, p[n]) for n in names)), v) != v:
+            return None
+    return out
+
+
 def _sparse(points: list, values: list, names: list, binary: frozenset, layers: frozenset) -> dict | None:
     """One or two terms of the largest basis (``G·H/A``, a product's width of grouped heads, on fewer points than
     the whole cubic basis needs), holding at twice :data:`~.fitting.SURPLUS` more distinct points than terms."""
-    distinct = {tuple(sorted((n, p[n]) for n in names)): v for p, v in zip(points, values)}
+    distinct = _distinct(points, values, names)
+    if distinct is None:
+        return None
     rows = [dict(k) for k in distinct]
     terms = list(dict.fromkeys(t for level in range(len(LEVELS)) for t in basis(names, level, binary, layers)))
-    for size in (1, 2):
+    for size in (1, 2) if len(terms) <= SPARSE_TERMS else (1,):  # pairs of many terms take long
         if size + 2 * SURPLUS > len(rows):
             return None
         for chosen in itertools.combinations(terms, size):

@@ -80,9 +80,11 @@ def _partners(trial: dict, name: str, v: int, chosen: dict, kinds: dict) -> dict
     return out
 
 
-def tiny_values(domain: Domain, base) -> dict:
-    """Small values for every size field, found on the meta device one field at a time (divisors before their
-    multiples), each the first that traces with the base structure; the layer counts stay at their fewest."""
+def tiny_values(domain: Domain, base, least: int = 0) -> dict:
+    """Small values (``least`` at least) for every size field, found on the meta device one field at a time
+    (divisors before their multiples), each the first that traces with the base structure and leaves no factor
+    or dimension of the base degenerate (below 4, or below its base value: a head width of 1 changes the code's
+    path); the layer counts stay at their fewest."""
     found = domain.found
     values = dict(domain.start)
     chosen: dict = {}
@@ -93,20 +95,34 @@ def tiny_values(domain: Domain, base) -> dict:
         for v in _candidates(name, chosen, kinds):
             if v >= values[name]:
                 break
+            if v < least:
+                continue
             trial = _partners({**values, name: v}, name, v, chosen, kinds)
             obs = domain.observe(trial, BASE_SEQ, BASE_BATCH)
-            if obs is not None and obs.structure == base.structure:
+            if obs is not None and obs.structure == base.structure and not _degenerate(obs, base):
                 values, chosen[name] = trial, v
                 break
     return values
 
 
+def _degenerate(obs, base) -> bool:
+    return any(obs.targets[t] < min(v, 4) for t, v in base.targets.items() if t[0] in ("factor", "dim") and t in
+               obs.targets)
+
+
 def check_real(domain: Domain, costs: Costs, symbols: dict, base) -> RealCheck:
     """The tiny model's forward and training FLOPs and cache bytes, counted by PyTorch, beside the formulas."""
+    first = _checked(domain, costs, symbols, tiny_values(domain, base))
+    if first.reason is None or "does not run" not in first.reason:
+        return first
+    # a table of positions shorter than the length, an index past a small vocabulary: sizes of 16 at least
+    return _checked(domain, costs, symbols, tiny_values(domain, base, least=16))
+
+
+def _checked(domain: Domain, costs: Costs, symbols: dict, values: dict) -> RealCheck:
     torch, _ = libraries()
     from torch.utils.flop_counter import FlopCounterMode
 
-    values = tiny_values(domain, base)
     probe = domain.observe(values, BASE_SEQ, BASE_BATCH, beyond=True)
     if probe is None:
         return RealCheck(reason="no small configuration traces")

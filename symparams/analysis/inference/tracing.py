@@ -233,15 +233,18 @@ def takes(model, name: str) -> bool:
 @contextlib.contextmanager
 def shapes_only():
     """Mask building skips its checks of the data on meta tensors (packed sequences, an all-ones mask), as it
-    does when compiling: they choose between masks of one cost, and a meta tensor has no data to check."""
-    from transformers import masking_utils
+    does when compiling, and no warning reads the ids for padding: they choose between masks of one cost, or
+    print, and a meta tensor has no data to check."""
+    from transformers import PreTrainedModel, masking_utils
 
-    checked = masking_utils.is_tracing
+    checked, warned = masking_utils.is_tracing, PreTrainedModel.warn_if_padding_and_no_attention_mask
     masking_utils.is_tracing = lambda tensor=None: checked(tensor) or getattr(tensor, "is_meta", False)
+    # a warning about padding tokens in the input ids, which reads them
+    PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda self, *args, **kwargs: None
     try:
         yield
     finally:
-        masking_utils.is_tracing = checked
+        masking_utils.is_tracing, PreTrainedModel.warn_if_padding_and_no_attention_mask = checked, warned
 
 
 def scalar(output):
