@@ -43,7 +43,7 @@ from ..analysis.flops import laws
 from ..analysis.proof import HELD
 from ..core.algebra import BlockCounts, closed_form, evaluated, whole
 from ..core.blocks import Block, group, product_as_written, tree_fact
-from ..core.compute import BATCH, SEQ, declares_attention
+from ..core.compute import BATCH, SEQ, declares_attention, untraced
 from ..core.errors import SymparamsError
 from ..core.formatting import ratio, thousands
 from ..core.model import Model
@@ -339,7 +339,7 @@ def _costs(m: Model) -> CostsView:
     at = {SEQ: sp.Integer(seq), BATCH: sp.Integer(1)}
     kind = {what: sp.Add(*(t.forward for t in f.terms if t.what == what)) for what in ("matmul", "attention", "product")}
     forward = sp.Add(*kind.values())
-    backward = sp.Add(*(t.backward_factor * t.forward for t in f.terms))
+    backward = sp.Add(*(t.backward for t in f.terms))
     parts = training_bytes.formulas
     exprs = {**kind, "forward": forward, "backward": backward, "training": forward + backward,
              "kaplan": kaplan_law.formula, "exact_per_token": kaplan_law.exact,
@@ -923,6 +923,6 @@ def _derive(key: _ByValue) -> Derivation:
         outline=_outline(sections, notes, declares_attention(m.tree)), active=m.active, active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
         inferred=m.family.inferred, floors=_has_floor(closed),
-        costs=_costs(m) if declares_attention(m.tree) else None, rules=rules_of(m.tree),
+        costs=_costs(m) if declares_attention(m.tree) and not untraced(m.tree) else None, rules=rules_of(m.tree),
         published=_published(m, preset) if not changes else None,
         **_with_lm_head(m))

@@ -1,9 +1,5 @@
-"""The cost inference of one class: discover, fit, find the attention modules, verify (see :mod:`.costs`).
-
->>> from symparams.analysis.inference.cost_engine import infer_costs  # doctest: +SKIP
->>> infer_costs(infer("llama", "causal-lm")).exact  # doctest: +SKIP
-True
-"""
+"""The cost inference of one class: discover, fit, find the attention modules, verify (see :mod:`.costs`), and
+check against a tiny real model (:mod:`.real_check`): ``infer_costs(infer("llama", "causal-lm"), real=True)``."""
 
 from __future__ import annotations
 

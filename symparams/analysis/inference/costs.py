@@ -181,6 +181,25 @@ def _together(domain: Domain, start: dict, base: Observed) -> bool:
                if b is not None)
 
 
+#: words of a field that may set a pattern of layers (one full-attention layer in every few): with few layers its
+#: move may change nothing, so it is moved again with more
+PATTERNS = ("pattern", "period", "interval", "step", "every", "freq", "layer", "offset", "sparse")
+
+
+def _with_more_layers(domain: Domain, name: str, move: dict) -> set:
+    """What moving ``name`` changes with every layer count at :data:`VERIFY_LAYERS` (empty when nothing, or when
+    that does not trace with one structure)."""
+    many = {**domain.start, **{n: VERIFY_LAYERS for n in domain.low}}
+    try:
+        before, after = domain.observe(many, BASE_SEQ, BASE_BATCH), domain.observe({**many, **move}, BASE_SEQ,
+                                                                                     BASE_BATCH)
+    except Untraceable:  # layers of several kinds appear: the fit will see them, or refuse
+        return set()
+    if before is None or after is None or before.structure != after.structure:
+        return set()
+    return _changed(before, after)
+
+
 def _apart(domain: Domain, base: Observed, name: str, move: dict) -> set | None:
     """What a field moves through a ratio: moved with its partners by one multiplier, ``H/A`` stays put; the
     partners three times further show it (None: that does not trace with the base structure)."""
@@ -215,6 +234,8 @@ def discover_costs(builder: Builder, found: Discovery) -> tuple[Domain, Observed
             obs = domain.observe({**start, **move}, BASE_SEQ, BASE_BATCH)
             if obs is not None and obs.structure == base.structure:
                 moved = _changed(base, obs) | (_apart(domain, base, name, move) or set())
+                if not moved and f.kind == "irrelevant" and any(w in name for w in PATTERNS):
+                    moved = _with_more_layers(domain, name, move)
                 if f.kind == "irrelevant" and moved and obs.forward == base.forward \
                         and all(t[0] in ("count", "factor", "channels") for t in moved):
                     domain.steady[name] = start[name]  # a chunk size: the same FLOPs in more products
