@@ -21,6 +21,7 @@ from ..core.family import Constraint, Family, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, symbol_of, version)
+from .inferred_costs import parameter_names
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 
 # -- a config.json of an inferred type -----------------------------------------------
@@ -82,16 +83,19 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     if top_k is not None and TOP_K_SYMBOL not in numbers:
         numbers[TOP_K_SYMBOL] = top_k
     _refuse_negative_counts(entry, {**numbers, **values}, flags, source)
-    return Reading(values, numbers, flags, _read_costs(entry, reader, {**known, **flags}, numbers))
+    refused = _read_costs(entry, reader, {**known, **flags}, values, numbers)
+    return Reading(values, numbers, flags, refused)
 
 
-def _read_costs(entry: dict, reader, known: dict, numbers: dict) -> str | None:
-    """The fields only the inferred costs follow (a sliding window, a top-k), put into ``numbers``; why the costs
-    do not hold for this config (a flag they hold at a value, a relation only the forward pass needs), None when
+def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -> str | None:
+    """The fields only the inferred costs follow (a sliding window, a top-k), and the standard symbols only they
+    use, put into ``numbers``; why the costs do not hold for this config (a flag they hold at a value, a relation only the forward pass needs), None when
     they do.  The count holds either way."""
     costs = entry.get("costs") or {}
     if not costs.get("exact"):
         return None
+    for name in set(values) - parameter_names(entry):  # a head count only the costs follow: put in as a number
+        numbers[name] = values.pop(name)
     for field, name in costs["symbols"].items():
         value = reader.int(field, default=costs["defaults"].get(field), minimum=0)
         if value is None:

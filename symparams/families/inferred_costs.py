@@ -41,6 +41,30 @@ from .inferred_data import formula, symbol_of
 KINDS = ("matmul", "attention", "product")
 
 
+def names_in(encoded) -> set:
+    """The symbol names an encoded formula uses (see :func:`~.inferred_data.formula`).
+
+    >>> sorted(names_in([["2", [["H", 1]], [[["L", "S"], 6, 1]]], ["1", [], [["H", "A", 1]]]]))
+    ['A', 'H', 'L', 'S']
+    """
+    if isinstance(encoded, str):
+        return {encoded}
+    if not isinstance(encoded, list):
+        return set()
+    out = set()
+    for _, powers, floors in encoded:
+        out |= {name for name, _ in powers}
+        for top, bottom, *_ in floors:
+            out |= set(top) if isinstance(top, list) else {top}
+            out |= {bottom} if isinstance(bottom, str) else set()
+    return out
+
+
+def parameter_names(entry: dict) -> set:
+    """The symbol names the parameter formulas of ``entry`` use."""
+    return set().union(*(names_in(e) for _, count, shape, *_ in entry["parameters"] for e in (count, *shape)))
+
+
 def cost_scope(entry: dict, scope: Mapping[str, sp.Expr], numbers: Mapping[str, int]) -> dict:
     """``scope`` (the parameters' symbols) with the fields only the costs follow, ``s`` and ``b``."""
     out = dict(scope)
@@ -62,7 +86,7 @@ def with_costs(tree: Block, entry: dict, scope: Mapping[str, sp.Expr], refused: 
     items: dict[str, list] = defaultdict(list)
     _products(costs, scope, paths, items)
     items[""] += _cache(costs, scope)
-    _attention(tree, costs, scope, paths, items)
+    _attention(tree, entry, scope, paths, items)
     return _attached(tree, "", items)
 
 
@@ -106,12 +130,16 @@ def _cache(costs: dict, scope) -> list:
     return out
 
 
-def _attention(tree: Block, costs: dict, scope, paths, items) -> None:
+def _attention(tree: Block, entry: dict, scope, paths, items) -> None:
     """The attention modules, each declared on its block when the block runs as often as the module; else the
     activations are unknown, and so is the published laws' attention width when a product growing with s² is in
     none of them."""
+    costs = entry["costs"]
     runs = {path: n for (_, _, n, _), (path, _) in zip(tree.runs(), tree.reference_paths())}  # one order
     why = costs.get("activations")
+    if why is None and "H" not in parameter_names(entry):
+        why = "the hidden size H is not in the count's formula (another size stands for it), and the activations " \
+              "formula (Korthikanti et al.) reads H"
     for module, count, heads, key_width, value_width, cross in costs["attention"]:
         path = _owner(module, paths)
         if path != module or sp.expand(runs[path] - formula(count, scope)) != 0:

@@ -2,8 +2,8 @@
 
 For a sample of inferred types of every kind, a tiny random model is built
 for real (CPU, eager attention, eager experts) at sizes no fit or check saw:
-three times the small sizes the generator's own check used (odd ones stay
-odd; divisibility holds), its layers too.  It runs under PyTorch's
+three times the small widths the generator's own check used (odd ones stay
+odd; divisibility holds), as many layers.  It runs under PyTorch's
 ``FlopCounterMode`` forward and forward plus backward without a cache (as
 every cross-check of the hand families does), and once with ``use_cache=True``
 for the bytes its cache holds, every tensor of every layer; at two lengths, the
@@ -12,6 +12,8 @@ same config.json, read from the data alone, must equal them exactly.
 """
 
 from __future__ import annotations
+
+import inspect
 
 import pytest
 import torch
@@ -25,21 +27,49 @@ from tests.reference.flops import counted, real, token_ids
 #: model_type → the class checked, by kind (every kind the issue names: dense, GQA, MoE, MLA, encoder-only,
 #: encoder-decoder, sliding window, hybrid and state-space)
 SAMPLE = {
-    "arcee": "causal-lm",  # dense, GQA
+    "arcee": "causal-lm",  # dense, grouped-query attention
     "apertus": "causal-lm",  # dense
-    "glm4": "causal-lm",  # dense, GQA
-    "mamba": "causal-lm",  # state-space
+    "glm4": "causal-lm",  # dense, grouped-query attention
+    "nemotron": "causal-lm",  # dense, grouped-query attention
+    "persimmon": "causal-lm",  # dense, fused QKV
+    "ctrl": "causal-lm",  # dense, sinusoidal positions
+    "biogpt": "causal-lm",  # dense, learned positions
+    "openai-gpt": "causal-lm",  # dense, Conv1D projections
+    "olmo": "causal-lm",  # dense
+    "olmo3": "causal-lm",  # sliding window on three layers in four, full attention on the fourth
+    "smollm3": "causal-lm",  # dense, layers without RoPE
+    "ministral": "causal-lm",  # sliding window
+    "cohere2": "causal-lm",  # sliding window on three layers in four
+    "granite_swa": "causal-lm",  # sliding window
+    "vaultgemma": "causal-lm",  # sliding window pattern
+    "olmoe": "causal-lm",  # mixture of experts
+    "granitemoe": "causal-lm",  # mixture of experts
+    "gpt_oss": "causal-lm",  # mixture of experts with biases, sliding window
+    "sarvam_mla": "causal-lm",  # multi-head latent attention, mixture of experts
+    "megatron-bert": "masked-lm",  # encoder only
+    "roformer": "masked-lm",  # encoder only, rotary
+    "camembert": "masked-lm",  # encoder only
+    "ernie": "masked-lm",  # encoder only, task embeddings
+    "esm": "masked-lm",  # encoder only, rotary
+    "data2vec-text": "masked-lm",  # encoder only
+    "plbart": "seq2seq-lm",  # encoder-decoder
+    "umt5": "seq2seq-lm",  # encoder-decoder, relative buckets per layer
+    "mamba": "causal-lm",  # state space
+    "falcon_mamba": "causal-lm",  # state space
+    "rembert": "masked-lm",  # encoder only, a smaller input embedding
 }
-#: how many times the generator's small sizes the checked model's are
+#: how many times the generator's small widths the checked model's are
 SCALE = 3
-#: the sizes a config.json gives as they are (flags, and the layer counts of a pattern)
-KEPT = ()
+#: keys a config.json of a type gives beside its sizes (ESM's default leaves null what its checkpoints set)
+GIVEN = {"esm": {"emb_layer_norm_before": False, "pad_token_id": 1, "mask_token_id": 2}}
 
 
 def _config(model_type: str, cls: str) -> dict:
-    """A config.json of three times the small sizes the generator's check used."""
+    """A config.json of three times the small widths the generator's check used, as many layers (a trace on the
+    CPU costs time per layer)."""
     check = entries(model_type)[cls]["costs"]["check"]
-    return {"model_type": model_type, **{k: v * SCALE if k not in KEPT else v for k, v in check["values"].items()}}
+    return {"model_type": model_type, **{k: v if "layer" in k or v < 3 else v * SCALE  # 1 dense layer stays 1
+                                         for k, v in check["values"].items()}, **GIVEN.get(model_type, {})}
 
 
 def _lengths(m) -> tuple[int, int]:
@@ -62,8 +92,11 @@ def _inputs(module, seq: int, batch: int) -> dict:
 def _held_bytes(module, inputs: dict) -> int:
     """Bytes of every tensor the cache of a ``use_cache=True`` forward holds, layer by layer (keys and values,
     a state-space layer's states, an encoder-decoder's cross-attention part)."""
+    parameters = inspect.signature(module.forward).parameters.values()
+    if not any(p.name == "use_cache" or p.kind == p.VAR_KEYWORD for p in parameters):
+        return 0  # an encoder: no cache
     with torch.no_grad():
-        cache = module(**inputs, use_cache=True).past_key_values
+        cache = getattr(module(**inputs, use_cache=True), "past_key_values", None)
     if cache is None:
         return 0
     parts = [cache.self_attention_cache, cache.cross_attention_cache] if hasattr(cache, "cross_attention_cache") \
@@ -135,3 +168,14 @@ def test_a_class_without_costs_keeps_its_weights_bytes_and_refuses_the_rest(monk
             m.memory("bf16", "none", seq=9).total
     finally:
         inferred.family.cache_clear()
+
+
+def test_a_config_outside_the_costs_conditions_keeps_its_count_and_refuses_its_costs():
+    """Sarvam's forward pass was traced with its routing groups at the default (no shape follows them, and other
+    values do not run with the sizes drawn): another value is refused, the count stands."""
+    config = _config("sarvam_mla", "causal-lm")
+    m = inferred_model({**config, "topk_group": 2}, head="causal-lm")
+    assert m.count == inferred_model(config, head="causal-lm").count
+    with pytest.raises(SymparamsError, match="outside the inferred costs' conditions: the inferred costs hold only "
+                                             "for topk_group = 1"):
+        m.flops(9)

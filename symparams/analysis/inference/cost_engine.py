@@ -222,7 +222,7 @@ def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, 
             wrong.append(({**values, "seq": seq, "batch": batch}, _difference(expected, seen)))
         else:
             exact += 1
-    return CostVerification(checked, exact, seed, beyond, tuple(wrong[:KEPT]))
+    return CostVerification(checked, exact, seed, beyond, tuple(wrong[:KEPT]), n)
 
 
 def _difference(expected: tuple, seen: tuple) -> str:

@@ -100,10 +100,11 @@ class CostVerification:
     seed: int
     beyond_window: int = 0
     mismatches: tuple = ()
+    wanted: int = 1  # the configurations drawn for: at least half of them must trace
 
     @property
     def passed(self) -> bool:
-        return self.configurations > 0 and self.exact == self.configurations
+        return 2 * self.configurations >= self.wanted and self.exact == self.configurations
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,6 @@ class Costs:
 
 
 def _failure(v: CostVerification | None) -> str:
-    if v is None or v.configurations == 0:
-        return "no fresh configuration traced for the verification"
+    if v is None or 2 * v.configurations < v.wanted:
+        return f"only {0 if v is None else v.configurations} fresh configurations traced for the verification"
     return f"verification failed: {v.exact} of {v.configurations} fresh configurations exact"

@@ -74,8 +74,10 @@ class Domain:
         self.low: dict = {}  # the layer counts most traces keep (see lowest_layers)
         self.start: dict = {}  # the configuration the fields are moved from
         self.steady: dict = {}  # fields that change how products are split, not what they cost: held in the fit
+        self.quiet: dict = {}  # fields seen to change no cost → the value they were moved to
         self.seen_layers: set = set()  # the layer counts traced for the fit
         self.together = False  # a forward with the cache has the products of one without: one pass for both
+        self.by_names = False  # layers of other parameter names are of other kinds (see tracing.module_paths)
 
     @property
     def names(self) -> list[str]:
@@ -110,7 +112,7 @@ class Domain:
             if regime and observation_of(model).regime != self.regimes.of(values):
                 return None
             obs = observe(trace(model, seq, batch, backward=backward or self.backward_everywhere,
-                                decoder_seq=decoder_seq, together=self.together and steady))
+                                decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names))
         except Untraceable:
             raise
         except Exception as exc:  # whatever the modeling code raises on this configuration: it does not trace
@@ -218,7 +220,13 @@ def discover_costs(builder: Builder, found: Discovery) -> tuple[Domain, Observed
     """Which targets each variable moves, from one trace per field moved at the base with its layer counts
     lowered; and the base trace (with its backward)."""
     domain = Domain(builder, found)
-    base = domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
+    try:
+        base = domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
+    except Untraceable as exc:  # a hybrid stack: its layers' kinds by the names of their parameters
+        if "differ between its copies" not in str(exc):
+            raise
+        domain.by_names = True
+        base = domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
     if base is None:
         raise Untraceable("the base configuration does not trace: " + (domain.errors[-1] if domain.errors else
                                                                         "a sliding window shorter than the base length"))
@@ -241,12 +249,16 @@ def discover_costs(builder: Builder, found: Discovery) -> tuple[Domain, Observed
                     domain.steady[name] = start[name]  # a chunk size: the same FLOPs in more products
                 elif f.kind == "irrelevant" and moved:
                     domain.cost_fields[name] = f.base
+                elif f.kind == "irrelevant":
+                    domain.quiet[name] = move[name]  # moved so in the verification: no cost may follow it
                 if f.kind == "free" or name in domain.cost_fields:
                     domain.effects[name] = moved
                 break
         else:
             if f.kind == "free" and not _partner(domain, base, name, start):
                 raise Untraceable(f"no move of {name} traces with the base structure")
+            if f.kind == "irrelevant":  # no shape follows it, but the forward pass needs its value: the costs hold it
+                domain.held[name] = start[name]
     _, transformers = libraries()
     common = set(transformers.PretrainedConfig().to_dict())  # return_dict, output_attentions, ...: no architecture
     for name, flag in found.flags.items():
@@ -265,7 +277,7 @@ def discover_costs(builder: Builder, found: Discovery) -> tuple[Domain, Observed
         if obs is None or obs.structure != base.structure:
             raise Untraceable(f"another {'length' if var == S else 'batch'} changes the traced structure")
         domain.effects[var] = _changed(base, obs)
-    for name in domain.held:
+    for name in domain.held.keys() & found.flags.keys():
         found.flags[name].kind = "fixed"
     # a field a relation found here ties to a layer count stays with it
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
@@ -303,13 +315,13 @@ def lowest_layers(domain: Domain, base: Observed) -> dict:
 
 def _draw(domain: Domain, rng: random.Random, wide: bool = False, every: bool = False) -> tuple[dict, int, int]:
     found = domain.found
-    values = draw(found, rng, wide, every)
+    values = draw(found, rng, wide)
     for name, base in domain.cost_fields.items():
         values[name] = max(1, base + rng.randint(-2, 2))
-    if every:
-        for name, default in found.lifted.items():
+    if every:  # the fields no cost was seen to follow, each half of the time as it was moved then
+        for name, value in [*found.lifted.items(), *domain.quiet.items()]:
             if rng.random() < 0.5:
-                values[name] = default
+                values[name] = value
     return values, rng.randint(*SEQ_RANGE), rng.randint(*BATCH_RANGE)
 
 
@@ -360,7 +372,7 @@ def _dependencies(domain: Domain, target: tuple) -> list[str]:
 
 
 def _fit_target(domain: Domain, target: tuple, points: list, values: list) -> dict:
-    own = _dependencies(domain, target)
+    own = _distinct_columns(points, _dependencies(domain, target))
     layers = domain.layer_counts() if target[0] in ("count", "layers") else frozenset()
     # the traces with the layer counts random keep the widths at the base: a level must have terms independent
     # on the points, or a head width would fit a large basis by accident
@@ -401,6 +413,16 @@ def _sparse(points: list, values: list, names: list, binary: frozenset, layers: 
             if solved is not None:
                 return {t: c for t, c in zip(chosen, solved[0]) if c != 0}
     return None
+
+
+def _distinct_columns(points: list, names: list) -> list:
+    """``names`` but those equal to an earlier one at every point (a relation keeps them equal: one is enough, and
+    two equal columns are never independent)."""
+    out = []
+    for name in names:
+        if not any(all(p[name] == p[kept] for p in points) for kept in out):
+            out.append(name)
+    return out
 
 
 def _what(target: tuple) -> str:

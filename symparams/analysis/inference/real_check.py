@@ -25,6 +25,8 @@ from .tracing import ATTENTION, _can_set_experts, cache_tensors, inputs, scalar,
 
 #: small values tried for a size field, odd ones first (a width that must be even, a rotary half, takes the next)
 SMALL = (3, 5, 7, 9, 11, 13, 15, 21, 27, 6, 10, 12, 14, 18, 4, 8, 16, 20, 24, 32, 48, 64, 96, 128)
+#: the most parameters a real model is built with (its weights, gradients and activations stay small)
+LARGEST = 20_000_000
 #: the real model's batch, and its length (odd; past the longest sliding window when there is one)
 BATCH_SIZE, LENGTH = 2, 9
 
@@ -126,6 +128,11 @@ def _checked(domain: Domain, costs: Costs, symbols: dict, values: dict) -> RealC
     probe = domain.observe(values, BASE_SEQ, BASE_BATCH, beyond=True)
     if probe is None:
         return RealCheck(reason="no small configuration traces")
+    built = domain.builder.observe({**values, **domain.held})
+    if built is None or built.total > LARGEST:  # the sizes did not come down: no real model of that size is run
+        return RealCheck(values=_shown(domain, values),
+                         reason=f"no small configuration was found ({'?' if built is None else built.total} "
+                                f"parameters)")
     seq = max([LENGTH, *(w + 2 for w in probe.windows)])
     if seq % 2 == 0:
         seq += 1

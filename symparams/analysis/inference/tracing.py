@@ -22,7 +22,7 @@ import inspect
 from dataclasses import dataclass, field
 from math import prod
 
-from .probing import _layer_kinds, _normalise, _numbered, config_for_class, libraries, quiet
+from .probing import _INDEX, _layer_kinds, _normalise, _numbered, _position, config_for_class, libraries, quiet
 
 #: the attention and experts implementations traced: the plain matmuls the counter sees (batched experts multiply
 #: each token by exactly its top-k experts, as the eager loop does, and run on the meta device)
@@ -177,15 +177,34 @@ class Recorder:
         return _Recorder()
 
 
-def module_paths(model) -> dict[int, str]:
-    """Each module's path, normalised as parameter names are (list indices ``*``, ``*k`` for layers of a kind)."""
+def module_paths(model, by_names: bool = False) -> dict[int, str]:
+    """Each module's path, normalised as parameter names are (list indices ``*``, ``*k`` for layers of a kind);
+    ``by_names``: layers whose parameters have other names are of other kinds too (a hybrid stack's mixers,
+    state-space or attention under one name, run other products)."""
     from torch import nn
 
     lists = {name for name, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.ParameterList))
              or (isinstance(m, nn.ModuleDict) and _numbered(m))}
     named = [(name.split("."), tuple(int(d) for d in p.shape)) for name, p in model.named_parameters()]
-    kinds = _layer_kinds(named, lists)
+    kinds = {**_layer_kinds(named, lists), **(_name_kinds(named, lists) if by_names else {})}
     return {id(m): _normalise(name.split("."), lists, kinds) if name else "" for name, m in model.named_modules()}
+
+
+def _name_kinds(named: list, lists: set) -> dict[tuple[str, str], str]:
+    """``*k`` for the elements of each list by the names of their parameters, in layer order (a list whose
+    elements all hold the same names is left out)."""
+    names: dict[str, dict[str, set]] = {}
+    for parts, _ in named:
+        for i in range(len(parts) - 1):
+            prefix = ".".join(parts[:i])
+            if prefix in lists and _INDEX.match(parts[i]):
+                names.setdefault(prefix, {}).setdefault(parts[i], set()).add(".".join(parts[i + 1:]))
+    kinds = {}
+    for prefix, elements in names.items():
+        order = list(dict.fromkeys(frozenset(elements[i]) for i in sorted(elements, key=_position)))
+        if len(order) > 1:
+            kinds.update({(prefix, i): f"*{order.index(frozenset(elements[i])) + 1}" for i in elements})
+    return kinds
 
 
 def build(model_class, config, device: str = "meta", seed: int = 0):
@@ -260,14 +279,14 @@ def scalar(output):
 
 
 def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True, backward: bool = True,
-          decoder_seq: int | None = None, together: bool = False) -> Trace:
+          decoder_seq: int | None = None, together: bool = False, by_names: bool = False) -> Trace:
     """The products of one forward pass over ``seq`` tokens of ``batch`` sequences without a cache and
     (``backward``) of its backward, and (``cache``) the cache a forward with ``use_cache=True`` leaves (another
     pass: a cache may change the products, Mamba's convolution padding its input; ``together``: one pass with
     the cache, where that changes no product); ``decoder_seq`` (fewer than ``seq``) gives an encoder-decoder's
     decoder fewer tokens than its encoder."""
     torch, _ = libraries()
-    paths = module_paths(model)
+    paths = module_paths(model, by_names)
     recorder = Recorder(frozenset(id(p) for p in model.parameters()))
     intervals: list[tuple[int, int, str]] = []  # (first node, last node, module): backward not matched to a product
     opened: list[int] = []
