@@ -16,7 +16,8 @@ from typing import Any
 import sympy as sp
 
 from ..core.blocks import Block, tree_fact
-from ..core.compute import BATCH, SEQ, Attention, Cached, declares_attention, self_attentions, traced, untraced
+from ..core.compute import (BATCH, SEQ, Attention, Cached, costed, declares_attention, self_attentions, traced,
+                            untraced)
 from ..core.errors import SymparamsError
 from ..core.symbols import H
 from ..core.values import parse_whole
@@ -29,7 +30,7 @@ def cache_per_token(tree: Block) -> tuple[sp.Expr, sp.Expr]:
     """Elements one token leaves in the cache: (self-attention, per token of context; cross-attention,
     per token of the encoder's input)."""
     own, cross = [], []
-    for _, block, runs, _ in tree.runs():
+    for _, block, runs, _ in costed(tree).runs():
         for item in block.computes:
             if isinstance(item, (Attention, Cached)) and item.cache != 0:  # Cached: a traced model's cache layers
                 (cross if item.cross else own).append(runs * item.cache)
@@ -39,8 +40,8 @@ def cache_per_token(tree: Block) -> tuple[sp.Expr, sp.Expr]:
 @tree_fact
 def cache_state(tree: Block) -> sp.Expr:
     """Elements a sequence's cache holds whatever its length (a traced state-space layer's states; 0 else)."""
-    return sp.expand(sp.Add(*(runs * item.state for _, block, runs, _ in tree.runs() for item in block.computes
-                              if isinstance(item, Cached))))
+    return sp.expand(sp.Add(*(runs * item.state for _, block, runs, _ in costed(tree).runs()
+                              for item in block.computes if isinstance(item, Cached))))
 
 
 @tree_fact
@@ -88,7 +89,7 @@ def _whole(model, expr, what: str) -> int:
 def _windows(model) -> tuple[tuple[int, int], ...]:
     """(tokens kept, elements per token) of a traced model's cache layers that keep only a window."""
     elements: dict[int, int] = {}
-    for _, block, runs, _ in model.tree.runs():
+    for _, block, runs, _ in costed(model.tree).runs():
         for item in block.computes:
             if isinstance(item, Cached) and item.window is not None and not item.cross:
                 kept = _whole(model, item.window, "the tokens a sliding window keeps")
@@ -177,7 +178,7 @@ class KVCache:
         own, cross = cache_per_token(self.model.tree)
         per_token, cross_per_token = self.element_bytes * own, self.element_bytes * cross
         state = self.element_bytes * cache_state(self.model.tree)
-        windowed = [(runs * item.cache, item.window) for _, block, runs, _ in self.model.tree.runs()
+        windowed = [(runs * item.cache, item.window) for _, block, runs, _ in costed(self.model.tree).runs()
                     for item in block.computes if isinstance(item, Cached) and item.window is not None
                     and not item.cross]
         kept = sp.Add(*(elements * (sp.Min(SEQ, window) - SEQ) for elements, window in windowed))
@@ -200,7 +201,7 @@ def _cache_convention(dtype: str, tree: Block | None = None) -> str:
     kept = cache_dtype(dtype)
     why = f" ({dtype} quantizes the weights only)" if kept != dtype else ""
     traced_windows = tree is not None and any(isinstance(item, Cached) and item.window is not None
-                                              for _, block, _ in tree.walk() for item in block.computes)
+                                              for _, block, _ in costed(tree).walk() for item in block.computes)
     window = "a traced sliding-window layer keeps its last sliding_window − 1 tokens, as transformers' cache holds " \
         "them, every other token stays cached" if traced_windows else \
         "every token stays cached (a sliding window's bound is not applied)"

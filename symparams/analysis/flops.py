@@ -46,8 +46,8 @@ import sympy as sp
 
 from ..core.algebra import closed_form
 from ..core.blocks import Block, tree_fact
-from ..core.compute import (BATCH, SEQ, Attention, Product, Traced, declares_attention, self_attentions, traced,
-                            untraced)
+from ..core.compute import (BATCH, SEQ, Attention, Product, Traced, costed, declares_attention, self_attentions,
+                            traced, untraced)
 from ..core.errors import SymparamsError
 from ..core.symbols import A
 from ..core.values import parse_whole
@@ -104,8 +104,8 @@ def flop_terms(tree: Block, causal: bool = False, elementwise: bool = False) -> 
 
 def _terms(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
     if traced(tree):  # inferred data: the counter's own products, never worked out again from the weights
-        return tuple(FlopTerm(path, item.what, item.forward, 0, item.backward) for path, block, _ in tree.walk()
-                     for item in block.computes if isinstance(item, Traced))
+        return tuple(FlopTerm(path, item.what, item.forward, 0, item.backward) for path, block, _ in
+                     costed(tree).walk() for item in block.computes if isinstance(item, Traced))
     terms = []
     for path, block, runs, per_sequence in tree.runs():
         if block.is_leaf and block.kind in MULTIPLIED:

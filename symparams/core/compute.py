@@ -14,6 +14,7 @@ attention module, and what one token leaves in the key/value cache.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import sympy as sp
 
@@ -114,16 +115,31 @@ class Untraced:
     reason: str
 
 
+@dataclass(frozen=True, eq=False)
+class Deferred:
+    """A tree's costs, put on it when first asked for: ``attach(tree)`` gives the tree with its items (an inferred
+    type's costs are SymPy work that ``count`` never needs, and a cold ``count`` stays quick)."""
+
+    attach: Callable
+
+
+@tree_fact
+def costed(tree):
+    """``tree`` with the items a :class:`Deferred` on its root puts on it (the tree itself when there is none)."""
+    deferred = [item for item in tree.computes if isinstance(item, Deferred)]
+    return deferred[0].attach(tree) if deferred else tree
+
+
 @tree_fact
 def traced(tree) -> bool:
     """Whether the tree's FLOPs were traced (inferred data): its :class:`Traced` items are its FLOPs."""
-    return any(isinstance(item, Traced) for _, block, _ in tree.walk() for item in block.computes)
+    return any(isinstance(item, Traced) for _, block, _ in costed(tree).walk() for item in block.computes)
 
 
 @tree_fact
 def untraced(tree) -> dict:
     """What the inferred data leaves unknown for this tree, each with its reason (empty for a hand family)."""
-    return {item.what: item.reason for _, block, _ in tree.walk() for item in block.computes
+    return {item.what: item.reason for _, block, _ in costed(tree).walk() for item in block.computes
             if isinstance(item, Untraced)}
 
 
@@ -131,11 +147,11 @@ def untraced(tree) -> dict:
 def declares_attention(tree) -> bool:
     """Whether the tree declares its attention modules (a model inferred from transformers' builds does not:
     its FLOPs, cache and activations are unknown, where a silent 0 would read as an encoder's)."""
-    return any(isinstance(item, Attention) for _, block, _ in tree.walk() for item in block.computes)
+    return any(isinstance(item, Attention) for _, block, _ in costed(tree).walk() for item in block.computes)
 
 
 def self_attentions(tree) -> tuple[tuple[sp.Expr, Attention], ...]:
     """``(runs, attention)`` of every self-attention module of ``tree`` (a Block), cross-attention left out:
     one transformer layer per run, for the FLOPs laws and the activations."""
-    return tuple((runs, item) for _, block, runs, _ in tree.runs() for item in block.computes
+    return tuple((runs, item) for _, block, runs, _ in costed(tree).runs() for item in block.computes
                  if isinstance(item, Attention) and not item.cross)

@@ -13,14 +13,14 @@ together), :class:`~symparams.core.compute.Cached` items for the cache and
 and the published laws, or :class:`~symparams.core.compute.Untraced` with
 the reason: no cost is ever guessed.
 
->>> from symparams.core.compute import Traced
+>>> from symparams.core.compute import Traced, costed
 >>> entry = {"symbols": {"n_embd": "H", "n_layer": "L"}, "parameters": [
 ...     ["h.*.mlp.weight", "L", ["H", "H"]], ["wte.weight", 1, [7, "H"]]],
 ...     "costs": {"exact": True, "symbols": {}, "products": [["h.*.mlp", 0, "mm", "L",
 ...     [[["1", [["b", 1], ["s", 1]], []]], "H", "H"], [["4", [["H", 2], ["L", 1], ["b", 1], ["s", 1]], []]],
 ...     "matmul"]], "cache": None, "attention": [], "activations": "no attention"}}
 >>> from symparams.families.inferred_tree import build_tree
->>> tree = build_tree("toy", entry, {}, {})
+>>> tree = costed(build_tree("toy", entry, {}, {}))  # put on when first asked for
 >>> [item.forward for item in tree.find("h.mlp").computes if isinstance(item, Traced)]
 [2*H**2*L*b*s]
 """

@@ -20,6 +20,7 @@ from typing import Mapping
 import sympy as sp
 
 from ..core.blocks import Block, group
+from ..core.compute import Deferred
 from .inferred_costs import cost_scope, with_costs
 from .inferred_data import OutsideConditions, formula, symbol_of
 
@@ -38,7 +39,10 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
             leaves.append((path.split("."), n, dims, "frozen" in marks))
     root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
     tree = Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
-    return with_costs(tree, entry, cost_scope(entry, scope, numbers), costs_refused)
+    # the costs go on when a figure asks for them: the SymPy work they take, a cold count never needs
+    attach = (lambda _: with_costs(tree, entry, cost_scope(entry, scope, numbers), costs_refused))
+    return Block(tree.name, params=tree.params, children=tree.children, ref="", kind=tree.kind,
+                 computes=(Deferred(attach),))
 
 
 def _scope(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -> dict[str, sp.Expr]:
