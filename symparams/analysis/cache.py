@@ -26,18 +26,21 @@ from typing import Any
 import sympy as sp
 
 from ..core.blocks import Block, tree_fact
-from ..core.compute import BATCH, SEQ, Attention, declares_attention, self_attentions
+from ..core.compute import (BATCH, SEQ, Attention, Cached, costed, declares_attention, self_attentions, traced,
+                            untraced)
 from ..core.errors import SymparamsError
 from ..core.formatting import thousands
 from ..core.symbols import H
 from ..core.values import parse_whole
 from .dtypes import DTYPE_BYTES, cache_dtype, parse_dtype
+from .traced import require
 
 
 def _cached(tree: Block):
-    """``(runs, attention)`` of every attention module that caches something."""
-    return tuple((runs, item) for _, block, runs, _ in tree.runs() for item in block.computes
-                 if isinstance(item, Attention) and item.cache != 0)
+    """``(runs, item)`` of every attention module that caches something, and of a traced model's cache layers
+    (a :class:`~symparams.core.compute.Cached` reads as an attention run once at the root)."""
+    return tuple((runs, item) for _, block, runs, _ in costed(tree).runs() for item in block.computes
+                 if isinstance(item, (Attention, Cached)) and item.cache != 0)
 
 
 @tree_fact
@@ -66,6 +69,13 @@ def held_cache(tree: Block) -> tuple[sp.Expr, sp.Expr]:
 
 
 @tree_fact
+def cache_state(tree: Block) -> sp.Expr:
+    """Elements a sequence's cache holds whatever its length (a traced state-space layer's states; 0 else)."""
+    return sp.expand(sp.Add(*(runs * item.state for _, block, runs, _ in costed(tree).runs()
+                              for item in block.computes if isinstance(item, Cached))))
+
+
+@tree_fact
 def self_attention_layers(tree: Block) -> tuple[tuple[sp.Expr, sp.Expr], ...]:
     """``(runs, heads)`` of each self-attention module: one transformer layer per run for the activations.
 
@@ -86,13 +96,14 @@ class _Attention:
     cache: int  # elements per token of context, over every self-attention module, every token kept
     cross_cache: int  # elements per token of the encoder's input, over every cross-attention module
     layers: tuple[tuple[int, int], ...]  # (runs, heads) of each self-attention module
-    hidden: int
+    hidden: int  # H (0 where the activations are not known)
+    state: int = 0  # elements per sequence whatever its length (a traced state-space layer's states)
     windows: tuple[tuple[int, int], ...] = ()  # (tokens kept, elements per token of the runs keeping them)
 
     def held(self, seq: int) -> int:
-        """Elements one sequence's cache holds after ``seq`` tokens."""
+        """Elements one sequence's cache holds after ``seq`` tokens (a windowed run keeps its last tokens)."""
         windowed = sum(elements for _, elements in self.windows)
-        return ((self.cache - windowed + self.cross_cache) * seq
+        return ((self.cache - windowed + self.cross_cache) * seq + self.state
                 + sum(elements * min(seq, kept) for kept, elements in self.windows))
 
     @property
@@ -134,15 +145,17 @@ def _attention(model) -> _Attention:
     """The model's cache per token and attention layers; refused for a family that does not declare them yet
     (a silent 0 would read as an encoder's)."""
     model._require_values("memory")
-    if not declares_attention(model.tree):
+    require(model, "cache", what="the KV cache is")
+    if not (declares_attention(model.tree) or traced(model.tree)):
         raise SymparamsError(f"{model.name}: the {model.family.name} family does not declare its attention "
                              f"modules yet, so its KV cache and activations are not known")
     own, cross = cache_per_token(model.tree)
     layers = tuple((_whole(model, runs, "a layer count"), _whole(model, heads, "a head count"))
                    for runs, heads in self_attention_layers(model.tree))
+    hidden = 0 if "activations" in untraced(model.tree) else _whole(model, H, "H")
     return _Attention(_whole(model, own, "the cache per token"),
-                      _whole(model, cross, "the cross-attention cache per token"), layers, _whole(model, H, "H"),
-                      _windows(model))
+                      _whole(model, cross, "the cross-attention cache per token"), layers, hidden,
+                      _whole(model, cache_state(model.tree), "the cache's state"), _windows(model))
 
 
 
@@ -209,6 +222,11 @@ class KVCache:
         """The context length past which the cache holds no more (every layer windowed); else None."""
         return self._sizes.stops_growing
 
+    @property
+    def state(self) -> int:
+        """Bytes one sequence's cache holds whatever its length (a state-space layer's states)."""
+        return self._sizes.state * self.element_bytes
+
     def at(self, seq: int, batch: int) -> int:
         """Bytes the cache holds after ``seq`` tokens of each of ``batch`` sequences."""
         return self._sizes.held(seq) * batch * self.element_bytes
@@ -224,25 +242,27 @@ class KVCache:
         own, cross = cache_per_token(self.model.tree)
         held_own, held_cross = held_cache(self.model.tree)
         size = self.element_bytes
-        return {"per_token": size * own, "cross_per_token": size * cross,
-                "total": sp.factor_terms(size * (held_own + held_cross) * BATCH)}
+        state = size * cache_state(self.model.tree)
+        return {"per_token": size * own, "cross_per_token": size * cross, "state": state,
+                "total": sp.factor_terms(size * (held_own + held_cross) * BATCH + state * BATCH)}
 
     @property
     def conventions(self) -> list[str]:
-        return [cache_convention(self.dtype, self.windows, self.per_token)]
+        return [cache_convention(self.dtype, self.windows, self.per_token, self.state)]
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "dtype": self.dtype,
                 "cache_dtype": cache_dtype(self.dtype), "seq": self.seq, "batch": self.batch,
-                "per_token": self.per_token, "cross_per_token": self.cross_per_token,
+                "per_token": self.per_token, "cross_per_token": self.cross_per_token, "state": self.state,
                 "windows": [{"tokens": kept, "per_token": size} for kept, size in self.windows],
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
                 "conventions": self.conventions}
 
 
-def cache_convention(dtype: str, windows=(), per_token: int = 0) -> str:
+def cache_convention(dtype: str, windows=(), per_token: int = 0, state: int = 0) -> str:
     """The KV cache's convention in one sentence; ``windows`` as :attr:`KVCache.windows`, ``per_token`` the
-    bytes a token leaves in every self-attention module."""
+    bytes a token leaves in every self-attention module, ``state`` the bytes a sequence holds whatever its
+    length."""
     kept = cache_dtype(dtype)
     why = f" ({dtype} quantizes the weights only)" if kept != dtype else ""
     if not windows:
@@ -253,8 +273,10 @@ def cache_convention(dtype: str, windows=(), per_token: int = 0) -> str:
         held = "; ".join(f"the sliding-window layers ({thousands(size)} of the {thousands(per_token)} bytes a token "
                          f"leaves) keep at most their last {thousands(tokens)} tokens" for tokens, size in windows)
         held += ", the other layers every token"
+    states = (f"; the state-space layers hold {thousands(state)} bytes a sequence whatever its length"
+              if state else "")
     return (f"KV cache: the keys and values (or compressed latents) each token leaves in every attention module, "
             f"in {kept}{why}, as transformers' DynamicCache holds them after s tokens: {held}"
-            f"{' (a sliding window keeps its last sliding_window − 1)' if windows else ''}; a cross-attention cache "
-            f"holds one entry per token of the encoder's input, taken as long as the decoder's; an encoder caches "
-            f"nothing")
+            f"{' (a sliding window keeps its last sliding_window − 1)' if windows else ''}{states}; a "
+            f"cross-attention cache holds one entry per token of the encoder's input, taken as long as the "
+            f"decoder's; an encoder caches nothing")

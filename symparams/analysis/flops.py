@@ -46,11 +46,13 @@ import sympy as sp
 
 from ..core.algebra import closed_form
 from ..core.blocks import Block, tree_fact
-from ..core.compute import BATCH, SEQ, Attention, Product, declares_attention, self_attentions
+from ..core.compute import (BATCH, SEQ, Attention, Product, Traced, costed, declares_attention, self_attentions,
+                            traced, untraced)
 from ..core.errors import SymparamsError
 from ..core.symbols import A
 from ..core.values import parse_whole
 from .proof import HELD
+from .traced import require
 
 #: the leaves whose weights multiply every position they see
 MULTIPLIED = ("linear", "tensor")
@@ -64,6 +66,12 @@ class FlopTerm:
     what: str  # "matmul" (a weight's), "attention" (scores and weighted sum), "product" (any other), "elementwise"
     forward: sp.Expr  # in the model's symbols, s and b
     backward_factor: int  # 2 for a product of two tensors that need gradients, 0 without any
+    traced_backward: sp.Expr | None = None  # a traced module's backward FLOPs, as the counter saw them
+
+    @property
+    def backward(self) -> sp.Expr:
+        """The backward FLOPs of the component: traced, or ``backward_factor`` times its forward."""
+        return self.traced_backward if self.traced_backward is not None else self.backward_factor * self.forward
 
 
 def _positions(per_sequence: bool) -> sp.Expr:
@@ -95,6 +103,9 @@ def flop_terms(tree: Block, causal: bool = False, elementwise: bool = False) -> 
 
 
 def _terms(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
+    if traced(tree):  # inferred data: the counter's own products, never worked out again from the weights
+        return tuple(FlopTerm(path, item.what, item.forward, 0, item.backward) for path, block, _ in
+                     costed(tree).walk() for item in block.computes if isinstance(item, Traced))
     terms = []
     for path, block, runs, per_sequence in tree.runs():
         if block.is_leaf and block.kind in MULTIPLIED:
@@ -158,15 +169,21 @@ class Flops:
 
     def __init__(self, model, seq, batch=1, causal: bool = False, recompute: bool = False,
                  elementwise: bool = False):
-        if not declares_attention(model.tree):
+        require(model, what="the FLOPs are")
+        if not (declares_attention(model.tree) or traced(model.tree)):
             raise SymparamsError(f"{model.name}: the {model.family.name} family does not declare its attention "
                                  f"modules, so the FLOPs of attention are not known")
+        if traced(model.tree) and (causal or elementwise):
+            raise SymparamsError(f"{model.name}: its FLOPs are traced with PyTorch's counter, which counts the full "
+                                 f"s × s square and no element-wise FLOPs: --causal and --elementwise are not "
+                                 f"inferred")
         self.model = model
         self.seq = parse_whole("the sequence length s", seq)
         self.batch = parse_whole("the batch size b", batch)
         self.causal = bool(causal)
         self.recompute = bool(recompute)
         self.elementwise = bool(elementwise)
+        self.traced = traced(model.tree)  # inferred data: PyTorch's counter's own products
         self.terms = flop_terms(model.tree, self.causal, self.elementwise)
 
     @cached_property
@@ -193,7 +210,7 @@ class Flops:
     @cached_property
     def backward(self) -> int:
         """FLOPs of the backward pass (gradients of every input and weight)."""
-        return sum(t.backward_factor * n for t, n in self.by_term)
+        return sum(self._exact(t.backward) for t in self.terms)
 
     @cached_property
     def training(self) -> int:
@@ -229,6 +246,8 @@ class Flops:
     @cached_property
     def laws(self) -> list[dict[str, Any]]:
         """Each published law per token at this model's values and ``s``, beside the exact count."""
+        if "attention" in untraced(self.model.tree):  # a product growing with s² in no attention module found
+            return []
         values = {**self.model.values, SEQ: sp.Integer(self.seq), BATCH: sp.Integer(self.batch)}
         out = []
         for law in laws(self.model.tree):
@@ -239,18 +258,32 @@ class Flops:
         return out
 
     @cached_property
+    def _premised(self) -> tuple[sp.Expr, tuple[str, ...]]:
+        """The forward FLOPs as the head-count proof reads them: an inferred model's under the premise (every
+        whole-number division by A exact, the sizes following A moving with it; see :mod:`.premise`)."""
+        from .premise import premised_expr
+
+        return premised_expr(self.model, self.formula)
+
+    @property
+    def premise(self) -> tuple[str, ...]:
+        """What the head-count proof assumes of an inferred model (``A divides H``, ``G = A``); () for others."""
+        return self._premised[1]
+
+    @cached_property
     def heads_derivative(self) -> sp.Expr:
-        """∂F/∂A of the forward FLOPs (0: they do not depend on the head count)."""
-        return sp.factor_terms(sp.diff(self.formula, A))
+        """∂F/∂A of the forward FLOPs (0: they do not depend on the head count), under :attr:`premise`."""
+        return sp.factor_terms(sp.diff(self._premised[0], A))
 
     @cached_property
     def held(self) -> tuple[tuple[str, ...], sp.Expr] | None:
         """Where the FLOPs depend on A through G or D: the quantities held fixed (``G/A``, ``A*D``, as the
         parameter proof holds them) and ∂F/∂A once they are; None when nothing is held."""
-        held = [h for h in HELD if h.symbol in self.formula.free_symbols]
+        formula = self._premised[0]
+        held = [h for h in HELD if h.symbol in formula.free_symbols]
         if self.heads_derivative == 0 or not held:
             return None
-        formula = self.formula.xreplace({h.symbol: h.substitution for h in held})
+        formula = formula.xreplace({h.symbol: h.substitution for h in held})
         return tuple(h.quantity for h in held), sp.factor_terms(sp.diff(formula, A))
 
     def by_component(self, depth: int = 2) -> list[tuple[int, str, Block, int]]:
@@ -266,13 +299,13 @@ class Flops:
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "seq": self.seq, "batch": self.batch,
-                "causal": self.causal, "recompute": self.recompute, "elementwise": self.elementwise,
+                "causal": self.causal, "recompute": self.recompute, "elementwise": self.elementwise, "traced": self.traced,
                 "forward": self.forward, "backward": self.backward, "training": self.training,
                 "forward_per_token": _json_fraction(self.forward_per_token),
                 "training_per_token": _json_fraction(self.training_per_token),
                 "by_kind": self.by_kind,
                 "formula": str(self.formula),
-                "depends_on_heads": self.heads_derivative != 0,
+                "depends_on_heads": self.heads_derivative != 0, "premise": list(self.premise),
                 "heads_derivative": str(self.heads_derivative),
                 "held_fixed": None if self.held is None else {"quantities": list(self.held[0]),
                                                                "heads_derivative": str(self.held[1])},

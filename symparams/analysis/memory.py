@@ -47,12 +47,13 @@ from typing import Any
 import sympy as sp
 
 from ..core.algebra import closed_form
-from ..core.compute import BATCH, SEQ
+from ..core.compute import BATCH, SEQ, untraced
 from ..core.errors import SymparamsError
 from ..core.symbols import H
 from ..core.values import parse_whole
 from .cache import KVCache, _Attention, cache_convention, self_attention_layers
 from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
+from .traced import require
 
 #: the dtypes a model is trained in: the gradient's bytes per parameter
 GRADIENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
@@ -277,6 +278,7 @@ class Memory:
         """Activation bytes per rank for ``batch`` sequences of ``seq`` tokens (0 serving, or without ``seq``)."""
         if not self.training or seq is None:
             return 0
+        require(self.model, "activations", what="the activations are")
         per_layer = [runs * activation_bytes_per_layer(seq, batch, self._sizes.hidden, heads, self.tensor_parallel,
                                                         self.sequence_parallel, self.recompute)
                      for runs, heads in self._sizes.layers]
@@ -339,16 +341,29 @@ class Memory:
         n, trainable = closed_form(tree.total), closed_form(tree.trainable_total)
         states = zero_per_rank(weight_bytes(n, self.dtype), self.gradient_bytes * trainable,
                                self.optimizer_bytes * trainable, self.zero, sp.Integer(self.ranks))
-        activations = sp.Add(*(runs * activation_bytes_per_layer(
-            SEQ, BATCH, H, heads, self.tensor_parallel, self.sequence_parallel, self.recompute)
-            for runs, heads in self_attention_layers(tree))) if self.training else sp.Integer(0)
-        cache = self._cache.formulas
-        parts = dict(zip(("weights", "gradients", "optimizer"), states), activations=activations,
-                     kv_cache=sp.Integer(0) if self.training else cache["total"])
-        parts["total"] = sp.Add(*parts.values())
-        parts.update(kv_cache_per_token=cache["per_token"], cross_kv_cache_per_token=cache["cross_per_token"])
+        parts = dict(zip(("weights", "gradients", "optimizer"), states))
+        unknown = untraced(tree)
+        if "activations" not in unknown and "costs" not in unknown:
+            parts["activations"] = sp.Add(*(runs * activation_bytes_per_layer(
+                SEQ, BATCH, H, heads, self.tensor_parallel, self.sequence_parallel, self.recompute)
+                for runs, heads in self_attention_layers(tree))) if self.training else sp.Integer(0)
+        if "cache" not in unknown and "costs" not in unknown:
+            cache = self._cache.formulas
+            parts["kv_cache"] = sp.Integer(0) if self.training else cache["total"]
+        parts["total"] = sp.Add(*parts.values())  # without what is not known
+        if "kv_cache" in parts:
+            parts.update(kv_cache_per_token=cache["per_token"], cross_kv_cache_per_token=cache["cross_per_token"])
         # the held cache keeps its factored form: expanded, Min(s, window) would repeat in every term
         return {k: v if k == "kv_cache" else closed_form(sp.sympify(v)) for k, v in parts.items()}
+
+    def _known(self, figure):
+        """``figure()``, or None where the inferred data does not hold what it needs (the weights' bytes stand)."""
+        if untraced(self.model.tree).keys() & {"costs", "cache", "activations"}:
+            try:
+                return figure()
+            except SymparamsError:
+                return None
+        return figure()
 
     @property
     def bytes_per_parameter(self) -> dict[str, Fraction]:
@@ -360,8 +375,15 @@ class Memory:
     @property
     def conventions(self) -> list[str]:
         """The conventions these numbers follow, one short sentence each."""
-        return [*_state_conventions(self), _zero_convention(self), _activation_convention(self),
-                cache_convention(self.dtype, self._cache.windows, self._cache.per_token),
+        unknown = untraced(self.model.tree)
+        missing = [f"{reason} (so {what} are not known)" for cost, what in (("costs", "the KV cache and activations"),
+                                                                          ("cache", "the KV cache"),
+                                                                          ("activations", "the activations"))
+                   for reason in [unknown.get(cost)] if reason]
+        activation = [] if {"costs", "activations"} & set(unknown) else [_activation_convention(self)]
+        cache = [] if {"costs", "cache"} & set(unknown) else [
+            cache_convention(self.dtype, self._cache.windows, self._cache.per_token, self._cache.state)]
+        return [*_state_conventions(self), _zero_convention(self), *activation, *cache, *missing,
                 "each part is rounded up to a whole byte, per rank"]
 
     def to_dict(self) -> dict[str, Any]:
@@ -369,12 +391,15 @@ class Memory:
                 "optimizer_name": self.optimizer_name, "training": self.training, "zero": self.zero,
                 "ranks": self.ranks, "seq": self.seq, "batch": self.batch, "tensor_parallel": self.tensor_parallel,
                 "sequence_parallel": self.sequence_parallel, "recompute": self.recompute,
-                "parameters": self.model.count, "trainable": self.model.trainable, "layers": self.layers,
+                "parameters": self.model.count, "trainable": self.model.trainable,
+                "layers": self._known(lambda: self.layers),
                 "bytes_per_parameter": {k: _json(v) for k, v in self.bytes_per_parameter.items()},
                 "weights": self.weights, "gradients": self.gradients, "optimizer": self.optimizer,
-                "activations": self.activations, "kv_cache_per_token": self.kv_cache_per_token,
-                "cross_kv_cache_per_token": self.cross_kv_cache_per_token,
-                "kv_cache_windows": [{"tokens": kept, "per_token": size} for kept, size in self._cache.windows],
+                "activations": self.activations, "kv_cache_per_token": self._known(lambda: self.kv_cache_per_token),
+                "cross_kv_cache_per_token": self._known(lambda: self.cross_kv_cache_per_token),
+                "kv_cache_state": self._known(lambda: self._cache.state),
+                "kv_cache_windows": self._known(lambda: [{"tokens": kept, "per_token": size}
+                                                         for kept, size in self._cache.windows]),
                 "kv_cache": self.kv_cache,
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
                 "conventions": self.conventions}

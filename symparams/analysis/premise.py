@@ -83,6 +83,19 @@ def premised(m: Model) -> Premise | None:
     return Premise(_model(family, m, set(replaced)), tuple(conditions))
 
 
+def premised_expr(m: Model, expr: sp.Expr) -> tuple[sp.Expr, tuple[str, ...]]:
+    """``expr`` (a figure of inferred model ``m``, its FLOPs) under the premise: the sizes following A replaced,
+    every whole-number division by A exact; with the premise's conditions in words (none for a hand-written
+    family, whose ``expr`` is returned as it is)."""
+    if not m.family.inferred or A not in m.symbols:
+        return expr, ()
+    follows = {f.symbol: _exact(f.expr) for f in m.family.follows if f.symbol in m.symbols and A in f.expr.free_symbols}
+    out = _exact(expr.xreplace(follows))
+    words = [f"{s} = {sp.sstr(e)}" for s, e in follows.items()]
+    words += [f"{sp.sstr(bottom)} divides {sp.sstr(top)}" for top, bottom in _divisions_by_a(expr.xreplace(follows))]
+    return out, tuple(words)
+
+
 def _model(family: Family, m: Model, replaced: set) -> Model:
     """The model of ``family`` at ``m``'s values (those replaced left out); without its head count where the
     premise does not admit it (the config's A does not divide H): the proof then asks of the ones it admits."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.compute import BATCH, SEQ, declares_attention
+from ..core.compute import BATCH, SEQ, declares_attention, traced, untraced
 from ..core.errors import SymparamsError
 from ..core.model import Model
 from ..core.symbols import SYMBOLS
@@ -71,12 +71,13 @@ def quantity_of(tree, of: str) -> sp.Expr:
     """The expression a sweep evaluates: the count, or FLOPs in the model's symbols and s, b."""
     if of == "parameters":
         return tree.total
-    if not declares_attention(tree):
+    if "costs" in untraced(tree):
+        raise SymparamsError(f"the FLOPs of this model are not known: {untraced(tree)['costs']}")
+    if not (declares_attention(tree) or traced(tree)):
         raise SymparamsError("this model does not declare its attention modules, so the FLOPs of attention are "
                              "not known")
     terms = flop_terms(tree)
-    factor = (lambda t: 1) if of == "flops" else (lambda t: 1 + t.backward_factor)
-    return sp.expand(sp.Add(*(factor(t) * t.forward for t in terms)))
+    return sp.expand(sp.Add(*(t.forward + (t.backward if of == "training_flops" else 0) for t in terms)))
 
 
 def pass_sizes(of: str, symbols, seq, batch) -> dict:

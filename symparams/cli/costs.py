@@ -21,6 +21,19 @@ FLOPS_CONVENTIONS = (
 )
 
 
+#: the conventions of FLOPs traced by PyTorch's counter (an inferred type's)
+TRACED_CONVENTIONS = (
+    "traced: every product PyTorch's FlopCounterMode counts on the transformers model (eager attention, "
+    "experts run as the eager loop runs them, no cache), traced on the meta device at fitted sizes and checked "
+    "against a tiny real model; a matrix product [m, k] @ [k, n] is 2·m·n·k FLOPs (--macs halves it)",
+    "what the counter does not count is not counted: bias adds, norms, softmax, activations, an embedding lookup; "
+    "attention over the full s × s square",
+    "backward: the counter's own backward products (twice the forward for a product of two tensors that need "
+    "gradients, once for one, a convolution's as its kernels compute it); training = forward + backward "
+    "(+ one more forward with --recompute)",
+)
+
+
 def _header(m) -> str:
     return f"{printable(m.name)} ({m.family.title['en']}): {values_line(m.values, m.switches, m.head)}"
 
@@ -60,16 +73,17 @@ def cmd_flops(args, m) -> None:
         print(f"{LAW_NAMES[law['name']]}: {_fraction(law['law_value'])} per token; exact − law = "
               f"{sp.sstr(law['difference'])} = {_fraction(law['difference_value'])}")
     print(f"forward FLOPs = {sp.sstr(f.formula)}")
+    premise = f" (taking {', '.join(f.premise)})" if f.premise else ""
     if f.heads_derivative == 0:
-        print("head count: ∂FLOPs/∂A = 0, the FLOPs do not depend on A")
+        print(f"head count{premise}: ∂FLOPs/∂A = 0, the FLOPs do not depend on A")
     else:
-        print(f"head count: ∂FLOPs/∂A = {sp.sstr(f.heads_derivative)}, the FLOPs depend on A", end="")
+        print(f"head count{premise}: ∂FLOPs/∂A = {sp.sstr(f.heads_derivative)}, the FLOPs depend on A", end="")
         if f.held is not None:
             quantities, derivative = f.held
             verdict = "they do not" if derivative == 0 else f"∂FLOPs/∂A = {sp.sstr(derivative)}"
             print(f"; with {' and '.join(quantities)} held fixed, {verdict}", end="")
         print()
-    for line in FLOPS_CONVENTIONS:
+    for line in TRACED_CONVENTIONS if f.traced else FLOPS_CONVENTIONS:
         print(f"convention: {line}")
 
 
@@ -112,6 +126,8 @@ def cmd_memory(args, m) -> None:
               f"{_windows(data['kv_cache_windows'], per_token)}")
     if data.get("cross_kv_cache_per_token"):
         print(f"cross-attention cache: {thousands(data['cross_kv_cache_per_token'])} bytes per token of the input")
+    if data.get("kv_cache_state"):
+        print(f"cache state: {thousands(data['kv_cache_state'])} bytes per sequence, whatever its length")
     for line in data.get("conventions", ()):
         print(f"convention: {line}")
 

@@ -14,6 +14,7 @@ attention module, and what one token leaves in the key/value cache.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import sympy as sp
 
@@ -98,15 +99,87 @@ class Product:
     backward: int = 2
 
 
+@dataclass(frozen=True)
+class Traced:
+    """FLOPs PyTorch's counter traced in one module of a transformers model (inferred data), every run of the
+    module together, in the model's symbols, :data:`SEQ` and :data:`BATCH`.
+
+    ``what`` is the kind of products: ``"matmul"`` (one factor a weight), ``"attention"`` (the score matmul and
+    the weighted sum) or ``"product"`` (any other).  A tree that holds these is *traced*: its FLOPs are these
+    items alone, never worked out again from its weights or its attention declarations.
+    """
+
+    forward: sp.Expr
+    backward: sp.Expr
+    what: str = "matmul"
+
+
+@dataclass(frozen=True)
+class Cached:
+    """What one kind of a traced model's cache layers holds, every layer of the kind together (inferred data).
+
+    ``cache`` elements per token of context (per token of the encoder's input when ``cross``), of which a
+    windowed kind keeps at most ``window`` tokens (``sliding_window − 1``; ``windowed`` is then 1: the kind is
+    held at the root, one run), and ``state`` elements whatever the length (a state-space layer's states), per
+    sequence.  The fields read as :class:`Attention`'s do, so the cache is worked out by one code path.
+    """
+
+    cache: sp.Expr
+    window: sp.Expr | None = None
+    cross: bool = False
+    state: sp.Expr = ZERO
+
+    @property
+    def windowed(self) -> sp.Expr:
+        return sp.Integer(0 if self.window is None else 1)
+
+
+@dataclass(frozen=True)
+class Untraced:
+    """A cost the inferred data does not hold for this model (``what``: ``"costs"``, ``"cache"``,
+    ``"activations"``, ``"attention"``), and why, in one line."""
+
+    what: str
+    reason: str
+
+
+@dataclass(frozen=True, eq=False)
+class Deferred:
+    """A tree's costs, put on it when first asked for: ``attach(tree)`` gives the tree with its items (an inferred
+    type's costs are SymPy work that ``count`` never needs, and a cold ``count`` stays quick)."""
+
+    attach: Callable
+
+
+@tree_fact
+def costed(tree):
+    """``tree`` with the items a :class:`Deferred` on its root puts on it (the tree itself when there is none)."""
+    deferred = [item for item in tree.computes if isinstance(item, Deferred)]
+    return deferred[0].attach(tree) if deferred else tree
+
+
+@tree_fact
+def traced(tree) -> bool:
+    """Whether the tree's FLOPs were traced (inferred data): its :class:`Traced` items are its FLOPs."""
+    return any(isinstance(item, Traced) for _, block, _ in costed(tree).walk() for item in block.computes)
+
+
+@tree_fact
+def untraced(tree) -> dict:
+    """What the inferred data leaves unknown for this tree, each with its reason (empty for a hand family)."""
+    return {item.what: item.reason for _, block, _ in costed(tree).walk() for item in block.computes
+            if isinstance(item, Untraced)}
+
+
 @tree_fact
 def declares_attention(tree) -> bool:
     """Whether the tree declares its attention modules (a model inferred from transformers' builds does not:
     its FLOPs, cache and activations are unknown, where a silent 0 would read as an encoder's)."""
-    return any(isinstance(item, Attention) for _, block, _ in tree.walk() for item in block.computes)
+    return any(isinstance(item, Attention) for _, block, _ in costed(tree).walk() for item in block.computes)
 
 
 def self_attentions(tree) -> tuple[tuple[sp.Expr, Attention], ...]:
     """``(runs, attention)`` of every self-attention module of ``tree`` (a Block), cross-attention left out:
     one transformer layer per run, for the FLOPs laws and the activations."""
-    return tuple((runs, item) for _, block, runs, _ in tree.runs() for item in block.computes
+    return tuple((runs, item) for _, block, runs, _ in costed(tree).runs() for item in block.computes
                  if isinstance(item, Attention) and not item.cross)

@@ -74,7 +74,7 @@ def costs_view(m: Model) -> CostsView:
     at = {SEQ: sp.Integer(seq), BATCH: sp.Integer(1)}
     kind = {what: sp.Add(*(t.forward for t in f.terms if t.what == what)) for what in ("matmul", "attention", "product")}
     forward = sp.Add(*kind.values())
-    backward = sp.Add(*(t.backward_factor * t.forward for t in f.terms))
+    backward = sp.Add(*(t.backward for t in f.terms))
     parts = training_bytes.formulas
     exprs = {**kind, "forward": forward, "backward": backward, "training": forward + backward,
              "kaplan": kaplan_law.formula, "exact_per_token": kaplan_law.exact,

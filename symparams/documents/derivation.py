@@ -37,6 +37,7 @@ import sympy as sp
 from ..analysis.explain import OPTIONAL as LEFT_OUT
 from ..core.algebra import closed_form
 from ..core.blocks import Block
+from ..core.compute import untraced
 from ..core.errors import SymparamsError
 from ..core.formatting import ratio
 from ..core.model import Model
@@ -257,7 +258,7 @@ def _derive(key: _ByValue) -> Derivation:
         outline=_outline(sections, notes, commands.costs), active=m.active, active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
         inferred=m.family.inferred, floors=has_floor(closed),
-        costs=costs_view(m) if commands.costs else None, rules=rules_of(m.tree, m.family.inferred),
+        costs=costs_view(m) if commands.costs and not untraced(m.tree) else None, rules=rules_of(m.tree, m.family.inferred),
         target=commands.target,
         published=_published(m, preset) if not changes else None,
         **_with_lm_head(m))

@@ -21,6 +21,7 @@ from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, symbol_of, version)
+from .inferred_costs import parameter_names
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 
 # -- a config.json of an inferred type -----------------------------------------------
@@ -32,6 +33,7 @@ class Reading:
     values: dict  # standard symbol name → value (≥ 1)
     numbers: dict  # symbol name → value, put into the tree (the type's own fields, and fields at 0)
     flags: dict  # flag field → value
+    costs_refused: str | None = None  # why the inferred costs do not hold for this config (None: they do)
 
 
 def class_of(model_type: str, head: str | None, source: str) -> str:
@@ -84,7 +86,34 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     if top_k is not None and TOP_K_SYMBOL not in numbers:
         numbers[TOP_K_SYMBOL] = top_k
     _refuse_negative_counts(entry, {**numbers, **values}, flags, source)
-    return Reading(values, numbers, flags)
+    refused = _read_costs(entry, reader, {**known, **flags}, values, numbers)
+    return Reading(values, numbers, flags, refused)
+
+
+def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -> str | None:
+    """The fields only the inferred costs follow (a sliding window, a top-k), and the standard symbols only they
+    use, put into ``numbers``; why the costs do not hold for this config (a flag they hold at a value, a relation
+    only the forward pass needs), None when they do.  The count holds either way."""
+    costs = entry.get("costs") or {}
+    if not costs.get("exact"):
+        return None
+    for name in set(values) - parameter_names(entry):  # a head count only the costs follow: put in as a number
+        numbers[name] = values.pop(name)
+    for field, name in costs["symbols"].items():
+        value = reader.int(field, default=costs["defaults"].get(field), minimum=0)
+        if value is None:
+            return f"key {field} is null, and the inferred costs need a number"
+        numbers.setdefault(name, value)
+        known[field] = value
+    for key, held in sorted(costs.get("held", {}).items()):
+        value = reader.bool(key, default=held) if isinstance(held, bool) else reader.int(key, default=held, minimum=0)
+        if value != held:
+            return f"the inferred costs hold only for {key} = {_json(held)}"
+    for text in costs.get("relations", ()):
+        left, kind, right = parse_relation(text)
+        if left in known and right in known and not _holds(kind, known[left], known[right]):
+            return f"the inferred costs need {text} ({left} is {known[left]}, {right} is {known[right]})"
+    return None
 
 
 def expanded(value) -> list | None:
@@ -382,11 +411,12 @@ def in_branch(entry: dict, key: tuple) -> dict:
 
 @lru_cache(maxsize=64)
 def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, heads: tuple,
-           branch: tuple = (), left_out: tuple = ()) -> Family:
+           branch: tuple = (), left_out: tuple = (), costs_refused: str | None = None) -> Family:
     """The family of ``model_type`` with its own fields at ``numbers``; ``heads``: the LM classes (exact, and
     whose conditions the config meets); ``branch``: which of their formulas (:func:`branch_of`); ``left_out``: the
-    fields transformers computes from others (:func:`left_out`).  A field of the type's own that follows others
-    is written as it follows them (XLNet's ``d_head`` is H/A), so that it moves with them."""
+    fields transformers computes from others (:func:`left_out`); ``costs_refused``: why the config is outside the
+    inferred costs' conditions.  A field of the type's own that follows others is written as it follows them
+    (XLNet's ``d_head`` is H/A), so that it moves with them."""
     known = entries(model_type)
     switches = tuple(Switch(name, value, en=f"config field {name}") for name, value in flag_defaults)
     put_in = dict(numbers)
@@ -398,7 +428,7 @@ def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, head
         for key, held in entry.get("conditions", {}).get("fixed", {}).items():
             if key in switch_values and switch_values[key] != held:
                 raise SymparamsError(f"{model_type}: the inferred formula holds only for {key} = {_json(held)}")
-        return build_tree(model_type, entry, put_in, switch_values)
+        return build_tree(model_type, entry, put_in, switch_values, costs_refused)
 
     entry = in_branch(known[cls], branch)
     constraints = _constraints(entry, Reading({}, put_in, {})) + _at_least_zero(entry, put_in)
@@ -460,7 +490,7 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
     flag_defaults = _flag_defaults(model_type, reading.flags, config)
     heads = _heads_met(model_type, ConfigReader(config, source, head), source, branch)
     fam = family(model_type, cls, tuple(sorted(reading.numbers.items())), flag_defaults, heads, branch,
-                 left_out(entry, ConfigReader(config, source, head), overrides))
+                 left_out(entry, ConfigReader(config, source, head), overrides), reading.costs_refused)
     given_values, given_switches = fam.split(overrides or {}, model_type)
     verified = entry["verification"]["exact"]
     note = f"inferred from transformers {version()} meta-device builds, verified on {verified} configurations"

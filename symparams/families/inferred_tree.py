@@ -25,11 +25,15 @@ from typing import Mapping, NamedTuple
 import sympy as sp
 
 from ..core.blocks import Block, group
+from ..core.compute import Deferred
+from .inferred_costs import cost_scope, with_costs
 from .inferred_data import OutsideConditions, formula, symbol_of
 
-def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool]) -> Block:
+def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool],
+               costs_refused: str | None = None) -> Block:
     """The Block tree of one inferred class: symbols for the standard fields, ``numbers`` (symbol name → value)
-    and ``flags`` (field → value) put in; modules in registration order.
+    and ``flags`` (field → value) put in; modules in registration order; with the costs the data holds
+    (:mod:`.inferred_costs`; none, and ``costs_refused`` the reason, for a config outside their conditions).
 
     >>> from symparams.families.inferred_data import entries
     >>> tree = build_tree("olmo", entries("olmo")["base"], {}, {"attention_bias": False})
@@ -48,7 +52,11 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
             known = kinds.get(i, "") if "modules" in entry else None
             leaves.append(Leaf(path.split("."), n, dims, "frozen" in marks, known))
     root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
-    return Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
+    tree = Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
+    # the costs go on when a figure asks for them: the SymPy work they take, a cold count never needs
+    attach = (lambda _: with_costs(tree, entry, cost_scope(entry, scope, numbers), costs_refused))
+    return Block(tree.name, params=tree.params, children=tree.children, ref="", kind=tree.kind,
+                 computes=(Deferred(attach),))
 
 
 def registration_order(entry: dict) -> list[int]:

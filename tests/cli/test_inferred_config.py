@@ -12,7 +12,9 @@ import sys
 import pytest
 import torch
 import transformers
+from torch.utils.flop_counter import FlopCounterMode
 
+from symparams.analysis.inference.tracing import shapes_only
 from symparams.families.inferred import OutsideConditions
 from symparams.families.lookup import from_config
 from tests.reference import FIXTURES, ROOT
@@ -141,12 +143,42 @@ def test_bad_values_of_an_inferred_type_are_one_line(tmp_path, changes, needle):
     assert_one_line_error(*run("count", "--config", olmo_with(tmp_path, **changes))[::2], needle)
 
 
-@pytest.mark.parametrize("command", [("flops", "--seq", "512"), ("memory",),
+@pytest.mark.crosscheck
+def test_flops_of_an_inferred_type_are_what_the_counter_counts_on_transformers_build():
+    """OLMo-1B as published, 16 layers of 2,048: its traced costs against FlopCounterMode on the meta device."""
+    code, out, err = run("flops", "--config", OLMO, "--seq", "512", "--batch", "2", "--json")
+    assert code == 0 and err == ""
+    config = transformers.OlmoConfig.from_json_file(str(OLMO))
+    with torch.device("meta"):
+        module = transformers.OlmoModel._from_config(config, attn_implementation="eager")
+    with shapes_only(), FlopCounterMode(display=False) as counter:  # no mask check reads the meta ids
+        module(input_ids=torch.zeros((2, 512), dtype=torch.long, device="meta"), use_cache=False)
+    data = json.loads(out)
+    assert data["traced"] and data["forward"] == counter.get_total_flops()
+
+
+def test_memory_of_an_inferred_type_holds_its_traced_cache():
+    """OLMo-1B's cache by hand: keys and values of 2,048 (16 heads of 128, no grouping) on each of 16 layers."""
+    code, out, err = run("memory", "--config", OLMO, "--dtype", "bf16", "--optimizer", "none", "--seq", "2048",
+                         "--json")
+    assert code == 0 and err == ""
+    assert json.loads(out)["kv_cache"] == 2 * 16 * 2048 * 2048 * 2
+
+
+@pytest.mark.parametrize("command", [("flops", "--seq", "512"), ("memory", "--seq", "512", "--optimizer", "none"),
                                      ("solve", "--of", "flops", "--target", "1e15", "--for", "s")])
-def test_costs_of_an_inferred_type_are_refused_not_undercounted(command):
-    """Its attention modules are not declared: the FLOPs of attention and the cache are unknown, not 0."""
-    code, _, err = run(command[0], "--config", OLMO, *command[1:])
-    assert_one_line_error(code, err, "does not declare its attention modules")
+def test_costs_the_data_does_not_hold_are_refused_not_undercounted(tmp_path, command):
+    """dots.llm1's costs were not inferred (its dense layers before the experts do not move on the meta device
+    with few layers): the FLOPs and the cache are unknown, not 0."""
+    code, _, err = run(command[0], "--config", dots1_with(tmp_path), *command[1:])
+    assert_one_line_error(code, err, "not known: the inferred data holds no costs for this class")
+
+
+def test_the_weights_bytes_of_an_inferred_type_stand_without_its_costs(tmp_path):
+    code, out, err = run("memory", "--config", dots1_with(tmp_path), "--dtype", "bf16", "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert data["weights"] == 2 * data["parameters"] and data["kv_cache_per_token"] is None
 
 
 def dots1_with(tmp_path, **changes):

@@ -50,7 +50,10 @@ def test_the_english_markdown_says_only_what_holds_for_a_floor(olmo):
     assert r"$$\frac{\partial N}{\partial A} = - \frac{2 G H^{2} L}{A^{2}}$$" in heads
     assert r"- $A \mid H$" in heads and r"- $G \mid A$" in heads
     assert "bert-parameter-count" not in text  # no article tells this model's story
-    assert "FLOPs" not in text  # attention is not declared: costs would be undercounted, so none are shown
+    # the costs traced from transformers' builds, for one sequence of its P = 2,048 positions (the base model, no
+    # head): per layer 4H² + 3FH weights on s positions and two s × s products of A heads of 128 (hand arithmetic)
+    assert "**4,947,802,324,992** FLOPs" in text
+    assert 2 * 2048 * 16 * (4 * 2048**2 + 3 * 8192 * 2048) + 16 * 2 * (2 * 16 * 2048**2 * 128) == 4_947_802_324_992
     # the counterexample: A = 32 with G = 16 kept, the K and V projections halve (hand arithmetic)
     assert "1,109,655,552" in text
     assert 1_176_764_416 - 16 * 2 * 2048 * 1024 == 1_109_655_552

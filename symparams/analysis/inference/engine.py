@@ -316,7 +316,7 @@ def _inferred(builder: Builder, verify_configurations: int, seed: int,
         conditions=conditions(builder, found) if found is not None else Conditions(),
         verification=verification, builds=builder.builds, failed_builds=builder.failures,
         seconds=time.perf_counter() - start, reason=reason, parameters=parts,
-        trainable=None if total is None else trainable_of(total, parts)), found
+        trainable=None if total is None else trainable_of(total, parts), discovery=found), found
 
 
 def _attempt(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any, tuple, dict, Verification]:

@@ -231,12 +231,14 @@ def _consistent_modulo(rows: list[list[Fraction]], rhs: list[Fraction]) -> bool:
 
 def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str],
         binary: frozenset = frozenset(), max_level: int = len(LEVELS) - 1,
-        layers: frozenset = frozenset()) -> dict[Term, Fraction] | None:
+        layers: frozenset = frozenset(), independent: bool = False) -> dict[Term, Fraction] | None:
     """The nonzero coefficients of the first basis level in ``names`` that gives every value exactly, else None
     (``binary``, ``layers``: see :func:`basis`).
 
     A level is tried only when the points outnumber its terms by :data:`SURPLUS`, and once (a period level
-    without a layer count among ``names`` is the linear one again).
+    without a layer count among ``names`` is the linear one again); with ``independent``, only when its terms
+    are independent on the points too (points that vary along a few directions only fit a large basis by
+    accident).
     """
     seen: dict[tuple, int] = {}
     for p, v in zip(points, values):
@@ -256,7 +258,9 @@ def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Seque
         solved = solve(rows, [Fraction(v) for v in values])
         if solved is None:
             continue
-        coefficients, _ = solved
+        coefficients, rank = solved
+        if independent and rank < len(terms):
+            continue
         return {t: c for t, c in zip(terms, coefficients) if c != 0}
     return _sparse(points, values, names, binary, max_level, layers)
 

@@ -195,6 +195,7 @@ class Inferred:
     active: sp.Expr | None = None
     parameters: tuple[Parameter, ...] = ()  # the fitted parameter names the total sums over
     branches: tuple[Inferred, ...] = ()  # where a field held here moves up: a formula of its own (exact ones)
+    discovery: Any = field(default=None, compare=False, repr=False)  # the fields' probes, for the cost inference
 
     @property
     def exact(self) -> bool:

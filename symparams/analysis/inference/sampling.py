@@ -25,7 +25,8 @@ ATTEMPTS = 4
 Sample = tuple[dict, Observation]
 
 
-def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool = False, loose: bool = False) -> dict:
+def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool = False, loose: bool = False,
+         lattice: bool = False) -> dict:
     """A random configuration in the discovered domain.
 
     Scaled fields get multipliers 1..8 (``wide``: 1..10; layer counts 1..4 and 1..5, since builds cost time
@@ -36,7 +37,8 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
     also moves the irrelevant fields (to check that they are: up, and one time in four down, where a bound such
     as the last layer with experts matters only below the layers there are); ``loose`` draws each multiplier on
     its own, the relations unenforced (the verification: a configuration the relations admit, not only the
-    fit's lattice).
+    fit's lattice).  ``lattice`` keeps every scaled field on its multiples and every field given (the costs'
+    fit, whose products are polynomials only there).
     """
     top = 10 if wide else 8
     kinds = ("free", "irrelevant") if every else ("free",)
@@ -63,7 +65,7 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
         if n not in related and found.fields[n].counts and "layer" in n:
             # any layer count up to the same top, not only multiples: a layer in every 6 shows as such
             values[n] = rng.randint(found.lowest.get(n, 1), found.fields[n].base * (top // 2))
-        elif (n not in related or n in ordered or loose) and n in moved and rng.random() < 1 / 3:
+        elif not lattice and (n not in related or n in ordered or loose) and n in moved and rng.random() < 1 / 3:
             values[n] = max(1, values[n] + rng.choice((-2, -1, 1, 2)))
     for n in moved:
         base = found.fields[n].base
@@ -75,7 +77,7 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
             values[n] = rng.randint(1, base)  # down too: a bound of layers (the last expert layer) may be irrelevant
     for n in found.flag_variables:
         values[n] = rng.random() < 0.5
-    for n in sorted(_following(found)):
+    for n in sorted(_following(found)) if not lattice else ():
         if rng.random() < 0.5:
             values.pop(n, None)
     return values

@@ -1,0 +1,235 @@
+"""The cost inference of one class: discover, fit, find the attention modules, verify (see :mod:`.costs`), and
+check against a tiny real model (:mod:`.real_check`): ``infer_costs(infer("llama", "causal-lm"), real=True)``."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+import random
+import time
+
+import sympy as sp
+
+from ...core.compute import BATCH, SEQ
+from ...core.symbols import H
+from .cost_result import AttentionModule, Costs, CostVerification, HeldTensor, TracedProduct
+from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw, _symbols,
+                    assemble, backward_of, discover_costs, fit_samples, fitted)
+from .discovery import Uninferable
+from .probing import Builder
+from .real_check import check_real
+from .result import Inferred
+from .sampling import variables
+from .tracing import Untraceable
+
+#: mismatches kept in the verification record
+KEPT = 3
+
+
+def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_TRACES, real: bool = False) -> Costs:
+    """The FLOPs and cache of an exactly inferred class (its parameter discovery kept in ``inferred``); with
+    ``real``, checked against a tiny real model too (:mod:`.real_check`)."""
+    start = time.perf_counter()
+    if not inferred.exact or inferred.discovery is None:
+        return Costs(reason="the parameter count was not inferred")
+    builder = Builder(inferred.model_type, inferred.cls)
+    domain = None
+    try:
+        domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery))
+        symbols = _symbols(domain, inferred)
+        rng, samples = random.Random(seed), []
+        for round_ in range(ROUNDS):
+            samples += fit_samples(domain, base, rng)
+            try:
+                products, extra, cache = _fit(domain, base, samples, symbols)
+                verification = verify_costs(domain, products, extra, cache, symbols, verify_traces, seed)
+            except Untraceable:
+                if round_ == ROUNDS - 1:
+                    raise
+                continue
+            if verification.passed:
+                break
+        attention, incomplete, why = attention_modules(domain, products, cache, symbols)
+    except (Untraceable, Uninferable) as exc:
+        return Costs(reason=str(exc), traces=domain.traces if domain else 0, seconds=time.perf_counter() - start)
+    cost_symbols = {n: symbols[n] for n in domain.cost_fields}
+    defaults = {n: inferred.discovery.defaults.get(n) for n in domain.cost_fields}
+    costs = Costs(None, cost_symbols, defaults, dict(domain.held), products, extra, cache, attention, why,
+                  verification, domain.traces, 0.0, _relations(domain), incomplete)
+    if real and costs.exact:
+        check = check_real(domain, costs, symbols, base)
+        costs = replace(costs, real=check.to_dict())
+        if check.reason is None and not check.passed:  # exact or refused: a real model the formulas miss refuses them
+            wrong = next(f"{k} {a} by the formulas, {b} counted" for k, (a, b) in check.figures.items() if a != b)
+            costs = replace(costs, reason=f"a tiny real model disagrees: {wrong}")
+    return replace(costs, traces=domain.traces, seconds=time.perf_counter() - start)
+
+
+def _fit(domain: Domain, base, samples: list, symbols: dict) -> tuple:
+    """The products, unmatched backward FLOPs and cache tensors fitted on ``samples``."""
+    if len(samples) < WIDTH_TRACES // 2:
+        raise Untraceable(f"only {len(samples)} random configurations traced with the base structure"
+                          + (f" ({domain.errors[-1]})" if domain.errors else ""))
+    weights = {k: any(o.weights.get(k, False) for _, o in samples) for k in base.weights}
+    formulas = fitted(domain, samples, symbols)
+    products, extra, cache = assemble(formulas, backward_of(samples, formulas), weights)
+    return products, extra, None if base.cache is None else cache
+
+
+def _relations(domain: Domain) -> tuple[str, ...]:
+    """The relations only the forward pass needs, as the parameter conditions write theirs."""
+    found, out = domain.found, []
+    for f, g in sorted(domain.relations):
+        a, b = found.fields[f].base, found.fields[g].base
+        if (g, f) in domain.relations and a == b:
+            if f < g:
+                out.append(f"{f} = {g}")
+        else:
+            out.append(f"{f} divides {g}" if a and b % a == 0 else f"{f} < {g}")
+    return tuple(out)
+
+
+# -- the attention modules -------------------------------------------------------------------------------
+
+def _per_run(p: TracedProduct) -> sp.Expr:
+    return sp.expand(2 * sp.Mul(*p.factors))
+
+
+def _scores(p: TracedProduct) -> sp.Expr:
+    """The elements of a product's result: its factors but the contracted one (``k`` of ``[m, k] @ [k, n]``)."""
+    return sp.expand(sp.Mul(*p.factors) / p.factors[-2])
+
+
+def attention_modules(domain: Domain, products: tuple, cache, symbols: dict) -> tuple[tuple, str | None, str | None]:
+    """The modules whose products that grow with s² are attention's score matmul and weighted sum (two per call),
+    each with its query heads and widths; why not every such product is one of those (None: each is), and why
+    the activations are not known (None: they are)."""
+    quadratic: dict[str, list] = {}
+    for p in products:
+        if sp.degree(_per_run(p), SEQ) == 2:
+            quadratic.setdefault(p.module, []).append(p)
+    cross = _cross_modules(domain, quadratic) if quadratic else set()
+    found, incomplete = [], None
+    for module, ops in quadratic.items():
+        ops = sorted(ops, key=lambda p: p.ordinal)
+        heads = sp.expand(_scores(ops[0]) / (BATCH * SEQ**2)) if len(ops) == 2 else None
+        widths = [sp.expand(_per_run(p) / (2 * BATCH * SEQ**2 * heads)) for p in ops] if heads else []
+        if heads is None or ops[0].count != ops[1].count or heads.free_symbols & {SEQ, BATCH} \
+                or any(w.free_symbols & {SEQ, BATCH} for w in widths):
+            incomplete = f"the products of {module or 'the model'} that grow with s² are not attention's two"
+            continue
+        found.append(AttentionModule(module, ops[0].count, heads, widths[0], widths[1], module in cross,
+                                     (ops[0].ordinal, ops[1].ordinal)))
+    return tuple(found), incomplete, incomplete or _activations_refused(found, cache, symbols)
+
+
+def _activations_refused(found: list, cache, symbols: dict) -> str | None:
+    if cache and any(SEQ not in sp.Mul(*t.shape).free_symbols for t in cache):
+        return ("layers keep a recurrent state (state-space or linear attention); the activations formula "
+                "(Korthikanti et al.) is for attention layers")
+    if not any(not a.cross for a in found):
+        return "no self-attention module was found for the activations formula (Korthikanti et al.)"
+    if H not in symbols.values():
+        return "no config field is the hidden size H the activations formula needs"
+    return None
+
+
+def _cross_modules(domain: Domain, quadratic: dict) -> set:
+    """The attention modules whose keys come from the encoder: traced with a decoder two tokens shorter, their
+    score matmul is not square."""
+    found = domain.found
+    if not getattr(domain.builder.config(found.base), "is_encoder_decoder", False):
+        return set()
+    obs = domain.observe(found.base, BASE_SEQ, BASE_BATCH, decoder_seq=BASE_SEQ - 2)
+    if obs is None:
+        raise Untraceable("the encoder-decoder does not trace with a shorter decoder")
+    out = set()
+    for module, ops in quadratic.items():
+        first = min(ops, key=lambda p: p.ordinal)
+        key = (module, first.ordinal, first.op)
+        n = len([t for t in obs.targets if t[0] == "factor" and t[1] == key])
+        rows, cols = obs.targets["factor", key, n - 3], obs.targets["factor", key, n - 1]
+        if rows != cols:
+            out.add(module)
+    return out
+
+
+# -- verification ------------------------------------------------------------------------------------------
+
+def _at(expr: sp.Expr, subs: dict) -> int:
+    value = expr.xreplace(subs)
+    if not value.is_Integer:
+        raise Untraceable(f"a cost formula is not a whole number at a verification point ({value})")
+    return int(value)
+
+
+def predicted(products, extra, cache, subs: dict, seq_kept: dict | None = None) -> tuple[dict, dict, dict | None]:
+    """(forward FLOPs by module, backward FLOPs by module, cache elements by part) at ``subs``."""
+    forward, backward = {}, {}
+    for p in products:
+        forward[p.module] = forward.get(p.module, 0) + _at(p.forward, subs)
+        backward[p.module] = backward.get(p.module, 0) + _at(p.backward, subs)
+    for module, expr in extra:
+        backward[module] = backward.get(module, 0) + _at(expr, subs)
+    held = None
+    if cache is not None:
+        held = {"self": 0, "cross": 0}
+        for t in cache:
+            held[t.part] += _at(t.held(), subs)
+    return {k: v for k, v in forward.items() if v}, {k: v for k, v in backward.items() if v}, held
+
+
+def _substitution(domain: Domain, values: dict, seq: int, batch: int, symbols: dict) -> dict:
+    point = variables(domain.found, values)
+    point.update({n: values.get(n, b) for n, b in domain.cost_fields.items()})
+    subs = {symbols[n]: sp.Integer(v) for n, v in point.items()}
+    subs[SEQ], subs[BATCH] = sp.Integer(seq), sp.Integer(batch)
+    return subs
+
+
+def _observed(obs) -> tuple[dict, dict, dict | None]:
+    return ({k: v for k, v in obs.forward.items() if v}, {k: v for k, v in (obs.backward or {}).items() if v},
+            obs.cache)
+
+
+def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, seed: int) -> CostVerification:
+    """``n`` fresh configurations (wider multipliers, the fields that change no shape moved too, a lifted field
+    at its default half of the time, a sliding window of a few tokens, so that the length often passes it),
+    every other one with its backward, each compared with the formulas module by module."""
+    rng = random.Random(seed + 1)
+    checked = exact = beyond = 0
+    wrong = []
+    windowed = sorted({s.name for t in cache or () if t.window is not None for s in t.window.free_symbols})
+    names = {symbol.name: name for name, symbol in symbols.items()}
+    for _ in range(ATTEMPTS * n):
+        if checked == n:
+            break
+        values, seq, batch = _draw(domain, rng, wide=True, every=True)
+        for field in windowed:  # a window of a few tokens, so that a random length passes it at little cost
+            values[names[field]] = rng.randint(4, 16)
+        if not _allowed(domain, values, False):
+            continue
+        obs = domain.observe(values, seq, batch, backward=checked % 2 == 0, regime=False, beyond=True, steady=False)
+        if obs is None:
+            continue
+        checked += 1
+        beyond += any(w - 1 < seq for w in obs.windows)
+        expected = predicted(products, extra, cache, _substitution(domain, values, seq, batch, symbols))
+        seen = _observed(obs)
+        if obs.backward is None:
+            expected, seen = (expected[0], {}, expected[2]), (seen[0], {}, seen[2])
+        if expected != seen:
+            wrong.append(({**values, "seq": seq, "batch": batch}, _difference(expected, seen)))
+        else:
+            exact += 1
+    return CostVerification(checked, exact, seed, beyond, tuple(wrong[:KEPT]), n)
+
+
+def _difference(expected: tuple, seen: tuple) -> str:
+    for what, e, s in zip(("forward", "backward", "cache"), expected, seen):
+        if e != s:
+            if isinstance(e, dict) and isinstance(s, dict):
+                keys = sorted(k for k in e.keys() | s.keys() if e.get(k) != s.get(k))
+                return f"{what} of {keys[0] or 'the model'}: formula {e.get(keys[0])}, traced {s.get(keys[0])}"
+            return f"{what}: formula {e}, traced {s}"
+    return ""

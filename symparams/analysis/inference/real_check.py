@@ -1,0 +1,201 @@
+"""The inferred costs against a tiny real model: PyTorch's own counter and cache on the CPU, nothing shared.
+
+The formulas were fitted and verified on meta-device traces with batched
+experts; here one configuration with small, odd sizes where the model
+allows (found on the meta device, field by field) is built for real with
+random weights, eager attention and the eager experts loop (the house's
+convention), run under ``torch.utils.flop_counter.FlopCounterMode`` forward
+and forward plus backward (without a cache, as the cross-checks of the hand
+families count), and once with ``use_cache=True`` for the bytes its cache
+holds, at an odd length past its sliding window when it has one.  Each
+figure is compared with the formulas at those values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ...core.compute import BATCH, SEQ
+from .cost_result import Costs
+from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure
+from .probing import config_for_class, libraries, quiet
+from .tracing import ATTENTION, _can_set_experts, cache_tensors, inputs, scalar, shapes_only, takes
+
+#: small values tried for a size field, odd ones first (a width that must be even, a rotary half, takes the next)
+SMALL = (3, 5, 7, 9, 11, 13, 15, 21, 27, 6, 10, 12, 14, 18, 4, 8, 16, 20, 24, 32, 48, 64, 96, 128)
+#: the most parameters a real model is built with (its weights, gradients and activations stay small)
+LARGEST = 20_000_000
+#: the real model's batch, and its length (odd; past the longest sliding window when there is one)
+BATCH_SIZE, LENGTH = 2, 9
+
+
+@dataclass
+class RealCheck:
+    """One tiny real model: its values, length and batch, and each figure as (formula, PyTorch's)."""
+
+    values: dict = field(default_factory=dict)
+    seq: int = 0
+    batch: int = 0
+    figures: dict = field(default_factory=dict)  # "forward", "training", "cache" (bytes) → [formula, counted]
+    reason: str | None = None  # why no real model was run
+
+    @property
+    def passed(self) -> bool:
+        return self.reason is None and all(a == b for a, b in self.figures.values())
+
+    def to_dict(self) -> dict:
+        if self.reason is not None:
+            return {"passed": False, "reason": self.reason}
+        return {"passed": self.passed, "values": self.values, "seq": self.seq, "batch": self.batch,
+                "figures": self.figures}
+
+
+def _kinds(found) -> dict:
+    """Each relation's kind at the base values: equal (both ways, equal values), divides or below."""
+    out = {}
+    for f, g in found.relations:
+        a, b = found.fields[f].base, found.fields[g].base
+        out[f, g] = "equals" if (g, f) in found.relations and a == b else "divides" if a and b % a == 0 else "below"
+    return out
+
+
+def _allows(kind: str, a: int, b: int) -> bool:
+    return {"equals": a == b, "divides": a > 0 and b % a == 0, "below": a < b}[kind]
+
+
+def _candidates(name: str, chosen: dict, kinds: dict) -> list[int]:
+    """The small values of ``name`` the relations with the fields already chosen allow."""
+    return [v for v in SMALL if all(_allows(kind, v if f == name else chosen[f], v if g == name else chosen[g])
+                                    for (f, g), kind in kinds.items()
+                                    if name in (f, g) and ({f, g} - {name}) <= set(chosen) and f != g)]
+
+
+def _partners(trial: dict, name: str, v: int, chosen: dict, kinds: dict) -> dict:
+    """``trial`` with the fields not yet chosen that a relation ties to ``name`` kept valid: a multiple of ``v``
+    (divides), above it (below), equal."""
+    out = dict(trial)
+    for (f, g), kind in kinds.items():
+        if f == name and g not in chosen:
+            out[g] = v if kind == "equals" else v * max(1, trial[g]) if kind == "divides" else max(trial[g], v + 1)
+    return out
+
+
+def tiny_values(domain: Domain, base, least: int = 0) -> dict:
+    """Small values (``least`` at least) for every size field, found on the meta device one field at a time
+    (divisors before their multiples), each the first that traces with the base structure and leaves no factor
+    or dimension of the base degenerate (below 4, or below its base value: a head width of 1 changes the code's
+    path); the layer counts stay at their fewest."""
+    found = domain.found
+    values = dict(domain.start)
+    chosen: dict = {}
+    kinds = _kinds(found)
+    order = sorted([n for n in [*found.free, *domain.cost_fields] if n not in domain.low],
+                   key=lambda n: (len(_closure(found, n)), n), reverse=True)
+    for name in order:
+        for v in _candidates(name, chosen, kinds):
+            if v >= values[name]:
+                break
+            if v < least:
+                continue
+            trial = _partners({**values, name: v}, name, v, chosen, kinds)
+            obs = domain.observe(trial, BASE_SEQ, BASE_BATCH)
+            if obs is not None and obs.structure == base.structure and not _degenerate(obs, base):
+                values, chosen[name] = trial, v
+                break
+    return values
+
+
+def _degenerate(obs, base) -> bool:
+    return any(obs.targets[t] < min(v, 4) for t, v in base.targets.items() if t[0] in ("factor", "dim") and t in
+               obs.targets)
+
+
+def check_real(domain: Domain, costs: Costs, symbols: dict, base) -> RealCheck:
+    """The tiny model's forward and training FLOPs and cache bytes, counted by PyTorch, beside the formulas."""
+    first = _checked(domain, costs, symbols, tiny_values(domain, base))
+    if first.reason is None or "does not run" not in first.reason:
+        return first
+    # a table of positions shorter than the length, an index past a small vocabulary: sizes of 16 at least
+    return _checked(domain, costs, symbols, tiny_values(domain, base, least=16))
+
+
+def _checked(domain: Domain, costs: Costs, symbols: dict, values: dict) -> RealCheck:
+    torch, _ = libraries()
+    from torch.utils.flop_counter import FlopCounterMode
+
+    probe = domain.observe(values, BASE_SEQ, BASE_BATCH, beyond=True)
+    if probe is None:
+        return RealCheck(reason="no small configuration traces")
+    built = domain.builder.observe({**values, **domain.held})
+    if built is None or built.total > LARGEST:  # the sizes did not come down: no real model of that size is run
+        return RealCheck(values=_shown(domain, values),
+                         reason=f"no small configuration was found ({'?' if built is None else built.total} "
+                                f"parameters)")
+    seq = max([LENGTH, *(w + 2 for w in probe.windows)])
+    if seq % 2 == 0:
+        seq += 1
+    try:
+        model = _real_model(domain, values)
+        given = inputs(model, seq, BATCH_SIZE, device="cpu")
+        cached = {"use_cache": False} if takes(model, "use_cache") else {}
+        with quiet(), FlopCounterMode(display=False) as counter:
+            model(**given, **cached)
+        forward = counter.get_total_flops()
+        with quiet(), FlopCounterMode(display=False) as counter:
+            loss = scalar(model(**given, **cached))
+            if loss is not None:
+                loss.backward()
+        training = counter.get_total_flops()
+        held = None
+        if cached and costs.cache is not None:
+            with quiet(), shapes_only(), torch.no_grad():
+                held = cache_tensors(getattr(model(**given, use_cache=True), "past_key_values", None))
+    except Exception as exc:  # whatever the modeling code raises on the CPU: recorded, the costs stay unchecked
+        text = f"{type(exc).__name__}: {exc}".splitlines()
+        return RealCheck(values=_shown(domain, values), reason="the tiny real model does not run: " + text[0][:160])
+    subs = _substitution(domain, values, seq, symbols)
+    figures = {"forward": [int(costs.forward.xreplace(subs)), forward],
+               "training": [int((costs.forward + costs.backward).xreplace(subs)), training]}
+    if costs.cache is not None:
+        element = torch.get_default_dtype().itemsize
+        for part in ("self", "cross"):
+            formula = sum((t.held() for t in costs.cache if t.part == part), sp.Integer(0))
+            counted = sum(_elements(t.shape) for t in held or () if t.part == part) * element
+            figures[f"cache {part}"] = [int(formula.xreplace(subs)) * element, counted]
+    return RealCheck(_shown(domain, values), seq, BATCH_SIZE, figures)
+
+
+def _real_model(domain: Domain, values: dict):
+    """The model of ``values`` on the CPU with random weights, eager attention and eager experts."""
+    torch, _ = libraries()
+    config = config_for_class(domain.builder.model_class, domain.builder.config({**values, **domain.held}))
+    torch.manual_seed(0)
+    kwargs = {"experts_implementation": "eager"} if _can_set_experts(domain.builder.model_class) else {}
+    with quiet():
+        model = domain.builder.model_class._from_config(config, attn_implementation=ATTENTION, **kwargs)
+    return model.train()
+
+
+def _substitution(domain: Domain, values: dict, seq: int, symbols: dict) -> dict:
+    from .engine import variables
+
+    point = variables(domain.found, {**{n: domain.found.flags[n].base for n in domain.found.flag_variables},
+                                     **values})
+    point.update({n: values.get(n, b) for n, b in domain.cost_fields.items()})
+    subs = {symbols[n]: sp.Integer(v) for n, v in point.items()}
+    subs[SEQ], subs[BATCH] = sp.Integer(seq), sp.Integer(BATCH_SIZE)
+    return subs
+
+
+def _shown(domain: Domain, values: dict) -> dict:
+    """The values of the fields the formulas are written in."""
+    return {n: values[n] for n in [*domain.found.free, *domain.cost_fields] if n in values}
+
+
+def _elements(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n

@@ -1,0 +1,375 @@
+"""One traced forward and backward pass: every counted matrix product with its module, its shape and its backward.
+
+The FLOPs are PyTorch's own: a :class:`Recorder` is a dispatch mode that
+counts exactly what ``torch.utils.flop_counter.FlopCounterMode`` counts (the
+same registry, the same decompositions), but keeps each product apart: the
+module that ran it (innermost first, named as :mod:`.probing` names
+parameters: ``model.layers.*.self_attn.q_proj``), its factors (``[m, k, n]``
+of an ``mm``: ``2·m·k·n`` FLOPs) and the FLOPs its backward spends.  A
+backward product is matched to the forward product whose autograd node runs
+it (the node's sequence number), so the backward is known per product, where
+the counter's own attribution by module is not.
+
+The cache a ``use_cache=True`` forward returns is read tensor by tensor: each
+layer's class, whether it keeps a sliding window (and how long), whether it
+is a cross-attention cache, and the shape of every tensor it holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from dataclasses import dataclass, field
+from math import prod
+
+from .probing import _INDEX, _layer_kinds, _normalise, _numbered, _position, config_for_class, libraries, quiet
+
+#: the attention and experts implementations traced: the plain matmuls the counter sees (batched experts multiply
+#: each token by exactly its top-k experts, as the eager loop does, and run on the meta device)
+ATTENTION = "eager"
+EXPERTS = "batched_mm"
+
+
+class Untraceable(Exception):
+    """This class cannot be traced exactly; the message says why, in one line."""
+
+
+@dataclass
+class Product:
+    """One counted product of a forward pass: ``scale · Π factors`` FLOPs, and its backward's FLOPs."""
+
+    module: str  # the normalised path of the innermost module that ran it
+    op: str  # "mm", "bmm", "addmm", "baddbmm", "convolution"
+    factors: tuple[int, ...]
+    forward: int
+    backward: int = 0
+    node: int | None = None  # the autograd node's sequence number (None: nothing needs its gradient)
+    weight: bool = False  # one factor is a parameter (or a view of one): a weight's matmul
+    call: int = 0  # which call of a module ran it (the products of one call share it)
+    channels: int | None = None  # a convolution's input channels (its weight's gradient is a convolution over them)
+
+
+@dataclass
+class CacheTensor:
+    """One tensor a cache layer holds, by the layer's place and the attribute holding it."""
+
+    part: str  # "self" or "cross"
+    layer: int  # the layer's index in its part
+    kind: str  # the layer's class
+    attribute: str  # "keys", "values", "conv_states", ...
+    shape: tuple[int, ...]
+    window: int | None  # a sliding-window layer's sliding_window (it keeps sliding_window - 1 tokens)
+
+
+@dataclass
+class Trace:
+    """A forward pass over ``batch`` sequences of ``seq`` tokens and its backward, as the counter saw them."""
+
+    seq: int
+    batch: int
+    products: list[Product]
+    extra_backward: dict[str, int] = field(default_factory=dict)  # by module: backward FLOPs of no forward product
+    cache: list[CacheTensor] | None = None  # None: the class returns no cache
+    traced_backward: bool = True  # whether the backward pass was traced (else every backward field is 0)
+
+    @property
+    def forward(self) -> int:
+        return sum(p.forward for p in self.products)
+
+    @property
+    def backward(self) -> int:
+        return sum(p.backward for p in self.products) + sum(self.extra_backward.values())
+
+
+#: the convolutions the counter counts (``2 · batch · Π output positions · Π weight``)
+CONVOLUTIONS = ("convolution", "_convolution", "cudnn_convolution", "_slow_conv2d_forward", "convolution_overrideable")
+
+
+#: products that count alike whatever else they add (a bias): one key, so a bias flag changes no structure
+SAME = {"addmm": "mm", "baddbmm": "bmm", **{c: "convolution" for c in CONVOLUTIONS}}
+
+
+def factors(op: str, args: tuple, out=None) -> tuple[int, ...]:
+    """The factors of a counted product whose product, twice, is the FLOPs the counter gives it."""
+    shapes = [tuple(int(d) for d in a.shape) if hasattr(a, "shape") else a for a in args]
+    if op in CONVOLUTIONS:
+        x, w, transposed = shapes[0], shapes[1], args[6]
+        positions = (x if transposed else tuple(int(d) for d in out.shape))[2:]
+        return (x[0], *positions, *w)
+    if op == "mm":
+        (m, k), (_, n) = shapes[0], shapes[1]
+        return m, k, n
+    if op == "addmm":
+        (m, k), (_, n) = shapes[1], shapes[2]
+        return m, k, n
+    if op == "bmm":
+        (b, m, k), (_, _, n) = shapes[0], shapes[1]
+        return b, m, k, n
+    if op == "baddbmm":
+        (b, m, k), (_, _, n) = shapes[1], shapes[2]
+        return b, m, k, n
+    raise Untraceable(f"a product the fit does not factor: aten.{op}")
+
+
+class Recorder:
+    """A dispatch mode recording every product the FLOP counter counts, with the module running it (forward) or
+    the autograd node (backward); built lazily, torch being imported only here."""
+
+    def __new__(cls, parameters=frozenset()):
+        torch, _ = libraries()
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils.flop_counter import flop_registry
+
+        skipped = {torch.ops.aten.sym_is_contiguous.default, torch.ops.aten.is_contiguous.default,
+                   torch.ops.aten.is_contiguous.memory_format, torch.ops.aten.is_strides_like_format.default,
+                   torch.ops.aten.is_non_overlapping_and_dense.default, torch.ops.aten.size.default,
+                   torch.ops.aten.sym_size.default, torch.ops.aten.stride.default, torch.ops.aten.sym_stride.default,
+                   torch.ops.aten.storage_offset.default, torch.ops.aten.sym_storage_offset.default,
+                   torch.ops.aten.numel.default, torch.ops.aten.sym_numel.default, torch.ops.aten.dim.default,
+                   torch.ops.prim.layout.default}
+
+        class _Recorder(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.parameters = parameters  # ids of the model's parameters
+                self.stack: list[tuple[str, int]] = []  # (module, call) of the modules running, innermost last
+                self.calls = 0
+                self.products: list[Product] = []
+                self.backward: list[tuple[int | None, int]] = []  # (node, FLOPs) of each backward product
+                self.in_backward = False
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                if func in skipped:
+                    return NotImplemented
+                if isinstance(func, torch._ops.HigherOrderOperator):
+                    raise Untraceable(f"a higher-order operator the fit does not follow: {func}")
+                if func not in flop_registry and func is not torch.ops.prim.device.default:
+                    with self:  # as FlopCounterMode: a composite op is counted by its parts
+                        decomposed = func.decompose(*args, **kwargs)
+                        if decomposed is not NotImplemented:
+                            return decomposed
+                out = func(*args, **kwargs)
+                packet = func._overloadpacket
+                if packet in flop_registry:
+                    flops = int(flop_registry[packet](*args, **kwargs, out_val=out))
+                    self._record(packet.__name__, args, flops, out)
+                return out
+
+            def _record(self, op, args, flops, out):
+                if self.in_backward:
+                    node = torch._C._current_autograd_node()
+                    self.backward.append((None if node is None else node._sequence_nr(), flops))
+                    return
+                tensors = [a for a in args if isinstance(a, torch.Tensor)]
+                grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+                node = torch._C._autograd._get_sequence_nr() - 1 if grad else None
+                found = factors(op, args, out)
+                if 2 * prod(found) != flops:
+                    raise Untraceable(f"aten.{op} counted {flops} FLOPs, not twice its factors {found}")
+                weight = any(id(t) in self.parameters or id(getattr(t, "_base", None)) in self.parameters
+                             for t in tensors)
+                module, call = self.stack[-1] if self.stack else ("", 0)
+                channels = int(args[0].shape[1]) if op in CONVOLUTIONS else None
+                self.products.append(Product(module, SAME.get(op, op), found, flops, node=node, weight=weight,
+                                             call=call, channels=channels))
+
+        return _Recorder()
+
+
+def module_paths(model, by_names: bool = False) -> dict[int, str]:
+    """Each module's path, normalised as parameter names are (list indices ``*``, ``*k`` for layers of a kind);
+    ``by_names``: layers whose parameters have other names are of other kinds too (a hybrid stack's mixers,
+    state-space or attention under one name, run other products)."""
+    from torch import nn
+
+    lists = {name for name, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.ParameterList))
+             or (isinstance(m, nn.ModuleDict) and _numbered(m))}
+    named = [(name.split("."), tuple(int(d) for d in p.shape)) for name, p in model.named_parameters()]
+    kinds = {**_layer_kinds(named, lists), **(_name_kinds(named, lists) if by_names else {})}
+    return {id(m): _normalise(name.split("."), lists, kinds) if name else "" for name, m in model.named_modules()}
+
+
+def _name_kinds(named: list, lists: set) -> dict[tuple[str, str], str]:
+    """``*k`` for the elements of each list by the names of their parameters, in layer order (a list whose
+    elements all hold the same names is left out)."""
+    names: dict[str, dict[str, set]] = {}
+    for parts, _ in named:
+        for i in range(len(parts) - 1):
+            prefix = ".".join(parts[:i])
+            if prefix in lists and _INDEX.match(parts[i]):
+                names.setdefault(prefix, {}).setdefault(parts[i], set()).add(".".join(parts[i + 1:]))
+    kinds = {}
+    for prefix, elements in names.items():
+        order = list(dict.fromkeys(frozenset(elements[i]) for i in sorted(elements, key=_position)))
+        if len(order) > 1:
+            kinds.update({(prefix, i): f"*{order.index(frozenset(elements[i])) + 1}" for i in elements})
+    return kinds
+
+
+def build(model_class, config, device: str = "meta", seed: int = 0):
+    """``model_class`` from ``config`` with eager attention and batched experts, on ``device`` (meta: no weights)."""
+    torch, _ = libraries()
+    config = config_for_class(model_class, config)
+    kwargs = {"attn_implementation": ATTENTION}
+    if _can_set_experts(model_class):
+        kwargs["experts_implementation"] = EXPERTS
+    with quiet():
+        if device == "meta":
+            with torch.device("meta"):
+                return model_class._from_config(config, **kwargs)
+        torch.manual_seed(seed)
+        return model_class._from_config(config, **kwargs)
+
+
+def _can_set_experts(model_class) -> bool:
+    check = getattr(model_class, "_can_set_experts_implementation", None)
+    return bool(check and check())
+
+
+def inputs(model, seq: int, batch: int, device: str = "meta", decoder_seq: int | None = None) -> dict:
+    """Token ids for ``batch`` sequences of ``seq`` tokens (an encoder-decoder's decoder reads as many, or
+    ``decoder_seq``)."""
+    torch, _ = libraries()
+    vocab = getattr(model.config.get_text_config(), "vocab_size", None) or 4
+    generator = torch.Generator().manual_seed(1)
+    if device == "meta":
+        ids = torch.zeros((batch, seq), dtype=torch.long, device="meta")
+    else:
+        ids = torch.randint(3 if vocab > 3 else 0, vocab, (batch, seq), generator=generator)
+    out = {"input_ids": ids}
+    if getattr(model.config, "is_encoder_decoder", False):
+        out["decoder_input_ids"] = ids[:, :decoder_seq].clone() if decoder_seq else ids.clone()
+    return out
+
+
+def takes(model, name: str) -> bool:
+    """Whether the model's forward takes the keyword ``name``."""
+    signature = inspect.signature(model.forward)
+    return name in signature.parameters or any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
+
+
+@contextlib.contextmanager
+def shapes_only():
+    """Mask building skips its checks of the data on meta tensors (packed sequences, an all-ones mask), as it
+    does when compiling, and no warning reads the ids for padding: they choose between masks of one cost, or
+    print, and a meta tensor has no data to check."""
+    from transformers import PreTrainedModel, masking_utils
+
+    checked, warned = masking_utils.is_tracing, PreTrainedModel.warn_if_padding_and_no_attention_mask
+    masking_utils.is_tracing = lambda tensor=None: checked(tensor) or getattr(tensor, "is_meta", False)
+    # a warning about padding tokens in the input ids, which reads them
+    PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda self, *args, **kwargs: None
+    try:
+        yield
+    finally:
+        masking_utils.is_tracing, PreTrainedModel.warn_if_padding_and_no_attention_mask = checked, warned
+
+
+def scalar(output):
+    """A scalar of every floating-point output that needs a gradient (the house's cross-checks do the same)."""
+    torch, _ = libraries()
+    total = None
+    values = output.values() if hasattr(output, "values") else output
+    for value in values:
+        if isinstance(value, torch.Tensor) and value.is_floating_point() and value.requires_grad:
+            part = value.float().sum()
+            total = part if total is None else total + part
+    return total
+
+
+def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True, backward: bool = True,
+          decoder_seq: int | None = None, together: bool = False, by_names: bool = False) -> Trace:
+    """The products of one forward pass over ``seq`` tokens of ``batch`` sequences without a cache and
+    (``backward``) of its backward, and (``cache``) the cache a forward with ``use_cache=True`` leaves (another
+    pass: a cache may change the products, Mamba's convolution padding its input; ``together``: one pass with
+    the cache, where that changes no product); ``decoder_seq`` (fewer than ``seq``) gives an encoder-decoder's
+    decoder fewer tokens than its encoder."""
+    torch, _ = libraries()
+    paths = module_paths(model, by_names)
+    recorder = Recorder(frozenset(id(p) for p in model.parameters()))
+    intervals: list[tuple[int, int, str]] = []  # (first node, last node, module): backward not matched to a product
+    opened: list[int] = []
+
+    def enter(module, args):
+        recorder.calls += 1
+        recorder.stack.append((paths.get(id(module), ""), recorder.calls))
+        opened.append(torch._C._autograd._get_sequence_nr())
+
+    def leave(module, args, output):
+        intervals.append((opened.pop(), torch._C._autograd._get_sequence_nr(), recorder.stack.pop()[0]))
+
+    hooks = [h for m in model.modules() for h in (m.register_forward_pre_hook(enter), m.register_forward_hook(leave))]
+    model.train()
+    given = inputs(model, seq, batch, device, decoder_seq)
+    cached = {"use_cache": together and cache} if takes(model, "use_cache") else {}
+    try:
+        with quiet(), shapes_only(), recorder:  # the FLOPs without a cache, as the house's cross-checks count them
+            output = model(**given, **cached)
+            loss = scalar(output) if backward else None
+            recorder.in_backward = True
+            if loss is not None:
+                loss.backward()
+    finally:
+        for h in hooks:
+            h.remove()
+    held = None
+    if cache and cached:
+        if not together:
+            with quiet(), shapes_only(), torch.no_grad():
+                output = model(**given, use_cache=True)
+        held = cache_tensors(getattr(output, "past_key_values", None))
+    products = recorder.products
+    by_node = {p.node: p for p in products if p.node is not None}
+    extra: dict[str, int] = {}
+    for node, flops in recorder.backward:
+        if node in by_node:
+            by_node[node].backward += flops
+        else:
+            where = _innermost(intervals, node)
+            extra[where] = extra.get(where, 0) + flops
+    return Trace(seq, batch, products, extra, held, backward)
+
+
+def _innermost(intervals: list[tuple[int, int, str]], node: int | None) -> str:
+    """The innermost module whose forward created autograd node ``node`` ("" when none did)."""
+    best = None
+    for first, last, name in intervals:
+        if node is not None and first <= node < last and (best is None or last - first < best[1] - best[0]):
+            best = (first, last, name)
+    return "" if best is None else best[2]
+
+
+def cache_tensors(cache) -> list[CacheTensor] | None:
+    """Every tensor a returned cache holds, layer by layer (an encoder-decoder cache: its two parts); None when
+    the forward returned no cache."""
+    if cache is None:
+        return None
+    parts = [("self", cache.self_attention_cache), ("cross", cache.cross_attention_cache)] \
+        if hasattr(cache, "cross_attention_cache") else [("self", cache)]
+    out = []
+    for part, held in parts:
+        layers = getattr(held, "layers", None)
+        if layers is None:
+            raise Untraceable(f"a cache the fit does not read: {type(held).__name__}")
+        for index, layer in enumerate(layers):
+            window = getattr(layer, "sliding_window", None) if getattr(layer, "is_sliding", False) else None
+            for attribute, tensor in _tensors(layer):
+                out.append(CacheTensor(part, index, type(layer).__name__, attribute,
+                                       tuple(int(d) for d in tensor.shape), window))
+    return out
+
+
+def _tensors(layer) -> list[tuple[str, object]]:
+    """The tensors a cache layer holds (a list or dict of them: each by its place), ``_``-prefixed bookkeeping left out."""
+    torch, _ = libraries()
+    out = []
+    for name, value in sorted(vars(layer).items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(value, torch.Tensor) and value.dim() > 0:
+            out.append((name, value))
+        elif isinstance(value, (list, tuple, dict)):  # several states of one layer (a dict by state index)
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            out += [(f"{name}.{k}", v) for k, v in items if isinstance(v, torch.Tensor) and v.dim() > 0]
+    return out

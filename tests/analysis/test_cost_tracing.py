@@ -1,0 +1,105 @@
+"""Tracing a pass product by product, and fitting what it shows: PyTorch's own counter is the reference."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import transformers
+from torch.utils.flop_counter import FlopCounterMode
+
+from symparams.analysis.inference import tracing
+from symparams.analysis.inference.fitting import fit
+from symparams.analysis.inference.observing import observe
+from symparams.analysis.inference.tracing import Product, Trace, Untraceable
+from tests.reference.flops import counted, real, token_ids
+
+TINY_LLAMA = dict(vocab_size=53, hidden_size=24, intermediate_size=40, num_hidden_layers=2, num_attention_heads=3,
+                  num_key_value_heads=1, head_dim=8)
+
+
+@pytest.fixture(scope="module")
+def llama():
+    """A tiny Llama on the CPU (random weights) and the same on the meta device."""
+    config = transformers.LlamaConfig(**TINY_LLAMA)
+    cpu = real("LlamaForCausalLM", transformers.LlamaConfig(**TINY_LLAMA))
+    return cpu, tracing.build(transformers.LlamaForCausalLM, config)
+
+
+def test_traced_products_add_up_to_the_counters_forward_and_training(llama):
+    cpu, _ = llama
+    forward, training = counted(cpu, {"input_ids": token_ids(53, 11, 2)})
+    traced = tracing.trace(cpu, 11, 2, device="cpu")
+    assert (traced.forward, traced.forward + traced.backward) == (forward, training)
+
+
+def test_a_trace_on_the_meta_device_is_the_trace_on_the_cpu(llama):
+    cpu, meta = llama
+    on_cpu, on_meta = tracing.trace(cpu, 9, 3, device="cpu"), tracing.trace(meta, 9, 3)
+    assert [(p.module, p.factors, p.forward, p.backward) for p in on_meta.products] == \
+        [(p.module, p.factors, p.forward, p.backward) for p in on_cpu.products]
+    assert [(t.attribute, t.shape) for t in on_meta.cache] == [(t.attribute, t.shape) for t in on_cpu.cache]
+
+
+def test_each_backward_product_is_matched_to_its_forward_product(llama):
+    _, meta = llama
+    traced = tracing.trace(meta, 7, 2)
+    assert traced.extra_backward == {}
+    # both factors of every product need a gradient (the embedding trains): its backward is twice its forward
+    assert all(p.backward == 2 * p.forward for p in traced.products)
+    q = next(p for p in traced.products if p.module == "model.layers.*.self_attn.q_proj")
+    assert (q.factors, q.weight) == ((14, 24, 24), True)
+    scores = [p for p in traced.products if p.module == "model.layers.*.self_attn"][:2]
+    assert [p.factors for p in scores] == [(6, 7, 8, 7), (6, 7, 7, 8)]  # b·A, s, D, s; b·A, s, s, D
+
+
+def test_the_cache_is_read_tensor_by_tensor(llama):
+    _, meta = llama
+    traced = tracing.trace(meta, 5, 2)
+    assert sorted((t.layer, t.attribute, t.shape) for t in traced.cache) == \
+        [(i, a, (2, 1, 5, 8)) for i in (0, 1) for a in ("keys", "values")]
+
+
+def test_a_state_space_cache_holds_its_states():
+    config = transformers.MambaConfig(vocab_size=40, hidden_size=16, state_size=5, num_hidden_layers=2, expand=2,
+                                      conv_kernel=3, time_step_rank=4)
+    model = tracing.build(transformers.MambaForCausalLM, config)
+    traced = tracing.trace(model, 6, 2)
+    assert sorted({(t.attribute, t.shape) for t in traced.cache}) == \
+        [("conv_states.0", (2, 32, 3)), ("recurrent_states.0", (2, 32, 5))]
+
+
+def test_a_loop_of_equal_products_is_one_key_and_copies_that_differ_are_refused():
+    loop = [Product("m", "bmm", (2, 3, 4, 1), 48, call=1) for _ in range(5)] + [Product("m", "mm", (2, 3, 4), 48,
+                                                                                        call=1)]
+    found = observe(Trace(5, 1, loop, traced_backward=False))
+    assert {t: v for t, v in found.targets.items() if t[0] == "count"} == \
+        {("count", ("m", 0, "bmm")): 5, ("count", ("m", 1, "mm")): 1}
+    uneven = [Product("m", "mm", (2, 3, 4), 48, call=1), Product("m", "mm", (2, 3, 5), 60, call=2)]
+    with pytest.raises(Untraceable, match="differ between its copies"):
+        observe(Trace(5, 1, uneven, traced_backward=False))
+
+
+def test_a_fit_can_ask_for_terms_independent_on_the_points():
+    # a never moves: its column is three times the constant's, and a level holding both fits with either
+    points = [{"a": 3, "b": b, "c": c} for b in range(1, 6) for c in range(1, 6)]
+    values = [2 * p["a"] + p["b"] + p["c"] for p in points]
+    assert fit(points, values, ["a", "b", "c"], max_level=1) is not None
+    assert fit(points, values, ["a", "b", "c"], max_level=1, independent=True) is None
+
+
+def test_batched_experts_count_as_the_eager_loop():
+    """Why the traces build experts as batched matmuls (the eager loop's dispatch has no meta kernel): a token
+    times exactly its top-k experts, as the eager loop multiplies it."""
+    config = dict(vocab_size=40, hidden_size=12, intermediate_size=6, num_hidden_layers=1, num_attention_heads=3,
+                  num_key_value_heads=3, num_local_experts=4, num_experts_per_tok=2)
+    ids = token_ids(40, 9, 2)
+    totals = {}
+    for experts in ("eager", "batched_mm"):
+        torch.manual_seed(0)
+        model = transformers.MixtralForCausalLM._from_config(transformers.MixtralConfig(**config),
+                                                             attn_implementation="eager",
+                                                             experts_implementation=experts)
+        with FlopCounterMode(display=False) as counter:
+            model(input_ids=ids, use_cache=False)
+        totals[experts] = counter.get_total_flops()
+    assert totals["batched_mm"] == totals["eager"]

@@ -1,0 +1,181 @@
+"""The costs shipped in the inferred data, read back through flops, memory and kv_cache, against tiny real models.
+
+For a sample of inferred types of every kind, a tiny random model is built
+for real (CPU, eager attention, eager experts) at sizes no fit or check saw:
+three times the small widths the generator's own check used (odd ones stay
+odd; divisibility holds), as many layers.  It runs under PyTorch's
+``FlopCounterMode`` forward and forward plus backward without a cache (as
+every cross-check of the hand families does), and once with ``use_cache=True``
+for the bytes its cache holds, every tensor of every layer; at two lengths, the
+second past the sliding window where there is one.  symparams' figures for the
+same config.json, read from the data alone, must equal them exactly.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+import transformers
+
+from symparams.core.errors import SymparamsError
+from symparams.families.inferred import entries
+from symparams.families.inferred import model as inferred_model
+from tests.reference.flops import counted, real, token_ids
+
+#: model_type → the class checked, by kind (every kind the issue names: dense, GQA, MoE, MLA, encoder-only,
+#: encoder-decoder, sliding window, hybrid and state-space)
+SAMPLE = {
+    "arcee": "causal-lm",  # dense, grouped-query attention
+    "apertus": "causal-lm",  # dense
+    "glm4": "causal-lm",  # dense, grouped-query attention
+    "nemotron": "causal-lm",  # dense, grouped-query attention
+    "persimmon": "causal-lm",  # dense, fused QKV
+    "ctrl": "causal-lm",  # dense, sinusoidal positions
+    "biogpt": "causal-lm",  # dense, learned positions
+    "openai-gpt": "causal-lm",  # dense, Conv1D projections
+    "olmo": "causal-lm",  # dense
+    "olmo3": "causal-lm",  # sliding window on three layers in four, full attention on the fourth
+    "smollm3": "causal-lm",  # dense, layers without RoPE
+    "ministral": "causal-lm",  # sliding window
+    "cohere2": "causal-lm",  # sliding window on three layers in four
+    "granite_swa": "causal-lm",  # sliding window
+    "vaultgemma": "causal-lm",  # sliding window pattern
+    "olmoe": "causal-lm",  # mixture of experts
+    "granitemoe": "causal-lm",  # mixture of experts
+    "gpt_oss": "causal-lm",  # mixture of experts with biases, sliding window
+    "sarvam_mla": "causal-lm",  # multi-head latent attention, mixture of experts
+    "megatron-bert": "masked-lm",  # encoder only
+    "roformer": "masked-lm",  # encoder only, rotary
+    "camembert": "masked-lm",  # encoder only
+    "ernie": "masked-lm",  # encoder only, task embeddings
+    "esm": "masked-lm",  # encoder only, rotary
+    "data2vec-text": "masked-lm",  # encoder only
+    "plbart": "seq2seq-lm",  # encoder-decoder
+    "umt5": "seq2seq-lm",  # encoder-decoder, relative buckets per layer
+    "mamba": "causal-lm",  # state space
+    "falcon_mamba": "causal-lm",  # state space
+    "rembert": "masked-lm",  # encoder only, a smaller input embedding
+}
+#: how many times the generator's small widths the checked model's are
+SCALE = 3
+#: keys a config.json of a type gives beside its sizes (ESM's default leaves null what its checkpoints set)
+GIVEN = {"esm": {"emb_layer_norm_before": False, "pad_token_id": 1, "mask_token_id": 2}}
+
+
+def _config(model_type: str, cls: str) -> dict:
+    """A config.json of three times the small widths the generator's check used, as many layers (a trace on the
+    CPU costs time per layer)."""
+    check = entries(model_type)[cls]["costs"]["check"]
+    return {"model_type": model_type, **{k: v if "layer" in k or v < 3 else v * SCALE  # 1 dense layer stays 1
+                                         for k, v in check["values"].items()}, **GIVEN.get(model_type, {})}
+
+
+def _lengths(m) -> tuple[int, int]:
+    """Two lengths: 5, and 12 or past the longest sliding window."""
+    windows = [kept for kept, _ in m.kv_cache("fp32")._sizes.windows]
+    return 5, max([12, *(w + 3 for w in windows)])
+
+
+def _real(model_type: str, cls: str, config: dict):
+    entry = entries(model_type)[cls]
+    built = transformers.AutoConfig.for_model(model_type, **{k: v for k, v in config.items() if k != "model_type"})
+    return real(entry["model_class"], built)
+
+
+def _inputs(module, seq: int, batch: int) -> dict:
+    ids = token_ids(module.config.get_text_config().vocab_size, seq, batch)
+    return {"input_ids": ids, **({"decoder_input_ids": ids} if module.config.is_encoder_decoder else {})}
+
+
+def _held_bytes(module, inputs: dict) -> int:
+    """Bytes of every tensor the cache of a ``use_cache=True`` forward holds, layer by layer (keys and values,
+    a state-space layer's states, an encoder-decoder's cross-attention part)."""
+    parameters = inspect.signature(module.forward).parameters.values()
+    if not any(p.name == "use_cache" or p.kind == p.VAR_KEYWORD for p in parameters):
+        return 0  # an encoder: no cache
+    with torch.no_grad():
+        cache = getattr(module(**inputs, use_cache=True), "past_key_values", None)
+    if cache is None:
+        return 0
+    parts = [cache.self_attention_cache, cache.cross_attention_cache] if hasattr(cache, "cross_attention_cache") \
+        else [cache]
+    total = 0
+    for part in parts:
+        for layer in part.layers:
+            for value in vars(layer).values():
+                values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+                total += sum(t.numel() * t.element_size() for t in values
+                             if isinstance(t, torch.Tensor) and t.dim() > 0)
+    return total
+
+
+@pytest.mark.parametrize("model_type", SAMPLE)
+def test_shipped_costs_equal_a_tiny_real_model(model_type):
+    cls = SAMPLE[model_type]
+    config = _config(model_type, cls)
+    m = inferred_model(config, head=cls)
+    module = _real(model_type, cls, config)
+    assert m.count == sum(p.numel() for p in module.parameters())
+    for seq, batch in zip(_lengths(m), (2, 1)):
+        inputs = _inputs(module, seq, batch)
+        forward, training = counted(module, inputs)
+        flops = m.flops(seq, batch)
+        assert (flops.forward, flops.training) == (forward, training), (seq, batch)
+        assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)
+
+
+def test_every_sampled_type_has_exact_costs_checked_by_the_generator_too():
+    for model_type, cls in SAMPLE.items():
+        costs = entries(model_type)[cls]["costs"]
+        assert costs["exact"] and costs["check"]["passed"], model_type
+
+
+# -- what the data does not hold is refused, the weights' bytes stand ---------------------------------------
+
+def _arcee(**changes):
+    return inferred_model({**_config("arcee", "causal-lm"), **changes}, head="causal-lm")
+
+
+def test_a_traced_model_refuses_the_conventions_its_counter_cannot_honour():
+    with pytest.raises(SymparamsError, match="--causal and --elementwise are not inferred"):
+        _arcee().flops(9, causal=True)
+
+
+def test_the_state_space_activations_are_refused_with_their_reason_and_its_cache_holds_states():
+    m = inferred_model(_config("mamba", "causal-lm"), head="causal-lm")
+    with pytest.raises(SymparamsError, match="the activations are not known: layers keep a recurrent state"):
+        m.memory("bf16", "adam", seq=64).total
+    kv = m.kv_cache("bf16", seq=64)
+    assert kv.per_token == 0 and kv.state > 0 and kv.total == kv.state
+
+
+def test_a_class_without_costs_keeps_its_weights_bytes_and_refuses_the_rest(monkeypatch):
+    entry, config = entries("arcee")["causal-lm"], _config("arcee", "causal-lm")
+    monkeypatch.setitem(entries("arcee"), "causal-lm", {**entry, "costs": {"exact": False, "reason": "planted"}})
+    from symparams.families import inferred
+
+    inferred.family.cache_clear()
+    try:
+        m = inferred_model(config, head="causal-lm")
+        memory = m.memory("bf16", "adam")
+        assert (memory.weights, memory.gradients, memory.optimizer) == (2 * m.count, 2 * m.count, 12 * m.count)
+        assert memory.to_dict()["kv_cache_per_token"] is None
+        with pytest.raises(SymparamsError, match=r"the FLOPs are not known: .*\(planted\)"):
+            m.flops(9)
+        with pytest.raises(SymparamsError, match=r"the KV cache is not known: .*\(planted\)"):
+            m.memory("bf16", "none", seq=9).total
+    finally:
+        inferred.family.cache_clear()
+
+
+def test_a_config_outside_the_costs_conditions_keeps_its_count_and_refuses_its_costs():
+    """Sarvam's forward pass was traced with its routing groups at the default (no shape follows them, and other
+    values do not run with the sizes drawn): another value is refused, the count stands."""
+    config = _config("sarvam_mla", "causal-lm")
+    m = inferred_model({**config, "topk_group": 2}, head="causal-lm")
+    assert m.count == inferred_model(config, head="causal-lm").count
+    with pytest.raises(SymparamsError, match="outside the inferred costs' conditions: the inferred costs hold only "
+                                             "for topk_group = 1"):
+        m.flops(9)
