@@ -61,8 +61,9 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
 
 def registration_order(entry: dict) -> list[int]:
     """The indices of the entry's parameters in the order transformers registers them (an entry written before
-    the order was recorded: as listed, by name)."""
-    return entry.get("order") or list(range(len(entry["parameters"])))
+    the order was recorded: as listed, by name); a parameter the order leaves out comes last, never dropped."""
+    order = list(entry.get("order") or ())
+    return order + [i for i in range(len(entry["parameters"])) if i not in set(order)]  # a part no order names kept
 
 
 def module_kinds(entry: dict) -> dict[int, str]:
