@@ -246,6 +246,8 @@ def _derive(key: _ByValue) -> Derivation:
     closed = m.closed_form
     leaves = [i for s in sections for i in s.walk() if i.leaf and not i.tied_to]
     largest = max(leaves, key=lambda i: i.count // i.multiplicity, default=None)  # one table or matrix
+    # a traced model whose costs are only partly known (no activations, say) gets no costs section
+    costs = costs_view(m) if commands.costs and not untraced(m.tree) else None
     return Derivation(
         name=m.name, family=m.family.name, family_title=dict(m.family.title),
         preset=preset.name if preset else None,
@@ -255,10 +257,10 @@ def _derive(key: _ByValue) -> Derivation:
         closed_form=closed,
         closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
         proof=proof_view(m), notes=notes, related=related_for(m), largest=largest,
-        outline=_outline(sections, notes, commands.costs), active=m.active, active_share=m.active_share,
+        outline=_outline(sections, notes, costs is not None), active=m.active, active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
         inferred=m.family.inferred, floors=has_floor(closed),
-        costs=costs_view(m) if commands.costs and not untraced(m.tree) else None, rules=rules_of(m.tree, m.family.inferred),
+        costs=costs, rules=rules_of(m.tree, m.family.inferred),
         target=commands.target,
         published=_published(m, preset) if not changes else None,
         **_with_lm_head(m))
