@@ -286,7 +286,7 @@ def _costs(c, lang: str) -> dict:
               ("training_memory", c.training_bytes), ("kv_per_token", c.kv_per_token),
               ("cross_kv_per_token", c.cross_kv_per_token)]
     return {
-        "seq": thousands(c.seq), "formula": c.formula, "formula_numbers": c.formula_numbers,
+        "seq": thousands(c.seq), "seq_arg": str(c.seq), "formula": c.formula, "formula_numbers": c.formula_numbers,
         "forward": thousands(c.forward), "matmul": thousands(c.matmul), "attention": thousands(c.attention),
         "product": thousands(c.product) if c.product else "", "backward": thousands(c.backward),
         "training": thousands(c.training), "forward_math": math_count(c.forward),

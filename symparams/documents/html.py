@@ -303,7 +303,7 @@ def _costs(d, lang: str, formulas: list) -> dict:
         "kaplan_difference": _math(c.kaplan_difference_expr, display=True),
         "memory": [{"key": row["key"], "id": f"costs-{row['key']}", "bytes": row["bytes"]} for row in text["memory"]],
         "cache": prose_html(t["costs"][text["cache_text"]], model=d.name, tokens=text["window_tokens"]),
-        "cli": prose_html(t["costs"]["cli"], model=d.name),
+        "cli": prose_html(t["costs"]["cli" if d.target else "cli_config"], model=d.name, target=d.target, seq=d.costs.seq),
     }
 
 
