@@ -80,4 +80,7 @@ def test_readme_links_point_to_files_that_exist_or_the_cli_reference():
 def test_readme_inferred_coverage_is_the_data_files():
     data = json.loads((ROOT / "symparams" / "families" / "data" / "inferred.json").read_text(encoding="utf-8"))
     exact = sum(entry["exact"] for entry in data["formulas"])
-    assert f"{exact} of {len(data['formulas'])} classes exact" in README.read_text(encoding="utf-8")
+    text = README.read_text(encoding="utf-8")
+    assert f"{exact} of {len(data['formulas'])} classes exact" in text
+    costs = sum(entry["exact"] and (entry.get("costs") or {}).get("exact", False) for entry in data["formulas"])
+    assert f"({costs} of the {exact} classes" in text

@@ -62,6 +62,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     _refuse_unknown_sizes(entry, reader.data, source)
     # a size is at least 1, unless the type's default is 0 (no dense layers, no shared experts)
     listed = _kinds_listed(entry["symbols"], reader, source)
+    _refuse_layers_without_list(entry, reader, listed, source)
     ints = {f: reader.int(f, default=defaults.get(f, REQUIRED), minimum=0 if defaults.get(f) == 0 else 1)
             for f in entry["symbols"] if f not in listed and (reader.has(f) or f not in follows)}
     ints.update(listed)
@@ -280,6 +281,26 @@ def _kinds_listed(symbols: Mapping[str, str], reader, source: str) -> dict[str, 
             entries = _layer_kinds(reader, listed, known, source)
             out.update({f"{listed}#{kind}": entries.count(kind) for kind in known})
     return out
+
+
+def _refuse_layers_without_list(entry: dict, reader, listed: Mapping[str, int], source: str) -> None:
+    """One line for a layer count set while the per-layer list the formula counts layers by is left out, where the
+    data holds no rule for how transformers computes that list from the count: the formula's counts of each kind
+    are the default list's, right only for its length."""
+    groups: dict[str, int] = {}
+    for name in entry["symbols"]:
+        group, mark, _ = name.partition("#")
+        if mark and name not in listed and name not in entry.get("follows", {}):
+            groups[group] = groups.get(group, 0) + entry.get("defaults", {}).get(name, 0)
+    for field in entry.get("conditions", {}).get("derived", ()):
+        if "layer" not in field or not reader.has(field):
+            continue
+        value = reader.int(field, minimum=0)
+        for group, length in sorted(groups.items()):
+            if value != length:
+                raise OutsideConditions(f"{source}: outside the inferred formula's conditions: {field} is {value} "
+                                        f"and {group} is left out; the formula counts layers by the kinds {group} "
+                                        f"lists and holds without it only for {field} = {length} (give {group})")
 
 
 def _layer_kinds(reader, listed: str, known, source: str) -> list:
