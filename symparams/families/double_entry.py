@@ -106,7 +106,9 @@ def _compare(reading, head, data, entry: dict, source: str) -> dict:
     except SymparamsError as exc:  # the family refuses this head or these values: its own error tells
         return {"not_compared": _without_source(str(exc), source)}
     try:
-        theirs = _figures(inferred.model(data, None if entry["class"] == "base" else entry["class"], source))
+        # the numbers alone (no tree) where no active count is asked: a cold count --config stays fast
+        theirs = _figures(inferred.model(data, None if entry["class"] == "base" else entry["class"], source)) \
+            if "active" in ours else inferred.counted_figures(entry, data, source)[0]
     except SymparamsError as exc:  # outside the formula's conditions: the family's count stands
         return {"not_compared": _without_source(str(exc), source)}
     shared = [f for f in FIGURES if f in ours and f in theirs]

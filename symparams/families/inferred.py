@@ -529,6 +529,13 @@ def counted(entry: dict, config: Mapping[str, Any], source: str = "config") -> t
     """The count of ``config`` by one class's entry (its branches included), read as ``count --config`` reads it,
     and the key of the formula that counted it (:func:`branch_key`): a config outside the conditions is refused
     (:class:`SymparamsError`).  The generator checks every entry it writes with this against real builds."""
+    figures, key = counted_figures(entry, config, source)
+    return figures["total"], key
+
+
+def counted_figures(entry: dict, config: Mapping[str, Any], source: str = "config") -> tuple[dict, tuple]:
+    """:func:`counted`'s ``{"total", "trainable"}`` (a frozen parameter counts in the total only), without
+    building the model's tree: what the double entry compares a hand family's count of ``config`` with."""
     from .config import ConfigReader
 
     reader = ConfigReader(config, source)
@@ -536,14 +543,15 @@ def counted(entry: dict, config: Mapping[str, Any], source: str = "config") -> t
     chosen = in_branch(entry, key)
     reading = read_config(chosen, reader, source)
     scope = _scope(chosen, {**reading.values, **reading.numbers}, reading.flags)
-    total = sp.Integer(0)
-    for path, count, shape, *_ in chosen["parameters"]:
+    total = trainable = sp.Integer(0)
+    for path, count, shape, *marks in chosen["parameters"]:
         n, dims = formula(count, scope), tuple(formula(d, scope) for d in shape)
         _refuse_negative(f"{source}: outside the inferred formula's conditions", path, n, dims)
         total += n * sp.Mul(*dims)
+        trainable += 0 if "frozen" in marks else n * sp.Mul(*dims)
     if not total.is_Integer:
         raise OutsideConditions(f"{source}: the inferred formula is not a whole number at these values ({total})")
-    return int(total), key
+    return {"total": int(total), "trainable": int(trainable)}, key
 
 
 def _heads_met(model_type: str, reader, source: str, branch: tuple = ()) -> tuple[str, ...]:
