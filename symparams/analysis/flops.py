@@ -51,6 +51,7 @@ from ..core.compute import (BATCH, SEQ, Attention, Product, Traced, costed, decl
 from ..core.errors import SymparamsError
 from ..core.symbols import A
 from ..core.values import parse_whole
+from .premise import premised_expr
 from .proof import HELD
 from .traced import require
 
@@ -261,8 +262,6 @@ class Flops:
     def _premised(self) -> tuple[sp.Expr, tuple[str, ...]]:
         """The forward FLOPs as the head-count proof reads them: an inferred model's under the premise (every
         whole-number division by A exact, the sizes following A moving with it; see :mod:`.premise`)."""
-        from .premise import premised_expr
-
         return premised_expr(self.model, self.formula)
 
     @property

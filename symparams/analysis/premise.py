@@ -62,7 +62,7 @@ def premised(m: Model) -> Premise | None:
     formula without a division by A, a size following A or key/value heads)."""
     if not m.family.inferred or A not in m.symbols:
         return None
-    follows = {f.symbol: f for f in m.family.follows if f.symbol in m.symbols and A in f.expr.free_symbols}
+    follows = _following_a(m)
     replaced = {s: _exact(f.expr) for s, f in follows.items()}
     tree = _per_head(m.tree, replaced)
     floors = _divisions_by_a(m.tree.total.xreplace({s: f.expr for s, f in follows.items()}))
@@ -89,11 +89,16 @@ def premised_expr(m: Model, expr: sp.Expr) -> tuple[sp.Expr, tuple[str, ...]]:
     family, whose ``expr`` is returned as it is)."""
     if not m.family.inferred or A not in m.symbols:
         return expr, ()
-    follows = {f.symbol: _exact(f.expr) for f in m.family.follows if f.symbol in m.symbols and A in f.expr.free_symbols}
+    follows = {s: _exact(f.expr) for s, f in _following_a(m).items()}
     out = _exact(expr.xreplace(follows))
     words = [f"{s} = {sp.sstr(e)}" for s, e in follows.items()]
     words += [f"{sp.sstr(bottom)} divides {sp.sstr(top)}" for top, bottom in _divisions_by_a(expr.xreplace(follows))]
     return out, tuple(words)
+
+
+def _following_a(m: Model) -> dict:
+    """Each size of ``m`` that transformers computes from A when the config leaves it out → its ``Follows``."""
+    return {f.symbol: f for f in m.family.follows if f.symbol in m.symbols and A in f.expr.free_symbols}
 
 
 def _model(family: Family, m: Model, replaced: set) -> Model:
