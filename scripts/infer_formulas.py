@@ -3,6 +3,8 @@
     nice -n 19 python scripts/infer_formulas.py --jobs 2             # every text type, two processes
     nice -n 19 python scripts/infer_formulas.py --only llama t5      # update some entries of the existing file
     nice -n 19 python scripts/infer_formulas.py --order-only         # only the parameters' order, one build a class
+    nice -n 19 python scripts/infer_formulas.py --costs-only --jobs 2 # the costs not inferred, the counts kept
+    nice -n 19 python scripts/infer_formulas.py --audit-only --jobs 2 # every exact entry read and built again
     python scripts/infer_formulas.py --table-only                    # only docs/inferred.md, from the data file
     python scripts/infer_formulas.py --budget 3000 --first gpt2,bert # stop starting types after 50 min
 
@@ -31,14 +33,12 @@ import argparse
 import functools
 import json
 import os
-import random
 import resource
 import signal
 import sys
 import time
 from pathlib import Path
 
-import sympy as sp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -46,14 +46,13 @@ sys.path.insert(0, str(ROOT))
 from symparams.analysis.inference import infer  # noqa: E402
 from symparams.analysis.inference.audit import audit  # noqa: E402
 from symparams.analysis.inference.cost_engine import infer_costs  # noqa: E402
-from symparams.analysis.inference.layers import KIND, kind_counts  # noqa: E402
+from symparams.analysis.inference.long_check import long_sequence_check  # noqa: E402
 from symparams.analysis.inference.order import with_layout  # noqa: E402
-from symparams.analysis.inference.probing import Builder, attribute, configure, libraries  # noqa: E402
-from symparams.families.config import flattened  # noqa: E402
+from symparams.analysis.inference.probing import libraries  # noqa: E402
 from symparams.families.inferred import branch_key  # noqa: E402
-from symparams.families.inferred_tree import TOP_K_FIELDS  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from inferred_fields import ignored_keys, with_defaults  # noqa: E402
 from inferred_table import TABLE, costs_verdict, old_table, table  # noqa: E402
 
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
@@ -159,9 +158,14 @@ def stored(entry: dict) -> dict:
 
 def audited(result: dict) -> dict:
     """The stored entry of an inferred class, checked once more as ``count --config`` reads it (see
-    :mod:`symparams.analysis.inference.audit`): a branch whose count differs from a build is dropped, a main
-    formula whose count differs leaves the class not inferred, with the config that shows it."""
-    entry = with_defaults(stored(result))
+    :func:`checked`)."""
+    return checked(with_defaults(stored(result)))
+
+
+def checked(entry: dict) -> dict:
+    """``entry`` checked as ``count --config`` reads it (see :mod:`symparams.analysis.inference.audit`): a
+    branch whose count differs from a build is dropped, a main formula whose count differs leaves the class not
+    inferred, with the config that shows it; how many configs were compared is recorded."""
     while entry["exact"]:
         found = audit(entry)
         if not found.mismatches:
@@ -169,230 +173,11 @@ def audited(result: dict) -> dict:
             break
         wrong = {key for *_, key in found.mismatches}
         if () in wrong:
-            return with_defaults(stored({**result, "exact": False, "reason": found.reason}))
+            kept = {k: entry[k] for k in ("model_type", "class", "model_class", "builds") if k in entry}
+            return with_defaults({**kept, "exact": False, "reason": found.reason})
         kept = [b for b in entry["branches"] if branch_key(b["conditions"]) not in wrong]
         entry = {k: v for k, v in entry.items() if k != "branches"} | ({"branches": kept} if kept else {})
     return entry
-
-
-def defaults_of(model_type: str, fields) -> dict:
-    """The default config's value of each of ``fields`` (what a config.json that leaves one out means)."""
-    _, transformers = libraries()
-    config = transformers.AutoConfig.for_model(model_type)
-    values = {**flattened(config.to_dict()), "num_labels": config.num_labels}
-    values.update({name: attribute(config, name) for name in fields if KIND in name})  # layers of one kind
-    return {name: values[name] for name in sorted(fields) if name in values}
-
-
-def with_defaults(entry: dict) -> dict:
-    """An exact entry with its fields' defaults and how the config fills a field left out (kept in the entry;
-    computed here for entries written before they were)."""
-    if entry.get("branches"):
-        entry = {**entry, "branches": [with_defaults(b) for b in entry["branches"]]}
-    if not entry["exact"] or "follows" in entry:
-        return entry
-    fixed = entry.get("conditions", {}).get("fixed", {})
-    fields = [*entry["symbols"], *entry["flags"], *fixed]
-    sizes = sorted([*entry["symbols"], *(k for k, v in fixed.items() if not isinstance(v, bool))])
-    known = set(fields).union(*(entry.get("conditions", {}).get(k, ()) for k in ("irrelevant", "derived", "unset")))
-    flags = [*entry["flags"], *(k for k, v in fixed.items() if isinstance(v, bool))]
-    # how many experts a token uses changes no shape, but the active count reads it
-    top_k = [prefix + name for prefix in ("", "text_config.") for name in TOP_K_FIELDS]
-    # a list whose kind counts are the formula's own fields is read as it is; another is checked against the rules
-    kinds = {listed: rules for listed, rules in kinds_of(entry["model_type"], entry["class"], tuple(sizes)).items()
-             if not any(name.startswith(listed + KIND) for name in entry["symbols"])}
-    return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
-            "follows": follows(entry["model_type"], sizes), "aliases": aliases_of(entry["model_type"], known),
-            **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
-            **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {})}
-
-
-#: text keys of every config.json that say nothing of its structure
-NOT_STRUCTURE = ("_name_or_path", "dtype", "model_type", "torch_dtype", "transformers_version")
-
-
-def texts_of(model_type: str) -> dict:
-    """The default config's text keys: a config class may compute a flag from one (T5's ``is_gated_act`` from
-    ``feed_forward_proj``), so a config.json that leaves a flag out takes its default only with these texts."""
-    _, transformers = libraries()
-    base = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
-    return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k.rpartition(".")[2] not in NOT_STRUCTURE}
-
-
-@functools.lru_cache(maxsize=None)
-def legacy_of(model_type: str, cls: str) -> dict:
-    """The keys a config class reads from its extra keyword arguments rather than its fields and that change the
-    count (Qwen3-Next's ``full_attention_interval``, which shapes its default ``layer_types``), each → the
-    default its source gives (None when it gives none that is a plain value): a config.json that sets one
-    otherwise is refused, since the formulas were fitted with the default."""
-    read = _read_beside(model_type)
-    if not read:
-        return {}
-    builder = Builder(model_type, cls)
-    base = builder.observe({})
-    return {name: default for name, default in read.items()
-            if base is not None and _shapes_count(builder, base.total, name, default)}
-
-
-def _shapes_count(builder: Builder, total: int, name: str, default) -> bool:
-    """Whether another whole-number (or true-or-false) value of a key changes the count of the default config."""
-    if isinstance(default, bool):
-        tries = [not default]
-    elif isinstance(default, int):
-        tries = [default * 2, default + 1, max(default // 2, 1)]
-    elif default is None:
-        tries = [2, 16]
-    else:
-        return False
-    return any(obs is not None and obs.total != total for obs in (builder.observe({name: v}) for v in tries))
-
-
-def _read_beside(model_type: str) -> dict:
-    """The keys a config class reads from its extra keyword arguments, each → its source's default."""
-    import ast
-    import inspect
-    import textwrap
-
-    _, transformers = libraries()
-    try:
-        config = configure(model_type, {})
-    except Exception:  # a default config its class refuses: no class source to read
-        return {}
-    known = set(flattened(config.to_dict())) | set(transformers.PretrainedConfig().to_dict())
-    out = {}
-    subs = [type(c) for c in vars(config).values() if isinstance(c, transformers.PretrainedConfig)]
-    for cls in {type(config), *subs}:
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-        except (OSError, TypeError, SyntaxError):  # no source to read
-            continue
-        for node in ast.walk(tree):
-            if _kwargs_read(node):
-                name = node.args[0].value
-                if name not in known and "token_id" not in name:
-                    default = node.args[1] if len(node.args) > 1 else None
-                    out[name] = _literal(default)
-    return dict(sorted(out.items()))
-
-
-def _kwargs_read(node) -> bool:
-    """Whether an AST node is ``kwargs.pop("name", ...)`` or ``kwargs.get("name", ...)``."""
-    import ast
-
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pop", "get") \
-        and isinstance(node.func.value, ast.Name) and node.func.value.id == "kwargs" and bool(node.args) \
-        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-
-
-def _literal(node):
-    import ast
-
-    try:
-        value = ast.literal_eval(node) if node is not None else None
-    except ValueError:  # a default the source computes
-        return None
-    return value if isinstance(value, (int, float, str, bool)) else None
-
-
-def aliases_of(model_type: str, fields) -> dict:
-    """The other names a config.json may give ``fields`` (the config class's attribute map)."""
-    _, transformers = libraries()
-    mapping = type(transformers.AutoConfig.for_model(model_type)).attribute_map
-    return {alias: name for alias, name in sorted(mapping.items()) if name in fields}
-
-
-def ignored_keys() -> list[str]:
-    """Whole-number keys of any config.json that never change a shape: the generation settings and the common
-    config's own (a config.json key outside every entry's fields and these is refused: it may change shapes)."""
-    _, transformers = libraries()
-    common = {**transformers.PretrainedConfig().to_dict(), **transformers.GenerationConfig().to_dict()}
-    return sorted(k for k, v in common.items() if isinstance(v, int) and not isinstance(v, bool))
-
-
-def _read(model_type: str, values: dict, names) -> dict | None:
-    """What the config class makes of ``values`` for ``names`` (None: it refuses them)."""
-    try:
-        config = configure(model_type, values)
-    except Exception:  # the config class refuses these values
-        return None
-    return {n: attribute(config, n) for n in names}
-
-
-def follows(model_type: str, sizes: list[str]) -> dict:
-    """Each size field the config class computes from others when a config.json leaves it out (T5's
-    ``num_decoder_layers`` is ``num_layers``, a head width ``hidden_size // num_attention_heads``): its formula
-    in their names, fitted exactly on the values the config class computes; None when no formula fits."""
-    return dict(_follows(model_type, tuple(sizes)))
-
-
-@functools.lru_cache(maxsize=None)  # the classes of one type share their fields
-def _follows(model_type: str, sizes: tuple) -> tuple:
-    base = _read(model_type, {}, sizes)
-    if base is None:
-        return ()
-    out = {}
-    for name in sizes:
-        leaders = [f for f in sizes if f != name and isinstance(base[f], int) and _moves(model_type, f, name, base)]
-        if leaders:
-            out[name] = _fit_follower(model_type, name, leaders, base)
-    return tuple(out.items())
-
-
-@functools.lru_cache(maxsize=None)
-def kinds_of(model_type: str, cls: str, sizes: tuple) -> dict:
-    """Each per-layer list of kinds that shapes the parameters (see :mod:`symparams.analysis.inference.layers`) →
-    how many layers of each kind the config class computes from the size fields (a rule as ``follows`` holds
-    one; a whole number when no size moves it)."""
-    out = {}
-    for listed, kinds in kind_counts(model_type, cls).items():
-        base = _read(model_type, {}, sizes) or {}
-        rules = {}
-        for kind in kinds:
-            name = f"{listed}{KIND}{kind}"
-            count = (_read(model_type, {}, [name]) or {}).get(name)
-            leaders = [f for f in sizes
-                       if isinstance(base.get(f), int) and _moves(model_type, f, name, {**base, name: count})]
-            rules[kind] = _fit_follower(model_type, name, leaders, base) if leaders else count
-        out[listed] = rules
-    return out
-
-
-def _moves(model_type: str, leader: str, name: str, base: dict) -> bool:
-    for value in (base[leader] * 3, base[leader] + 1, base[leader] * 2, base[leader] // 2):
-        back = _read(model_type, {leader: value}, [name])
-        if back is not None and back[name] != base[name]:
-            return True
-    return False
-
-
-def _size(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
-
-def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict):
-    from symparams.analysis.inference.fitting import expression, fit
-    from symparams.analysis.inference.result import encode_value
-
-    rng = random.Random(f"{model_type}/{name}")
-    points, values = [], []
-    for _ in range(400):  # half the draws are multiples of the defaults: a config class may want divisibility
-        if len(points) == 40:
-            break
-        jitter = rng.random() < 0.5
-        point = {f: max(1, base[f] * rng.randint(1, 4) + rng.randint(-3, 3) if jitter else base[f] * rng.randint(1, 8))
-                 for f in leaders}
-        # the other sizes scaled by lcm(1..8), so that a width the config wants divisible by a leader is
-        others = {f: v * 840 for f, v in base.items() if f not in leaders and f != name and _size(v)}
-        back = _read(model_type, {**others, **point}, [name])
-        if back is not None and isinstance(back[name], int) and not isinstance(back[name], bool):
-            points.append(point)
-            values.append(back[name])
-    # a count of layers of one kind may be a layer pattern: a period of a layer count
-    layers = frozenset(f for f in leaders if "layer" in f.rpartition(".")[2])
-    found = fit(points, values, leaders, layers=layers) if len(points) >= 20 else None
-    if found is None:
-        return None
-    return encode_value(sp.expand(expression(found, {f: sp.Symbol(f) for f in leaders})))
 
 
 def serialise(version: str, entries: dict) -> str:
@@ -473,6 +258,66 @@ def order_only(only: list[str] | None, workers: int) -> int:
     return 0
 
 
+def _checked_key(key: tuple[str, str]) -> tuple[tuple[str, str], dict]:
+    """One class of the data file checked again as count --config reads it, and its FLOPs at a long sequence
+    (see :mod:`symparams.analysis.inference.long_check`), in a worker process."""
+    entry = checked(_loaded()[key])
+    if entry["exact"] and (entry.get("costs") or {}).get("exact"):
+        wrong = long_sequence_check(entry)
+        if wrong is not None:
+            entry = {**entry, "costs": {"exact": False, "reason": wrong}}
+    return key, entry
+
+
+def audit_only(todo: dict[str, list[str]], workers: int) -> int:
+    """Check the exact classes of ``todo`` (type → classes) in the data file as written, without inferring: each
+    read as count --config reads it against builds (an entry a build contradicts is refused, a branch dropped,
+    and each records how many configs were compared) and its FLOPs traced at a long sequence (costs that miss
+    are refused).  Every run that infers ends with this over what it wrote."""
+    _, transformers = libraries()
+    _loaded.cache_clear()
+    entries = _load()
+    keys = [(t, c) for t, classes in todo.items() for c in classes if entries.get((t, c), {}).get("exact")]
+    if workers > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(workers, initializer=_worker, initargs=(workers,),
+                                                       maxtasksperchild=20) as pool:
+            for key, entry in pool.imap_unordered(_checked_key, keys):
+                entries[key] = _reported(key, entries[key], entry)
+    else:
+        fresh_data()
+        for key in keys:
+            entries[key] = _reported(key, entries[key], _checked_key(key)[1])
+    DATA.write_text(serialise(transformers.__version__, entries))
+    seconds, not_reached = old_table()
+    TABLE.write_text(table(entries, transformers.__version__, seconds, not_reached, ""))
+    return 0
+
+
+def fresh_data() -> None:
+    """Forget the data file this process read (the runtime reads it once): the checks read what was written."""
+    from symparams.families import inferred, inferred_data
+
+    inferred_data._file.cache_clear()
+    inferred_data.entries.cache_clear()
+    inferred.family.cache_clear()
+
+
+def _reported(key: tuple[str, str], old: dict, new: dict) -> dict:
+    """``new``, after a line saying what the check of ``key`` found."""
+    if not new["exact"]:
+        verdict = f"refused: {new['reason']}"
+    else:
+        dropped = len(old.get("branches", ())) - len(new.get("branches", ()))
+        verdict = f"{new['verification']['confirmed']} configs read" + (f", {dropped} branch(es) dropped" if dropped
+                                                                          else "")
+        if (old.get("costs") or {}).get("exact") and not new["costs"]["exact"]:
+            verdict += f"; costs refused: {new['costs']['reason']}"
+    print(f"{key[0]:28} {key[1]:12} {verdict}", flush=True)
+    return new
+
+
 def table_only(note: str) -> int:
     """docs/inferred.md written again from the data file as it is (after entries were merged or edited by hand),
     the timings and the types not reached kept from the existing table."""
@@ -482,15 +327,53 @@ def table_only(note: str) -> int:
     return 0
 
 
+def costs_todo(entries: dict, only: list[str] | None) -> dict[str, list[str]]:
+    """The exact classes whose costs to infer again: every one of ``only``'s types, or those not inferred."""
+    todo: dict[str, list[str]] = {}
+    for (model_type, cls), entry in sorted(entries.items()):
+        if entry["exact"] and (model_type in only if only else not (entry.get("costs") or {}).get("exact")):
+            todo.setdefault(model_type, []).append(cls)
+    return todo
+
+
+#: what an entry's count is: a fresh inference with the same gives costs that belong to the stored entry
+COUNT_KEYS = ("parameters", "symbols", "conditions", "flags")
+
+
+def costs_merged(old: dict, new: dict) -> dict:
+    """The stored entry ``old`` with the costs of the fresh inference ``new`` where its count is the same (the
+    costs are fitted over the fresh discovery); otherwise ``old`` as it is, and a line on stderr."""
+    same = {k: _as_stored(old.get(k)) == _as_stored(new.get(k)) for k in COUNT_KEYS}
+    if new["exact"] and all(same.values()):
+        return {**old, "costs": new.get("costs")}
+    differs = next((k for k, equal in same.items() if not equal), new.get("reason"))
+    print(f"{old['model_type']} {old['class']}: the count came out otherwise ({differs}); its entry is kept",
+          file=sys.stderr, flush=True)
+    return old
+
+
+def _as_stored(value):
+    """``value`` as the data file gives it back (tuples as lists)."""
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", metavar="TYPE", help="update these types' entries in the existing file")
+    parser.add_argument("--skip", nargs="+", default=[], metavar="TYPE", help="leave these types out of this run")
     parser.add_argument("--first", default="", help="comma-separated types to run before the others")
     parser.add_argument("--budget", type=float, default=float("inf"), help="seconds after which no type starts")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (the classes run longest first)")
     parser.add_argument("--note", default="", help="a sentence for the table's header (e.g. why a run was cut)")
     parser.add_argument("--order-only", action="store_true",
                         help="only add the parameters' registration order to the existing file (no inference)")
+    parser.add_argument("--costs-only", action="store_true",
+                        help="infer again only the costs of exact classes (of --only, or whose costs are not inferred); "
+                             "a class's count entry is kept, and its costs replaced only where the count comes out "
+                             "the same")
+    parser.add_argument("--audit-only", action="store_true",
+                        help="only check the exact entries of the existing file (of --only) again as count --config "
+                             "reads them, against builds (no inference)")
     parser.add_argument("--table-only", action="store_true",
                         help="only write docs/inferred.md from the existing data file (timings kept from the table)")
     args = parser.parse_args(argv)
@@ -504,14 +387,23 @@ def main(argv=None) -> int:
     todo = text_types()
     if args.only:
         todo = {t: todo.get(t, ["base"]) for t in args.only}
+    stored = _load()
+    if args.costs_only:
+        todo = costs_todo(stored, args.only)
+    todo = {t: classes for t, classes in todo.items() if t not in args.skip}
+    if args.audit_only:
+        return audit_only(todo, args.jobs)
     first = [t for t in args.first.split(",") if t in todo]
     order = first + [t for t in todo if t not in first]
-    entries = _load() if args.only else {}
-    seconds, old_not_reached = old_table() if args.only else ({}, [])
+    kept = args.only or args.costs_only
+    entries = stored if kept else {}
+    seconds, old_not_reached = old_table() if kept else ({}, [])
     start = time.perf_counter()
     jobs = [(t, cls) for t in order for cls in todo[t]]
     done: set = set()
     for model_type, cls, entry, took, cost_took in results(jobs, args.jobs, args.budget):
+        if args.costs_only:
+            entry, took = costs_merged(entries[model_type, cls], entry), seconds.get((model_type, cls), (took,))[0]
         entries[model_type, cls] = with_defaults(entry)
         seconds[model_type, cls] = (took, cost_took if entry["exact"] else None)
         done.add((model_type, cls))
@@ -522,15 +414,15 @@ def main(argv=None) -> int:
         if any((model_type, c) not in done for c in todo[model_type]):
             continue  # the type's other classes are still running: its row waits for them
         unfinished = [t for t in order if any((t, c) not in done for c in todo[t])]
-        not_reached = [t for t in old_not_reached if t not in args.only] if args.only else unfinished
+        not_reached = [t for t in old_not_reached if t not in todo] if kept else unfinished
         DATA.parent.mkdir(parents=True, exist_ok=True)
         DATA.write_text(serialise(transformers.__version__, {k: v for k, v in entries.items()
-                                                             if k[0] not in unfinished or args.only}))
-        TABLE.write_text(table({k: v for k, v in entries.items() if k[0] not in unfinished or args.only},
+                                                             if k[0] not in unfinished or kept}))
+        TABLE.write_text(table({k: v for k, v in entries.items() if k[0] not in unfinished or kept},
                                transformers.__version__, seconds, not_reached, args.note))
     print(f"{len(entries)} classes, {sum(e['exact'] for e in entries.values())} exact, "
-          f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
-    return 0
+          f"{time.perf_counter() - start:.0f} s; checking them as written", file=sys.stderr)
+    return audit_only({t: [c for c in todo[t] if (t, c) in done] for t in todo}, args.jobs)
 
 
 if __name__ == "__main__":

@@ -57,8 +57,11 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              "between fields, a size key it was not fitted over) is refused in one line, never counted wrong; "
              "with torch and transformers installed, `count` counts it by one meta-device build instead and says "
              "so. Regenerate with `nice -n 19 python scripts/infer_formulas.py --jobs 2` (`--only TYPE ...` for some "
-             "types; `--order-only` only records each class's parameter order and linear layers, from one default "
-             "build per class).", "",
+             "types, `--skip TYPE ...` to leave some out; `--order-only` only records each class's parameter order "
+             "and linear layers, from one default build per class; `--costs-only` infers again the costs of the "
+             "exact classes whose costs are not inferred, or of `--only`'s, and keeps each count entry: its costs "
+             "are replaced only where the fresh count is the same; `--audit-only` checks every exact entry again as "
+             "`count --config` reads it, against builds, without inferring).", "",
              "Verified: fresh random configurations the formula's own conditions admit, whatever structure "
              "transformers builds for them, whose real meta-device count equals the formula (the default "
              "config is checked too, and must meet the conditions); then read: random config.json files (whole "
@@ -137,7 +140,8 @@ def cost_summary(entries: dict, seconds: dict) -> list[str]:
     lines = [f"- FLOPs and KV cache inferred (traced on the meta device, fitted, verified on fresh traces): "
              f"{len(inferred)} of the {len(exact)} exact classes; checked against a tiny random real model "
              f"(CPU, eager attention and experts, PyTorch's FlopCounterMode forward and training, the cache's "
-             f"bytes): {len(checked)} exact, {len(inferred) - len(checked)} not"]
+             f"bytes): {len(checked)} exact, {len(inferred) - len(checked)} not; every one read from a "
+             f"config.json as `count --config` reads it and traced again at 301 tokens (a kernel in chunks)"]
     if times:
         lines.append(f"- seconds of the costs per class: median {times[len(times) // 2]}, max {times[-1]}")
     lines += [f"- {n} × {reason}" for reason, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0]))]

@@ -6,7 +6,9 @@ reads: random config.json files around the type's defaults (sizes kept,
 multiplied, moved by a little or halved, layer and expert counts small,
 flags at random, fields the formula calls irrelevant moved too, fields the
 config computes left out), each written in full (as ``save_pretrained``
-writes one) or with only the keys it sets (as many hub files are).  Every
+writes one) or with only the keys it sets (as many hub files are; one in two
+of those sets a new layer count without the per-layer lists, which the config
+class then computes by its own rule).  Every
 one the reader counts (:func:`symparams.families.inferred.counted`, the
 conditions applied) and transformers builds must have the same count; a
 refusal is no answer, and a config transformers cannot build is no question.
@@ -62,7 +64,7 @@ def audit(entry: dict, n: int = COMPARED, tries: int = TRIES) -> Audit:
         if compared == n:
             break
         values = draw(entry, rng, flat)
-        config = written(default, values, sparse=attempt % 2 == 1)
+        config = written(default, values, sparse=attempt % 2 == 1, lists=attempt % 4 != 3)
         try:
             ours, key = counted(entry, config)
         except SymparamsError:
@@ -95,7 +97,7 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
     for _ in range(3):  # a relation made to hold may break one made before it: a few rounds
         for text in conditions.get("relations", ()):
             _hold(parse_relation(text), values, rng)
-    _write_kinds(values, flat, rng)
+    write_kinds(values, flat, rng)
     for listed, count in per_layer_lists(flat).items():
         if listed in entry.get("kinds", {}) and rng.random() < 0.3:  # the kinds in other places, as many of each
             entries = expanded(retiled(flat[listed], values.get(count, flat[count])))
@@ -107,7 +109,7 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
     return values
 
 
-def _write_kinds(values: dict, flat: dict, rng: random.Random) -> None:
+def write_kinds(values: dict, flat: dict, rng: random.Random) -> None:
     """Kind counts drawn (``list#kind``) written as a per-layer list of those kinds in a random order, and its
     layer count, as a config.json holds them."""
     counts = {name: values.pop(name) for name in [n for n in values if KIND in n]}
@@ -146,17 +148,21 @@ def _hold(relation: tuple[str, str, str], values: dict, rng: random.Random) -> N
         values[right] = a + rng.randint(1, 3)
 
 
-def written(default: dict, values: dict, sparse: bool) -> dict:
+def written(default: dict, values: dict, sparse: bool, lists: bool = True) -> dict:
     """A config.json with ``values`` (dotted keys for sub-configs): the full default with them, or (``sparse``)
     only them and the model type; a per-layer list of the default's layer count retiled to a new count, as a
-    real file has it (GPT-Neo's ``attention_types``)."""
+    real file has it (GPT-Neo's ``attention_types``), or, sparse and not ``lists``, left for the config class
+    to compute."""
     plain = {k: v for k, v in values.items() if "." not in k}
     dotted = {k: v for k, v in values.items() if "." in k}
+    if sparse and not lists:  # the layer count alone, as a hand-written file may give it
+        counts = per_layer_lists(flattened(default))
+        plain = {k: v for k, v in plain.items() if counts.get(k) not in plain}
     config = {"model_type": default["model_type"]} if sparse else copy.deepcopy(default)
     config.update(plain)
     for key, value in plain.items():
         old = default.get(key)
-        if "layer" in key and isinstance(old, int) and old != value and value > 0:
+        if "layer" in key and isinstance(old, int) and old != value and value > 0 and (lists or not sparse):
             config.update({k: retiled(v, value) for k, v in default.items()
                            if k not in values and (entries := expanded(v)) is not None and len(entries) == old})
     config.update(nested(default, dotted))

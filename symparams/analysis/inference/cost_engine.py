@@ -33,6 +33,8 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
     if not inferred.exact or inferred.discovery is None:
         return Costs(reason="the parameter count was not inferred")
     builder = Builder(inferred.model_type, inferred.cls)
+    builder.companions.update(inferred.discovery.companions)
+    builder.kinds.update(inferred.discovery.kinds)
     domain = None
     try:
         domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery))

@@ -115,6 +115,8 @@ class Discovery:
     splits: list = field(default_factory=list)  # (left, kind, right, start) of the other side of a meeting
     lowest: dict = field(default_factory=dict)  # layer counts drawn no lower than their base (a pattern of layers
     # whose first few differ: the last layer a full-attention one while there are fewer than a period)
+    companions: dict = field(default_factory=dict)  # the builder's per-layer lists (see Builder): another builder
+    kinds: dict = field(default_factory=dict)  # of the class (the costs') configures layer counts as this one did
 
     @property
     def minimum(self) -> dict:
@@ -220,7 +222,8 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
     base, observation = _kind_variables(builder, base, observation, defaults)
     start = {**ints, **base}
     fields = {n: Field(n, v) for n, v in start.items()}
-    found = Discovery(base, observation, fields, {}, set(), defaults, {n: ints[n] for n in lifted}, branch)
+    found = Discovery(base, observation, fields, {}, set(), defaults, {n: ints[n] for n in lifted}, branch,
+                      companions=dict(builder.companions), kinds=dict(builder.kinds))
     for name in fields:
         _probe(builder, found, name, start)
     for name in fields:

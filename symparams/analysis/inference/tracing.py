@@ -211,6 +211,10 @@ def build(model_class, config, device: str = "meta", seed: int = 0):
     """``model_class`` from ``config`` with eager attention and batched experts, on ``device`` (meta: no weights)."""
     torch, _ = libraries()
     config = config_for_class(model_class, config)
+    if getattr(config, "languages", None) and getattr(config, "default_language", "") is None:
+        # X-MOD routes every token through its language's adapter and refuses ids of no language: one language's
+        # costs are any language's
+        config.default_language = list(config.languages)[0]
     kwargs = {"attn_implementation": ATTENTION}
     if _can_set_experts(model_class):
         kwargs["experts_implementation"] = EXPERTS
@@ -233,10 +237,12 @@ def inputs(model, seq: int, batch: int, device: str = "meta", decoder_seq: int |
     torch, _ = libraries()
     vocab = getattr(model.config.get_text_config(), "vocab_size", None) or 4
     generator = torch.Generator().manual_seed(1)
+    # an audio-code decoder (MusicGen) reads a row of ids per codebook of each sequence
+    rows = batch * (getattr(model.config, "num_codebooks", None) or 1)
     if device == "meta":
-        ids = torch.zeros((batch, seq), dtype=torch.long, device="meta")
+        ids = torch.zeros((rows, seq), dtype=torch.long, device="meta")
     else:
-        ids = torch.randint(3 if vocab > 3 else 0, vocab, (batch, seq), generator=generator)
+        ids = torch.randint(3 if vocab > 3 else 0, vocab, (rows, seq), generator=generator)
     out = {"input_ids": ids}
     if getattr(model.config, "is_encoder_decoder", False):
         out["decoder_input_ids"] = ids[:, :decoder_seq].clone() if decoder_seq else ids.clone()

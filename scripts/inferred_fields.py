@@ -1,0 +1,235 @@
+"""What the data file records of a class's config fields beside its formula: each field's default, the texts
+and legacy keys that change the count, the spellings a config class accepts, and what a field left out of a
+config.json means (the field it follows, the per-layer kinds it counts).  Used by ``infer_formulas.py``."""
+
+from __future__ import annotations
+
+import functools
+import random
+
+import sympy as sp
+
+from symparams.analysis.inference.layers import KIND, kind_counts
+from symparams.analysis.inference.probing import Builder, attribute, configure, libraries
+from symparams.families.config import flattened
+from symparams.families.inferred_tree import TOP_K_FIELDS
+
+
+def defaults_of(model_type: str, fields) -> dict:
+    """The default config's value of each of ``fields`` (what a config.json that leaves one out means)."""
+    _, transformers = libraries()
+    config = transformers.AutoConfig.for_model(model_type)
+    values = {**flattened(config.to_dict()), "num_labels": config.num_labels}
+    values.update({name: attribute(config, name) for name in fields if KIND in name})  # layers of one kind
+    return {name: values[name] for name in sorted(fields) if name in values}
+
+
+def with_defaults(entry: dict) -> dict:
+    """An exact entry with its fields' defaults and how the config fills a field left out (kept in the entry;
+    computed here for entries written before they were)."""
+    if entry.get("branches"):
+        entry = {**entry, "branches": [with_defaults(b) for b in entry["branches"]]}
+    if not entry["exact"] or "follows" in entry:
+        return entry
+    fixed = entry.get("conditions", {}).get("fixed", {})
+    fields = [*entry["symbols"], *entry["flags"], *fixed]
+    sizes = sorted([*entry["symbols"], *(k for k, v in fixed.items() if not isinstance(v, bool))])
+    known = set(fields).union(*(entry.get("conditions", {}).get(k, ()) for k in ("irrelevant", "derived", "unset")))
+    flags = [*entry["flags"], *(k for k, v in fixed.items() if isinstance(v, bool))]
+    # how many experts a token uses changes no shape, but the active count reads it
+    top_k = [prefix + name for prefix in ("", "text_config.") for name in TOP_K_FIELDS]
+    # a list whose kind counts are the formula's own fields is read as it is; another is checked against the rules
+    kinds = {listed: rules for listed, rules in kinds_of(entry["model_type"], entry["class"], tuple(sizes)).items()
+             if not any(name.startswith(listed + KIND) for name in entry["symbols"])}
+    return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
+            "follows": follows(entry["model_type"], sizes), "aliases": aliases_of(entry["model_type"], known),
+            **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
+            **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {})}
+
+
+#: text keys of every config.json that say nothing of its structure
+NOT_STRUCTURE = ("_name_or_path", "dtype", "model_type", "torch_dtype", "transformers_version")
+
+
+def texts_of(model_type: str) -> dict:
+    """The default config's text keys: a config class may compute a flag from one (T5's ``is_gated_act`` from
+    ``feed_forward_proj``), so a config.json that leaves a flag out takes its default only with these texts."""
+    _, transformers = libraries()
+    base = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k.rpartition(".")[2] not in NOT_STRUCTURE}
+
+
+@functools.lru_cache(maxsize=None)
+def legacy_of(model_type: str, cls: str) -> dict:
+    """The keys a config class reads from its extra keyword arguments rather than its fields and that change the
+    count (Qwen3-Next's ``full_attention_interval``, which shapes its default ``layer_types``), each → the
+    default its source gives (None when it gives none that is a plain value): a config.json that sets one
+    otherwise is refused, since the formulas were fitted with the default."""
+    read = _read_beside(model_type)
+    if not read:
+        return {}
+    builder = Builder(model_type, cls)
+    base = builder.observe({})
+    return {name: default for name, default in read.items()
+            if base is not None and _shapes_count(builder, base.total, name, default)}
+
+
+def _shapes_count(builder: Builder, total: int, name: str, default) -> bool:
+    """Whether another whole-number (or true-or-false) value of a key changes the count of the default config."""
+    if isinstance(default, bool):
+        tries = [not default]
+    elif isinstance(default, int):
+        tries = [default * 2, default + 1, max(default // 2, 1)]
+    elif default is None:
+        tries = [2, 16]
+    else:
+        return False
+    return any(obs is not None and obs.total != total for obs in (builder.observe({name: v}) for v in tries))
+
+
+def _read_beside(model_type: str) -> dict:
+    """The keys a config class reads from its extra keyword arguments, each → its source's default."""
+    import ast
+    import inspect
+    import textwrap
+
+    _, transformers = libraries()
+    try:
+        config = configure(model_type, {})
+    except Exception:  # a default config its class refuses: no class source to read
+        return {}
+    known = set(flattened(config.to_dict())) | set(transformers.PretrainedConfig().to_dict())
+    out = {}
+    subs = [type(c) for c in vars(config).values() if isinstance(c, transformers.PretrainedConfig)]
+    for cls in {type(config), *subs}:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError, SyntaxError):  # no source to read
+            continue
+        for node in ast.walk(tree):
+            if _kwargs_read(node):
+                name = node.args[0].value
+                if name not in known and "token_id" not in name:
+                    default = node.args[1] if len(node.args) > 1 else None
+                    out[name] = _literal(default)
+    return dict(sorted(out.items()))
+
+
+def _kwargs_read(node) -> bool:
+    """Whether an AST node is ``kwargs.pop("name", ...)`` or ``kwargs.get("name", ...)``."""
+    import ast
+
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pop", "get") \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "kwargs" and bool(node.args) \
+        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+
+
+def _literal(node):
+    import ast
+
+    try:
+        value = ast.literal_eval(node) if node is not None else None
+    except ValueError:  # a default the source computes
+        return None
+    return value if isinstance(value, (int, float, str, bool)) else None
+
+
+def aliases_of(model_type: str, fields) -> dict:
+    """The other names a config.json may give ``fields`` (the config class's attribute map)."""
+    _, transformers = libraries()
+    mapping = type(transformers.AutoConfig.for_model(model_type)).attribute_map
+    return {alias: name for alias, name in sorted(mapping.items()) if name in fields}
+
+
+def ignored_keys() -> list[str]:
+    """Whole-number keys of any config.json that never change a shape: the generation settings and the common
+    config's own (a config.json key outside every entry's fields and these is refused: it may change shapes)."""
+    _, transformers = libraries()
+    common = {**transformers.PretrainedConfig().to_dict(), **transformers.GenerationConfig().to_dict()}
+    return sorted(k for k, v in common.items() if isinstance(v, int) and not isinstance(v, bool))
+
+
+def _read(model_type: str, values: dict, names) -> dict | None:
+    """What the config class makes of ``values`` for ``names`` (None: it refuses them)."""
+    try:
+        config = configure(model_type, values)
+    except Exception:  # the config class refuses these values
+        return None
+    return {n: attribute(config, n) for n in names}
+
+
+def follows(model_type: str, sizes: list[str]) -> dict:
+    """Each size field the config class computes from others when a config.json leaves it out (T5's
+    ``num_decoder_layers`` is ``num_layers``, a head width ``hidden_size // num_attention_heads``): its formula
+    in their names, fitted exactly on the values the config class computes; None when no formula fits."""
+    return dict(_follows(model_type, tuple(sizes)))
+
+
+@functools.lru_cache(maxsize=None)  # the classes of one type share their fields
+def _follows(model_type: str, sizes: tuple) -> tuple:
+    base = _read(model_type, {}, sizes)
+    if base is None:
+        return ()
+    out = {}
+    for name in sizes:
+        leaders = [f for f in sizes if f != name and isinstance(base[f], int) and _moves(model_type, f, name, base)]
+        if leaders:
+            out[name] = _fit_follower(model_type, name, leaders, base)
+    return tuple(out.items())
+
+
+@functools.lru_cache(maxsize=None)
+def kinds_of(model_type: str, cls: str, sizes: tuple) -> dict:
+    """Each per-layer list of kinds that shapes the parameters (see :mod:`symparams.analysis.inference.layers`) →
+    how many layers of each kind the config class computes from the size fields (a rule as ``follows`` holds
+    one; a whole number when no size moves it)."""
+    out = {}
+    for listed, kinds in kind_counts(model_type, cls).items():
+        base = _read(model_type, {}, sizes) or {}
+        rules = {}
+        for kind in kinds:
+            name = f"{listed}{KIND}{kind}"
+            count = (_read(model_type, {}, [name]) or {}).get(name)
+            leaders = [f for f in sizes
+                       if isinstance(base.get(f), int) and _moves(model_type, f, name, {**base, name: count})]
+            rules[kind] = _fit_follower(model_type, name, leaders, base) if leaders else count
+        out[listed] = rules
+    return out
+
+
+def _moves(model_type: str, leader: str, name: str, base: dict) -> bool:
+    for value in (base[leader] * 3, base[leader] + 1, base[leader] * 2, base[leader] // 2):
+        back = _read(model_type, {leader: value}, [name])
+        if back is not None and back[name] != base[name]:
+            return True
+    return False
+
+
+def _size(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict):
+    from symparams.analysis.inference.fitting import expression, fit
+    from symparams.analysis.inference.result import encode_value
+
+    rng = random.Random(f"{model_type}/{name}")
+    points, values = [], []
+    for _ in range(400):  # half the draws are multiples of the defaults: a config class may want divisibility
+        if len(points) == 40:
+            break
+        jitter = rng.random() < 0.5
+        point = {f: max(1, base[f] * rng.randint(1, 4) + rng.randint(-3, 3) if jitter else base[f] * rng.randint(1, 8))
+                 for f in leaders}
+        # the other sizes scaled by lcm(1..8), so that a width the config wants divisible by a leader is
+        others = {f: v * 840 for f, v in base.items() if f not in leaders and f != name and _size(v)}
+        back = _read(model_type, {**others, **point}, [name])
+        if back is not None and isinstance(back[name], int) and not isinstance(back[name], bool):
+            points.append(point)
+            values.append(back[name])
+    # a count of layers of one kind may be a layer pattern: a period of a layer count
+    layers = frozenset(f for f in leaders if "layer" in f.rpartition(".")[2])
+    found = fit(points, values, leaders, layers=layers) if len(points) >= 20 else None
+    if found is None:
+        return None
+    return encode_value(sp.expand(expression(found, {f: sp.Symbol(f) for f in leaders})))

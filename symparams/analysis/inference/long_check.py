@@ -1,0 +1,59 @@
+"""The shipped FLOPs of a class at a long sequence, against a trace of transformers' model on the meta device.
+
+The costs are fitted and verified on traces of 3 to 23 tokens.  A kernel that
+works in chunks of a fixed size (the gated delta rule's 64 positions, a
+state-space scan's chunks) costs by the number of chunks, which is 1 at
+every one of those lengths: a formula fitted there would hold up to the
+chunk and be wrong past it.  This check traces one configuration (the small
+one the real-model check used, else the defaults) at :data:`LONG` tokens,
+forward and backward, and compares both with the shipped formulas, read as
+``count --config`` reads a config.json (:func:`symparams.families.inferred.model`).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ...families.config import flattened
+from .probing import configure, libraries, quiet
+from .tracing import build, trace
+
+#: past the chunks transformers' eager kernels use (64, 128, 256); odd, so no multiple of a chunk
+LONG = 301
+
+
+def long_sequence_check(entry: dict) -> str | None:
+    """None when ``entry``'s shipped FLOPs (forward, and forward plus backward) hold at :data:`LONG` tokens;
+    otherwise why not, in one line."""
+    from ...families.inferred import model as inferred_model
+    from .audit import write_kinds, written
+
+    _, transformers = libraries()
+    model_type, cls = entry["model_type"], entry["class"]
+    # a config.json as save_pretrained writes one (per-layer lists retiled to the layer counts), read by both sides
+    default = {**configure(model_type, {}, cls).to_dict(), "model_type": model_type}
+    values = _values(entry)
+    write_kinds(values, flattened(default), random.Random(0))
+    config = written(default, values, sparse=False)
+    try:
+        with quiet():
+            built = type(transformers.AutoConfig.for_model(model_type)).from_dict(dict(config))
+            module = build(getattr(transformers, entry["model_class"]), built)
+            traced = trace(module, LONG, 1, cache=False, backward=True)
+    except Exception as exc:  # whatever the modeling code raises at this length: the formulas stay unchecked there
+        lines = str(exc).splitlines()
+        return f"no trace of {LONG} tokens: {type(exc).__name__}: {lines[0][:160] if lines else ''}"
+    flops = inferred_model(config, head=None if cls == "base" else cls).flops(LONG, 1)
+    seen = (traced.forward, traced.forward + traced.backward)
+    if (flops.forward, flops.training) != seen:
+        return (f"at {LONG} tokens the formulas give {flops.forward} forward and {flops.training} training FLOPs, "
+                f"the trace counts {seen[0]} and {seen[1]}")
+    return None
+
+
+def _values(entry: dict) -> dict[str, Any]:
+    """The small configuration the real-model check ran (none: the defaults), its tables of positions at their
+    defaults (a small table holds fewer positions than the long sequence)."""
+    check = (entry.get("costs") or {}).get("check") or {}
+    return {k: v for k, v in (check.get("values") or {}).items() if "position" not in k}

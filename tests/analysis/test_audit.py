@@ -1,0 +1,70 @@
+"""The checks of the shipped data against transformers' meta builds: the reading check of the counts
+(``analysis/inference/audit.py``) and the FLOPs at a long sequence (``analysis/inference/long_check.py``).
+
+The check reads random config.json files as ``count --config`` reads them and
+builds each with transformers; these tests plant a wrong number where a user
+would meet it and see the check find it, and see a right entry pass.
+"""
+
+import copy
+
+import pytest
+
+from symparams.analysis.inference.audit import audit
+from symparams.analysis.inference.long_check import LONG, long_sequence_check
+from symparams.families import inferred
+from symparams.families.inferred_data import entries
+
+pytestmark = pytest.mark.crosscheck
+
+
+def shipped(model_type: str, cls: str = "base") -> dict:
+    return copy.deepcopy(entries(model_type)[cls])
+
+
+def test_a_shipped_entry_reads_as_transformers_builds():
+    found = audit(shipped("gpt_neo"))
+    assert found.compared == 10 and found.mismatches == ()
+
+
+def test_an_embedding_counted_twice_is_caught():
+    entry = shipped("gpt_neo")
+    embedding = next(p for p in entry["parameters"] if p[0] == "wte.weight")
+    embedding[1] = 2  # the instance count: the token embedding twice
+    found = audit(entry)
+    assert found.mismatches and "transformers builds" in found.reason
+
+
+def test_configs_that_give_only_a_layer_count_are_read_and_built(monkeypatch):
+    """Qwen3-Next counts its layers by kind (``layer_types#linear_attention``); a config.json that sets
+    ``num_hidden_layers`` without ``layer_types`` gets the list transformers computes for that count, not the
+    default one.  The reader refuses such a config; without that refusal the check must find the wrong count."""
+    entry = shipped("qwen3_next")
+    assert audit(entry).mismatches == ()
+    monkeypatch.setattr(inferred, "_refuse_layers_without_list", lambda *args, **kwargs: None)
+    found = audit(entry)
+    assert found.mismatches, "no config giving only a layer count was drawn"
+    values, ours, real, _ = found.mismatches[0]
+    assert ours != real
+
+
+# -- the costs at a long sequence ----------------------------------------------------------------------------------
+
+def test_shipped_flops_hold_at_a_long_sequence():
+    assert long_sequence_check(shipped("olmo", "causal-lm")) is None
+    assert long_sequence_check(shipped("mamba", "causal-lm")) is None  # a scan over the positions of every layer
+
+
+def test_a_projection_run_too_many_times_is_caught_at_a_long_sequence(monkeypatch):
+    """A wrong number of runs (as Beam's shipped costs had: four layers' products whatever the config said),
+    planted where the runtime reads the data."""
+    entry = shipped("olmo", "causal-lm")
+    product = next(p for p in entry["costs"]["products"] if p[0].endswith("self_attn.q_proj"))
+    product[3] = [["2", [["L", 1]], []]]  # runs of the product: twice the layer count
+    monkeypatch.setattr(inferred, "entries", lambda model_type: {"causal-lm": entry})
+    inferred.family.cache_clear()
+    try:
+        found = long_sequence_check(entry)
+    finally:
+        inferred.family.cache_clear()
+    assert found is not None and f"at {LONG} tokens the formulas give" in found
