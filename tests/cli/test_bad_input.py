@@ -1,7 +1,11 @@
 """Bad input on the command line: one line on stderr naming the problem, exit status 2, quickly.
 
 Never a traceback, a hang, a file left half written or an old file destroyed.
-Each case runs as a real process under a timeout.
+Each case runs as a process of its own under a timeout: forked, ready to run
+``main``, by a runner that has imported the package once
+(:mod:`tests.reference.cli_runner`: milliseconds a case, not the half second of
+a fresh interpreter's start), or, where a fresh interpreter is what is tested
+(signals to a running command, parallel writers, the shell), started anew.
 
 The first tests below are single cases written out by hand, then races and
 kills: eight ``derive -o`` writers of one file, ``kill -9`` of a ``derive -o``
@@ -18,12 +22,12 @@ hostile file) checked against the product's promise for bad input:
 * done within :data:`CASE_SECONDS` (10 s): each process runs in its own session
   and the whole group is killed at the deadline;
 * peak memory at most :data:`MEMORY_KB` (500 MB).  It is measured, not capped:
-  every process runs under GNU ``/usr/bin/time -f %M -o FILE``, which reports
-  the child's peak resident set size (``ru_maxrss`` from ``wait4``) into a
-  file of its own, so standard error stays the program's.  (A cap with
-  ``RLIMIT_AS`` would turn a memory bomb into a ``MemoryError`` the program
-  might report as a tidy one-line error, hiding the bomb; and ``preexec_fn``
-  is unsafe in the threads that run the table.)
+  the runner reads the child's peak resident set size (``ru_maxrss`` from
+  ``wait4``), and a fresh process runs under GNU ``/usr/bin/time -f %M -o FILE``,
+  which reports the same into a file of its own, so standard error stays the
+  program's.  (A cap with ``RLIMIT_AS`` would turn a memory bomb into a
+  ``MemoryError`` the program might report as a tidy one-line error, hiding
+  the bomb; and ``preexec_fn`` is unsafe in the threads that run the table.)
 * no file left behind and no file changed: every case runs in a fresh working
   directory holding the files it names (FIFOs, old outputs, hostile
   config.json files and templates, created from the tables below), and the
@@ -38,13 +42,13 @@ output with no control character and every special escaped.  A third
 (:data:`EITHER`) holds valid but extreme inputs (a 3,000-digit size, a
 4,300-digit target): a result or a one-line error, within the same limits.
 
-Cases run two at a time (two cores, about 0.7 s per process): a module-scoped
-fixture submits every selected case to a ``ThreadPoolExecutor(max_workers=2)``
-when the first one is needed, and each parametrized test waits for its own
-result, so a failure names its exact case.  Known package bugs are listed in
-:data:`XFAIL` (case id → what goes wrong) and marked ``xfail(strict=True)``;
-when the package is fixed, the case passes, the strict xfail fails, and the
-entry is to be removed.
+Cases run two at a time (two cores; each thread has a runner of its own): a
+module-scoped fixture submits every selected case to a
+``ThreadPoolExecutor(max_workers=2)`` when the first one is needed, and each
+parametrized test waits for its own result, so a failure names its exact
+case.  Known package bugs are listed in :data:`XFAIL` (case id → what goes
+wrong) and marked ``xfail(strict=True)``; when the package is fixed, the case
+passes, the strict xfail fails, and the entry is to be removed.
 """
 
 import concurrent.futures
@@ -65,13 +69,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.reference.cli_runner import Outcome, close_runners, run_forked, run_fresh, text
+
 TIMEOUT = 30  # seconds; every case below answers in about one
 
 
 def run(*args, cwd=None):
-    proc = subprocess.run([sys.executable, "-m", "symparams", *args], capture_output=True, text=True,
-                          timeout=TIMEOUT, cwd=cwd)
-    return proc.returncode, proc.stdout, proc.stderr
+    """``symparams ARGS`` as a forked process (see :mod:`tests.reference.cli_runner`): status, stdout, stderr."""
+    r = run_forked(args, cwd or os.getcwd(), TIMEOUT)
+    assert not r.timed_out, f"symparams {args} still running after {TIMEOUT} s"
+    return r.code, text(r.out), text(r.err)
 
 
 def assert_one_line_error(code, err, needle):
@@ -194,6 +201,7 @@ def test_a_successful_write_replaces_the_file_whole_and_keeps_its_mode(tmp_path)
 def test_ctrl_c_during_a_sweep_leaves_no_traceback_and_no_file(tmp_path):
     csv = tmp_path / "grid.csv"
     csv.write_text("old\n")
+    # a fresh interpreter, signalled while it writes (a runner's child could not be reached midway);
     # as from a terminal: a shell's background job (CI runners, `cmd &`) starts with SIGINT ignored, and so
     # would this process, which then rightly goes on
     interactive = "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); " \
@@ -228,6 +236,8 @@ def test_control_characters_never_reach_a_document():
 
 
 # -- races and kills: eight writers of one file, kill -9 mid-write ----------------------------------------------
+# each a fresh interpreter: signals sent to a command while it runs, and eight commands at once, are what a
+# runner's one-case-at-a-time forks cannot stand for
 
 def _start(*args, cwd=None):
     return subprocess.Popen([sys.executable, "-m", "symparams", *args], cwd=cwd, stdin=subprocess.DEVNULL,
@@ -334,8 +344,7 @@ def test_sigterm_during_a_sweep_keeps_the_old_csv_and_leaves_no_temporary(tmp_pa
 # == the table ==================================================================================================
 
 CASE_SECONDS = 10  # the promise: never a hang beyond 10 s
-MEMORY_KB = 500 * 1024  # the promise: never more than 500 MB (peak resident set size, from /usr/bin/time %M)
-GNU_TIME = "/usr/bin/time"
+MEMORY_KB = 500 * 1024  # the promise: never more than 500 MB (peak resident set size, ru_maxrss)
 
 SUBCOMMANDS = ("list", "count", "formula", "prove", "flops", "memory", "explain", "derive", "solve", "sweep", "shell")
 
@@ -930,14 +939,8 @@ EITHER = either_cases()
 # -- running a case ---------------------------------------------------------------------------------------------
 
 @dataclass
-class Result:
-    code: "int | None"
-    out: bytes
-    err: bytes
-    seconds: float
-    timed_out: bool
-    peak_kb: "int | None"
-    changes: list
+class Result(Outcome):
+    changes: list  # what the case did to its working directory's tree
 
 
 def snapshot(folder: Path) -> dict:
@@ -970,30 +973,14 @@ def run_case(c: Case) -> Result:
         work.mkdir()
         materialize(work, c.args)
         before = snapshot(work)
-        memory = Path(tmp) / "peak-kb"
-        env = dict(os.environ)
-        if c.group == "shell":  # a shell that started anyway must not touch the real HOME
-            env.update(HOME=str(work), IPYTHONDIR=str(work / ".ipython"))
-        start = time.monotonic()
-        proc = subprocess.Popen([GNU_TIME, "-f", "%M", "-o", str(memory), sys.executable, "-m", "symparams", *c.args],
-                                cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-        try:
-            out, err = proc.communicate(timeout=CASE_SECONDS)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-            timed_out = True
-        seconds = time.monotonic() - start
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # anything the case left running
-        except ProcessLookupError:
-            pass
-        lines = memory.read_text().split() if memory.exists() else []
-        peak = int(lines[-1]) if lines and lines[-1].isdigit() else None
-        changes = differences(before, snapshot(work))
-    return Result(proc.returncode, out, err, seconds, timed_out, peak, changes)
+        if c.group == "shell":
+            # a fresh interpreter: the shell imports IPython, which reads HOME and IPYTHONDIR when imported and
+            # leaves threads and atexit work behind; a shell that started anyway must not touch the real HOME
+            env = dict(os.environ, HOME=str(work), IPYTHONDIR=str(work / ".ipython"))
+            r = run_fresh(c.args, work, CASE_SECONDS, env)
+        else:
+            r = run_forked(c.args, work, CASE_SECONDS)
+        return Result(**vars(r), changes=differences(before, snapshot(work)))
 
 
 def _one_error_line(r: Result, needle) -> list:
@@ -1021,7 +1008,7 @@ def problems(c: Case, r: Result) -> list:
     elif r.seconds > CASE_SECONDS:
         found.append(f"took {r.seconds:.1f} s")
     if r.peak_kb is None and not r.timed_out:
-        found.append("no peak memory reported by /usr/bin/time")
+        found.append("no peak memory reported")
     elif r.peak_kb is not None and r.peak_kb > MEMORY_KB:
         found.append(f"peak memory {r.peak_kb // 1024} MB")
     if b"Traceback" in r.err:
@@ -1049,9 +1036,11 @@ def problems(c: Case, r: Result) -> list:
 @pytest.fixture(scope="module")
 def outcome(request):
     """``outcome(case)``: the case's :class:`Result`.  Every selected case of this module is started when the
-    first is asked for, two at a time, so later tests find theirs done."""
+    first is asked for, two at a time, so later tests find theirs done.  Under pytest-xdist a worker runs only
+    the tests it is handed, which it cannot know in advance, and the workers already run two at a time: each
+    case is started when its test asks for it."""
     selected = []
-    for item in request.session.items:
+    for item in [] if hasattr(request.config, "workerinput") else request.session.items:
         spec = getattr(item, "callspec", None)
         if spec is not None and item.module is request.module and isinstance(spec.params.get("case"), Case):
             selected.append(spec.params["case"])
@@ -1065,6 +1054,13 @@ def outcome(request):
 
     yield get
     pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _runners():
+    """The runners of the forked cases (one per thread, started on first use) stop with this module."""
+    yield
+    close_runners()
 
 
 def check(c: Case, outcome) -> None:

@@ -5,6 +5,8 @@ and compares them with a symparams model tensor by tensor;
 :mod:`tests.reference.decoders` writes the transformers configs of GPT-2,
 LLaMA and T5 models.  Both import torch and transformers, so only the tests
 that cross-check import them; this module imports nothing heavy.
+:mod:`tests.reference.cli_runner` runs ``python -m symparams`` command lines
+as processes forked from a runner that has imported the package once.
 """
 
 from __future__ import annotations
