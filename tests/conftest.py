@@ -20,3 +20,15 @@ MARKERS = (
 def pytest_configure(config):
     for line in MARKERS:
         config.addinivalue_line("markers", line)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _command_runners():
+    """The processes that fork the CLI tests' command lines (tests/reference/cli_runner.py) stop with the run."""
+    yield
+    from tests.reference.cli_runner import close_runners
+
+    close_runners()

@@ -97,8 +97,9 @@ def files(tmp_path_factory):
     (d / "deep.json").write_text("[" * 5000 + "]" * 5000)
     (d / "huge.json").write_text(" " * (2 << 20))
     (d / "long-int.json").write_text('{"model_type": "bert", "hidden_size": ' + "7" * 5000 + "}")
-    (d / "nested-loops.j2").write_text("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}"
-                                       "{% endfor %}")
+    # a kibibyte a turn: the output bound (16 MiB) comes long before the time bound, however busy the machine
+    (d / "nested-loops.j2").write_text("{% for i in range(100000) %}{% for j in range(100000) %}" + "x" * 1024
+                                       + "{% endfor %}{% endfor %}")
     (d / "repeat.j2").write_text('{% set s = "x" * 900000 %}{% for i in range(100000) %}{{ s }}{% endfor %}')
     (d / "lipsum.j2").write_text("{{ lipsum(1000000) }}")
     return d

@@ -1,18 +1,18 @@
 """The command line's commands (symparams.cli.commands), run as a real process (python -m symparams)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from symparams.families.presets import all_presets
 from symparams.families.registry import all_families
+from tests.reference.cli_runner import command
 
 
 def run(*args):
-    proc = subprocess.run([sys.executable, "-m", "symparams", *args], capture_output=True, text=True)
-    return proc.returncode, proc.stdout, proc.stderr
+    """``python -m symparams ARGS`` as a process forked from one that imported the package (see
+    :mod:`tests.reference.cli_runner`): status, stdout, stderr."""
+    return command(*args)
 
 
 def test_count_bert_base_table_has_thousands_separators_and_shares():

@@ -5,12 +5,11 @@ files are compared with transformers in tests/families/test_config.py).
 """
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from tests.reference import FIXTURES
+from tests.reference.cli_runner import command
 
 BERT_BASE = FIXTURES / "bert-base-uncased" / "config.json"
 BART_BASE = FIXTURES / "facebook" / "bart-base" / "config.json"
@@ -18,8 +17,9 @@ OPUS = FIXTURES / "Helsinki-NLP" / "opus-mt-en-de" / "config.json"
 
 
 def run(*args):
-    proc = subprocess.run([sys.executable, "-m", "symparams", *map(str, args)], capture_output=True, text=True)
-    return proc.returncode, proc.stdout, proc.stderr
+    """``python -m symparams ARGS`` as a process forked from one that imported the package (see
+    :mod:`tests.reference.cli_runner`): status, stdout, stderr."""
+    return command(*args)
 
 
 def test_cli_count_config_json():

@@ -16,11 +16,16 @@ from fractions import Fraction
 import pytest
 
 from tests.reference import ROOT
+from tests.reference.cli_runner import command
 from tests.reference.counts import bert, mixtral, nearest
 
 
 def run(*args, prelude=""):
-    """``symparams ARGS`` in a new interpreter; ``prelude`` runs first (e.g. to hide numpy)."""
+    """``symparams ARGS`` as a process forked from one that imported the package (see
+    :mod:`tests.reference.cli_runner`), or, with a ``prelude`` to run first (e.g. to hide numpy), in a new
+    interpreter."""
+    if not prelude:
+        return command(*args)
     code = f"{prelude}import sys; from symparams.cli import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
     return proc.returncode, proc.stdout, proc.stderr

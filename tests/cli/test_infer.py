@@ -11,11 +11,16 @@ import pytest
 import torch
 import transformers
 
+from tests.reference.cli_runner import command
+
 TIMEOUT = 120
 
 
 def run(*args, code=None):
-    argv = [sys.executable, *(["-c", code] if code else ["-m", "symparams"]), *args]
+    """``symparams ARGS`` forked (see :mod:`tests.reference.cli_runner`), or ``python -c CODE ARGS``."""
+    if code is None:
+        return command(*args, seconds=TIMEOUT)
+    argv = [sys.executable, "-c", code, *args]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT)
     return proc.returncode, proc.stdout, proc.stderr
 

@@ -6,8 +6,6 @@ data could not infer, is one line on stderr and exit status 2.
 """
 
 import json
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -18,6 +16,7 @@ from symparams.analysis.inference.tracing import shapes_only
 from symparams.families.inferred import OutsideConditions
 from symparams.families.lookup import from_config
 from tests.reference import FIXTURES, ROOT
+from tests.reference.cli_runner import command
 
 OLMO = FIXTURES / "allenai" / "OLMo-1B-hf.json"
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
@@ -27,9 +26,9 @@ NOT_INFERRED = "gemma3n"
 
 
 def run(*args):
-    proc = subprocess.run([sys.executable, "-m", "symparams", *map(str, args)], capture_output=True, text=True,
-                          timeout=60)
-    return proc.returncode, proc.stdout, proc.stderr
+    """``python -m symparams ARGS`` as a process forked from one that imported the package (see
+    :mod:`tests.reference.cli_runner`): status, stdout, stderr."""
+    return command(*args)
 
 
 def assert_one_line_error(code, err, needle):

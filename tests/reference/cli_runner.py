@@ -131,6 +131,14 @@ def text(data: bytes) -> str:
     return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
 
 
+def command(*args, cwd=None, seconds: float = 120) -> tuple[int, str, str]:
+    """``python -m symparams ARGS`` forked (:func:`run_forked`) in ``cwd`` (the current folder): its status and
+    its stdout and stderr as text, as the CLI tests' ``subprocess.run(..., text=True)`` gave them."""
+    outcome = run_forked([str(a) for a in args], cwd or os.getcwd(), seconds)
+    assert not outcome.timed_out, f"symparams {args} still running after {seconds} s"
+    return outcome.code, text(outcome.out), text(outcome.err)
+
+
 def close_runners() -> None:
     """Stop every runner started so far (each thread starts its own on first use)."""
     while _RUNNERS:
