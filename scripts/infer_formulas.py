@@ -203,10 +203,10 @@ def _task(job: tuple[str, str]) -> tuple[str, str, dict, float, float]:
     return (*job, *run_one(*job))
 
 
-def results(jobs: list[tuple[str, str]], workers: int, budget: float):
+def results(jobs: list[tuple[str, str]], workers: int, budget: float, shortest_first: bool = False):
     """Each job's ``(model_type, class, entry, seconds)`` as it is done: in order in this process, or, with
-    ``workers`` above 1, longest first (by the existing table's timings) in that many processes; no job starts
-    once ``budget`` seconds are spent."""
+    ``workers`` above 1, longest first (by the existing table's timings; ``shortest_first``: the most classes
+    done within a budget) in that many processes; no job starts once ``budget`` seconds are spent."""
     start = time.perf_counter()
     if workers <= 1:
         for job in jobs:
@@ -218,7 +218,7 @@ def results(jobs: list[tuple[str, str]], workers: int, budget: float):
     import multiprocessing
 
     timings = old_table()[0]
-    jobs = sorted(jobs, key=lambda job: -sum(t or 0.0 for t in timings.get(job, ())))
+    jobs = sorted(jobs, key=lambda job: sum(t or 0.0 for t in timings.get(job, ())), reverse=not shortest_first)
     with multiprocessing.get_context("spawn").Pool(workers, initializer=_worker, initargs=(workers,),
                                                    maxtasksperchild=20) as pool:
         for done in pool.imap_unordered(_task, jobs):
@@ -363,6 +363,8 @@ def main(argv=None) -> int:
     parser.add_argument("--skip", nargs="+", default=[], metavar="TYPE", help="leave these types out of this run")
     parser.add_argument("--first", default="", help="comma-separated types to run before the others")
     parser.add_argument("--budget", type=float, default=float("inf"), help="seconds after which no type starts")
+    parser.add_argument("--shortest-first", action="store_true",
+                        help="run the classes shortest first (by the table's timings): the most done within --budget")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (the classes run longest first)")
     parser.add_argument("--note", default="", help="a sentence for the table's header (e.g. why a run was cut)")
     parser.add_argument("--order-only", action="store_true",
@@ -401,7 +403,7 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     jobs = [(t, cls) for t in order for cls in todo[t]]
     done: set = set()
-    for model_type, cls, entry, took, cost_took in results(jobs, args.jobs, args.budget):
+    for model_type, cls, entry, took, cost_took in results(jobs, args.jobs, args.budget, args.shortest_first):
         if args.costs_only:
             entry, took = costs_merged(entries[model_type, cls], entry), seconds.get((model_type, cls), (took,))[0]
         entries[model_type, cls] = with_defaults(entry)

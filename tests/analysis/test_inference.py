@@ -743,3 +743,15 @@ def test_the_shipped_entries_are_what_the_generator_writes_again(model_type):
         entry, *_ = gen.run_one(model_type, cls)  # and the seconds of its count and costs
         assert entry["exact"], entry["reason"]
         assert gen.line(entry) in shipped, cls  # byte for byte
+
+
+def test_a_costs_only_run_keeps_the_count_and_takes_costs_only_from_the_same_count():
+    """``--costs-only`` infers a class again for its costs: they replace the stored ones only where the fresh
+    count is the stored one (costs fitted over another discovery would name other symbols)."""
+    gen = generator()
+    stored = next(json.loads(line.rstrip(",")) for line in DATA.read_text(encoding="utf-8").splitlines()
+                  if '"model_type":"gptj"' in line)
+    fresh = {**json.loads(json.dumps(stored)), "costs": {"exact": True, "planted": 1}}
+    assert gen.costs_merged(stored, fresh) == {**stored, "costs": {"exact": True, "planted": 1}}
+    fresh["parameters"] = fresh["parameters"][1:]  # the count came out otherwise: the stored entry stays whole
+    assert gen.costs_merged(stored, fresh) is stored
