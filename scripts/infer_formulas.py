@@ -263,7 +263,10 @@ def _checked_key(key: tuple[str, str]) -> tuple[tuple[str, str], dict]:
     (see :mod:`symparams.analysis.inference.long_check`), in a worker process."""
     entry = checked(_loaded()[key])
     if entry["exact"] and (entry.get("costs") or {}).get("exact"):
-        wrong = long_sequence_check(entry)
+        try:
+            wrong = long_sequence_check(entry)
+        except Exception as exc:  # a check that cannot run cannot vouch for the costs either
+            wrong = f"the check at a long sequence failed: {_one_line(exc)}"
         if wrong is not None:
             entry = {**entry, "costs": {"exact": False, "reason": wrong}}
     return key, entry

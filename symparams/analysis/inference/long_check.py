@@ -4,10 +4,12 @@ The costs are fitted and verified on traces of 3 to 23 tokens.  A kernel that
 works in chunks of a fixed size (the gated delta rule's 64 positions, a
 state-space scan's chunks) costs by the number of chunks, which is 1 at
 every one of those lengths: a formula fitted there would hold up to the
-chunk and be wrong past it.  This check traces one configuration (the small
-one the real-model check used, else the defaults) at :data:`LONG` tokens,
-forward and backward, and compares both with the shipped formulas, read as
-``count --config`` reads a config.json (:func:`symparams.families.inferred.model`).
+chunk and be wrong past it.  This check traces two configurations (the
+defaults, and the small one the real-model check used) at :data:`LONG`
+tokens, forward and backward, and compares both with the shipped formulas,
+read as ``count --config`` reads a config.json
+(:func:`symparams.families.inferred.model`); the reading also catches a layer
+count the fit held (the products of four layers, whatever the config says).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from ...core.errors import SymparamsError
 from ...families.config import flattened
 from .probing import configure, libraries, quiet
 from .tracing import build, trace
@@ -26,30 +29,47 @@ LONG = 301
 def long_sequence_check(entry: dict) -> str | None:
     """None when ``entry``'s shipped FLOPs (forward, and forward plus backward) hold at :data:`LONG` tokens;
     otherwise why not, in one line."""
+    default = {**configure(entry["model_type"], {}, entry["class"]).to_dict(), "model_type": entry["model_type"]}
+    # the defaults (the conditions admit them, transformers builds them, and their layer counts are the model's),
+    # and the small configuration too where the formulas count it and transformers traces it: two layer counts,
+    # so a count the fit held cannot pass by being the one checked
+    small = _checked(entry, _written(default, _values(entry)))
+    return small if small is not None and small.startswith("at ") else _checked(entry, default)
+
+
+def _checked(entry: dict, config: dict) -> str | None:
+    """:func:`long_sequence_check` at one config.json."""
     from ...families.inferred import model as inferred_model
-    from .audit import write_kinds, written
 
     _, transformers = libraries()
-    model_type, cls = entry["model_type"], entry["class"]
-    # a config.json as save_pretrained writes one (per-layer lists retiled to the layer counts), read by both sides
-    default = {**configure(model_type, {}, cls).to_dict(), "model_type": model_type}
-    values = _values(entry)
-    write_kinds(values, flattened(default), random.Random(0))
-    config = written(default, values, sparse=False)
+    cls = entry["class"]
+    try:
+        flops = inferred_model(config, head=None if cls == "base" else cls).flops(LONG, 1)
+    except SymparamsError as exc:
+        return f"the formulas refuse the configuration checked: {exc}"
     try:
         with quiet():
-            built = type(transformers.AutoConfig.for_model(model_type)).from_dict(dict(config))
+            built = type(transformers.AutoConfig.for_model(entry["model_type"])).from_dict(dict(config))
             module = build(getattr(transformers, entry["model_class"]), built)
             traced = trace(module, LONG, 1, cache=False, backward=True)
     except Exception as exc:  # whatever the modeling code raises at this length: the formulas stay unchecked there
         lines = str(exc).splitlines()
         return f"no trace of {LONG} tokens: {type(exc).__name__}: {lines[0][:160] if lines else ''}"
-    flops = inferred_model(config, head=None if cls == "base" else cls).flops(LONG, 1)
     seen = (traced.forward, traced.forward + traced.backward)
     if (flops.forward, flops.training) != seen:
         return (f"at {LONG} tokens the formulas give {flops.forward} forward and {flops.training} training FLOPs, "
                 f"the trace counts {seen[0]} and {seen[1]}")
     return None
+
+
+def _written(default: dict, values: dict) -> dict:
+    """A config.json as save_pretrained writes one, ``values`` in it (kind counts as per-layer lists, the lists
+    retiled to the layer counts): what both sides read."""
+    from .audit import write_kinds, written
+
+    values = dict(values)
+    write_kinds(values, flattened(default), random.Random(0))
+    return written(default, values, sparse=False)
 
 
 def _values(entry: dict) -> dict[str, Any]:
