@@ -42,10 +42,7 @@ def test_configs_that_give_only_a_layer_count_are_read_and_built(monkeypatch):
     entry = shipped("qwen3_next")
     assert audit(entry).mismatches == ()
     monkeypatch.setattr(inferred, "_refuse_layers_without_list", lambda *args, **kwargs: None)
-    found = audit(entry)
-    assert found.mismatches, "no config giving only a layer count was drawn"
-    values, ours, real, _ = found.mismatches[0]
-    assert ours != real
+    assert audit(entry).mismatches, "no config giving only a layer count was drawn"
 
 
 # -- the costs at a long sequence ----------------------------------------------------------------------------------
