@@ -10,6 +10,8 @@ The helpers the tests share live in the :mod:`tests.reference` package
 package from the checkout's root.
 """
 
+import pytest
+
 MARKERS = (
     "tex: compiles LaTeX documents (needs TeX Live: latexmk, xelatex, ctex, pgfplots, and pdftotext)",
     "browser: runs the live HTML page in headless Chromium (needs chromium)",
@@ -20,9 +22,6 @@ MARKERS = (
 def pytest_configure(config):
     for line in MARKERS:
         config.addinivalue_line("markers", line)
-
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
