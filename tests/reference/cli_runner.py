@@ -1,7 +1,7 @@
 """``python -m symparams ARGS`` as a process of its own, for the cost of a fork instead of a start.
 
 A fresh interpreter spends about half a second importing sympy and the
-package before ``main`` runs; the bad-input table (tests/cli/test_bad_input.py)
+package before ``main`` runs; the bad-input table (tests/cli/test_bad_input_table.py)
 runs hundreds of command lines.  :func:`run_forked` sends each one to a
 *runner*, a process started once per thread of the tests that has imported
 :mod:`symparams.cli` (and sympy with it: what ``python -m symparams`` imports

@@ -1,0 +1,497 @@
+"""The bad-input table: a few hundred command lines (:class:`Case` rows generated from smaller tables: every
+family, symbol, switch, head, option and kind of hostile file) and the hostile files they name.  Run and
+checked by ``test_bad_input_table.py``, which states the promise they are checked against.
+
+What the families are made of is hard-coded here: the table must not depend on the package it tests.
+"""
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+CASE_SECONDS = 10  # the promise: never a hang beyond 10 s
+MEMORY_KB = 500 * 1024  # the promise: never more than 500 MB (peak resident set size, ru_maxrss)
+
+SUBCOMMANDS = ("list", "count", "formula", "prove", "flops", "memory", "explain", "derive", "solve", "sweep", "shell")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One command line.  ``expect``: ``error`` (the promise), ``ok`` (must succeed safely: ``check`` gets
+    stdout and returns problems) or ``either`` (a result or a one-line error)."""
+
+    id: str
+    args: tuple
+    expect: str = "error"
+    needle: "str | None" = None
+    check: "Callable | None" = None
+
+    @property
+    def group(self) -> str:
+        first = self.args[0] if self.args else ""
+        return first if first in SUBCOMMANDS else "top"
+
+
+def _show(arg) -> str:
+    """An argument as a case id shows it: escaped, long ones cut."""
+    text = arg.decode("utf-8", "surrogateescape") if isinstance(arg, bytes) else arg
+    text = text.encode("unicode_escape").decode("ascii") if not text.isprintable() or not text.isascii() else text
+    if len(text) > 28:
+        text = f"{text[:12]}...[{len(text)} chars]"
+    return text if text and " " not in text else repr(text)
+
+
+_IDS: dict = {}
+
+
+def case(*args, expect="error", needle=None, check=None, label=None) -> Case:
+    """A case; its id is the command line (shortened), made unique."""
+    base = label or " ".join(_show(a) for a in args) or "(no arguments)"
+    n = _IDS[base] = _IDS.get(base, 0) + 1
+    return Case(base if n == 1 else f"{base} #{n}", tuple(args), expect, needle, check)
+
+
+# -- what the families are made of (hard-coded: the table must not depend on the package it tests) ------------
+
+PRESET = {"bert": "bert-base", "transformer": "transformer-base", "albert": "albert-base-v2", "bart": "bart-base",
+          "distilbert": "distilbert-base", "electra": "electra-small", "gpt2": "gpt2", "llama": "llama-3-8b",
+          "marian": "opus-mt-en-de", "roberta": "roberta-base", "t5": "t5-small"}
+SYMBOLS_OF = {"bert": "V P S H L A r", "transformer": "V P H L A r", "albert": "V P S H L A r E",
+              "bart": "V P H L A r", "distilbert": "V P H L A r", "electra": "V P S H L A r E",
+              "gpt2": "V P H L A r", "llama": "V H L A G F", "marian": "V P H L A r", "roberta": "V P S H L A r",
+              "t5": "V H L A D B F"}
+SWITCHES_OF = {"bert": "pooler", "transformer": "positions tie bias layernorm",
+               "albert": "pooler hidden_groups inner_groups tie", "bart": "tie split_layers",
+               "distilbert": "sinusoidal tie", "electra": "project tie", "gpt2": "tie cross_attention",
+               "llama": "gqa free_head_dim tie attention_bias mlp_bias token_classification_bias",
+               "marian": "share tie split_layers", "roberta": "pooler tie", "t5": "gated tie split_layers"}
+COUNT_SWITCHES = {"hidden_groups", "inner_groups"}  # positive whole numbers
+CHOICE_SWITCHES = {"positions"}  # sinusoidal, learned, none
+
+DIGITS = "9" * 5000
+BAD_SIZES = ["0", "-1", "1.5", "1e3", "", " ", "abc", "٣", DIGITS, "1/0", "true", "0x10", "1_000", "inf", "nan",
+             "+-1", "1,000", "²", "768 768", "-0", "12\x1b[2K"]
+BAD_RATIOS = ["0", "abc", "1e5000", "1/0", "-3/4"]  # r is a positive rational: 1.5 and 1e3 are good ones
+BAD_BOOLS = ["maybe", "", "2", "truee", "None", "t", "٣", "yes please", "-1", "null"]
+BAD_COUNTS = ["0", "-1", "1.5", "abc", "", DIGITS, "true", "٣"]
+BAD_CHOICES = ["rope", "", "sinusoidal,learned", "true"]
+
+
+def other_symbol(family, avoid):
+    """A symbol of ``family`` that solve and sweep may vary, not ``avoid``."""
+    return next(s for s in ("L", "V", "H") if s in SYMBOLS_OF[family].split() and s != avoid)
+
+
+def command(sub, model, family, *extra, avoid=None, needle=None):
+    """``symparams SUB MODEL ...`` made complete for each subcommand (what it requires), plus ``extra``."""
+    x = other_symbol(family, avoid)
+    tail = {"derive": ["--format", "md"], "solve": ["--target", "1e9", "--for", x],
+            "sweep": ["--grid", f"{x}=1,2"], "flops": ["--seq", "8"], "explain": ["--claim", "110M"]}.get(sub, [])
+    return case(sub, *([model] if model is not None else []), *extra, *tail, needle=needle)
+
+
+ROTATION = ("count", "formula", "prove", "flops", "memory", "explain", "derive", "solve", "sweep", "shell")
+
+
+def _rotating():
+    i = 0
+    while True:
+        yield ROTATION[i % len(ROTATION)]
+        i += 1
+
+
+#: a family that uses each symbol, and what it takes to use it
+SYMBOL_HOMES = {"V": ("gpt2",), "P": ("bert-base",), "S": ("roberta-base",), "H": ("bert-base",),
+                "L": ("t5-small",), "L_d": ("bart-base", "--set", "split_layers=true"),
+                "V_d": ("opus-mt-en-de", "--set", "share=false"), "A": ("llama-2-7b",), "r": ("bert-base",),
+                "C": ("bert-base", "--head", "sequence-classification"), "E": ("albert-base-v2",),
+                "G": ("llama-3-8b",), "D": ("t5-small",), "B": ("t5-small",), "F": ("llama-3-8b",)}
+FAMILY_OF = {"gpt2": "gpt2", "bert-base": "bert", "roberta-base": "roberta", "t5-small": "t5", "bart-base": "bart",
+             "opus-mt-en-de": "marian", "llama-2-7b": "llama", "llama-3-8b": "llama", "albert-base-v2": "albert"}
+
+
+def value_cases():
+    """Every symbol with bad values (two each; r more), every bad size at least once, every subcommand in turn."""
+    subs = _rotating()
+    out = []
+    seen = set()
+    for i, (sym, (preset, *extra)) in enumerate(SYMBOL_HOMES.items()):
+        picks = BAD_RATIOS if sym == "r" else [BAD_SIZES[(2 * i + k) % len(BAD_SIZES)] for k in range(2)]
+        for value in picks:
+            seen.add(value)
+            out.append(command(next(subs), preset, FAMILY_OF[preset], *extra, "--set", f"{sym}={value}", avoid=sym,
+                               needle=sym))
+    for value in BAD_SIZES:
+        if value not in seen:
+            out.append(command(next(subs), "bert-base", "bert", "--set", f"H={value}", avoid="H", needle="H"))
+    return out
+
+
+def switch_cases():
+    """One switch of every family with a bad value (bool-ish, counts, choices)."""
+    subs = _rotating()
+    out = []
+    for i, (family, preset) in enumerate(PRESET.items()):
+        switches = SWITCHES_OF[family].split()
+        switch = switches[i % len(switches)]
+        bad = BAD_COUNTS if switch in COUNT_SWITCHES else BAD_CHOICES if switch in CHOICE_SWITCHES else BAD_BOOLS
+        out.append(command(next(subs), preset, family, "--set", f"{switch}={bad[i % len(bad)]}", needle=switch))
+    out += [case("count", "albert-base-v2", "--set", f"hidden_groups={DIGITS}", needle="hidden_groups"),
+            case("count", "llama-3-8b", "--set", "gqa=", needle="gqa")]
+    # a symbol given a switch's value, a switch given a size
+    out += [case("count", "bert-base", "--set", "H=true", needle="H"),
+            case("count", "gpt2", "--set", "tie=768", needle="tie")]
+    return out
+
+
+FOREIGN_HEADS = {"transformer": "masked-lm", "llama": "Causal-LM", "t5": "causal-lm"}  # another family's
+UNUSED_KEYS = {"bert": "E=128", "transformer": "pooler=true", "albert": "G=2", "bart": "S=2",
+               "distilbert": "pooler=false", "electra": "G=2", "gpt2": "D=64", "llama": "r=4", "marian": "V_d",
+               "roberta": "L_d=3", "t5": "P=512"}
+
+
+def head_and_key_cases():
+    """For every family: an unknown head and a key it does not use; some heads of other families."""
+    subs = _rotating()
+    out = []
+    for family, preset in PRESET.items():
+        out.append(command(next(subs), preset, family, "--head", "nosuch-head", needle="nosuch-head"))
+        key = UNUSED_KEYS[family]
+        out.append(command(next(subs), preset, family, "--set", key if "=" in key else f"{key}=9",
+                           needle=key.partition("=")[0]))
+    for family, head in FOREIGN_HEADS.items():
+        out.append(command(next(subs), PRESET[family], family, "--head", head, needle=head))
+    out += [case("count", "bert-base", "--set", s) for s in ("1H=1", "H")]
+    out += [case("count", "bert-base", "--head", "MASKED-LM")]
+    return out
+
+
+def constraint_cases():
+    """Sizes that break a family's constraints: A | H, r·H whole, G | A, E ≠ H with a projection."""
+    subs = _rotating()
+    out = [command(next(subs), preset, family, "--set", "A=7", needle="7", avoid="A")
+           for family, preset in PRESET.items() if family != "t5"]  # T5's heads are D wide: no A | H
+    out += [case("count", "bert-base", "--set", "r=1/7", needle="r"),
+            case("count", "llama-3-8b", "--set", "G=3", needle="G"),
+            case("solve", "llama-3-8b", "--set", "G=64", "--for", "L", "--target", "1e9"),
+            case("count", "electra-small", "--set", "E=256")]
+    return out
+
+
+def missing_value_cases():
+    return [case("count", "bert", needle="bert"), case("count", "t5", "--json"),
+            case("derive", "bert", "--format", "md"), case("solve", "bert", "--for", "H", "--target", "1e9"),
+            case("sweep", "bert", "--grid", "H=768,1024"),
+            case("count", "bart-base", "--set", "split_layers=true", needle="L_d")]
+
+
+OPTIONS = {  # every option that takes an argument, per subcommand
+    "count": ("--set", "--head", "--config", "--depth"), "formula": ("--set", "--head", "--config"),
+    "prove": ("--set", "--head", "--config"),
+    "derive": ("--set", "--head", "--config", "--format", "--lang", "--title", "-o", "--output", "--template"),
+    "solve": ("--set", "--head", "--config", "--target", "--for"),
+    "sweep": ("--set", "--head", "--config", "--grid", "--csv", "--plot", "--head-width"),
+    "shell": ("--set", "--head", "--config"),
+}
+
+
+def option_cases():
+    """Every option without its argument (last, or before another option); unknown and misplaced options."""
+    out = []
+    for sub, options in OPTIONS.items():
+        required = {"derive": ["--format", "md"], "solve": ["--target", "1e9", "--for", "H"]}.get(sub, [])
+        for opt in options:
+            base = [a for a in required if a not in ("--format", "md")] if opt == "--format" else \
+                ["--for", "H"] if opt == "--target" else ["--target", "1e9"] if opt == "--for" else required
+            out.append(case(sub, "bert-base", *base, opt, needle=opt.lstrip("-")[:3]))
+        if sub in ("count", "derive", "solve"):
+            out.append(case(sub, "bert-base", *required, "--bogus", needle="--bogus"))
+    out += [case("count", "bert-base", "--head", "--json"),
+            case("derive", "bert-base", "--format", "--lang", "en", needle="--format"),
+            case("count", "bert-base", "extra", needle="extra"), case("formula", "bert-base", "--json"),
+            case("derive", "bert-base", needle="--format"),
+            case("derive", "bert-base", "--format", "pdf", needle="pdf"),
+            case("derive", "bert-base", "--format", "md", "--lang", "fr", needle="fr"),
+            case("solve", "bert-base", "--for", "H", needle="--target")]
+    out += [case("count", "bert-base", "--depth", d, needle="depth") for d in ("0", "-1", "abc", "1000", "1.5", "٣")]
+    out += [case("sweep", "bert-base", "--grid", "H=768,1024", "--head-width", w, needle="head-width")
+            for w in ("0", "-64", "abc", "1234567890", "٣")]
+    out.append(case("sweep", "bert-base", "--grid", "A=1,2", "--head-width", "64", needle="A"))
+    return out
+
+
+def top_level_cases():
+    return [case(), case("bogus", needle="bogus"), case("--bogus"), case("COUNT"), case("count", "--version"),
+            case("list", "extra", needle="extra"), case("list", "--json"), case("", "bert-base")]
+
+
+def generic_cases():
+    """What every command that loads a model refuses the same way."""
+    out = []
+    for i, sub in enumerate(ROTATION):
+        out.append(command(sub, "nosuchmodel", "bert", needle="nosuchmodel"))
+        if i % 2:
+            out.append(command(sub, "bert-base", "bert", "--config", "c-bert.json", needle="--config"))
+        elif sub != "shell":  # a shell without a model is no error
+            out.append(command(sub, None, "bert", needle="--config"))
+    out += [command("count", "../../etc/passwd", "bert"), command("prove", "\x1b[31mbert\x1b[0m", "bert"),
+            command("derive", "bert-bas", "bert", needle="bert-bas")]
+    return out
+
+
+# -- hostile files: each is created, when a case names it, in the case's own working directory -----------------
+
+def _json(**data):
+    return json.dumps(data)
+
+
+NESTED = 100_000
+CONFIGS = {  # c-NAME.json
+    "bert": _json(model_type="bert"),
+    "empty": "",
+    "list": "[]",
+    "null": "null",
+    "malformed": '{"model_type": "bert"',
+    "deep-object": '{"a": ' * NESTED + "1" + "}" * NESTED,
+    "no-model-type": _json(hidden_size=768),
+    "unknown-type": _json(model_type="gpt5"),
+    "type-number": _json(model_type=5),
+    "type-null": '{"model_type": null}',
+    "bert-h-string": _json(model_type="bert", hidden_size="768"),
+    "bert-h-float": _json(model_type="bert", hidden_size=768.0),
+    "bert-h-negative": _json(model_type="bert", hidden_size=-768),
+    "bert-h-bool": _json(model_type="bert", hidden_size=True),
+    "bert-heads7": _json(model_type="bert", num_attention_heads=7),
+    "bert-id2label-list": _json(model_type="bert", id2label=["a", "b"]),
+    "bert-cross": _json(model_type="bert", add_cross_attention=True),
+    "bert-untied": _json(model_type="bert", tie_word_embeddings=False),
+    "llama-kv3": _json(model_type="llama", num_key_value_heads=3),
+    "llama-heads30": _json(model_type="llama", num_attention_heads=30),
+    "llama-head-dim-odd": _json(model_type="llama", head_dim=63),
+    "t5-proj": _json(model_type="t5", feed_forward_proj="gated-gelu-x"),
+    "t5-dkv-string": _json(model_type="t5", d_kv="64"),
+    "bart-decoder-heads7": _json(model_type="bart", encoder_attention_heads=16, decoder_attention_heads=7),
+    "bart-decoder-ffn0": _json(model_type="bart", encoder_ffn_dim=4096, decoder_ffn_dim=0),
+    "marian-pad": _json(model_type="marian", pad_token_id=99_999_999),
+    "gpt2-embd-float": _json(model_type="gpt2", n_embd=768.5),
+    "albert-groups": _json(model_type="albert", num_hidden_groups=0),
+    "electra-cross": _json(model_type="electra", add_cross_attention=True),
+    "roberta-cross": _json(model_type="roberta", add_cross_attention=True),
+}
+TEMPLATES = {  # t-NAME.j2
+    "syntax-if": "{% if %}x{% endif %}",
+    "unknown-filter": "{{ doc|nosuchfilter }}",
+    "undefined": "{{ nosuch }}",
+    "mro": "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "cycler": "{{ cycler.__init__.__globals__ }}",
+    "attr-filter": "{{ doc|attr('__class__') }}",
+    "format-escape": "{{ '{0.__class__.__mro__}'.format(t) }}",
+    "mutate": "{{ t.update({'x': 1}) }}",
+    "include": "{% include '/etc/passwd' %}",
+    "import": "{% import 'os' as os %}{{ os.system('touch pwned') }}",
+    "power": "{{ 10**(10**10) }}",
+    "recursion": "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}",
+    "loops-silent": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "power-chain": "{% set x = ((2**999)**999)**999 %}{{ (x * x) % 7 }}",
+    "concat-bomb": '{% set a = "x" * 1000000 %}{% set b = a ~ a ~ a ~ a ~ a ~ a ~ a ~ a %}'
+                   "{% set c = b ~ b ~ b ~ b ~ b ~ b ~ b ~ b %}{% set d = c ~ c ~ c ~ c ~ c ~ c ~ c ~ c %}"
+                   "{{ d|length }}",
+    "center-bomb": '{{ "x".center(1000000000)|length }}',
+    "percent-bomb": '{{ ("%*d" % (1000000000, 1))|length }}',
+    "format-bomb": '{{ "{:>1000000000}".format(1)|length }}',
+    "filter-bomb": '{{ ("x"|center(1000000000))|length }}',
+    "list-bomb": '{% set l = [0] * 999999 %}{{ (l * 1)|length }}{% set m = [l] * 999999 %}'
+                 "{{ (m|sum(start=[]))|length }}",
+}
+SPECIALS = "\\{}$&#^_~%<>[]*`|\"'!+"  # TeX, Markdown and HTML specials
+MARKED = "".join(f"Q{i}q{c}" for i, c in enumerate(SPECIALS)) + f"Q{len(SPECIALS)}q"  # each between markers
+HOSTILE_FOLDER = MARKED  # a folder name (a model's name, from --config) made of them
+
+
+def _make_fixture(folder: Path, name: str) -> None:
+    path = folder / name
+    if path.exists() or path.is_symlink():
+        return
+    if name.startswith("c-"):
+        path.write_text(CONFIGS[name[2:-5]])
+    elif name.startswith("t-"):
+        path.write_text(TEMPLATES[name[2:-3]])
+    elif name in ("fifo", "fifo.svg"):
+        os.mkfifo(path)
+    elif name.startswith("old."):
+        path.write_text(f"old {name}\n")
+        path.chmod(0o640)
+    elif name in ("emptydir", "dir.svg", "dir.csv"):
+        path.mkdir()
+    elif name == "big.json":
+        path.write_text('{"model_type": "bert", "x": "' + "x" * (2 << 20) + '"}')
+    elif name == "big.j2":
+        path.write_text("{{ title }}" * (2 << 17))
+    elif name == "latin1.json":
+        path.write_bytes(b'{"model_type": "bert", "name": "caf\xe9"}')
+    elif name == "latin1.j2":
+        path.write_bytes(b"caf\xe9 {{ title }}")
+    elif name == "bom.json":
+        path.write_bytes(b'\xef\xbb\xbf{"model_type": "bert"}')
+    elif name == "zero-link.json":
+        path.symlink_to("/dev/zero")
+    elif name == "loop.json":
+        path.symlink_to(name)
+    elif name == "cfgdir-fifo":
+        path.mkdir()
+        os.mkfifo(path / "config.json")
+    elif name == "cfgdir-bad":
+        path.mkdir()
+        (path / "config.json").write_text(CONFIGS["bert-heads7"])
+    elif name == HOSTILE_FOLDER or name == "cfg\x1b]0;pwned\x07":
+        path.mkdir()
+        (path / "config.json").write_text(CONFIGS["bert"])
+    else:
+        raise AssertionError(name)
+
+
+FIXTURES = ["fifo.svg", "fifo", "old.md", "old.csv", "old.svg", "emptydir", "dir.svg", "dir.csv", "big.json",
+            "big.j2", "latin1.json", "latin1.j2", "bom.json", "zero-link.json", "loop.json", "cfgdir-fifo",
+            "cfgdir-bad", HOSTILE_FOLDER, "cfg\x1b]0;pwned\x07"]
+
+
+def materialize(folder: Path, args) -> None:
+    """Create in ``folder`` every fixture an argument names (``fifo``, ``c-NAME.json``, ``old.md``, ...)."""
+    for arg in args:
+        text = arg.decode("utf-8", "surrogateescape") if isinstance(arg, bytes) else arg
+        first = text.split("/")[0]
+        if (first in FIXTURES or first.startswith("c-") and first[2:-5] in CONFIGS
+                or first.startswith("t-") and first[2:-3] in TEMPLATES):
+            _make_fixture(folder, first)
+
+
+def config_cases():
+    subs = _rotating()
+    out = []
+    for name in CONFIGS:
+        if name in ("bert", "bert-untied"):
+            continue
+        out.append(command(next(subs), None, "bert", "--config", f"c-{name}.json", needle=f"c-{name}.json"))
+    for path in ("nope.json", "emptydir", "cfgdir-fifo", "/dev/zero", "big.json", "latin1.json", "bom.json",
+                 "zero-link.json", "loop.json"):
+        out.append(command(next(subs), None, "bert", "--config", path))
+    out += [case("count", "--config", "/proc/self/mem"), case("prove", "--config", "cfg\x1b[2J.json"),
+            case("count", "--config", "c-bert.json", "--head", "seq2seq-lm", needle="seq2seq-lm"),
+            case("count", "--config", "c-bert-untied.json", "--head", "masked-lm", needle="tie_word_embeddings"),
+            case("derive", "--config", "cfgdir-bad", "--format", "md", needle="cfgdir-bad")]
+    return out
+
+
+def template_cases():
+    formats = ("md", "tex", "html")
+    out = []
+    for i, name in enumerate(TEMPLATES):
+        out.append(case("derive", "bert-base", "--format", formats[i % 3], "--template", f"t-{name}.j2",
+                        needle=f"t-{name}.j2"))
+    for path in ("fifo", "/dev/zero", "big.j2", "latin1.j2"):
+        out.append(case("derive", "bert-base", "--format", "md", "--template", path))
+    return out
+
+
+LONG_NAME = "x" * 300 + ".md"
+
+
+def output_cases():
+    """Outputs that cannot be written, and old files a failing command must leave as they were."""
+    derive = ("derive", "bert-base", "--format", "md")
+    grid = ("--grid", "H=768,1024")
+    out = [case(*derive, "-o", path) for path in
+           ("fifo", "emptydir", "/dev/full", "missing/out.md", LONG_NAME, "missing/\x1b[2Kout.md")]
+    out += [case("derive", "nosuchmodel", "--format", "md", "-o", "old.md"),
+            case("derive", "bert-base", "--set", "H=0", "--format", "tex", "-o", "old.md"),
+            case("derive", "bert-base", "--format", "pdf", "-o", "old.md"),
+            case("derive", "bert-base", "--format", "tex", "--template", "t-undefined.j2", "--output", "old.md"),
+            case("derive", "bert-base", "--format", "md", "--template", "t-concat-bomb.j2", "-o", "old.md"),
+            case("derive", "--config", "c-malformed.json", "--format", "html", "-o", "old.md")]
+    out += [case("sweep", "bert-base", *grid, "--csv", path) for path in
+            ("fifo", "dir.csv", "missing/x.csv")]
+    out += [case("sweep", "bert-base", "--grid", "H=768:1024:0", "--csv", "old.csv"),
+            case("sweep", "nosuchmodel", *grid, "--csv", "old.csv"),
+            case("sweep", "bert-base", *grid, "--csv", "old.csv", "--json"),
+            case("sweep", "bert-base", *grid, "--csv", "old.csv", "--plot", "old.png"),
+            case("sweep", "bert-base", *grid, "--csv", "old.csv", "--plot", "dir.svg"),
+            case("sweep", "bert-base", *grid, "--csv", "old.csv", "--plot", "fifo.svg"),
+            case("sweep", "bert-base", *grid, "--csv", "old.csv", "--plot", "missing/x.svg")]
+    out += [case("sweep", "bert-base", *grid, "--plot", path) for path in ("out.png", "fifo.svg")]
+    out += [case("sweep", "bert-base", "--grid", "H=1:1000000", "--plot", "old.svg", needle="100,000"),
+            case("sweep", "bert-base", "--grid", "H=0,768", "--plot", "old.svg")]
+    return out
+
+
+def sweep_cases():
+    s = ("sweep", "bert-base")
+    specs = ["H=", "=768", "H", "H=768:1024:0", "H=768:1024:", "H=768:1024:-64", "H=1024:768:64", "H=768,,1024",
+             "H=1:1000000000000", "Q=1,2", "pooler=true,false", "E=128,256", "H=1:2:3:4", "H=768:1024:1e3",
+             "H=768:1024:1.5", "r=3:4:1/0", "H=0:768:12", f"H=768:1024:{DIGITS}", f"r=3:4:1/{DIGITS}",
+             "r=3:4:1/1000000000000", "H=768:1024:64\x1b[2K"]
+    out = [case(*s, "--grid", spec) for spec in specs]
+    out += [case(*s, needle="grid"),
+            case(*s, "--grid", "H=1:100000", "--grid", "L=1:100000", needle="10^9"),
+            case(*s, "--grid", "H=1:100000000000000000000", "--force"),
+            case(*s, "--grid", "H=768", "--grid", "H=1024", needle="twice"),
+            case(*s, "--grid", "H=768", "--set", "H=1024", needle="H"),
+            case("sweep", "t5-small", "--grid", "r=1,2"),
+            case("sweep", "albert-base-v2", "--grid", "hidden_groups=1,2")]
+    return out
+
+
+def solve_cases():
+    s = ("solve", "bert-base", "--for", "H")
+    targets = ["0", "-5", "1.5", "abc", "1e100000", "", "1/0", "inf", "٣", DIGITS]
+    out = [case(*s, "--target", t) for t in targets]
+    out += [case("solve", "bert-base", "--target", "1e9", "--for", f) for f in
+            ("Q", "pooler", "E", "", "H ", "A", "\x1b[2KH")]
+    out += [case(*s, "--target", "1e9", "--set", "H=768", needle="H")]
+    return out
+
+
+def cost_cases():
+    """flops, memory and explain: their own options, and FLOPs in solve and sweep."""
+    flops, memory, explain = ("flops", "llama-3-8b"), ("memory", "llama-3-8b"), ("explain", "bert-base")
+    out = [case(*flops, "--seq", n) for n in ("0", "-1", "1.5", "abc", "", DIGITS, "1e3")]
+    out += [case(*flops, needle="--seq"), case(*flops, "--seq", "8", "--batch", "0"),
+            case("flops", "bert", "--seq", "8", needle="V"), case(*flops, "--seq", "8", "--macs", "2")]
+    out += [case(*memory, "--dtype", "fp64"), case(*memory, "--optimizer", "lion"), case(*memory, "--zero", "4"),
+            case(*memory, "--ranks", "0"), case(*memory, "--seq", "-8"), case(*memory, "--tensor-parallel", "0"),
+            case(*memory, "--dtype", "int4", needle="int4"), case(*memory, "--recompute", "some"),
+            case("memory", "bert-base", "--optimizer", "none", "--fit", "80GB", needle="grow")]
+    out += [case(*memory, "--optimizer", "none", "--seq", "8", "--fit", budget, needle="budget")
+            for budget in ("abc", "0", "-80GB", "80XB", "1.5", "1e99999")]
+    out += [case(*explain, "--claim", claim) for claim in
+            ("abc", "0", "-5", "", "1e999999", "7 billionz", "1/0", "nan", "٣", DIGITS, "110M\x1b[2K")]
+    out += [case(*explain, needle="--claim"), case("explain", "bert", "--claim", "110M", needle="V")]
+    out += [case("sweep", "bert-base", "--of", "flops", "--grid", "L=1,2", needle="--seq"),
+            case("sweep", "bert-base", "--of", "joules", "--grid", "L=1,2"),
+            case("sweep", "bert-base", "--grid", "s=1,2", "--seq", "8", needle="--of"),
+            case("sweep", "bert-base", "--of", "flops", "--grid", "s=0,8"),
+            case("sweep", "bert-base", "--of", "flops", "--grid", "s=8,16", "--seq", "8", needle="s"),
+            case("solve", "bert-base", "--target", "1e12", "--for", "s", needle="s"),
+            case("solve", "bert-base", "--of", "flops", "--target", "1e12", "--for", "L", needle="--seq"),
+            case("solve", "bert-base", "--of", "flops", "--seq", "8", "--target", "1e12", "--for", "A", needle="A")]
+    return out
+
+
+def shell_cases():
+    """The shell's failures before any prompt (stdin is /dev/null: a prompt would read EOF and exit 0)."""
+    return [case("shell", "--plain", "nosuchmodel"), case("shell", "bert-base", "extra"), case("shell", "--config", ""),
+            case("shell", "--config", "c-list.json", "--plain"), case("shell", "llama-3-8b", "--set", "G=5"),
+            case("shell", "bert-base", "--head", "seq2seq-lm")]
+
+
+def encoding_cases():
+    """Arguments that are not UTF-8 (a file name in Latin-1 from a shell): bytes, never a crash."""
+    return [case(b"count", b"bert-base\xff"), case(b"count", b"bert-base", b"--set", b"H=\xff"),
+            case(b"derive", b"bert-base", b"--format", b"md", b"--template", b"\xff.j2"),
+            case(b"sweep", b"bert-base", b"--grid", b"H=768,\xff")]
+
+
+TABLE = [*value_cases(), *switch_cases(), *head_and_key_cases(), *constraint_cases(), *missing_value_cases(),
+         *option_cases(), *top_level_cases(), *generic_cases(), *config_cases(), *template_cases(),
+         *output_cases(), *sweep_cases(), *solve_cases(), *cost_cases(), *shell_cases(), *encoding_cases()]
