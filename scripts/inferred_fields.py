@@ -42,7 +42,7 @@ def with_defaults(entry: dict) -> dict:
     kinds = {listed: rules for listed, rules in kinds_of(entry["model_type"], entry["class"], tuple(sizes)).items()
              if not any(name.startswith(listed + KIND) for name in entry["symbols"])}
     return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
-            "follows": follows(entry["model_type"], sizes), "aliases": aliases_of(entry["model_type"], known),
+            "follows": follows(entry["model_type"], sizes, tuple(entry["flags"])), "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {})}
 
@@ -158,24 +158,35 @@ def _read(model_type: str, values: dict, names) -> dict | None:
     return {n: attribute(config, n) for n in names}
 
 
-def follows(model_type: str, sizes: list[str]) -> dict:
+def follows(model_type: str, sizes: list[str], flags: tuple = ()) -> dict:
     """Each size field the config class computes from others when a config.json leaves it out (T5's
     ``num_decoder_layers`` is ``num_layers``, a head width ``hidden_size // num_attention_heads``): its formula
-    in their names, fitted exactly on the values the config class computes; None when no formula fits."""
-    return dict(_follows(model_type, tuple(sizes)))
+    in their names, fitted exactly on the values the config class computes; None when no formula fits.  A flag
+    of the formula that moves it is a 0/1 variable of the rule (MobileBERT's ``true_hidden_size`` is
+    ``intra_bottleneck_size`` with ``use_bottleneck``, else ``hidden_size``)."""
+    return dict(_follows(model_type, tuple(sizes), tuple(flags)))
 
 
 @functools.lru_cache(maxsize=None)  # the classes of one type share their fields
-def _follows(model_type: str, sizes: tuple) -> tuple:
-    base = _read(model_type, {}, sizes)
+def _follows(model_type: str, sizes: tuple, flags: tuple = ()) -> tuple:
+    base = _read(model_type, {}, [*sizes, *flags])
     if base is None:
         return ()
     out = {}
     for name in sizes:
-        leaders = [f for f in sizes if f != name and isinstance(base[f], int) and _moves(model_type, f, name, base)]
-        if leaders:
-            out[name] = _fit_follower(model_type, name, leaders, base)
+        switches = [f for f in flags if isinstance(base[f], bool) and _switches(model_type, f, name, base)]
+        # a size may move it only with a flag flipped (the width without the bottleneck)
+        settings = [{}, *({f: not base[f]} for f in switches)]
+        leaders = [f for f in sizes if f != name and isinstance(base[f], int)
+                   and any(_moves(model_type, f, name, base, given) for given in settings)]
+        if leaders or switches:
+            out[name] = _fit_follower(model_type, name, leaders, base, switches)
     return tuple(out.items())
+
+
+def _switches(model_type: str, flag: str, name: str, base: dict) -> bool:
+    back = _read(model_type, {flag: not base[flag]}, [name])
+    return back is not None and back[name] != base[name]
 
 
 @functools.lru_cache(maxsize=None)
@@ -197,10 +208,13 @@ def kinds_of(model_type: str, cls: str, sizes: tuple) -> dict:
     return out
 
 
-def _moves(model_type: str, leader: str, name: str, base: dict) -> bool:
+def _moves(model_type: str, leader: str, name: str, base: dict, given: dict | None = None) -> bool:
+    start = _read(model_type, given, [name]) if given else base
+    if start is None:
+        return False
     for value in (base[leader] * 3, base[leader] + 1, base[leader] * 2, base[leader] // 2):
-        back = _read(model_type, {leader: value}, [name])
-        if back is not None and back[name] != base[name]:
+        back = _read(model_type, {**(given or {}), leader: value}, [name])
+        if back is not None and back[name] != start[name]:
             return True
     return False
 
@@ -209,7 +223,7 @@ def _size(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict):
+def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict, switches: list[str] = ()):
     from symparams.analysis.inference.fitting import expression, fit
     from symparams.analysis.inference.result import encode_value
 
@@ -221,6 +235,7 @@ def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict):
         jitter = rng.random() < 0.5
         point = {f: max(1, base[f] * rng.randint(1, 4) + rng.randint(-3, 3) if jitter else base[f] * rng.randint(1, 8))
                  for f in leaders}
+        point.update({f: rng.random() < 0.5 for f in switches})
         # the other sizes scaled by lcm(1..8), so that a width the config wants divisible by a leader is
         others = {f: v * 840 for f, v in base.items() if f not in leaders and f != name and _size(v)}
         back = _read(model_type, {**others, **point}, [name])
@@ -229,7 +244,9 @@ def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict):
             values.append(back[name])
     # a count of layers of one kind may be a layer pattern: a period of a layer count
     layers = frozenset(f for f in leaders if "layer" in f.rpartition(".")[2])
-    found = fit(points, values, leaders, layers=layers) if len(points) >= 20 else None
+    points = [{f: int(v) for f, v in p.items()} for p in points]  # a flag as 0/1
+    names = [*leaders, *switches]
+    found = fit(points, values, names, frozenset(switches), layers=layers) if len(points) >= 20 else None
     if found is None:
         return None
-    return encode_value(sp.expand(expression(found, {f: sp.Symbol(f) for f in leaders})))
+    return encode_value(sp.expand(expression(found, {f: sp.Symbol(f) for f in names})))

@@ -265,8 +265,8 @@ def _followed(rule, entry: dict, reader) -> int | None:
     for name in {*entry.get("symbols", {}), *entry.get("defaults", {})}:
         found = reader.lookup(name)
         value = found[1] if found is not None else entry.get("defaults", {}).get(name)
-        if isinstance(value, int) and not isinstance(value, bool):
-            numbers[name] = sp.Integer(value)
+        if isinstance(value, int):
+            numbers[name] = sp.Integer(int(value))  # a flag of the rule as 0/1
     try:
         value = formula(rule, numbers)
     except (SymparamsError, ZeroDivisionError):

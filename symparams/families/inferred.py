@@ -222,7 +222,7 @@ def _followed(name: str, rule, known: dict, source: str) -> int:
     if rule is None:
         raise SymparamsError(f"{source}: key {name} is missing; transformers computes it from other keys in a way "
                              f"the inferred data does not hold: give it")
-    value = formula(rule, {k: sp.Integer(v) for k, v in known.items() if not isinstance(v, bool)})
+    value = formula(rule, {k: sp.Integer(int(v)) for k, v in known.items()})  # a flag of the rule as 0/1
     if not (value.is_Integer and value >= 0):
         raise SymparamsError(f"{source}: key {name} is missing, and the value transformers would give it is not a "
                              f"whole number here ({value})")

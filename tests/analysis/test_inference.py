@@ -51,6 +51,15 @@ def test_fit_writes_a_width_that_is_not_divisible_with_a_floor():
     assert found == {Term((("g", 1),), ("h", "a")): 1}
 
 
+def test_fit_writes_half_a_product_of_two_widths_exactly_where_both_are_odd():
+    # ZAYA's value projection: key/value heads × head width // 2; a plain G·D/2 is off by 1/2 at odd G and D
+    points = [{"g": g, "d": d} for g in (1, 2, 3, 4, 5) for d in (63, 64, 127, 128, 255, 769)]
+    found = fit(points, [p["g"] * p["d"] // 2 for p in points], ["g", "d"])
+    assert found is not None
+    assert all(sum(c * t.value({"g": g, "d": d}) for t, c in found.items()) == g * d // 2
+               for g in (7, 9, 11) for d in (3, 1001, 4097))
+
+
 def test_fit_writes_the_patches_of_a_square_image_with_a_squared_floor():
     points = [{"i": i, "p": p} for i in (224, 336, 384, 500, 640) for p in (14, 16, 32)]
     values = [(p["i"] // p["p"]) ** 2 + 1 for p in points]  # a ViT's position table: a row per patch, one for CLS

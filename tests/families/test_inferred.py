@@ -185,6 +185,16 @@ def test_a_type_without_a_family_is_counted_tensor_by_tensor_as_transformers_bui
     assert m.family.name == "olmo" and m.tree.find("layers").repeat == L
 
 
+def test_a_field_the_config_computes_from_a_flag_is_read_by_that_flag():
+    # MobileBERT's true_hidden_size, left out, is intra_bottleneck_size with use_bottleneck, else hidden_size:
+    # read as the default's rule without the flag, the layers would be 128 wide, not 384 (6,008,322 too few)
+    config = {"model_type": "mobilebert", "use_bottleneck": False, "hidden_size": 384, "intra_bottleneck_size": 128,
+              "num_hidden_layers": 2, "num_attention_heads": 4}
+    with torch.device("meta"):
+        built = transformers.AutoModel.from_config(transformers.AutoConfig.for_model(**config))
+    assert inferred.model(config).count == sum(p.numel() for p in built.parameters())
+
+
 def test_a_head_whose_conditions_the_config_breaks_is_refused():
     # Gemma's LM head follows tie_word_embeddings, which transformers may set from hidden_act: the base model
     # has no such head and counts

@@ -25,7 +25,7 @@ import sympy as sp
 from ...core.compute import BATCH, SEQ
 from .cost_result import AttentionModule, Costs, CostVerification, HeldTensor, TracedProduct
 from .discovery import Discovery, Uninferable
-from .fitting import LEVELS, SURPLUS, basis, expression, fit, solve
+from .fitting import LEVELS, SPARSE_LEVELS, SURPLUS, basis, expression, fit, solve
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
 from .result import Inferred, symbols_for
@@ -404,7 +404,7 @@ def _sparse(points: list, values: list, names: list, binary: frozenset, layers: 
     if distinct is None:
         return None
     rows = [dict(k) for k in distinct]
-    terms = list(dict.fromkeys(t for level in range(len(LEVELS)) for t in basis(names, level, binary, layers)))
+    terms = list(dict.fromkeys(t for level in range(SPARSE_LEVELS) for t in basis(names, level, binary, layers)))
     for size in (1, 2) if len(terms) <= SPARSE_TERMS else (1,):  # pairs of many terms take long
         if size + 2 * SURPLUS > len(rows):
             return None

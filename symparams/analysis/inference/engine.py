@@ -30,7 +30,7 @@ FIT_SAMPLES = 40
 UP_TO_FLOORS = LEVELS.index(("constant", "linear", "quadratic", "floor"))
 #: the bases an instance count tries with one more layer count: all but the cubic one (the layers among the
 #: first L - S, S the layers reusing others' keys and values, are a floor of a difference)
-WITHOUT_CUBIC = len(LEVELS) - 2
+WITHOUT_CUBIC = LEVELS.index(("constant", "linear", "quadratic", "laurent", "cubic")) - 1
 #: mismatches kept in the verification record
 KEPT = 3
 

@@ -3,7 +3,7 @@
 A :class:`Term` is a monomial with integer exponents (negative ones give
 Laurent terms such as ``x/y``), optionally times ``floor(num/den)``.  The
 bases grow level by level (constant, linear, quadratic, Laurent, floors,
-fixed layer periods, floors of differences, cubic); :func:`fit` keeps the first level whose terms reproduce every point
+fixed layer periods, floors of differences, cubic, halves of products); :func:`fit` keeps the first level whose terms reproduce every point
 exactly, solved by Gauss–Jordan elimination over :class:`fractions.Fraction`,
 so no float ever comes near a count.
 
@@ -41,6 +41,7 @@ class Term:
     ceiling: bool = False  # ceil(num/den) instead: the layers 0, f, 2f, … of L, one in every f from the first
     less: str | None = None  # the numerator is floor[0] minus this variable
     shift: int = 0  # and plus this: the layers 2, 7, 12, … of L, at 2 in every 5, number floor((L + 2)/5)
+    halved: str | None = None  # times floor(halved/2): with floor(b/2) or b, half a product of two widths
 
     def value(self, point: Mapping[str, int]) -> Fraction:
         """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
@@ -49,6 +50,8 @@ class Term:
             num = point[self.floor[0]] - (point[self.less] if self.less else 0) + self.shift
             den = _value(self.floor[1], point)
             out *= (-(-num // den) if self.ceiling else num // den) ** self.floor_power
+        if self.halved is not None:
+            out *= point[self.halved] // 2
         return out
 
     def expr(self, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
@@ -58,6 +61,8 @@ class Term:
             rounded = sp.ceiling if self.ceiling else sp.floor
             num = symbols[self.floor[0]] - (symbols[self.less] if self.less else 0) + self.shift
             out *= rounded(num / _value(self.floor[1], symbols)) ** self.floor_power
+        if self.halved is not None:
+            out *= sp.floor(symbols[self.halved] / 2)
         return out
 
     def __str__(self) -> str:
@@ -66,10 +71,11 @@ class Term:
     def key(self) -> tuple:
         """A sort key (the dataclass order cannot compare a floor with none)."""
         floor = tuple(map(str, self.floor or ()))
-        return self.powers, floor, self.floor_power, self.ceiling, self.less or "", self.shift
+        return self.powers, floor, self.floor_power, self.ceiling, self.less or "", self.shift, self.halved or ""
 
     def names(self) -> set[str]:
-        return {v for v, _ in self.powers} | {v for v in (*(self.floor or ()), self.less) if isinstance(v, str)}
+        return {v for v, _ in self.powers} | {v for v in (*(self.floor or ()), self.less, self.halved)
+                                                if isinstance(v, str)}
 
 
 def _value(name_or_number, values: Mapping):
@@ -108,6 +114,10 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
         # m - 1)/d) + 1 of n layers, d and m fields of the config
         "stride": [Term(floor=(n, d), less=m, shift=j) for n in counts for m in sizes for d in sizes
                    if len({n, m, d}) == 3 for j in (0, -1)],
+        # half a product of two widths, floor(a*b/2) (ZAYA's value projection, half the key/value width): it is
+        # a*floor(b/2) + b*floor(a/2) - 2*floor(a/2)*floor(b/2), since a*b is odd only when both are
+        "halved": [Term(((a, 1),), (b, 2)) for a in sizes for b in sizes if a != b]
+        + [Term(floor=(a, 2), halved=b) for a, b in itertools.combinations(sizes, 2)],
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -129,7 +139,11 @@ LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadrat
           ("constant", "linear", "rounded"),
           *(("constant", "linear", f"period {c}") for c in PERIODS), ("constant", "linear", "periodic"),
           *(("constant", "linear", f"period {c}", f"offset {c}") for c in PERIODS),
-          ("constant", "linear", "stride"), ("constant", "linear", "quadratic", "laurent", "cubic"))
+          ("constant", "linear", "stride"), ("constant", "linear", "quadratic", "laurent", "cubic"),
+          ("constant", "linear", "halved"))
+#: the levels a sparse fit chooses its terms from: those before the halves of products (added later, so that the
+#: pairs of terms tried, in order, stay those tried before)
+SPARSE_LEVELS = LEVELS.index(("constant", "linear", "quadratic", "laurent", "cubic")) + 1
 
 
 def basis(names: Sequence[str], level: int, binary: frozenset = frozenset(),
@@ -293,7 +307,7 @@ def _sparse(points, values, names, binary, max_level, layers=frozenset()) -> dic
     """
     if len(names) > SPARSE_NAMES:
         return None
-    terms = list(_columns(list(dict.fromkeys(t for level in range(max_level + 1)
+    terms = list(_columns(list(dict.fromkeys(t for level in range(min(max_level + 1, SPARSE_LEVELS))
                                              for t in basis(names, level, binary, layers))), points))
     for size in range(1, SPARSE + 1):
         if size + 2 * SURPLUS > len(points):  # few terms chosen from many: twice the surplus against chance
