@@ -21,6 +21,7 @@ from .real_check import check_real
 from .result import Inferred
 from .sampling import variables
 from .tracing import Untraceable
+from .widths import width_terms
 
 #: mismatches kept in the verification record
 KEPT = 3
@@ -39,6 +40,7 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
     try:
         domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery))
         symbols = _symbols(domain, inferred)
+        domain.widths = width_terms(p.shape for p in inferred.parameters)
         rng, samples = random.Random(seed), []
         for round_ in range(ROUNDS):
             samples += fit_samples(domain, base, rng)

@@ -31,6 +31,7 @@ from .probing import Builder, libraries, observation_of
 from .result import Inferred, symbols_for
 from .sampling import _Regimes, below_minimum, draw, too_deep, variables
 from .tracing import Untraceable, build, trace
+from .widths import fit_widths
 
 #: random configurations the formulas are fitted on per round (the layer counts low; only the layer counts
 #: random), fresh ones they are checked on
@@ -78,6 +79,7 @@ class Domain:
         self.seen_layers: set = set()  # the layer counts traced for the fit
         self.together = False  # a forward with the cache has the products of one without: one pass for both
         self.by_names = False  # layers of other parameter names are of other kinds (see tracing.module_paths)
+        self.widths: set = set()  # the terms of the parameters' dimensions (see widths.py)
 
     @property
     def names(self) -> list[str]:
@@ -371,7 +373,7 @@ def _dependencies(domain: Domain, target: tuple) -> list[str]:
     return [n for n in domain.names if target in domain.effects.get(n, ())]
 
 
-def _fit_target(domain: Domain, target: tuple, points: list, values: list) -> dict:
+def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbols: dict | None = None) -> dict:
     own = _distinct_columns(points, _dependencies(domain, target))
     layers = domain.layer_counts() if target[0] in ("count", "layers") else frozenset()
     # the traces with the layer counts random keep the widths at the base: a level must have terms independent
@@ -381,11 +383,21 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list) -> di
         if result is not None:
             break
         result = fit(points, values, own + [extra], domain.binary, UP_TO_FLOORS, layers, independent=True)
+    if result is None and symbols is not None:  # a fused projection's width: a sum of the parameters' widths
+        result = fit_widths(points, values, _with_partners(domain, own), domain.widths, symbols)
     if result is None:
         result = _sparse(points, values, own, domain.binary, layers)
     if result is None:
         raise Untraceable(f"no exact formula for the {_what(target)}")
     return result
+
+
+def _with_partners(domain: Domain, names: list) -> list:
+    """``names`` and the fields a relation ties to them: moved together, a field and its partner may leave
+    their ratio whole (heads ×3 still dividing the width), so a width ``A·⌊H/A⌋`` may be seen to follow only
+    the partner moved with A."""
+    tied = {f for pair in domain.found.relations if set(pair) & set(names) for f in pair}
+    return [*names, *sorted(tied - set(names))]
 
 
 def _distinct(points: list, values: list, names: list) -> dict | None:
@@ -450,7 +462,7 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
     out = {}
     for target in samples[0][1].targets:
         used = [(domain.point(v, o), o.targets[target]) for v, o in samples if target in o.targets]
-        found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used])
+        found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used], symbols)
         out[target] = sp.expand(expression(found, symbols))
     return out
 

@@ -23,8 +23,9 @@ from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure
 from .probing import config_for_class, libraries, quiet
 from .tracing import ATTENTION, _can_set_experts, cache_tensors, inputs, scalar, shapes_only, takes
 
-#: small values tried for a size field, odd ones first (a width that must be even, a rotary half, takes the next)
-SMALL = (3, 5, 7, 9, 11, 13, 15, 21, 27, 6, 10, 12, 14, 18, 4, 8, 16, 20, 24, 32, 48, 64, 96, 128)
+#: small values tried for a size field, odd ones first (a width that must be even, a rotary half, takes the next);
+#: the last ones for a width divided by many heads chosen first (18 heads of an even rotary width of 4 or more)
+SMALL = (3, 5, 7, 9, 11, 13, 15, 21, 27, 6, 10, 12, 14, 18, 4, 8, 16, 20, 24, 32, 48, 64, 96, 128, 144, 192, 256)
 #: the most parameters a real model is built with (its weights, gradients and activations stay small)
 LARGEST = 20_000_000
 #: the real model's batch, and its length (odd; past the longest sliding window when there is one)
