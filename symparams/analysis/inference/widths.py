@@ -13,7 +13,7 @@ never exact by accident (the fresh traces of the verification check it again).
 
 >>> H, A, G = sp.symbols("H A G", positive=True, integer=True)
 >>> sorted(map(str, width_terms([(H, A * sp.floor(H / A) + 2 * G * sp.floor(H / A))])))
-['A*floor(H/A)', 'G*floor(H/A)', 'H']
+['A', 'A*floor(H/A)', 'G', 'G*floor(H/A)', 'H', 'floor(H/A)']
 """
 
 from __future__ import annotations
@@ -54,22 +54,25 @@ class Width:
 
 
 def width_terms(shapes: Iterable[tuple[sp.Expr, ...]]) -> set[sp.Expr]:
-    """The distinct terms (coefficients dropped) of every dimension of ``shapes``."""
+    """The distinct terms (coefficients dropped) of every dimension of ``shapes``, and the products of some of
+    each term's factors: the attention's matmuls multiply by the per-head width ``⌊H/A⌋`` of a weight's
+    ``A·⌊H/A⌋``."""
     out = set()
     for shape in shapes:
         for dimension in shape:
             for term in sp.Add.make_args(sp.expand(dimension)):
-                _, monomial = term.as_coeff_Mul()
-                if monomial.free_symbols:
-                    out.add(monomial)
-    return out
+                factors = sp.Mul.make_args(term.as_coeff_Mul()[1])
+                for size in range(1, len(factors) + 1):
+                    out.update(sp.Mul(*part) for part in itertools.combinations(factors, size))
+    return {t for t in out if t.free_symbols}
 
 
 def fit_widths(points: list, values: list, names: list, terms: Iterable[sp.Expr],
                symbols: Mapping[str, sp.Symbol]) -> dict | None:
     """``values`` at ``points`` as a constant plus at most :data:`MOST` of ``terms`` in the fields ``names`` (the
     fields that move the target), the fewest that hold; None when none does."""
-    by_symbol = {symbols[n]: n for n in names if n in symbols}
+    names = [n for n in names if n in symbols]  # a field tied to one of them is no variable of the fit
+    by_symbol = {symbols[n]: n for n in names}
     usable = sorted((t for t in terms if t.free_symbols <= by_symbol.keys()), key=str)
     widths = [Width(sp.Integer(1), ())] + [Width(t, tuple(sorted((by_symbol[s], s) for s in t.free_symbols)))
                                            for t in usable]
