@@ -32,6 +32,7 @@ SAMPLE = {
     "glm4": "causal-lm",  # dense, grouped-query attention
     "nemotron": "causal-lm",  # dense, grouped-query attention
     "persimmon": "causal-lm",  # dense, fused QKV
+    "gpt_bigcode": "causal-lm",  # multi-query, fused QKV of H + 2·⌊H/A⌋ outputs
     "ctrl": "causal-lm",  # dense, sinusoidal positions
     "biogpt": "causal-lm",  # dense, learned positions
     "openai-gpt": "causal-lm",  # dense, Conv1D projections
