@@ -249,7 +249,7 @@ def _check_conditions(conditions: dict, known: dict, defaults: dict, follows: di
         if key in known and known[key] < lowest:
             raise OutsideConditions(f"{where} {key} is {known[key]}, the formula holds only for {key} ≥ {lowest}")
     for key in conditions.get("unset", ()):
-        if reader.has(key):
+        if reader.has(key) and reader.get(key) != []:  # an empty list sets nothing (save_pretrained writes one)
             raise OutsideConditions(f"{where} {key} is set, the formula holds only with {key} unset (null)")
     for key in conditions.get("given", ()):
         if not reader.has(key):
@@ -287,16 +287,21 @@ def _refuse_layers_without_list(entry: dict, reader, listed: Mapping[str, int], 
     """One line for a layer count set while the per-layer list the formula counts layers by is left out, where the
     data holds no rule for how transformers computes that list from the count: the formula's counts of each kind
     are the default list's, right only for its length."""
-    groups: dict[str, int] = {}
+    groups: dict[str, int | None] = {}
     for name in entry["symbols"]:
         group, mark, _ = name.partition("#")
         if mark and name not in listed and name not in entry.get("follows", {}):
-            groups[group] = groups.get(group, 0) + entry.get("defaults", {}).get(name, 0)
+            default = entry.get("defaults", {}).get(name, 0)  # None: the default leaves the list unset (seeded)
+            groups[group] = None if default is None or groups.get(group, 0) is None else groups.get(group, 0) + default
     for field in entry.get("conditions", {}).get("derived", ()):
         if "layer" not in field or not reader.has(field):
             continue
         value = reader.int(field, minimum=0)
         for group, length in sorted(groups.items()):
+            if length is None:
+                raise OutsideConditions(f"{source}: outside the inferred formula's conditions: {field} is {value} "
+                                        f"and {group} is left out; the formula counts layers by the kinds {group} "
+                                        f"lists, and the default config gives no such list (give {group})")
             if value != length:
                 raise OutsideConditions(f"{source}: outside the inferred formula's conditions: {field} is {value} "
                                         f"and {group} is left out; the formula counts layers by the kinds {group} "

@@ -764,3 +764,20 @@ def test_a_costs_only_run_keeps_the_count_and_takes_costs_only_from_the_same_cou
     assert gen.costs_merged(stored, fresh) == {**stored, "costs": {"exact": True, "planted": 1}}
     fresh["parameters"] = fresh["parameters"][1:]  # the count came out otherwise: the stored entry stays whole
     assert gen.costs_merged(stored, fresh) is stored
+
+
+@pytest.mark.crosscheck
+def test_a_held_field_the_config_computes_when_unset_is_left_out_so_the_layers_move():
+    """Dory's recurrent layers default to None, computed as the layers less the input and output ones, and a
+    config refuses any other sum: set, it pins every layer count; left out, the layer count is a variable.  The
+    fit reads the config as it is saved, where Dory writes each layer as two blocks (twice the layer count)."""
+    result = infer("dory", "base", verify_configurations=4, seed=7)
+    assert result.exact, result.reason
+    assert "num_hidden_layers" in result.symbols and "n_recurrent_layers" in result.conditions.derived
+    small = {"hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4, "num_key_value_heads": 2,
+             "head_dim": 16, "vocab_size": 1000, "n_input_layers": 1, "n_output_layers": 1}
+    for layers in (3, 5):
+        cfg = transformers.AutoConfig.for_model("dory", **small, num_hidden_layers=layers)
+        saved = cfg.to_dict()
+        values = {field: saved[field] for field in [*result.symbols, *result.flags]}
+        assert result.count(values) == real_count("dory", "base", {**small, "num_hidden_layers": layers}), layers

@@ -24,6 +24,7 @@ from typing import Any
 from ...core.errors import SymparamsError
 from ...families.config import flattened
 from ...families.inferred import counted, expanded, parse_relation
+from ...families.inferred_tree import TOP_K_FIELDS
 from .layers import KIND, per_layer_lists
 from .probing import (Builder, config_for_class, configure, libraries, nested, observation_of, quiet, relisted,
                       retiled)
@@ -97,6 +98,7 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
     for _ in range(3):  # a relation made to hold may break one made before it: a few rounds
         for text in conditions.get("relations", ()):
             _hold(parse_relation(text), values, rng)
+    _top_k_within(values, flat)
     write_kinds(values, flat, rng)
     for listed, count in per_layer_lists(flat).items():
         if listed in entry.get("kinds", {}) and rng.random() < 0.3:  # the kinds in other places, as many of each
@@ -107,6 +109,17 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
                 and rng.random() < 0.5:
             del values[name]  # left out: the config computes it, the reader by the rule the data holds
     return values
+
+
+def _top_k_within(values: dict, flat: dict) -> None:
+    """A default top-k above the routed experts drawn, lowered to them: it shapes nothing, and a config class
+    refuses more experts per token than there are (Qwen4-Exp's 10 of 512, drawn at most 8)."""
+    for name, top_k in flat.items():
+        prefix, _, leaf = name.rpartition(".")
+        routed = [v for k, v in values.items() if k.rpartition(".")[0] == prefix
+                  and k.rpartition(".")[2].endswith("experts") and "shared" not in k and isinstance(v, int)]
+        if leaf in TOP_K_FIELDS and isinstance(top_k, int) and routed and values.get(name, top_k) > min(routed):
+            values[name] = min(routed)
 
 
 def write_kinds(values: dict, flat: dict, rng: random.Random) -> None:

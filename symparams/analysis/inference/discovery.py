@@ -37,7 +37,7 @@ from typing import Any
 
 from ...families.inferred import expanded
 from .layers import kinds_matter, per_layer_lists
-from .probing import Builder, Observation, common_fields, per_layer, relisted, retiled
+from .probing import Builder, Observation, common_fields, computed_when_unset, per_layer, relisted, retiled
 
 #: the largest layer count of a base configuration, tried in turn: builds cost time per layer, not per width, so
 #: the base is the smallest of these that keeps every kind of layer the default config has (a full-attention layer
@@ -112,6 +112,7 @@ class Discovery:
     branch: Branch = Branch()  # where this formula holds, when it is a branch of another
     optional: dict = field(default_factory=dict)  # unset fields (a tuple) → a value that builds and changes shapes
     quiet: set = field(default_factory=set)  # unset fields whose setting changes no shape
+    empty: set = field(default_factory=set)  # lists empty by default whose entries change shapes (or do not build)
     splits: list = field(default_factory=list)  # (left, kind, right, start) of the other side of a meeting
     lowest: dict = field(default_factory=dict)  # layer counts drawn no lower than their base (a pattern of layers
     # whose first few differ: the last layer a full-attention one while there are fewer than a period)
@@ -203,18 +204,21 @@ def base_values(builder: Builder, ints: dict, lifted: dict) -> tuple[dict, Obser
     return (first, obs) if obs is not None else (dict(lifted), default)
 
 
-def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, branch: Branch = Branch()) -> Discovery:
+def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, branch: Branch = Branch(),
+             left_out: frozenset = frozenset()) -> Discovery:
     """Probe every integer field and boolean flag of ``builder``'s default config (about 1-3 builds each);
     with ``lift``, start again above the held fields that only add parameters when moved up.  ``branch`` starts
-    a formula of its own (see :class:`Branch`)."""
+    a formula of its own (see :class:`Branch`); ``left_out`` fields are never set, so the config computes them
+    (see :func:`_left_out`)."""
     defaults = builder.defaults()
     ints, bools = candidates(defaults)
+    ints = {k: v for k, v in ints.items() if k not in left_out}
     ints.update(dict(branch.given))
     _companions(builder, ints, defaults)
     lifted = lifted or {}
     base, observation = base_values(builder, ints, {**lifted, **branch.overrides})
     if observation is None and lifted:  # the lifted values do not build together: hold the fields instead
-        return discover(builder, lift=False, branch=branch)
+        return discover(builder, lift=False, branch=branch, left_out=left_out)
     if observation is None:
         what = "the default config" if not branch.overrides else "the default config with " + \
             ", ".join(f"{k} = {v}" for k, v in branch.overrides.items())
@@ -229,9 +233,12 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
     for name in fields:
         if fields[name].kind == "fixed":
             _partner(builder, found, name, start)
+    if not left_out and (freer := _left_out(builder, found, lift, lifted, branch)) is not None:
+        return freer
+    fields.update({n: Field(n, defaults[n], kind="derived") for n in left_out})
     more = _liftable(builder, found) if lift else {}
     if more:
-        return discover(builder, lift=False, lifted={**lifted, **more}, branch=branch)
+        return discover(builder, lift=False, lifted={**lifted, **more}, branch=branch, left_out=left_out)
     for name, f in fields.items():
         f.sole = f.kind == "fixed" and _refused(builder, found, name)
     for name, f in fields.items():  # a field that follows another by default and needs it to move: equal pair
@@ -245,6 +252,19 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
     for flag in found.flag_variables:
         _probe_under_flag(builder, found, flag, start)
     return found
+
+
+def _left_out(builder: Builder, found: Discovery, lift: bool, lifted: dict, branch: Branch) -> Discovery | None:
+    """Discovery again with the held fields the config computes when they are left unset never set, when that
+    frees another field: set, such a field pins a sum (Dory's recurrent layers are the layers less the input and
+    output ones, so none of them moves alone); left out, it follows the others as in a config.json without it."""
+    computed = frozenset(n for n, f in found.fields.items()
+                         if f.kind == "fixed" and computed_when_unset(builder.config({}), n))
+    if not computed:
+        return None
+    again = discover(builder, lift, lifted, branch, left_out=computed)
+    held = sum(f.kind == "fixed" for n, f in found.fields.items() if n not in computed)
+    return again if sum(f.kind == "fixed" for f in again.fields.values()) < held else None
 
 
 def _companions(builder: Builder, ints: dict, defaults: dict) -> None:
@@ -313,12 +333,25 @@ def _unset(builder: Builder, found: Discovery) -> None:
             again = builder.observe({**found.base, name: value * 3})
             if again is not None and not effects(found.observation, again):
                 found.quiet.add(name)
+    for name in sorted(k for k, v in found.defaults.items() if v == [] and not common(k)):
+        _empty_list(builder, found, name)
     if len(alone) > 1 and found.branch == Branch():
         for value in UNSET_TRIES[:2]:
             obs = builder.observe({**found.base, **{name: value for name in alone}})
             if obs is not None and not obs.uneven() and effects(found.observation, obs):
                 found.optional[tuple(alone)] = value
                 break
+
+
+def _empty_list(builder: Builder, found: Discovery, name: str) -> None:
+    """A list the default config leaves empty: one whose entries (the first layers' numbers, tried) change no
+    shape is quiet; one that adds parameters (Qwen4-Exp's per-layer embeddings on the layers it lists), or that
+    does not build with them, is a condition of the formula: empty."""
+    tries = [builder.observe({**found.base, name: entries}) for entries in ([1], [1, 2])]
+    if all(obs is not None and not effects(found.observation, obs) for obs in tries):
+        found.quiet.add(name)
+    else:
+        found.empty.add(name)
 
 
 def _meetings(builder: Builder, found: Discovery) -> list[tuple]:

@@ -193,7 +193,7 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
     fixed.update({n: f.base for n, f in found.flags.items() if f.kind == "fixed"})
     given = tuple(n for n, _ in found.branch.given)
     unset = tuple(k for k, v in found.defaults.items()
-                  if v is None and not common(k) and k not in found.quiet and k not in given)
+                  if (v is None or k in found.empty) and not common(k) and k not in found.quiet and k not in given)
     split = tuple(Relation(left, kind, right) for left, kind, right in found.branch.split)
     # the other side of each meeting the main formula found is a formula of its own: this one holds on its side
     other = tuple(Relation(left, "equals" if kind == "differs" else "differs", right)

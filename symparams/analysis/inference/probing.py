@@ -260,6 +260,34 @@ def declared(config, name: str) -> str:
     return found if isinstance(found, str) else getattr(found, "__name__", None) or str(found)
 
 
+def computed_when_unset(config, name: str) -> bool:
+    """Whether the config class declares ``name`` (dotted: a sub-config's field) unset by default (None) while
+    ``config`` holds a number for it: the class computes it from others when it is left out (Dory's recurrent
+    layers, the layers that are neither input nor output ones).
+
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class Toy:
+    ...     layers: int = 4
+    ...     inner: int | None = None
+    ...     def __post_init__(self):
+    ...         self.inner = self.layers - 1 if self.inner is None else self.inner
+    >>> computed_when_unset(Toy(), "inner"), computed_when_unset(Toy(), "layers")
+    (True, False)
+    """
+    import dataclasses
+
+    *heads, leaf = name.split(".")
+    holder = config
+    for head in heads:
+        holder = getattr(holder, head, None)
+    if not dataclasses.is_dataclass(holder):
+        return False
+    found = next((f for f in dataclasses.fields(holder) if f.name == leaf), None)
+    value = getattr(holder, leaf, None)
+    return found is not None and found.default is None and isinstance(value, int) and not isinstance(value, bool)
+
+
 def attribute(config, name: str):
     """``config.name`` (a dotted name: a sub-config's field), or None when the config has none or refuses to give
     one (a per-layer field of a config whose layers differ raises rather than pick a layer's).  ``list#kind``:

@@ -129,7 +129,7 @@ class Conditions:
         out = [str(r) for r in self.relations if r.left in values and r.right in values and not r.holds(values)]
         out += [f"{k} = {v!r}" for k, v in self.fixed.items() if k in values and values[k] != v]
         out += [f"{k} ≥ {v!r}" for k, v in self.minimum.items() if k in values and values[k] < v]
-        out += [f"{k} unset" for k in self.unset if k in values]
+        out += [f"{k} unset" for k in self.unset if values.get(k) not in (None, [])]  # an empty list sets nothing
         out += [f"{k} set" for k in self.given if k not in values]
         return out
 

@@ -11,6 +11,10 @@ formula.
 
 from __future__ import annotations
 
+#: Qwen4-Exp's QSA indexer (see below)
+QSA = {"indexer_n_heads": 16, "indexer_kv_heads": 1, "indexer_head_dim": 256, "indexer_budget": 2048,
+       "indexer_compress_ratio": 4}
+
 #: model_type → config values the default leaves unset, with the checkpoint whose config.json gives them
 SEEDS: dict[str, dict] = {
     # the layer types' RoPE settings (any: no shape reads them); the default config names the types but not these
@@ -20,6 +24,14 @@ SEEDS: dict[str, dict] = {
     "emu3": {"vocabulary_map": {}},  # token names for the image tokenizer's codes (any: no shape reads them)
     "esm": {"vocab_size": 33, "pad_token_id": 1, "mask_token_id": 32,  # facebook/esm2_t6_8M_UR50D
             "emb_layer_norm_before": False},
+    # the QSA indexer every indexed-attention layer builds, though the config leaves its sizes unset: values the
+    # config's own validation accepts (one key head, a budget its compress ratio divides, a head as wide as the
+    # attention's rotary part); each is then probed as a field of the formula
+    "qwen4_exp": {"text_config": QSA},
+    "qwen4_exp_text": QSA,
+    # which layers convolve and which attend: the kinds transformers' own tests of the class use, alternating over
+    # the default's 32 layers (the kinds' counts become fields of their own, so their order is no part of the formula)
+    "lfm2_moe": {"layer_types": ["full_attention", "conv"] * 16},
     "hunyuan_v1_dense": {"head_dim": 128},  # tencent/Hunyuan-7B-Instruct
     "hunyuan_v1_moe": {"head_dim": 128},  # tencent/Hunyuan-A13B-Instruct
     "ministral": {"head_dim": 128},  # mistralai/Ministral-8B-Instruct-2410
