@@ -327,6 +327,42 @@ def test_fields_lifted_together_that_do_not_build_together_are_held_instead():
     assert found.fields["type_vocab_size"].kind == found.fields["segment_vocab_size"].kind == "fixed"
 
 
+class PeriodicAttentionBuilder(ToyBuilder):
+    """Jamba's layers: an attention layer where ``i % attn_layer_period == attn_layer_offset`` (the offset below
+    the period, which the config checks), a recurrent one elsewhere; 32 layers, one in every 8 from the fifth, by
+    default.  The base keeps 6 layers, and the period is lowered with them (a layer field): one attention layer
+    there whatever the period above the offset, or the offset below the period."""
+
+    DEFAULTS = {**ToyBuilder.DEFAULTS, "num_layers": 32, "attn_layer_period": 8, "attn_layer_offset": 4}
+
+    def observe(self, values):
+        config = {**self.DEFAULTS, **values}
+        period, offset = config["attn_layer_period"], config["attn_layer_offset"]
+        if not 0 <= offset < period:
+            self.builds += 1
+            self.errors[tuple(values.items())] = "ValueError: the offset must be smaller than the period"
+            return None
+        found = super().observe(values)
+        if found is None:
+            return found
+        attention = sum(1 for i in range(config["num_layers"]) if i % period == offset)
+        h = config["hidden_size"]
+        shapes = {**found.shapes, "layers.*.attn": [(h, 3 * h)] * attention,
+                  "layers.*.scan": [(h, 2)] * (config["num_layers"] - attention)}
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return type(found)(shapes, total, total)
+
+
+def test_a_period_of_layers_the_base_ends_before_is_a_variable_and_its_offset_below_it():
+    found = discover(PeriodicAttentionBuilder())
+    assert found.base["num_layers"] == 6 and found.base["attn_layer_period"] == 6
+    # at the base's 6 layers both change nothing: held there, 18 layers with a period of 6 from 4 would be
+    # counted with one attention layer where they have 3
+    assert found.fields["attn_layer_period"].free and found.fields["attn_layer_offset"].free
+    assert ("layers.*.attn" in {e[1] for e in found.fields["attn_layer_offset"].effects})
+    assert ("attn_layer_offset", "attn_layer_period") in found.relations
+
+
 def test_a_divisibility_the_first_probe_missed_is_found_when_draws_fail():
     builder = ToyBuilder()
     found = discover(builder)

@@ -233,6 +233,7 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
     for name in fields:
         if fields[name].kind == "fixed":
             _partner(builder, found, name, start)
+    _deeper(builder, found)
     if not left_out and (freer := _left_out(builder, found, lift, lifted, branch)) is not None:
         return freer
     fields.update({n: Field(n, defaults[n], kind="derived") for n in left_out})
@@ -435,6 +436,58 @@ def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
             f.moved(kind, effects(found.observation, obs))
             f.followers = followers
             return
+
+
+#: the factor the layer counts are raised by to probe again the fields the base's few layers hide
+DEEPER = 3
+
+
+def _deeper(builder: Builder, found: Discovery) -> None:
+    """Fields that change no shape at the base only because it has too few layers, found with the layer counts
+    raised by :data:`DEEPER` and made variables: a period of attention layers the base's layers end before (Jamba:
+    an attention layer where ``i % attn_layer_period == attn_layer_offset``).  An offset below such a period shows
+    only where the layers end near it (the layers 4, 10, 16 of 18 are as many as 3, 9, 15): it is moved by one
+    at each of as many layer counts as the base has layers, and gets the relation ``offset ⊑ period``."""
+    counts = {n: f.base for n, f in found.fields.items()
+              if f.free and f.counts and "layer" in n.rpartition(".")[2] and isinstance(f.base, int) and f.base > 0}
+    hidden = [n for n, f in found.fields.items() if f.kind == "irrelevant" and isinstance(f.base, int)
+              and not isinstance(f.base, bool) and f.base > 0 and not common(n)]
+    if not counts or not hidden:
+        return
+    periods = []
+    for depth in range(max(counts.values()) + 1):
+        deep = {**found.base, **{n: v * DEEPER - depth for n, v in counts.items()}}
+        reference = builder.observe(deep)
+        if not _same(found, reference):
+            continue
+        for name in hidden if depth == 0 else _offsets(found, hidden, periods):
+            f = found.fields[name]
+            for kind, value in _moves(f.base) if depth == 0 else [("jitter", f.base + 1), ("jitter", f.base - 1)]:
+                obs = builder.observe({**deep, name: value})
+                if _same(found, obs) and effects(reference, obs):
+                    f.moved(kind, effects(reference, obs))
+                    if depth == 0:
+                        periods.append(name)
+                    else:
+                        found.relations.add((name, _period_of(builder, found, name, periods)))
+                    break
+        if not periods:
+            return
+
+
+def _offsets(found: Discovery, hidden: list[str], periods: list[str]) -> list[str]:
+    """The fields still hidden that may be offsets of the periods found: each below one of them."""
+    top = max(found.fields[p].base for p in periods)
+    return [n for n in hidden if found.fields[n].kind == "irrelevant" and found.fields[n].base < top]
+
+
+def _period_of(builder: Builder, found: Discovery, offset: str, periods: list[str]) -> str:
+    """The period an offset must stay below: the first whose value the offset cannot take."""
+    for period in periods:
+        if found.fields[offset].base < found.fields[period].base and \
+                builder.observe({**found.base, offset: found.fields[period].base}) is None:
+            return period
+    return periods[0]
 
 
 def _refused(builder: Builder, found: Discovery, name: str) -> bool:
