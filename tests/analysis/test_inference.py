@@ -363,6 +363,29 @@ def test_a_period_of_layers_the_base_ends_before_is_a_variable_and_its_offset_be
     assert ("attn_layer_offset", "attn_layer_period") in found.relations
 
 
+class OneExpertBuilder(ToyBuilder):
+    """Jamba's feed-forward: a router and ``num_experts`` experts, or a plain MLP (no router) for one expert."""
+
+    DEFAULTS = {**ToyBuilder.DEFAULTS, "num_experts": 16}
+
+    def observe(self, values):
+        found = super().observe(values)
+        experts, h = {**self.DEFAULTS, **values}["num_experts"], {**self.DEFAULTS, **values}["hidden_size"]
+        if found is None or experts < 1:
+            return None
+        shapes = {**found.shapes, "mlp.experts.*": [(h, 4 * h)] * experts, "mlp.router": [(experts, h)]} \
+            if experts > 1 else {**found.shapes, "mlp.fc": [(h, 4 * h)]}
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return type(found)(shapes, total, total)
+
+
+def test_a_size_whose_value_1_builds_other_parameters_is_no_lower_than_2():
+    found = discover(OneExpertBuilder())
+    # counted with the router, one expert would be h more than the plain MLP transformers builds
+    assert found.fields["num_experts"].free and found.least == {"num_experts": 2}
+    assert "num_heads" not in found.least  # one head builds the same parameters
+
+
 def test_a_divisibility_the_first_probe_missed_is_found_when_draws_fail():
     builder = ToyBuilder()
     found = discover(builder)

@@ -116,6 +116,8 @@ class Discovery:
     splits: list = field(default_factory=list)  # (left, kind, right, start) of the other side of a meeting
     lowest: dict = field(default_factory=dict)  # layer counts drawn no lower than their base (a pattern of layers
     # whose first few differ: the last layer a full-attention one while there are fewer than a period)
+    least: dict = field(default_factory=dict)  # sizes whose value 1 builds another structure (a single expert is
+    # a plain MLP, no router): no lower than 2, a condition
     companions: dict = field(default_factory=dict)  # the builder's per-layer lists (see Builder): another builder
     kinds: dict = field(default_factory=dict)  # of the class (the costs') configures layer counts as this one did
 
@@ -237,6 +239,7 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
     if not left_out and (freer := _left_out(builder, found, lift, lifted, branch)) is not None:
         return freer
     fields.update({n: Field(n, defaults[n], kind="derived") for n in left_out})
+    found.least = _least(builder, found)
     more = _liftable(builder, found) if lift else {}
     if more:
         return discover(builder, lift=False, lifted={**lifted, **more}, branch=branch, left_out=left_out)
@@ -473,6 +476,21 @@ def _deeper(builder: Builder, found: Discovery) -> None:
                     break
         if not periods:
             return
+
+
+def _least(builder: Builder, found: Discovery) -> dict:
+    """The free sizes (not layer counts: a pattern of layers has its own rule) at 2 or more whose value 1 builds
+    with other parameters (Jamba: a layer of one expert is a plain MLP, without the router the formula counts),
+    each → 2, where 2 builds as the base does."""
+    out = {}
+    for name, f in found.fields.items():
+        if not f.free or isinstance(f.base, bool) or not isinstance(f.base, int) or f.base < 2 \
+                or "layer" in name.rpartition(".")[2]:
+            continue
+        one = builder.observe({**found.base, name: 1})
+        if one is not None and not _same(found, one) and _same(found, builder.observe({**found.base, name: 2})):
+            out[name] = 2
+    return out
 
 
 def _offsets(found: Discovery, hidden: list[str], periods: list[str]) -> list[str]:

@@ -203,7 +203,8 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
         relations=relations, fixed=fixed,
         irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant") + tuple(sorted(found.quiet)),
         derived=tuple(n for n, f in found.fields.items() if f.kind == "derived"),
-        unset=unset, regime=tuple(sorted(found.observation.regime)), minimum={**found.minimum, **found.lowest},
+        unset=unset, regime=tuple(sorted(found.observation.regime)),
+        minimum={**found.minimum, **found.lowest, **found.least},
         sole=tuple(n for n, f in found.fields.items() if f.kind == "fixed" and f.sole), given=given,
         split=tuple(str(r) for r in split))
 

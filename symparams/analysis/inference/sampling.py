@@ -90,8 +90,8 @@ def _following(found: Discovery) -> set[str]:
 
 def below_minimum(found: Discovery, values: dict) -> bool:
     """Whether a drawn configuration leaves a branch (a field below the branch's lowest value), or has fewer
-    layers than the formula holds for."""
-    return any(values.get(n, v) < v for n, v in {**found.minimum, **found.lowest}.items())
+    layers (or experts) than the formula holds for."""
+    return any(values.get(n, v) < v for n, v in {**found.minimum, **found.lowest, **found.least}.items())
 
 
 def too_deep(found: Discovery, values: dict) -> bool:
