@@ -191,13 +191,15 @@ def _alias_after_derivation(entry: dict, reader) -> str | None:
 
 def _names(rule) -> list[str]:
     """The fields a ``follows`` rule (a field's name, or terms of a formula) is written in."""
+    from .inferred_data import numerator_names
+
     if isinstance(rule, str):
         return [rule]
     names = []
     for _, powers, floors in rule:
         names += [name for name, _ in powers]
         for top, bottom, *_ in floors:
-            names += [n for n in (top if isinstance(top, list) else [top]) + [bottom] if isinstance(n, str)]
+            names += numerator_names(top) + ([bottom] if isinstance(bottom, str) else [])
     return names
 
 

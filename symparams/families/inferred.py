@@ -20,7 +20,7 @@ from ..core.errors import SymparamsError
 from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
-                            formula, symbol_of, version)
+                            formula, numerator_names, symbol_of, version)
 from .inferred_costs import parameter_names
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 
@@ -500,7 +500,7 @@ def _fields_of(encoded) -> set[str]:
     for _, powers, floors in encoded if isinstance(encoded, list) else ():
         names.update(name for name, _ in powers)
         for top, bottom, *_ in floors:
-            names.update(n for n in (top if isinstance(top, list) else [top]) + [bottom] if isinstance(n, str))
+            names.update(numerator_names(top) + ([bottom] if isinstance(bottom, str) else []))
     return names
 
 

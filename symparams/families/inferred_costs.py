@@ -35,7 +35,7 @@ import sympy as sp
 
 from ..core.blocks import Block
 from ..core.compute import BATCH, SEQ, Attention, Cached, Traced, Untraced
-from .inferred_data import formula, symbol_of
+from .inferred_data import formula, numerator_names, symbol_of
 
 #: what the products of one module are, in the order the data names them
 KINDS = ("matmul", "attention", "product")
@@ -55,7 +55,7 @@ def names_in(encoded) -> set:
     for _, powers, floors in encoded:
         out |= {name for name, _ in powers}
         for top, bottom, *_ in floors:
-            out |= set(top) if isinstance(top, list) else {top}
+            out |= set(numerator_names(top))
             out |= {bottom} if isinstance(bottom, str) else set()
     return out
 

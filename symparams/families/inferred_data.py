@@ -125,13 +125,21 @@ def _value(encoded, numbers: Mapping[str, int]) -> Fraction | None:
 
 def _numerator(top, symbols) -> sp.Expr:
     """A floor's numerator: a name, or a list of a name, then names subtracted and a whole number added (layers
-    not reusing others' keys and values, ``L - S``; the layers at 2 in every 5, ``L + 2``)."""
+    not reusing others' keys and values, ``L - S``; the layers at 2 in every 5, ``L + 2``), a name in a list of
+    its own added (the layers of two kinds together, ``["F", ["S"]]``)."""
     if isinstance(top, list):
         out = _symbol(top[0], symbols)
         for item in top[1:]:
-            out = out + item if isinstance(item, int) else out - _symbol(item, symbols)
+            out = out + item if isinstance(item, int) else out + _symbol(item[0], symbols) \
+                if isinstance(item, list) else out - _symbol(item, symbols)
         return out
     return _symbol(top, symbols)
+
+
+def numerator_names(top) -> list[str]:
+    """The field names a floor's numerator (see :func:`_numerator`) is written in."""
+    items = top if isinstance(top, list) else [top]
+    return [n for item in items for n in (item if isinstance(item, list) else [item]) if isinstance(n, str)]
 
 
 class _WholeDivision(sp.Function):

@@ -160,6 +160,24 @@ def test_layers_at_an_offset_in_every_period_of_the_config_are_fitted():
     assert formula(data, {"L": 32, "o": 4, "p": 8}) == 4  # Jamba's defaults: layers 4, 12, 20, 28
 
 
+def test_one_layer_in_every_d_of_layers_of_two_kinds_together_is_fitted_stored_and_read_back():
+    # Qwen3-Next: experts where (i + 1) % decoder_sparse_step == 0, the layers counted by kind (full, linear): 3 and
+    # 3 layers, every 2nd sparse, have 3 sparse ones, where floors of each kind apart would say 1 + 1
+    rng = random.Random(3)
+    points = [{"f": rng.randint(0, 10), "s": rng.randint(1, 30), "d": rng.randint(1, 8)} for _ in range(40)]
+    sparse = [sum(1 for i in range(p["f"] + p["s"]) if (i + 1) % p["d"] == 0) for p in points]
+    found = fit(points, sparse, ["f", "s", "d"], layers=frozenset({"f", "s"}))
+    assert {str(t): c for t, c in found.items()} == {"floor((f + s)/d)": 1}
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.families.inferred import formula
+
+    names = {n: sp.Symbol(n, integer=True, positive=True) for n in ("F", "S", "d")}
+    expr = sp.floor((names["F"] + names["S"]) / names["d"])
+    data = encode(expr)
+    assert data == [["1", [], [[["F", ["S"]], "d", 1]]]] and decode(data, names) == expr
+    assert formula(data, {"F": 3, "S": 3, "d": 2}) == 3
+
+
 def test_a_count_a_field_divides_is_that_field_times_a_fit_of_the_rest():
     # NLLB-MoE: each of the floor(L/s) sparse layers holds all E experts; 25 points cannot pin down the floor basis
     # in three fields, but can pin down E times the one in two

@@ -28,7 +28,7 @@ FIT_SAMPLES = 40
 #: the bases a fit tries with a field more than its own, or one fewer: up to quadratic terms with floors (the
 #: larger ones would fit noise on a few dozen points, and cost most of the time of a type with many fields)
 UP_TO_FLOORS = LEVELS.index(("constant", "linear", "quadratic", "floor"))
-#: the bases an instance count tries with one more layer count: all but the cubic one (the layers among the
+#: the bases an instance count tries with one more layer count: those before the cubic one (the layers among the
 #: first L - S, S the layers reusing others' keys and values, are a floor of a difference)
 WITHOUT_CUBIC = LEVELS.index(("constant", "linear", "quadratic", "laurent", "cubic")) - 1
 #: mismatches kept in the verification record

@@ -3,7 +3,7 @@
 A :class:`Term` is a monomial with integer exponents (negative ones give
 Laurent terms such as ``x/y``), optionally times ``floor(num/den)``.  The
 bases grow level by level (constant, linear, quadratic, Laurent, floors,
-fixed layer periods, floors of differences, cubic, halves of products); :func:`fit` keeps the first level whose terms reproduce every point
+fixed layer periods, floors of differences, cubic, halves of products, floors of sums); :func:`fit` keeps the first level whose terms reproduce every point
 exactly, solved by Gauss–Jordan elimination over :class:`fractions.Fraction`,
 so no float ever comes near a count.
 
@@ -42,12 +42,14 @@ class Term:
     less: str | None = None  # the numerator is floor[0] minus this variable
     shift: int = 0  # and plus this: the layers 2, 7, 12, … of L, at 2 in every 5, number floor((L + 2)/5)
     halved: str | None = None  # times floor(halved/2): with floor(b/2) or b, half a product of two widths
+    more: str | None = None  # and plus this variable: layers of two kinds, one in every d of all of them sparse
 
     def value(self, point: Mapping[str, int]) -> Fraction:
         """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
         out = Fraction(prod(Fraction(point[v]) ** e for v, e in self.powers))
         if self.floor is not None:
-            num = point[self.floor[0]] - (point[self.less] if self.less else 0) + self.shift
+            num = point[self.floor[0]] - (point[self.less] if self.less else 0) + self.shift \
+                + (point[self.more] if self.more else 0)
             den = _value(self.floor[1], point)
             out *= (-(-num // den) if self.ceiling else num // den) ** self.floor_power
         if self.halved is not None:
@@ -59,7 +61,8 @@ class Term:
         out = sp.Mul(*(symbols[v] ** e for v, e in self.powers))
         if self.floor is not None:
             rounded = sp.ceiling if self.ceiling else sp.floor
-            num = symbols[self.floor[0]] - (symbols[self.less] if self.less else 0) + self.shift
+            num = symbols[self.floor[0]] - (symbols[self.less] if self.less else 0) + self.shift \
+                + (symbols[self.more] if self.more else 0)
             out *= rounded(num / _value(self.floor[1], symbols)) ** self.floor_power
         if self.halved is not None:
             out *= sp.floor(symbols[self.halved] / 2)
@@ -71,10 +74,11 @@ class Term:
     def key(self) -> tuple:
         """A sort key (the dataclass order cannot compare a floor with none)."""
         floor = tuple(map(str, self.floor or ()))
-        return self.powers, floor, self.floor_power, self.ceiling, self.less or "", self.shift, self.halved or ""
+        return (self.powers, floor, self.floor_power, self.ceiling, self.less or "", self.shift, self.halved or "",
+                self.more or "")
 
     def names(self) -> set[str]:
-        return {v for v, _ in self.powers} | {v for v in (*(self.floor or ()), self.less, self.halved)
+        return {v for v, _ in self.powers} | {v for v in (*(self.floor or ()), self.less, self.halved, self.more)
                                                 if isinstance(v, str)}
 
 
@@ -118,6 +122,10 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
         # a*floor(b/2) + b*floor(a/2) - 2*floor(a/2)*floor(b/2), since a*b is odd only when both are
         "halved": [Term(((a, 1),), (b, 2)) for a in sizes for b in sizes if a != b]
         + [Term(floor=(a, 2), halved=b) for a, b in itertools.combinations(sizes, 2)],
+        # one layer in every d of the layers of two kinds together (Qwen3-Next: an expert layer where (i + 1) % d
+        # == 0, the layers of linear and of full attention counted apart): floor((n + m)/d)
+        "summed": [Term(floor=(n, d), more=m) for n, m in itertools.combinations(counts, 2) for d in sizes
+                   if d not in (n, m)],
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -132,7 +140,8 @@ PERIODS = range(2, 9)
 #: ceil(hidden_size/16))
 DIVISORS = (*PERIODS, 16)
 #: the bases, smallest first: each a union of term families (a floor basis leaves the quadratic terms out, so it
-#: stays small enough to solve on a few dozen points); the cubic one, the largest, last
+#: stays small enough to solve on a few dozen points); the cubic one, the largest, last but the floors of two layer
+#: counts together (added after it, so that no earlier fit changes)
 LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadratic"),
           ("constant", "linear", "laurent"), ("constant", "linear", "quadratic", "laurent"),
           ("constant", "linear", "floor"), ("constant", "linear", "quadratic", "floor"),
@@ -140,9 +149,9 @@ LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadrat
           *(("constant", "linear", f"period {c}") for c in PERIODS), ("constant", "linear", "periodic"),
           *(("constant", "linear", f"period {c}", f"offset {c}") for c in PERIODS),
           ("constant", "linear", "stride"), ("constant", "linear", "quadratic", "laurent", "cubic"),
-          ("constant", "linear", "halved"))
-#: the levels a sparse fit chooses its terms from: those before the halves of products (added later, so that the
-#: pairs of terms tried, in order, stay those tried before)
+          ("constant", "linear", "halved"), ("constant", "linear", "summed"))
+#: the levels a sparse fit chooses its terms from: those before the halves of products and the floors of sums (added
+#: later, so that the pairs of terms tried, in order, stay those tried before)
 SPARSE_LEVELS = LEVELS.index(("constant", "linear", "quadratic", "laurent", "cubic")) + 1
 
 

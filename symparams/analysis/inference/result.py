@@ -253,7 +253,8 @@ def encode(expr: sp.Expr) -> list:
     Each term is ``["p/q", [[name, exponent], ...], [[numerator, denominator, exponent], ...]]``: a rational
     coefficient, powers of symbols, and powers of ``floor(numerator/denominator)`` (``ceiling`` when the entry
     ends with ``"ceil"``; the numerator a name, or a name then names subtracted and a whole number added,
-    ``["L", "S"]`` or ``["L", 2]``; the denominator may be a whole number, a fixed layer period).
+    ``["L", "S"]`` or ``["L", 2]``, and a name in a list of its own added, ``["F", ["S"]]`` for ``F + S``; the
+    denominator may be a whole number, a fixed layer period).
 
     >>> from symparams.core.symbols import H, A, L
     >>> data = encode(sp.expand(2 * H**2 * L + L * A * sp.floor(H / A) - H / 3))
@@ -286,7 +287,8 @@ def encode(expr: sp.Expr) -> list:
 
 def _numerator(num: sp.Expr):
     """A floor's numerator as data: a symbol's name, or a list of a name, then names subtracted and a whole number
-    added (``["L", "S"]`` is ``L - S``, ``["L", 2]`` is ``L + 2``); None when it is none of these."""
+    added (``["L", "S"]`` is ``L - S``, ``["L", 2]`` is ``L + 2``), a second name added in a list of its own
+    (``["F", ["S"]]`` is ``F + S``, layers of two kinds together); None when it is none of these."""
     if num.is_Symbol:
         return num.name
     plus, minus, shift = [], [], 0
@@ -299,9 +301,10 @@ def _numerator(num: sp.Expr):
             shift = int(term)
         else:
             return None
-    if len(plus) != 1 or len(minus) > 1:
+    if not 1 <= len(plus) <= 2 or len(minus) > 1 or (len(plus) == 2 and minus):
         return None
-    return [plus[0], *minus, *([shift] if shift else [])]
+    plus.sort()
+    return [plus[0], *([name] for name in plus[1:]), *minus, *([shift] if shift else [])]
 
 
 def _floor_key(entry: list) -> list:
@@ -326,7 +329,8 @@ def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
     def top(name) -> sp.Expr:
         if not isinstance(name, list):
             return sym(name)
-        return sym(name[0]) + sum((sp.Integer(n) if isinstance(n, int) else -sym(n) for n in name[1:]), sp.Integer(0))
+        return sym(name[0]) + sum((sp.Integer(n) if isinstance(n, int) else sym(n[0]) if isinstance(n, list)
+                                   else -sym(n) for n in name[1:]), sp.Integer(0))
 
     return sp.Add(*(rational(c) * sp.Mul(*(sym(n) ** int(e) for n, e in powers))
                     * sp.Mul(*((sp.ceiling if rest else sp.floor)(top(a) / sym(b)) ** int(e)
