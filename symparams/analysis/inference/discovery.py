@@ -116,6 +116,7 @@ class Discovery:
     splits: list = field(default_factory=list)  # (left, kind, right, start) of the other side of a meeting
     lowest: dict = field(default_factory=dict)  # layer counts drawn no lower than their base (a pattern of layers
     # whose first few differ: the last layer a full-attention one while there are fewer than a period)
+    hidden: dict = field(default_factory=dict)  # fields the base's few layers hide → (the deeper values, the move)
     least: dict = field(default_factory=dict)  # sizes whose value 1 builds another structure (a single expert is
     # a plain MLP, no router): no lower than 2, a condition
     companions: dict = field(default_factory=dict)  # the builder's per-layer lists (see Builder): another builder
@@ -469,6 +470,7 @@ def _deeper(builder: Builder, found: Discovery) -> None:
                 obs = builder.observe({**deep, name: value})
                 if _same(found, obs) and effects(reference, obs):
                     f.moved(kind, effects(reference, obs))
+                    found.hidden[name] = (deep, value)
                     if depth == 0:
                         periods.append(name)
                     else:
@@ -613,5 +615,11 @@ def _probe_under_flag(builder: Builder, found: Discovery, flag: str, start: dict
         if obs is None or obs.regime != base.regime:
             continue
         more = {e for e in effects(base, obs) if e[1] in new}
+        if name in found.hidden:  # a field the base's few layers hide: at the layers it shows at, toggled too
+            deep, moved = found.hidden[name]
+            reference = builder.observe({**deep, flag: not found.flags[flag].base})
+            obs = builder.observe({**deep, flag: not found.flags[flag].base, name: moved})
+            if reference is not None and obs is not None:
+                more |= {e for e in effects(reference, obs) if e[1] in new}
         if more:
             f.moved(f.step, more)

@@ -68,9 +68,19 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
 def _factored(points: list, values: list, own: list, binary: frozenset, layers: frozenset) -> dict | None:
     """A fit of a quantity every value of which a field of its own divides, as that field times a fit of the
     quotient in the others (NLLB-MoE's experts: as many as the config has, on one layer in every
-    ``sparse_step``): the quotient's basis is the smaller one the points can pin down."""
+    ``sparse_step``): the quotient's basis is the smaller one the points can pin down.  A flag is such a field
+    where the quantity is 0 wherever the flag is off (Jamba's convolution biases, on every recurrent layer of a
+    pattern of layers): the quotient is fitted where it is on."""
     for name in own:
-        if name in binary or not all(p[name] > 0 and v % p[name] == 0 for p, v in zip(points, values)):
+        if name in binary:
+            on = [(p, v) for p, v in zip(points, values) if p[name]]
+            if on and all(v == 0 for p, v in zip(points, values) if not p[name]):
+                found = fit([p for p, _ in on], [v for _, v in on], [n for n in own if n != name], binary,
+                            layers=layers)
+                if found is not None:
+                    return {replace(t, powers=_times(t.powers, name)): c for t, c in found.items()}
+            continue
+        if not all(p[name] > 0 and v % p[name] == 0 for p, v in zip(points, values)):
             continue
         rest = [n for n in own if n != name]
         found = fit(points, [v // p[name] for p, v in zip(points, values)], rest, binary, layers=layers)
