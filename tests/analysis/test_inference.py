@@ -192,6 +192,21 @@ def test_a_count_a_field_divides_is_that_field_times_a_fit_of_the_rest():
     assert {str(t): c for t, c in found.items()} == {"e*floor(l/s)": 1}
 
 
+def test_a_count_0_wherever_a_flag_is_off_is_the_flag_times_a_fit_where_it_is_on():
+    # Jamba's recurrent layers' biases: mamba_proj_bias times the layers that are not attention layers; a flag
+    # times a floor of a difference is in no basis, and held at its default the count would miss every bias
+    from symparams.analysis.inference.engine import _factored
+
+    rng = random.Random(5)
+    points = []
+    while len(points) < 45:
+        period = rng.randint(2, 12)
+        points.append({"l": rng.randint(1, 30), "p": period, "o": rng.randint(0, period - 1), "b": rng.randint(0, 1)})
+    biases = [p["b"] * sum(1 for i in range(p["l"]) if i % p["p"] != p["o"]) for p in points]
+    found = _factored(points, biases, ["l", "p", "o", "b"], frozenset({"b"}), frozenset({"l"}))
+    assert {str(t): c for t, c in found.items()} == {"b": -1, "b*l": 1, "b*floor((l - o - 1)/p)": -1}
+
+
 def test_a_fit_with_too_few_points_is_refused():
     points = [{"x": x} for x in (1, 2, 3)]
     assert fit(points, [x * x for x in (1, 2, 3)], ["x"]) is None  # 3 terms need 3 + 3 points
