@@ -438,3 +438,20 @@ def test_a_layer_count_without_the_list_of_layer_kinds_is_refused_and_with_it_co
         real = totals(transformers.AutoModel.from_config(built))[0]
     given = {"model_type": model_type, layers: 3, listed: list(getattr(built, listed))}
     assert inferred.model(given).count == real
+
+
+@pytest.mark.parametrize("layers,period,offset,experts", [(16, 6, 4, (3, 1)), (18, 6, 5, (2, 1)), (9, 8, 4, (4, 2))])
+def test_jamba_counts_its_attention_layers_by_their_period_and_offset(tmp_path, layers, period, offset, experts):
+    """An attention layer where ``i % attn_layer_period == attn_layer_offset`` (layers 4 and 10 of 16 with a period
+    of 6 from 4), the rest recurrent; experts where ``i % expert_layer_period == expert_layer_offset``.  The base of
+    6 layers hid the period, and the data held it: 28 recurrent layers counted where a config built 25.  One expert
+    is a plain MLP without a router: refused."""
+    path = tmp_path / "config.json"
+    small = {"model_type": "jamba", "num_hidden_layers": layers, "attn_layer_period": period,
+             "attn_layer_offset": offset, "expert_layer_period": experts[0], "expert_layer_offset": experts[1],
+             "hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4, "num_key_value_heads": 2,
+             "num_experts": 4, "vocab_size": 100, "mamba_dt_rank": 8}
+    path.write_text(json.dumps(small))
+    assert inferred.model(read(path)).count == meta_count(path, "base")
+    with pytest.raises(inferred.OutsideConditions, match="num_experts ≥ 2"):
+        inferred.model({**small, "num_experts": 1})

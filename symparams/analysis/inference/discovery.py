@@ -483,16 +483,21 @@ def _deeper(builder: Builder, found: Discovery) -> None:
 def _least(builder: Builder, found: Discovery) -> dict:
     """The free sizes (not layer counts: a pattern of layers has its own rule) at 2 or more whose value 1 builds
     with other parameters (Jamba: a layer of one expert is a plain MLP, without the router the formula counts),
-    each → 2, where 2 builds as the base does."""
+    each → 2, where 2 builds as the base does.  A size whose default is 1 is left alone: the default config must
+    be counted, and a field lifted from it (Qwen2-MoE's sparse step: experts on every layer at 1) holds there."""
     out = {}
     for name, f in found.fields.items():
         if not f.free or isinstance(f.base, bool) or not isinstance(f.base, int) or f.base < 2 \
-                or "layer" in name.rpartition(".")[2]:
+                or "layer" in name.rpartition(".")[2] or not _at_least(found.defaults.get(name, f.base), 2):
             continue
         one = builder.observe({**found.base, name: 1})
         if one is not None and not _same(found, one) and _same(found, builder.observe({**found.base, name: 2})):
             out[name] = 2
     return out
+
+
+def _at_least(value, lowest: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= lowest
 
 
 def _offsets(found: Discovery, hidden: list[str], periods: list[str]) -> list[str]:
