@@ -11,6 +11,7 @@ import sympy as sp
 
 from symparams.analysis.inference.layers import KIND, kind_counts
 from symparams.analysis.inference.probing import Builder, attribute, configure, libraries
+from symparams.analysis.inference.seeds import SEEDS
 from symparams.families.config import flattened
 from symparams.families.inferred_tree import TOP_K_FIELDS
 
@@ -21,6 +22,9 @@ def defaults_of(model_type: str, fields) -> dict:
     config = transformers.AutoConfig.for_model(model_type)
     values = {**flattened(config.to_dict()), "num_labels": config.num_labels}
     values.update({name: attribute(config, name) for name in fields if KIND in name})  # layers of one kind
+    # a value the engine had to seed has no default a config.json may leave it to: DBRX's bare default holds one
+    # key/value head and does not build; read with it, a config without the key would be counted, and wrongly
+    values.update({name: None for name in flattened(SEEDS.get(model_type, {}))})
     return {name: values[name] for name in sorted(fields) if name in values}
 
 
@@ -29,8 +33,10 @@ def with_defaults(entry: dict) -> dict:
     computed here for entries written before they were)."""
     if entry.get("branches"):
         entry = {**entry, "branches": [with_defaults(b) for b in entry["branches"]]}
-    if not entry["exact"] or "follows" in entry:
+    if not entry["exact"] or "lists" in entry:
         return entry
+    if "follows" in entry:  # written before the lists were recorded
+        return {**entry, **_lists(entry)}
     fixed = entry.get("conditions", {}).get("fixed", {})
     fields = [*entry["symbols"], *entry["flags"], *fixed]
     sizes = sorted([*entry["symbols"], *(k for k, v in fixed.items() if not isinstance(v, bool))])
@@ -44,7 +50,48 @@ def with_defaults(entry: dict) -> dict:
     return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
             "follows": follows(entry["model_type"], sizes, tuple(entry["flags"])), "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
-            **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {})}
+            **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),
+            **_lists(entry)}
+
+
+def _lists(entry: dict) -> dict:
+    """``{"lists": ...}``: the class's lists of whole numbers that change its count (see :func:`lists_of`)."""
+    return {"lists": {k: v for k, v in lists_of(entry["model_type"], entry["class"]).items()
+                      if k not in entry["symbols"]}}
+
+
+@functools.lru_cache(maxsize=None)
+def lists_of(model_type: str, cls: str) -> dict:
+    """The default config's lists of whole numbers whose other values change the count (TAPAS's
+    ``type_vocab_sizes``, Reformer's ``axial_pos_embds_dim``, the layers Qwen3-Next keeps dense in
+    ``mlp_only_layers``), each → its default: the formulas were fitted with it, so a config.json that sets one
+    otherwise is refused."""
+    _, transformers = libraries()
+    flat = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    lists = {k: v for k, v in flat.items() if _whole_numbers(v) and "token_id" not in k}
+    if not lists:
+        return {}
+    builder = Builder(model_type, cls)
+    base = builder.observe({})
+    if base is None:
+        return {}
+    return {k: list(v) for k, v in sorted(lists.items())
+            if any(obs is not None and obs.total != base.total
+                   for obs in (builder.observe({k: other}) for other in _other_lists(list(v))))}
+
+
+def _whole_numbers(value) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+
+
+def _other_lists(value: list) -> list[list]:
+    """Other values of a list of whole numbers to try: emptied, one entry more, each entry doubled or one more, one
+    moved from the last entry to the first (Reformer's axial widths must sum to the hidden size); for an empty
+    list, the first layers' numbers."""
+    if not value:
+        return [[0], [1], [0, 1]]
+    moved = [[value[0] + 1, *value[1:-1], value[-1] - 1]] if len(value) > 1 else []
+    return [[], value + value[-1:], [x * 2 for x in value], [x + 1 for x in value], *moved]
 
 
 #: text keys of every config.json that say nothing of its structure

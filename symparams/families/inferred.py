@@ -22,6 +22,7 @@ from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, numerator_names, symbol_of, version)
 from .inferred_costs import parameter_names
+from .inferred_keys import refuse_flags_text_may_set, refuse_unknown_sizes
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 
 # -- a config.json of an inferred type -----------------------------------------------
@@ -59,7 +60,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     conditions = entry.get("conditions", {})
     follows = entry.get("follows", {})
     reader = _unaliased(reader, entry.get("aliases", {}), source)
-    _refuse_unknown_sizes(entry, reader.data, source)
+    refuse_unknown_sizes(entry, reader.data, source)
     # a size is at least 1, unless the type's default is 0 (no dense layers, no shared experts)
     listed = _kinds_listed(entry["symbols"], reader, source)
     _refuse_layers_without_list(entry, reader, listed, source)
@@ -69,7 +70,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     for f, value in ints.items():
         if value is None:  # the type's default is null: the fit was seeded with a number
             raise OutsideConditions(f"{source}: key {f} is missing or null, and the inferred formula needs a number")
-    _refuse_flags_text_may_set(entry, reader, source)
+    refuse_flags_text_may_set(entry, reader, source)
     flags = {f: reader.bool(f, default=defaults.get(f, REQUIRED)) for f in entry.get("flags", {})}
     known = _check_conditions(conditions, {**ints, **flags}, defaults, follows, reader, source)
     for f in entry["symbols"]:
@@ -172,48 +173,6 @@ def _unaliased(reader, aliases: dict, source: str):
 
     renamed = {aliases.get(k, k): v for k, v in flattened(reader.data).items()}
     return type(reader)(renamed, reader.source, reader.head)
-
-
-#: words of a whole-number key that names a size (a key the formula was not fitted over that names one is refused)
-SIZE_WORDS = ("dim", "size", "head", "layer", "expert", "rank", "bucket", "group", "width", "embed", "kv", "vocab")
-#: words of keys that name no size though they hold one of those words (dropout rates, rope bases, generation
-#: settings, expert-parallel degrees)
-NOT_SIZES = ("drop", "rope", "ngram", "ep_size")
-
-
-def _refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) -> None:
-    """One line for a whole-number key that names a size and that the formula was not fitted over: the modeling
-    code may read it (a head width read with ``getattr``, absent from the default config) and change shapes.
-    Other keys (rope bases, context lengths, generation settings) are taken to change none."""
-    conditions = entry.get("conditions", {})
-    known = {*entry["symbols"], *entry.get("flags", {}), *conditions.get("fixed", {}), *entry.get("follows", {}),
-             *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
-    for key, default in entry.get("legacy", {}).items():
-        value = config.get(key)
-        if isinstance(value, int) and value != default and key not in known and not any(w in key for w in NOT_SIZES):
-            raise OutsideConditions(f"{source}: key {key} is {_json(value)}; transformers' config class reads it "
-                                    f"beside its fields, and the inferred formula holds only for its default "
-                                    f"{_json(default)}")
-    for key, value in config.items():
-        name = key.rpartition(".")[2]  # a sub-config's field is judged by its own name
-        if isinstance(value, int) and not isinstance(value, bool) and key not in known and "token_id" not in key \
-                and name not in data()["ignored"] and not name.startswith("_") and any(w in key for w in SIZE_WORDS) \
-                and not any(w in key for w in NOT_SIZES):
-            raise OutsideConditions(f"{source}: key {key} is outside the inferred formula's fields (it may change "
-                                    f"shapes the formula does not follow)")
-
-
-def _refuse_flags_text_may_set(entry: dict, reader, source: str) -> None:
-    """One line for a flag the config.json leaves out while a text key differs from the default config's: the
-    config class may compute the flag from it (T5's ``is_gated_act`` from ``feed_forward_proj``)."""
-    texts = entry.get("texts", {})
-    held = [k for k, v in entry.get("conditions", {}).get("fixed", {}).items() if isinstance(v, bool)]
-    missing = [f for f in [*entry.get("flags", {}), *held] if not reader.has(f)]
-    changed = [k for k, v in texts.items() if reader.has(k) and reader.data[k] != v]
-    if missing and changed:
-        raise SymparamsError(f"{source}: key {missing[0]} is missing and key {changed[0]} is not the default "
-                             f"{_json(texts[changed[0]])}; transformers may compute the one from the other: give "
-                             f"{missing[0]}")
 
 
 def _followed(name: str, rule, known: dict, source: str) -> int:

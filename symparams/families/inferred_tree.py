@@ -26,6 +26,7 @@ import sympy as sp
 
 from ..core.blocks import Block, group
 from ..core.compute import Deferred
+from ..core.errors import SymparamsError
 from .inferred_costs import cost_scope, with_costs
 from .inferred_data import OutsideConditions, formula, symbol_of
 
@@ -53,10 +54,20 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
             leaves.append(Leaf(path.split("."), n, dims, "frozen" in marks, known))
     root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
     tree = Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
+    _check_total(model_type, tree, leaves)
     # the costs go on when a figure asks for them: the SymPy work they take, a cold count never needs
     attach = (lambda _: with_costs(tree, entry, cost_scope(entry, scope, numbers), costs_refused))
     return Block(tree.name, params=tree.params, children=tree.children, ref="", kind=tree.kind,
                  computes=(Deferred(attach),))
+
+
+def _check_total(model_type: str, tree: Block, leaves: list) -> None:
+    """The tree must hold every parameter the entry lists, each once: a grouping that lost or doubled one would
+    print a number the formula never gave, so it is refused instead."""
+    listed = sp.expand(sp.Add(*(leaf.count * sp.Mul(*leaf.shape) for leaf in leaves)))
+    if sp.expand(tree.total - listed) != 0:
+        raise SymparamsError(f"{model_type}: the module tree of the inferred formula holds {tree.total} parameters "
+                             f"where its parameters sum to {listed}; refused rather than printed")
 
 
 def registration_order(entry: dict) -> list[int]:
@@ -182,18 +193,24 @@ def _shown_shape(own_leaves: list[Leaf]) -> tuple:
 def _child(part: str, leaves: list[Leaf], top_k: int | None = None) -> Block:
     """A sub-module; ``layers`` followed by ``*`` is a repeated module whose copies are the common count (a
     stack of several kinds, ``*1``, ``*2``, …, is one repeated module per kind, in the order they come)."""
-    labels = list(dict.fromkeys(leaf.parts[0] for leaf in leaves if leaf.parts[0].startswith("*")))
+    # an element of a ParameterList (Reformer's axial position tables, ``weights.*1``) is a tensor of its own
+    labels = list(dict.fromkeys(leaf.parts[0] for leaf in leaves if _copied(leaf)))
     if not labels:
         return _module(part, leaves, top_k=top_k)
     kinds = {label: _repeated(part if len(labels) == 1 else f"{part}.{label}", part, label, leaves, top_k)
              for label in labels}
-    rest = [leaf for leaf in leaves if not leaf.parts[0].startswith("*")]
+    rest = [leaf for leaf in leaves if not _copied(leaf)]
     if not rest and len(kinds) == 1:
         return kinds[labels[0]]
     if rest:
         kinds[rest[0].parts[0]] = _module(part, rest, ref=part, top_k=top_k)
-    first = dict.fromkeys(leaf.parts[0] if leaf.parts[0].startswith("*") else rest[0].parts[0] for leaf in leaves)
+    first = dict.fromkeys(leaf.parts[0] if _copied(leaf) else rest[0].parts[0] for leaf in leaves)
     return group(part, [kinds[key] for key in first], ref="")
+
+
+def _copied(leaf: Leaf) -> bool:
+    """Whether a leaf lies in a copy of a repeated module (``layers.*``), not in a list of tensors."""
+    return leaf.parts[0].startswith("*") and len(leaf.parts) > 1
 
 
 def _repeated(name: str, part: str, label: str, leaves: list[Leaf], top_k: int | None = None) -> Block:

@@ -455,3 +455,57 @@ def test_jamba_counts_its_attention_layers_by_their_period_and_offset(tmp_path, 
     assert inferred.model(read(path)).count == meta_count(path, "base")
     with pytest.raises(inferred.OutsideConditions, match="num_experts ≥ 2"):
         inferred.model({**small, "num_experts": 1})
+
+
+def test_every_exact_entry_prints_at_its_defaults_the_count_transformers_built():
+    """``count --config`` of each type's bare default (``{"model_type": T}``) shows the tree's total, which must be
+    the count transformers built for the default config when the entry was written (``default_real``): a tree that
+    drops or doubles a parameter (Reformer's axial position tables, lost as an empty module) fails here, though the
+    formula itself reads right."""
+    wrong, counted = [], 0
+    with open(inferred.DATA) as fh:
+        shipped = json.load(fh)["formulas"]
+    for entry in shipped:
+        real = entry["verification"].get("default_real") if entry["exact"] else None
+        if real is None or entry.get("branches"):
+            continue
+        try:
+            shown = inferred.model({"model_type": entry["model_type"]}, head=entry["class"]).count
+        except SymparamsError:  # a default the conditions leave to a build (a seeded value), refused in one line
+            continue
+        counted += 1
+        if shown != real:
+            wrong.append((entry["model_type"], entry["class"], shown, real))
+    assert not wrong
+    assert counted > 300
+
+
+#: a list of whole numbers in a config.json whose other values change the count (transformers' build says so
+#: below), which the formula holds at its default: (model_type, key, nested value)
+SHAPING_LISTS = [
+    ("tapas", "type_vocab_sizes", {"type_vocab_sizes": [3, 256, 256, 2, 256, 256, 20]}),
+    ("qwen3_next", "mlp_only_layers", {"mlp_only_layers": [0]}),
+    ("mllama", "text_config.cross_attention_layers", {"text_config": {"cross_attention_layers": [3, 8]}}),
+]
+
+
+@pytest.mark.parametrize("model_type,key,values", SHAPING_LISTS, ids=[s[0] for s in SHAPING_LISTS])
+def test_a_list_that_changes_the_count_is_refused_unless_it_is_the_default(tmp_path, model_type, key, values):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": model_type, **values}))
+    default = tmp_path / "default.json"
+    default.write_text(json.dumps({"model_type": model_type}))
+    assert meta_count(path, "base") != meta_count(default, "base")  # the list shapes the model
+    with pytest.raises(SymparamsError, match=key.replace(".", r"\.")):
+        inferred.model(read(path))
+
+
+def test_a_hand_family_still_counts_the_dense_layers_a_list_names(tmp_path):
+    # the inferred data refuses Qwen3-MoE's mlp_only_layers; the hand family reads it, and the double entry
+    # leaves the refused side out rather than failing the count
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "qwen3_moe", "num_hidden_layers": 4, "mlp_only_layers": [0, 2],
+                                "hidden_size": 64, "intermediate_size": 96, "moe_intermediate_size": 32,
+                                "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+                                "num_experts": 4, "num_experts_per_tok": 2, "vocab_size": 100}))
+    assert from_config(str(path)).count == meta_count(path, "base")

@@ -1,0 +1,61 @@
+"""Keys of a config.json an inferred formula does not read, refused in one line where they may change shapes: a
+whole-number key naming a size the formula was not fitted over, a key the config class reads beside its fields,
+a list of whole numbers other than the default's, a flag left out while a text it may follow is changed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from ..core.errors import SymparamsError
+from .inferred_data import OutsideConditions, data
+
+#: words of a whole-number key that names a size (a key the formula was not fitted over that names one is refused)
+SIZE_WORDS = ("dim", "size", "head", "layer", "expert", "rank", "bucket", "group", "width", "embed", "kv", "vocab")
+#: words of keys that name no size though they hold one of those words (dropout rates, rope bases, generation
+#: settings, expert-parallel degrees)
+NOT_SIZES = ("drop", "rope", "ngram", "ep_size")
+
+
+def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) -> None:
+    """One line for a whole-number key that names a size and that the formula was not fitted over: the modeling
+    code may read it (a head width read with ``getattr``, absent from the default config) and change shapes.
+    Other keys (rope bases, context lengths, generation settings) are taken to change none."""
+    conditions = entry.get("conditions", {})
+    known = {*entry["symbols"], *entry.get("flags", {}), *conditions.get("fixed", {}), *entry.get("follows", {}),
+             *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
+    for key, default in entry.get("legacy", {}).items():
+        value = config.get(key)
+        if isinstance(value, int) and value != default and key not in known and not any(w in key for w in NOT_SIZES):
+            raise OutsideConditions(f"{source}: key {key} is {_json(value)}; transformers' config class reads it "
+                                    f"beside its fields, and the inferred formula holds only for its default "
+                                    f"{_json(default)}")
+    for key, default in entry.get("lists", {}).items():
+        value = config.get(key)
+        if value is not None and list(value) != default:
+            raise OutsideConditions(f"{source}: key {key} is {_json(value)}; the inferred formula holds only for "
+                                    f"its default {_json(default)}")
+    for key, value in config.items():
+        name = key.rpartition(".")[2]  # a sub-config's field is judged by its own name
+        if isinstance(value, int) and not isinstance(value, bool) and key not in known and "token_id" not in key \
+                and name not in data()["ignored"] and not name.startswith("_") and any(w in key for w in SIZE_WORDS) \
+                and not any(w in key for w in NOT_SIZES):
+            raise OutsideConditions(f"{source}: key {key} is outside the inferred formula's fields (it may change "
+                                    f"shapes the formula does not follow)")
+
+
+def refuse_flags_text_may_set(entry: dict, reader, source: str) -> None:
+    """One line for a flag the config.json leaves out while a text key differs from the default config's: the
+    config class may compute the flag from it (T5's ``is_gated_act`` from ``feed_forward_proj``)."""
+    texts = entry.get("texts", {})
+    held = [k for k, v in entry.get("conditions", {}).get("fixed", {}).items() if isinstance(v, bool)]
+    missing = [f for f in [*entry.get("flags", {}), *held] if not reader.has(f)]
+    changed = [k for k, v in texts.items() if reader.has(k) and reader.data[k] != v]
+    if missing and changed:
+        raise SymparamsError(f"{source}: key {missing[0]} is missing and key {changed[0]} is not the default "
+                             f"{_json(texts[changed[0]])}; transformers may compute the one from the other: give "
+                             f"{missing[0]}")
+
+
+def _json(value) -> str:
+    return json.dumps(value)
