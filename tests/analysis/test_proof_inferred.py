@@ -19,10 +19,11 @@ import torch
 import transformers
 
 from symparams.analysis.proof import RHO, WIDTH
-from symparams.core.symbols import SYMBOLS, A, D, G, H
+from symparams.core.errors import SymparamsError
+from symparams.core.symbols import SYMBOLS, A, D, G, H, L
 from symparams.documents.proof_text import proof_lines
 from symparams.families.inferred import model
-from symparams.families.inferred_data import DATA
+from symparams.families.inferred_data import DATA, FloorDiv
 
 transformers.logging.set_verbosity_error()
 
@@ -137,6 +138,12 @@ def _exact_classes():
         return [(e["model_type"], e["class"]) for e in json.load(fh)["formulas"] if e["exact"]]
 
 
+def _halves(total: sp.Expr) -> bool:
+    """Whether a count holds a floor by a fixed number of a size that moves with the heads."""
+    return any(isinstance(f, FloorDiv) and f.args[1].is_Integer and f.args[0].free_symbols - {L}
+               for f in total.atoms(FloorDiv))
+
+
 def test_no_inferred_proof_holds_a_derivative_or_a_floor_of_a():
     """Every exact inferred class at its type's defaults: the proof's text and data evaluate every derivative
     and, under the premise, divide by A exactly."""
@@ -146,7 +153,13 @@ def test_no_inferred_proof_holds_a_derivative_or_a_floor_of_a():
             m = model({"model_type": model_type}, head=None if cls == "base" else cls, source=model_type)
         except Exception:  # a default config outside the formula's conditions is refused, not proved
             continue
-        p = m.prove()
+        try:
+            p = m.prove()
+        except SymparamsError as exc:
+            # a floor of half a product (ZAYA's floor(G/2)) is no division by A the premise makes exact: the
+            # proof refuses in one line rather than hold a floor of A
+            assert "cannot make exact" in str(exc) and _halves(m.tree.total), (model_type, cls, str(exc))
+            continue
         text = "\n".join(proof_lines(p)) + json.dumps(p.to_dict())
         assert "Derivative" not in text, (model_type, cls)
         assert not any(f.has(A) for e in (p.closed_form, p.derivative) for f in e.atoms(sp.Function)), model_type
