@@ -489,6 +489,13 @@ SHAPING_LISTS = [
 ]
 
 
+def test_a_shaping_list_given_as_a_number_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "tapas", "type_vocab_sizes": 7}))
+    with pytest.raises(SymparamsError, match="type_vocab_sizes is 7"):
+        inferred.model(read(path))
+
+
 @pytest.mark.parametrize("model_type,key,values", SHAPING_LISTS, ids=[s[0] for s in SHAPING_LISTS])
 def test_a_list_that_changes_the_count_is_refused_unless_it_is_the_default(tmp_path, model_type, key, values):
     path = tmp_path / "config.json"
