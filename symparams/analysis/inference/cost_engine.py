@@ -12,10 +12,10 @@ import sympy as sp
 
 from ...core.compute import BATCH, SEQ
 from ...core.symbols import H
-from .cost_result import AttentionModule, Costs, CostVerification, HeldTensor, TracedProduct
+from .cost_result import AttentionModule, Costs, CostVerification, TracedProduct
 from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw, _symbols,
                     assemble, backward_of, discover_costs, fit_samples, fitted)
-from .discovery import Uninferable
+from .discovered import Uninferable
 from .probing import Builder
 from .real_check import check_real
 from .result import Inferred

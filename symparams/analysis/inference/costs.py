@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import itertools
 import random
-import time
 from fractions import Fraction
 
 import sympy as sp
 
 from ...core.compute import BATCH, SEQ
-from .cost_result import AttentionModule, Costs, CostVerification, HeldTensor, TracedProduct
-from .discovery import Discovery, Uninferable
+from .cost_result import HeldTensor, TracedProduct
+from .discovered import Discovery
 from .fitting import LEVELS, SPARSE_LEVELS, SURPLUS, basis, expression, fit, solve
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of

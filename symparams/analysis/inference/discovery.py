@@ -31,13 +31,11 @@ kind's number of layers a field of its own (``layer_types#full_attention``).
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from typing import Any
-
 from ...families.inferred import expanded
+from .discovered import Branch, Discovery, Field, Uninferable, common, effects, moves, same
 from .layers import kinds_matter, per_layer_lists
-from .probing import Builder, Observation, common_fields, computed_when_unset, per_layer, relisted, retiled
+from .probing import Builder, Observation, computed_when_unset, retiled
+from .relations import deeper, least, liftable, partner, refused
 
 #: the largest layer count of a base configuration, tried in turn: builds cost time per layer, not per width, so
 #: the base is the smallest of these that keeps every kind of layer the default config has (a full-attention layer
@@ -47,105 +45,6 @@ BASE_LAYERS = (4, 6, 8, 12, 16)
 BASE_EXPERTS = 16
 #: relevant flags beyond this many stay at their defaults
 MAX_FLAGS = 4
-
-
-@dataclass
-class Field:
-    """A config field and what moving it does.
-
-    ``kind`` is free (a variable of the formula), irrelevant (moves, changes no shape), fixed (cannot move) or
-    derived (the config computes it); ``step`` is how it moves: scale (×3, so by multipliers) or jitter (±1).
-    """
-
-    name: str
-    base: Any
-    kind: str = "fixed"
-    step: str = ""
-    effects: set = field(default_factory=set)
-    followers: set = field(default_factory=set)  # fields the config moves along with this one (their default)
-    sole: bool = False  # held, and the config class itself refuses every other value tried (ZAYA's top-1 routing)
-
-    @property
-    def free(self) -> bool:
-        return self.kind == "free"
-
-    @property
-    def counts(self) -> bool:
-        """Whether moving it changes how many instances some parameter has (a layer count)."""
-        return any(e[0] == "count" for e in self.effects)
-
-    def moved(self, step: str, effects: set) -> None:
-        self.step, self.effects = step, self.effects | effects
-        self.kind = "free" if self.effects else "irrelevant"
-
-
-@dataclass(frozen=True)
-class Branch:
-    """Where a formula of its own holds, and where its discovery starts (each a tuple of pairs, so a branch is a
-    value): ``minimum``, fields at these values or above (a field held at 0 or 1 whose larger values build);
-    ``given``, fields the default config leaves unset (None), set here from these values (GPT-2's ``n_inner``);
-    ``split``, ``(left, kind, right)``: the side (equals or differs) of a change of structure two fields meeting
-    makes (a projection between two widths exists only where they differ), started from ``start``'s values."""
-
-    minimum: tuple = ()
-    given: tuple = ()
-    split: tuple = ()
-    start: tuple = ()
-
-    @property
-    def overrides(self) -> dict:
-        """The values discovery starts from."""
-        return {**dict(self.minimum), **dict(self.given), **dict(self.start)}
-
-
-@dataclass
-class Discovery:
-    """The outcome of the perturbation phase."""
-
-    base: dict
-    observation: Observation
-    fields: dict[str, Field]
-    flags: dict[str, Field]
-    relations: set = field(default_factory=set)
-    defaults: dict = field(default_factory=dict)
-    lifted: dict = field(default_factory=dict)  # field → its default, for the fields discovery started above it
-    branch: Branch = Branch()  # where this formula holds, when it is a branch of another
-    optional: dict = field(default_factory=dict)  # unset fields (a tuple) → a value that builds and changes shapes
-    quiet: set = field(default_factory=set)  # unset fields whose setting changes no shape
-    empty: set = field(default_factory=set)  # lists empty by default whose entries change shapes (or do not build)
-    splits: list = field(default_factory=list)  # (left, kind, right, start) of the other side of a meeting
-    lowest: dict = field(default_factory=dict)  # layer counts drawn no lower than their base (a pattern of layers
-    # whose first few differ: the last layer a full-attention one while there are fewer than a period)
-    hidden: dict = field(default_factory=dict)  # fields the base's few layers hide → (the deeper values, the move)
-    least: dict = field(default_factory=dict)  # sizes whose value 1 builds another structure (a single expert is
-    # a plain MLP, no router): no lower than 2, a condition
-    companions: dict = field(default_factory=dict)  # the builder's per-layer lists (see Builder): another builder
-    kinds: dict = field(default_factory=dict)  # of the class (the costs') configures layer counts as this one did
-
-    @property
-    def minimum(self) -> dict:
-        """A branch's fields and their lowest values."""
-        return dict(self.branch.minimum)
-
-    @property
-    def free(self) -> list[str]:
-        return [n for n, f in self.fields.items() if f.free]
-
-    @property
-    def flag_variables(self) -> list[str]:
-        return [n for n, f in self.flags.items() if f.free]
-
-
-def effects(a: Observation, b: Observation) -> set:
-    """The targets that differ between two builds: ``("count", name)`` and ``("dim", name, i)``."""
-    out = set()
-    for name in a.shapes.keys() | b.shapes.keys():
-        sa, sb = a.shapes.get(name), b.shapes.get(name)
-        if sa is None or sb is None or len(sa) != len(sb):
-            out.add(("count", name))
-        if sa is not None and sb is not None and len(sa[0]) == len(sb[0]):
-            out |= {("dim", name, i) for i in range(len(sa[0])) if sa[0][i] != sb[0][i]}
-    return out
 
 
 def candidates(defaults: dict) -> tuple[dict, dict]:
@@ -235,17 +134,17 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
         _probe(builder, found, name, start)
     for name in fields:
         if fields[name].kind == "fixed":
-            _partner(builder, found, name, start)
-    _deeper(builder, found)
+            partner(builder, found, name, start)
+    deeper(builder, found)
     if not left_out and (freer := _left_out(builder, found, lift, lifted, branch)) is not None:
         return freer
     fields.update({n: Field(n, defaults[n], kind="derived") for n in left_out})
-    found.least = _least(builder, found)
-    more = _liftable(builder, found) if lift else {}
+    found.least = least(builder, found)
+    more = liftable(builder, found) if lift else {}
     if more:
         return discover(builder, lift=False, lifted={**lifted, **more}, branch=branch, left_out=left_out)
     for name, f in fields.items():
-        f.sole = f.kind == "fixed" and _refused(builder, found, name)
+        f.sole = f.kind == "fixed" and refused(builder, found, name)
     for name, f in fields.items():  # a field that follows another by default and needs it to move: equal pair
         found.relations |= {(name, g) for g in f.followers if (g, name) in found.relations
                             and fields[g].base == f.base}
@@ -400,31 +299,9 @@ def _beside(moved: dict) -> dict:
     return {k: v + 1 for k, v in moved.items()}
 
 
-def common(name: str) -> bool:
-    """Whether a field is one every config has (token ids, the dtype, the task's labels): no size of the
-    architecture."""
-    return "token_id" in name or name.rpartition(".")[2] in common_fields()
-
-
-class Uninferable(Exception):
-    """The engine cannot infer this type; the message says why, in one line."""
-
-
-def _moves(value: int) -> list[tuple[str, int]]:
-    moves = [("scale", value * 3)] if value > 0 else []
-    moves.append(("jitter", value + 1))
-    if value - 1 >= 1:
-        moves.append(("jitter", value - 1))
-    return moves
-
-
-def _same(found: Discovery, obs: Observation | None, regime=None) -> bool:
-    return obs is not None and obs.regime == (regime or found.observation.regime) and not obs.uneven()
-
-
 def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
     f = found.fields[name]
-    for kind, value in _moves(f.base):
+    for kind, value in moves(f.base):
         back = builder.read_back({**found.base, name: value}, others=found.fields)
         if back is not None and back[name] != value:
             f.kind = "derived"  # the config computes it from others: not a variable
@@ -434,160 +311,12 @@ def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
         # effect seen is this field's own
         pinned = {g: found.fields[g].base for g in followers}
         obs = builder.observe({**found.base, name: value, **pinned})
-        if not _same(found, obs) and pinned:
+        if not same(found, obs) and pinned:
             obs = builder.observe({**found.base, name: value})
-        if _same(found, obs):
+        if same(found, obs):
             f.moved(kind, effects(found.observation, obs))
             f.followers = followers
             return
-
-
-#: the factor the layer counts are raised by to probe again the fields the base's few layers hide
-DEEPER = 3
-
-
-def _deeper(builder: Builder, found: Discovery) -> None:
-    """Fields that change no shape at the base only because it has too few layers, found with the layer counts
-    raised by :data:`DEEPER` and made variables: a period of attention layers the base's layers end before (Jamba:
-    an attention layer where ``i % attn_layer_period == attn_layer_offset``).  An offset below such a period shows
-    only where the layers end near it (the layers 4, 10, 16 of 18 are as many as 3, 9, 15): it is moved by one
-    at each of as many layer counts as the base has layers, and gets the relation ``offset ⊑ period``."""
-    counts = {n: f.base for n, f in found.fields.items()
-              if f.free and f.counts and "layer" in n.rpartition(".")[2] and isinstance(f.base, int) and f.base > 0}
-    hidden = [n for n, f in found.fields.items() if f.kind == "irrelevant" and isinstance(f.base, int)
-              and not isinstance(f.base, bool) and f.base > 0 and not common(n)]
-    if not counts or not hidden:
-        return
-    periods = []
-    for depth in range(max(counts.values()) + 1):
-        deep = {**found.base, **{n: v * DEEPER - depth for n, v in counts.items()}}
-        reference = builder.observe(deep)
-        if not _same(found, reference):
-            continue
-        for name in hidden if depth == 0 else _offsets(found, hidden, periods):
-            f = found.fields[name]
-            for kind, value in _moves(f.base) if depth == 0 else [("jitter", f.base + 1), ("jitter", f.base - 1)]:
-                obs = builder.observe({**deep, name: value})
-                if _same(found, obs) and effects(reference, obs):
-                    f.moved(kind, effects(reference, obs))
-                    found.hidden[name] = (deep, value)
-                    if depth == 0:
-                        periods.append(name)
-                    else:
-                        found.relations.add((name, _period_of(builder, found, name, periods)))
-                    break
-        if not periods:
-            return
-
-
-def _least(builder: Builder, found: Discovery) -> dict:
-    """The free sizes (not layer counts: a pattern of layers has its own rule) at 2 or more whose value 1 builds
-    with other parameters (Jamba: a layer of one expert is a plain MLP, without the router the formula counts),
-    each → 2, where 2 builds as the base does.  A size whose default is 1 is left alone: the default config must
-    be counted, and a field lifted from it (Qwen2-MoE's sparse step: experts on every layer at 1) holds there."""
-    out = {}
-    for name, f in found.fields.items():
-        if not f.free or isinstance(f.base, bool) or not isinstance(f.base, int) or f.base < 2 \
-                or "layer" in name.rpartition(".")[2] or not _at_least(found.defaults.get(name, f.base), 2):
-            continue
-        one = builder.observe({**found.base, name: 1})
-        if one is not None and not _same(found, one) and _same(found, builder.observe({**found.base, name: 2})):
-            out[name] = 2
-    return out
-
-
-def _at_least(value, lowest: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= lowest
-
-
-def _offsets(found: Discovery, hidden: list[str], periods: list[str]) -> list[str]:
-    """The fields still hidden that may be offsets of the periods found: each below one of them."""
-    top = max(found.fields[p].base for p in periods)
-    return [n for n in hidden if found.fields[n].kind == "irrelevant" and found.fields[n].base < top]
-
-
-def _period_of(builder: Builder, found: Discovery, offset: str, periods: list[str]) -> str:
-    """The period an offset must stay below: the first whose value the offset cannot take."""
-    for period in periods:
-        if found.fields[offset].base < found.fields[period].base and \
-                builder.observe({**found.base, offset: found.fields[period].base}) is None:
-            return period
-    return periods[0]
-
-
-def _refused(builder: Builder, found: Discovery, name: str) -> bool:
-    """Whether the config class refuses every other value of ``name`` tried (×3, ×2, ½, ±1, +2) for the field's
-    own sake: no config transformers accepts has another, so holding it leaves none out.  A refusal that names
-    another field (a per-layer list of as many entries, another field of the same name it must equal) is a
-    relation, not this: the field is held as any other."""
-    value = found.fields[name].base
-    leaf = name.rpartition(".")[2]
-    others = {k.rpartition(".")[2] for k in found.defaults if k != name}
-    if not isinstance(value, int) or value < 1 or leaf in others or \
-            any(per_layer(v, value) for v in found.defaults.values()):
-        return False
-    tried = {value * 3, value * 2, value + 1, value + 2, value - 1, value // 2} - {value, 0}
-    for v in tried:
-        text = builder.refusal({**found.base, name: v})
-        if text is None or any(re.search(rf"\b{re.escape(other)}\b", text) for other in others - {leaf}):
-            return False
-    return True
-
-
-def _liftable(builder: Builder, found: Discovery) -> dict:
-    """The held fields whose next value up builds with every parameter of the base and more: each → that value."""
-    out = {}
-    for name, f in found.fields.items():
-        if f.kind != "fixed" or not isinstance(f.base, int) or f.base < 0:
-            continue
-        obs = builder.observe({**found.base, name: f.base + 1})
-        if obs is not None and not obs.uneven() and obs.regime > found.observation.regime:
-            out[name] = f.base + 1
-    return out
-
-
-def _partner(builder: Builder, found: Discovery, name: str, start: dict) -> None:
-    """A field that builds when multiplied only with another: the relation ``name ⊑ partner`` (or a pair)."""
-    f = found.fields[name]
-    if f.base <= 0:
-        return
-    others = [g for g, o in found.fields.items() if g != name and o.kind != "derived"
-              and isinstance(o.base, int) and o.base > 0]
-    relevant = [g for g in others if found.fields[g].free]
-    partners = [(g,) for g in others] + [(g, h) for i, g in enumerate(relevant) for h in relevant[i + 1:]]
-    for group in partners:
-        values = {**found.base, name: f.base * 3, **{g: found.fields[g].base * 3 for g in group}}
-        obs = builder.observe(values)
-        if _same(found, obs):
-            moved = effects(found.observation, obs)
-            # moved together by one multiplier, a ratio (the head width) stays put: the partners three times
-            # further show what this field moves through it
-            further = builder.observe({**values, **{g: found.fields[g].base * 9 for g in group}})
-            if _same(found, further):
-                moved |= effects(found.observation, further)
-            f.moved("scale", moved)
-            for g in group:
-                if found.fields[g].kind == "fixed":
-                    found.fields[g].moved("scale", moved)
-            found.relations |= {(name, g) for g in group}
-            return
-
-
-def missed_relations(builder: Builder, found: Discovery) -> bool:
-    """Relations the ×3 probe missed because 3 happened to divide (8 heads of a width of 2304): each scaled field
-    moved by ×7 alone, and when that does not build, with one partner moved too.  Whether any was found."""
-    before = set(found.relations)
-    for name, f in found.fields.items():
-        if not (f.free and f.step == "scale" and f.base > 0) or any(a == name for a, _ in found.relations):
-            continue
-        if builder.observe({**found.base, name: f.base * 7}) is not None:
-            continue
-        for other, g in found.fields.items():
-            if other != name and g.free and g.step == "scale" and g.base > 0:
-                if _same(found, builder.observe({**found.base, name: f.base * 7, other: g.base * 7})):
-                    found.relations.add((name, other))
-                    break
-    return found.relations != before
 
 
 def _toggle(builder: Builder, found: Discovery, name: str, value: bool) -> Field:

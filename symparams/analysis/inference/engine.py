@@ -17,7 +17,9 @@ from typing import Any
 import sympy as sp
 
 from ...families.inferred import expanded
-from .discovery import Branch, Discovery, Uninferable, common, discover, missed_relations
+from .discovered import Branch, Discovery, Uninferable, common
+from .discovery import discover
+from .relations import missed_relations
 from .fitting import LEVELS, expression, fit
 from .probing import Builder, libraries
 from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, symbols_for

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 
-from .discovery import Discovery
+from .discovered import Discovery
 from .probing import Builder, Observation
 from .result import Conditions
 
