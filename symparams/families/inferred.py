@@ -20,8 +20,7 @@ from ..core.errors import SymparamsError
 from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
-                            formula, numerator_names, symbol_of, version)
-from .inferred_costs import parameter_names
+                            formula, numerator_names, parameter_names, symbol_of, version)
 from .inferred_keys import refuse_flags_text_may_set, refuse_unknown_sizes
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 
