@@ -44,6 +44,21 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
                                     f"shapes the formula does not follow)")
 
 
+def refuse_unrepeated_lists(entry: dict, reader, known: Mapping[str, int], source: str) -> None:
+    """One line for a per-layer list the config class computes as one of the formula's fields on each layer
+    (Laguna's ``num_attention_heads_per_layer``) that a config.json gives otherwise: a layer with another value
+    builds other shapes than the formula counts (one field for every layer).  The layer count is checked where the
+    config.json gives it."""
+    for key, rule in entry.get("repeats", {}).items():
+        if not reader.has(key) or reader.data[key] is None:
+            continue  # left out: the config class computes it as the field on each layer, as the formula counts
+        value, field, layers = reader.data[key], rule["field"], rule["layers"]
+        if not isinstance(value, (list, tuple)) or any(v != known[field] for v in value) \
+                or (reader.has(layers) and len(value) != reader.data[layers]):
+            raise OutsideConditions(f"{source}: key {key} is {_json(value)}; the inferred formula holds only where it "
+                                    f"is {field} ({known[field]}) on each of the {layers} layers")
+
+
 def refuse_flags_text_may_set(entry: dict, reader, source: str) -> None:
     """One line for a flag the config.json leaves out while a text key differs from the default config's: the
     config class may compute the flag from it (T5's ``is_gated_act`` from ``feed_forward_proj``)."""

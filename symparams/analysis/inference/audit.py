@@ -104,6 +104,10 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
         if listed in entry.get("kinds", {}) and rng.random() < 0.3:  # the kinds in other places, as many of each
             entries = expanded(retiled(flat[listed], values.get(count, flat[count])))
             values[listed] = relisted(flat[listed], rng.sample(entries, len(entries)))
+    for listed, rule in entry.get("repeats", {}).items():  # a list the config computes from a field, written out
+        layers = values.get(rule["layers"], flat.get(rule["layers"]))
+        if rule["field"] in values and isinstance(layers, int) and rng.random() < 0.5:
+            values[listed] = [values[rule["field"]]] * layers
     for name, rule in entry.get("follows", {}).items():
         if rule is not None and name in values and not formula.get("conditions", {}).get("given") \
                 and rng.random() < 0.5:
