@@ -9,10 +9,12 @@ import random
 
 import sympy as sp
 
+from symparams.analysis.inference.computed import computed_for
 from symparams.analysis.inference.layers import KIND, kind_counts
 from symparams.analysis.inference.probing import Builder, attribute, configure, libraries
 from symparams.analysis.inference.seeds import SEEDS
 from symparams.families.config import flattened
+from symparams.families.inferred_widths import names_of
 from symparams.families.inferred_tree import TOP_K_FIELDS
 
 
@@ -38,8 +40,12 @@ def with_defaults(entry: dict) -> dict:
     if "follows" in entry:  # written before the lists were recorded
         return {**entry, **_lists(entry)}
     fixed = entry.get("conditions", {}).get("fixed", {})
-    fields = [*entry["symbols"], *entry["flags"], *fixed]
-    sizes = sorted([*entry["symbols"], *(k for k, v in fixed.items() if not isinstance(v, bool))])
+    # a width the modeling code computes with a float is no field: the data holds its rule, and the fields it reads
+    computed = {k: v for k, v in computed_for(entry["model_type"]).items() if k in entry["symbols"]}
+    read = sorted(set().union(*map(names_of, computed.values())) - set(entry["symbols"])) if computed else []
+    fields = [*(k for k in entry["symbols"] if k not in computed), *entry["flags"], *fixed, *read]
+    sizes = sorted([*(k for k in entry["symbols"] if k not in computed),
+                    *(k for k, v in fixed.items() if not isinstance(v, bool))])
     known = set(fields).union(*(entry.get("conditions", {}).get(k, ()) for k in ("irrelevant", "derived", "unset")))
     flags = [*entry["flags"], *(k for k, v in fixed.items() if isinstance(v, bool))]
     # how many experts a token uses changes no shape, but the active count reads it
@@ -50,6 +56,7 @@ def with_defaults(entry: dict) -> dict:
     return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
             "follows": follows(entry["model_type"], sizes, tuple(entry["flags"])), "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
+            **({"computed": computed} if computed else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),
             **_lists(entry)}
 

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
 from .inferred_data import OutsideConditions, data
+from .inferred_widths import names_of
 
 #: words of a whole-number key that names a size (a key the formula was not fitted over that names one is refused)
 SIZE_WORDS = ("dim", "size", "head", "layer", "expert", "rank", "bucket", "group", "width", "embed", "kv", "vocab")
@@ -23,6 +24,7 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
     Other keys (rope bases, context lengths, generation settings) are taken to change none."""
     conditions = entry.get("conditions", {})
     known = {*entry["symbols"], *entry.get("flags", {}), *conditions.get("fixed", {}), *entry.get("follows", {}),
+             *(n for rule in entry.get("computed", {}).values() for n in names_of(rule)),
              *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
     for key, default in entry.get("legacy", {}).items():
         value = config.get(key)

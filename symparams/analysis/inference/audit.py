@@ -25,6 +25,7 @@ from ...core.errors import SymparamsError
 from ...families.config import flattened
 from ...families.inferred import counted, expanded, parse_relation
 from ...families.inferred_tree import TOP_K_FIELDS
+from .computed import drawn_float, floats_of
 from .layers import KIND, per_layer_lists
 from .probing import (Builder, config_for_class, configure, libraries, nested, observation_of, quiet, relisted,
                       retiled)
@@ -84,13 +85,19 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
     formula = rng.choice([entry, *entry.get("branches", ())])
     conditions = formula.get("conditions", {})
     values: dict[str, Any] = {}
+    computed = entry.get("computed", {})
     for name, symbol in formula["symbols"].items():
+        if name in computed:
+            continue  # a width the modeling code computes: moved by the fields and floats it is computed from
         default = entry.get("defaults", {}).get(name, flat.get(name))
         lowest = conditions.get("minimum", {}).get(name, 0)
         if not isinstance(default, int) or isinstance(default, bool):
             default = max(lowest, 16)  # a field set only in this branch
         values[name] = max(lowest, _moved(name, symbol, default, rng))
     values.update({name: rng.random() < 0.5 for name in formula.get("flags", {})})
+    for name, default in floats_of(computed, entry.get("defaults", {})).items():
+        if rng.random() < 0.5:
+            values[name] = drawn_float(default, rng)
     for name in conditions.get("irrelevant", ()):
         if isinstance(flat.get(name), int) and not isinstance(flat[name], bool) and flat[name] > 0 \
                 and rng.random() < 0.3:
