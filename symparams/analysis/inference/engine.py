@@ -164,7 +164,7 @@ def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n:
     point = {k: int(defaults.get(k, found.fields[k].base if k in found.fields else found.flags[k].base))
              for k in [*found.free, *found.flag_variables]}
     if found.computed and default_real is not None:  # the widths the default config's build computed
-        point.update(widths_at(found.computed, default_real.values))
+        point.update(widths_at(found.computed, {**found.defaults, **found.branch.overrides, **default_real.values}))
     default_formula = evaluate(total, symbols, point)
     return Verification(len(fresh), len(fresh) - len(wrong), seed,
                         int(default_formula) if default_formula.is_Integer else None,
