@@ -22,9 +22,9 @@ from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, numerator_names, symbol_of, version)
 from .inferred_costs import parameter_names
-from .inferred_widths import names_of, width
 from .inferred_keys import refuse_flags_text_may_set, refuse_unknown_sizes, refuse_unrepeated_lists
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
+from .inferred_widths import names_of, width
 
 # -- a config.json of an inferred type -----------------------------------------------
 

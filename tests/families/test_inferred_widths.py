@@ -44,7 +44,8 @@ def test_rounding_to_a_double_is_ieee_s_nearest_ties_to_even():
     assert nearest_double(Fraction(2 ** 53 + 1)) == 2 ** 53 and nearest_double(Fraction(2 ** 53 + 3)) == 2 ** 53 + 4
 
 
-@pytest.mark.parametrize("values,why", [({"f": "1.5", "F": 3}, "key f is '1.5'"), ({"f": None, "F": 3}, "needs numbers"),
+@pytest.mark.parametrize("values,why", [({"f": "1.5", "F": 3}, "key f is '1.5'"),
+                                        ({"f": None, "F": 3}, "needs numbers"),
                                         ({"f": float("inf"), "F": 3}, "key f is inf"),
                                         ({"f": 1.0, "F": 2 ** 60}, "beyond the 2\\*\\*50"),
                                         ({"f": 0.1, "F": 3}, "comes to 0")])
