@@ -9,10 +9,12 @@ import random
 
 import sympy as sp
 
+from symparams.analysis.inference.computed import computed_for
 from symparams.analysis.inference.layers import KIND, kind_counts
 from symparams.analysis.inference.probing import Builder, attribute, configure, libraries
 from symparams.analysis.inference.seeds import SEEDS
 from symparams.families.config import flattened
+from symparams.families.inferred_widths import names_of
 from symparams.families.inferred_tree import TOP_K_FIELDS
 
 
@@ -38,8 +40,12 @@ def with_defaults(entry: dict) -> dict:
     if "follows" in entry:  # written before the lists were recorded
         return {**entry, **_lists(entry)}
     fixed = entry.get("conditions", {}).get("fixed", {})
-    fields = [*entry["symbols"], *entry["flags"], *fixed]
-    sizes = sorted([*entry["symbols"], *(k for k, v in fixed.items() if not isinstance(v, bool))])
+    # a width the modeling code computes with a float is no field: the data holds its rule, and the fields it reads
+    computed = {k: v for k, v in computed_for(entry["model_type"]).items() if k in entry["symbols"]}
+    read = sorted(set().union(*map(names_of, computed.values())) - set(entry["symbols"])) if computed else []
+    fields = [*(k for k in entry["symbols"] if k not in computed), *entry["flags"], *fixed, *read]
+    sizes = sorted([*(k for k in entry["symbols"] if k not in computed),
+                    *(k for k, v in fixed.items() if not isinstance(v, bool))])
     known = set(fields).union(*(entry.get("conditions", {}).get(k, ()) for k in ("irrelevant", "derived", "unset")))
     flags = [*entry["flags"], *(k for k, v in fixed.items() if isinstance(v, bool))]
     # how many experts a token uses changes no shape, but the active count reads it
@@ -50,14 +56,52 @@ def with_defaults(entry: dict) -> dict:
     return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
             "follows": follows(entry["model_type"], sizes, tuple(entry["flags"])), "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
+            **({"computed": computed} if computed else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),
             **_lists(entry)}
 
 
 def _lists(entry: dict) -> dict:
-    """``{"lists": ...}``: the class's lists of whole numbers that change its count (see :func:`lists_of`)."""
-    return {"lists": {k: v for k, v in lists_of(entry["model_type"], entry["class"]).items()
-                      if k not in entry["symbols"]}}
+    """``{"lists": ...}``: the class's lists of whole numbers that change its count (see :func:`lists_of`), and
+    ``{"repeats": ...}``: those of them the config class computes as one of the formula's fields once per layer
+    (see :func:`repeats_of`), read when they are that field's value on every layer."""
+    lists = {k: v for k, v in lists_of(entry["model_type"], entry["class"]).items() if k not in entry["symbols"]}
+    repeats = repeats_of(entry["model_type"], tuple(lists), tuple(entry["symbols"]))
+    return {"lists": {k: v for k, v in lists.items() if k not in repeats}, **({"repeats": repeats} if repeats else {})}
+
+
+def repeats_of(model_type: str, lists: tuple, fields: tuple) -> dict:
+    """Each of ``lists`` that the config class computes, when a config.json leaves it out, as one of ``fields``
+    repeated once per layer (Laguna's ``num_attention_heads_per_layer``, ``num_attention_heads`` on each layer) →
+    ``{"field": ..., "layers": ...}``: such a list is the formula's own field written per layer, so a config.json
+    giving that field's value on each of its layers is counted by the formula, and any other list is refused.
+    Found by moving each field and reading the list back: it must follow the field, at two values, and the layer
+    count."""
+    out = {}
+    for listed in lists:
+        for field in fields:
+            layers = _repeating(model_type, listed, field, fields)
+            if layers is not None:
+                out[listed] = {"field": field, "layers": layers}
+                break
+    return out
+
+
+def _repeating(model_type: str, listed: str, field: str, fields: tuple) -> str | None:
+    """The layer count ``listed`` has an entry for, when the config computes it as ``field`` on each layer."""
+    _, transformers = libraries()
+    flat = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    base = _read(model_type, {}, [listed, field])
+    if base is None or not _size(base[field]) or not isinstance(base[listed], (list, tuple)):
+        return None
+    # the layer count: a whole-number key naming layers with as many as the list has entries
+    layers = [k for k, v in flat.items() if "layer" in k.rpartition(".")[2] and _size(v) and v == len(base[listed])]
+    for count in layers:
+        tries = [{field: base[field] * 2}, {field: base[field] + 1, count: flat[count] + 1}]
+        backs = [_read(model_type, moved, [listed, field, count]) for moved in tries]
+        if all(back is not None and list(back[listed]) == [back[field]] * back[count] for back in backs):
+            return count
+    return None
 
 
 @functools.lru_cache(maxsize=None)

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
 from .inferred_data import OutsideConditions, data
+from .inferred_widths import names_of
 
 #: words of a whole-number key that names a size (a key the formula was not fitted over that names one is refused)
 SIZE_WORDS = ("dim", "size", "head", "layer", "expert", "rank", "bucket", "group", "width", "embed", "kv", "vocab")
@@ -23,6 +24,7 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
     Other keys (rope bases, context lengths, generation settings) are taken to change none."""
     conditions = entry.get("conditions", {})
     known = {*entry["symbols"], *entry.get("flags", {}), *conditions.get("fixed", {}), *entry.get("follows", {}),
+             *(n for rule in entry.get("computed", {}).values() for n in names_of(rule)),
              *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
     for key, default in entry.get("legacy", {}).items():
         value = config.get(key)
@@ -42,6 +44,21 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
                 and not any(w in key for w in NOT_SIZES):
             raise OutsideConditions(f"{source}: key {key} is outside the inferred formula's fields (it may change "
                                     f"shapes the formula does not follow)")
+
+
+def refuse_unrepeated_lists(entry: dict, reader, known: Mapping[str, int], source: str) -> None:
+    """One line for a per-layer list the config class computes as one of the formula's fields on each layer
+    (Laguna's ``num_attention_heads_per_layer``) that a config.json gives otherwise: a layer with another value
+    builds other shapes than the formula counts (one field for every layer).  The layer count is checked where the
+    config.json gives it."""
+    for key, rule in entry.get("repeats", {}).items():
+        if not reader.has(key) or reader.data[key] is None:
+            continue  # left out: the config class computes it as the field on each layer, as the formula counts
+        value, field, layers = reader.data[key], rule["field"], rule["layers"]
+        if not isinstance(value, (list, tuple)) or any(v != known[field] for v in value) \
+                or (reader.has(layers) and len(value) != reader.data[layers]):
+            raise OutsideConditions(f"{source}: key {key} is {_json(value)}; the inferred formula holds only where it "
+                                    f"is {field} ({known[field]}) on each of the {layers} layers")
 
 
 def refuse_flags_text_may_set(entry: dict, reader, source: str) -> None:

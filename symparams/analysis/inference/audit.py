@@ -25,6 +25,7 @@ from ...core.errors import SymparamsError
 from ...families.config import flattened
 from ...families.inferred import counted, expanded, parse_relation
 from ...families.inferred_tree import TOP_K_FIELDS
+from .computed import drawn_float, floats_of
 from .layers import KIND, per_layer_lists
 from .probing import (Builder, config_for_class, configure, libraries, nested, observation_of, quiet, relisted,
                       retiled)
@@ -84,13 +85,19 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
     formula = rng.choice([entry, *entry.get("branches", ())])
     conditions = formula.get("conditions", {})
     values: dict[str, Any] = {}
+    computed = entry.get("computed", {})
     for name, symbol in formula["symbols"].items():
+        if name in computed:
+            continue  # a width the modeling code computes: moved by the fields and floats it is computed from
         default = entry.get("defaults", {}).get(name, flat.get(name))
         lowest = conditions.get("minimum", {}).get(name, 0)
         if not isinstance(default, int) or isinstance(default, bool):
             default = max(lowest, 16)  # a field set only in this branch
         values[name] = max(lowest, _moved(name, symbol, default, rng))
     values.update({name: rng.random() < 0.5 for name in formula.get("flags", {})})
+    for name, default in floats_of(computed, entry.get("defaults", {})).items():
+        if rng.random() < 0.5:
+            values[name] = drawn_float(default, rng)
     for name in conditions.get("irrelevant", ()):
         if isinstance(flat.get(name), int) and not isinstance(flat[name], bool) and flat[name] > 0 \
                 and rng.random() < 0.3:
@@ -104,6 +111,10 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
         if listed in entry.get("kinds", {}) and rng.random() < 0.3:  # the kinds in other places, as many of each
             entries = expanded(retiled(flat[listed], values.get(count, flat[count])))
             values[listed] = relisted(flat[listed], rng.sample(entries, len(entries)))
+    for listed, rule in entry.get("repeats", {}).items():  # a list the config computes from a field, written out
+        layers = values.get(rule["layers"], flat.get(rule["layers"]))
+        if rule["field"] in values and isinstance(layers, int) and rng.random() < 0.5:
+            values[listed] = [values[rule["field"]]] * layers
     for name, rule in entry.get("follows", {}).items():
         if rule is not None and name in values and not formula.get("conditions", {}).get("given") \
                 and rng.random() < 0.5:

@@ -31,6 +31,7 @@ SEEDS: dict[str, dict] = {
     "qwen4_exp_text": QSA,
     # which layers convolve and which attend: the kinds transformers' own tests of the class use, alternating over
     # the default's 32 layers (the kinds' counts become fields of their own, so their order is no part of the formula)
+    "lfm2": {"layer_types": ["full_attention", "conv"] * 16},
     "lfm2_moe": {"layer_types": ["full_attention", "conv"] * 16},
     "hunyuan_v1_dense": {"head_dim": 128},  # tencent/Hunyuan-7B-Instruct
     "hunyuan_v1_moe": {"head_dim": 128},  # tencent/Hunyuan-A13B-Instruct
