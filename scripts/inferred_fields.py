@@ -51,7 +51,7 @@ def with_defaults(entry: dict) -> dict:
             "follows": follows(entry["model_type"], sizes, tuple(entry["flags"])), "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),
-            **_lists(entry)}
+            **_lists(entry), **_indexes(entry, tuple(sizes))}
 
 
 def _lists(entry: dict) -> dict:
@@ -78,6 +78,61 @@ def lists_of(model_type: str, cls: str) -> dict:
     return {k: list(v) for k, v in sorted(lists.items())
             if any(obs is not None and obs.total != base.total
                    for obs in (builder.observe({k: other}) for other in _other_lists(list(v))))}
+
+
+#: after an index list's name: how many layers it names (``moe_layers#listed``)
+LISTED = KIND + "listed"
+
+
+def _indexes(entry: dict, sizes: tuple) -> dict:
+    """``{"indexes": ...}``: the class's lists that name layers by index (see :func:`indexes_of`)."""
+    found = indexes_of(entry["model_type"], entry["class"], sizes)
+    return {"indexes": found} if found else {}
+
+
+@functools.lru_cache(maxsize=None)
+def indexes_of(model_type: str, cls: str, sizes: tuple) -> dict:
+    """The lists of :func:`lists_of` that name layers by their indices (Llama 4's ``moe_layers``: the layers whose
+    MLP is a mixture of experts) → ``{"layers": the layer count they index, "count": how many layers the config
+    class lists, a rule in the size fields as ``follows`` holds one}``.  A model that asks only whether a layer is
+    listed depends on how many are, not which: a config.json's own list of as many layers is counted, another
+    refused.  A list whose count no rule fits stays held at its default (:func:`lists_of`)."""
+    _, transformers = libraries()
+    flat = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    held = lists_of(model_type, cls)
+    out = {}
+    for listed, layers in index_lists(flat).items():
+        if listed not in held:
+            continue
+        name = listed + LISTED
+        base = _read(model_type, {}, [*sizes, name]) or {}
+        leaders = [f for f in sizes if isinstance(base.get(f), int) and _moves(model_type, f, name, base)]
+        rule = _fit_follower(model_type, name, leaders, base) if leaders else base.get(name)
+        if rule is not None:
+            out[listed] = {"layers": layers, "count": rule}
+    return out
+
+
+def index_lists(values: dict) -> dict[str, str]:
+    """Each list of ``values`` (a config's, dotted) that holds layer indices → the layer count it indexes: its name
+    says layers or indices (a list of resolutions or widths may hold small distinct numbers too), its entries are
+    distinct whole numbers, the largest below one layer count of its (sub-)config and only one.
+
+    >>> index_lists({"num_hidden_layers": 8, "moe_layers": [1, 3, 5, 7], "widths": [8, 8], "resolutions": [4]})
+    {'moe_layers': 'num_hidden_layers'}
+    """
+    out = {}
+    for listed, value in values.items():
+        leaf = listed.rpartition(".")[2]
+        if not _whole_numbers(value) or not value or len(set(value)) != len(value) or min(value) < 0 \
+                or not any(word in leaf for word in ("layer", "index", "indices")):
+            continue
+        prefix = listed.rpartition(".")[0]
+        counts = [k for k, v in values.items() if k.rpartition(".")[0] == prefix and "layer" in k.rpartition(".")[2]
+                  and _size(v) and v > max(value)]
+        if len(counts) == 1:
+            out[listed] = counts[0]
+    return out
 
 
 def _whole_numbers(value) -> bool:
@@ -202,7 +257,13 @@ def _read(model_type: str, values: dict, names) -> dict | None:
         config = configure(model_type, values)
     except Exception:  # the config class refuses these values
         return None
-    return {n: attribute(config, n) for n in names}
+    return {n: _listed(config, n) if n.endswith(LISTED) else attribute(config, n) for n in names}
+
+
+def _listed(config, name: str) -> int | None:
+    """How many layers an index list of ``config`` names."""
+    entries = attribute(config, name[:-len(LISTED)])
+    return len(set(entries)) if _whole_numbers(entries) else None
 
 
 def follows(model_type: str, sizes: list[str], flags: tuple = ()) -> dict:

@@ -22,7 +22,7 @@ from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, numerator_names, symbol_of, version)
 from .inferred_costs import parameter_names
-from .inferred_keys import refuse_flags_text_may_set, refuse_unknown_sizes
+from .inferred_keys import check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 
 # -- a config.json of an inferred type -----------------------------------------------
@@ -78,6 +78,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
             ints[f] = known[f] = _followed(f, follows[f], known, source)
     _check_relations(conditions, known, source)
     _check_kinds(entry.get("kinds", {}), reader, known, source)
+    check_indexes(entry.get("indexes", {}), reader, known, source)
     values, numbers = {}, {}
     for field_name, name in entry["symbols"].items():
         if name in SYMBOLS and ints[field_name] >= 1:

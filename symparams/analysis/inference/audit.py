@@ -26,8 +26,8 @@ from ...families.config import flattened
 from ...families.inferred import counted, expanded, parse_relation
 from ...families.inferred_tree import TOP_K_FIELDS
 from .layers import KIND, per_layer_lists
-from .probing import (Builder, config_for_class, configure, libraries, nested, observation_of, quiet, relisted,
-                      retiled)
+from .probing import (Builder, attribute, config_for_class, configure, libraries, nested, observation_of, quiet,
+                      relisted, retiled)
 
 #: configs compared per class, and draws tried to find them
 COMPARED, TRIES = 10, 60
@@ -104,6 +104,9 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
         if listed in entry.get("kinds", {}) and rng.random() < 0.3:  # the kinds in other places, as many of each
             entries = expanded(retiled(flat[listed], values.get(count, flat[count])))
             values[listed] = relisted(flat[listed], rng.sample(entries, len(entries)))
+    for listed, held in entry.get("indexes", {}).items():
+        if rng.random() < 0.3:
+            _elsewhere(entry["model_type"], listed, held["layers"], values, rng)
     for name, rule in entry.get("follows", {}).items():
         if rule is not None and name in values and not formula.get("conditions", {}).get("given") \
                 and rng.random() < 0.5:
@@ -120,6 +123,18 @@ def _top_k_within(values: dict, flat: dict) -> None:
                   and k.rpartition(".")[2].endswith("experts") and "shared" not in k and isinstance(v, int)]
         if leaf in TOP_K_FIELDS and isinstance(top_k, int) and routed and values.get(name, top_k) > min(routed):
             values[name] = min(routed)
+
+
+def _elsewhere(model_type: str, listed: str, layers: str, values: dict, rng: random.Random) -> None:
+    """A list of layer indices (Llama 4's ``moe_layers``) written with as many layers as the config class lists
+    for ``values``, drawn at random among them."""
+    try:
+        config = configure(model_type, values)
+    except Exception:  # values the config class refuses: the build will not answer either
+        return
+    count, entries = attribute(config, layers), attribute(config, listed)
+    if isinstance(count, int) and isinstance(entries, (list, tuple)):
+        values[listed] = sorted(rng.sample(range(count), len(set(entries))))
 
 
 def write_kinds(values: dict, flat: dict, rng: random.Random) -> None:
