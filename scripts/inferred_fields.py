@@ -10,16 +10,26 @@ import random
 import sympy as sp
 
 from symparams.analysis.inference.layers import KIND, kind_counts
-from symparams.analysis.inference.probing import Builder, attribute, configure, libraries
+from symparams.analysis.inference.probing import Builder, attribute, config_class_of, configure, libraries
 from symparams.analysis.inference.seeds import SEEDS
 from symparams.families.config import flattened
 from symparams.families.inferred_tree import TOP_K_FIELDS
 
 
+def default_config(model_type: str):
+    """The type's default config; the seeded one where its class refuses the default as it stands (Gemma 4's
+    assistant): what a config.json that leaves a key out then means is the seeded value, which
+    :func:`defaults_of` withholds."""
+    _, transformers = libraries()
+    try:
+        return transformers.AutoConfig.for_model(model_type)
+    except Exception:  # whatever the config class raises for its own default
+        return configure(model_type, {})
+
+
 def defaults_of(model_type: str, fields) -> dict:
     """The default config's value of each of ``fields`` (what a config.json that leaves one out means)."""
-    _, transformers = libraries()
-    config = transformers.AutoConfig.for_model(model_type)
+    config = default_config(model_type)
     values = {**flattened(config.to_dict()), "num_labels": config.num_labels}
     values.update({name: attribute(config, name) for name in fields if KIND in name})  # layers of one kind
     # a value the engine had to seed has no default a config.json may leave it to: DBRX's bare default holds one
@@ -66,8 +76,7 @@ def lists_of(model_type: str, cls: str) -> dict:
     ``type_vocab_sizes``, Reformer's ``axial_pos_embds_dim``, the layers Qwen3-Next keeps dense in
     ``mlp_only_layers``), each → its default: the formulas were fitted with it, so a config.json that sets one
     otherwise is refused."""
-    _, transformers = libraries()
-    flat = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    flat = flattened(default_config(model_type).to_dict())
     lists = {k: v for k, v in flat.items() if _whole_numbers(v) and "token_id" not in k}
     if not lists:
         return {}
@@ -97,17 +106,18 @@ def indexes_of(model_type: str, cls: str, sizes: tuple) -> dict:
     class lists, a rule in the size fields as ``follows`` holds one}``.  A model that asks only whether a layer is
     listed depends on how many are, not which: a config.json's own list of as many layers is counted, another
     refused.  A list whose count no rule fits stays held at its default (:func:`lists_of`)."""
-    _, transformers = libraries()
-    flat = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    flat = flattened(default_config(model_type).to_dict())
     held = lists_of(model_type, cls)
     out = {}
     for listed, layers in index_lists(flat).items():
         if listed not in held:
             continue
-        name = listed + LISTED
-        base = _read(model_type, {}, [*sizes, name]) or {}
-        leaders = [f for f in sizes if isinstance(base.get(f), int) and _moves(model_type, f, name, base)]
-        rule = _fit_follower(model_type, name, leaders, base) if leaders else base.get(name)
+        # left out (null), the config class computes the list from the sizes: a sub-config otherwise keeps the
+        # default's list while the step it was computed from moves (Llama 4's text config)
+        name, unset = listed + LISTED, {listed: None}
+        base = _read(model_type, unset, [*sizes, name]) or {}
+        leaders = [f for f in sizes if isinstance(base.get(f), int) and _moves(model_type, f, name, base, unset)]
+        rule = _fit_follower(model_type, name, leaders, base, given=unset) if leaders else base.get(name)
         if rule is not None:
             out[listed] = {"layers": layers, "count": rule}
     return out
@@ -156,8 +166,7 @@ NOT_STRUCTURE = ("_name_or_path", "dtype", "model_type", "torch_dtype", "transfo
 def texts_of(model_type: str) -> dict:
     """The default config's text keys: a config class may compute a flag from one (T5's ``is_gated_act`` from
     ``feed_forward_proj``), so a config.json that leaves a flag out takes its default only with these texts."""
-    _, transformers = libraries()
-    base = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    base = flattened(default_config(model_type).to_dict())
     return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k.rpartition(".")[2] not in NOT_STRUCTURE}
 
 
@@ -238,8 +247,7 @@ def _literal(node):
 
 def aliases_of(model_type: str, fields) -> dict:
     """The other names a config.json may give ``fields`` (the config class's attribute map)."""
-    _, transformers = libraries()
-    mapping = type(transformers.AutoConfig.for_model(model_type)).attribute_map
+    mapping = config_class_of(model_type).attribute_map
     return {alias: name for alias, name in sorted(mapping.items()) if name in fields}
 
 
@@ -331,7 +339,8 @@ def _size(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict, switches: list[str] = ()):
+def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict, switches: list[str] = (),
+                  given: dict | None = None):
     from symparams.analysis.inference.fitting import expression, fit
     from symparams.analysis.inference.result import encode_value
 
@@ -346,7 +355,7 @@ def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict, sw
         point.update({f: rng.random() < 0.5 for f in switches})
         # the other sizes scaled by lcm(1..8), so that a width the config wants divisible by a leader is
         others = {f: v * 840 for f, v in base.items() if f not in leaders and f != name and _size(v)}
-        back = _read(model_type, {**others, **point}, [name])
+        back = _read(model_type, {**others, **point, **(given or {})}, [name])
         if back is not None and isinstance(back[name], int) and not isinstance(back[name], bool):
             points.append(point)
             values.append(back[name])

@@ -26,8 +26,8 @@ from ...families.config import flattened
 from ...families.inferred import counted, expanded, parse_relation
 from ...families.inferred_tree import TOP_K_FIELDS
 from .layers import KIND, per_layer_lists
-from .probing import (Builder, attribute, config_for_class, configure, libraries, nested, observation_of, quiet,
-                      relisted, retiled)
+from .probing import (Builder, attribute, config_class_of, config_for_class, configure, libraries, nested,
+                      observation_of, quiet, relisted, retiled)
 
 #: configs compared per class, and draws tried to find them
 COMPARED, TRIES = 10, 60
@@ -202,7 +202,7 @@ def built(builder: Builder, config: dict) -> int | None:
     torch, transformers = libraries()
     try:
         with quiet():
-            hf = type(transformers.AutoConfig.for_model(config["model_type"])).from_dict(dict(config))
+            hf = config_class_of(config["model_type"]).from_dict(dict(config))
             with torch.device("meta"):
                 model = builder.model_class._from_config(config_for_class(builder.model_class, hf))
     except Exception:  # whatever transformers raises for this config: it is no config to compare
