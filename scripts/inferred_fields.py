@@ -89,8 +89,9 @@ def lists_of(model_type: str, cls: str) -> dict:
                    for obs in (builder.observe({k: other}) for other in _other_lists(list(v))))}
 
 
-#: after an index list's name: how many layers it names (``moe_layers#listed``)
-LISTED = KIND + "listed"
+#: between an index list's name and its layer count: how many of those layers it names
+#: (``moe_layers#below:num_hidden_layers``)
+LISTED = KIND + "below:"
 
 
 def _indexes(entry: dict, sizes: tuple) -> dict:
@@ -114,7 +115,7 @@ def indexes_of(model_type: str, cls: str, sizes: tuple) -> dict:
             continue
         # left out (null), the config class computes the list from the sizes: a sub-config otherwise keeps the
         # default's list while the step it was computed from moves (Llama 4's text config)
-        name, unset = listed + LISTED, {listed: None}
+        name, unset = listed + LISTED + layers, {listed: None}
         base = _read(model_type, unset, [*sizes, name]) or {}
         leaders = [f for f in sizes if isinstance(base.get(f), int) and _moves(model_type, f, name, base, unset)]
         rule = _fit_follower(model_type, name, leaders, base, given=unset) if leaders else base.get(name)
@@ -265,13 +266,15 @@ def _read(model_type: str, values: dict, names) -> dict | None:
         config = configure(model_type, values)
     except Exception:  # the config class refuses these values
         return None
-    return {n: _listed(config, n) if n.endswith(LISTED) else attribute(config, n) for n in names}
+    return {n: _listed(config, n) if LISTED in n else attribute(config, n) for n in names}
 
 
 def _listed(config, name: str) -> int | None:
-    """How many layers an index list of ``config`` names."""
-    entries = attribute(config, name[:-len(LISTED)])
-    return len(set(entries)) if _whole_numbers(entries) else None
+    """How many layers an index list of ``config`` names (``list#below:layers``): its entries below the layer
+    count (a default list the config class does not compute stays as it is when the layers are fewer)."""
+    listed, _, layers = name.partition(LISTED)
+    entries, count = attribute(config, listed), attribute(config, layers)
+    return len({i for i in entries if i < count}) if _whole_numbers(entries) and _size(count) else None
 
 
 def follows(model_type: str, sizes: list[str], flags: tuple = ()) -> dict:

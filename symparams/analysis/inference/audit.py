@@ -134,7 +134,8 @@ def _elsewhere(model_type: str, listed: str, layers: str, values: dict, rng: ran
         return
     count, entries = attribute(config, layers), attribute(config, listed)
     if isinstance(count, int) and isinstance(entries, (list, tuple)):
-        values[listed] = sorted(rng.sample(range(count), len(set(entries))))
+        below = {i for i in entries if isinstance(i, int) and 0 <= i < count}  # a default list may go beyond
+        values[listed] = sorted(rng.sample(range(count), len(below)))
 
 
 def write_kinds(values: dict, flat: dict, rng: random.Random) -> None:
