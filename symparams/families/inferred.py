@@ -21,7 +21,7 @@ from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, numerator_names, parameter_names, symbol_of, version)
-from .inferred_keys import refuse_flags_text_may_set, refuse_unknown_sizes, refuse_unrepeated_lists
+from .inferred_keys import check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes, refuse_unrepeated_lists
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 from .inferred_widths import names_of, width
 
@@ -83,6 +83,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
         read = {n: known[n] if n in known else reader.data.get(n, defaults.get(n)) for n in names_of(rule)}
         ints[f] = known[f] = width(rule, read, source)
     _check_kinds(entry.get("kinds", {}), reader, known, source)
+    check_indexes(entry.get("indexes", {}), reader, known, source)
     values, numbers = {}, {}
     for field_name, name in entry["symbols"].items():
         if name in SYMBOLS and ints[field_name] >= 1:

@@ -1,6 +1,7 @@
 """Keys of a config.json an inferred formula does not read, refused in one line where they may change shapes: a
 whole-number key naming a size the formula was not fitted over, a key the config class reads beside its fields,
-a list of whole numbers other than the default's, a flag left out while a text it may follow is changed."""
+a list of whole numbers other than the default's (a list of layer indices naming another number of layers),
+a flag left out while a text it may follow is changed."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
-from .inferred_data import OutsideConditions, data
+from .inferred_data import OutsideConditions, data, formula
 from .inferred_widths import names_of
 
 #: words of a whole-number key that names a size (a key the formula was not fitted over that names one is refused)
@@ -34,7 +35,7 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
                                     f"{_json(default)}")
     for key, default in entry.get("lists", {}).items():
         value = config.get(key)
-        if value is not None and (not isinstance(value, (list, tuple)) or list(value) != default):
+        if value is not None and key not in entry.get("indexes", {}) and (not isinstance(value, (list, tuple)) or list(value) != default):
             raise OutsideConditions(f"{source}: key {key} is {_json(value)}; the inferred formula holds only for "
                                     f"its default {_json(default)}")
     for key, value in config.items():
@@ -59,6 +60,31 @@ def refuse_unrepeated_lists(entry: dict, reader, known: Mapping[str, int], sourc
                 or (reader.has(layers) and len(value) != reader.data[layers]):
             raise OutsideConditions(f"{source}: key {key} is {_json(value)}; the inferred formula holds only where it "
                                     f"is {field} ({known[field]}) on each of the {layers} layers")
+
+
+def check_indexes(indexes: dict, reader, known: Mapping[str, int], source: str) -> None:
+    """One line for a list of layer indices the config.json writes (Llama 4's ``moe_layers``) that does not name, of
+    the layers there are, as many as the formula counts (as many as transformers lists when the file leaves it
+    out): the formula counts the layers listed, whichever they are.  A list naming a layer twice or one beyond the
+    last is refused too: a model may count its entries rather than ask of each layer."""
+    import sympy as sp
+
+    where = f"{source}: outside the inferred formula's conditions:"
+    for listed, held in sorted(indexes.items()):
+        if not reader.has(listed):
+            continue
+        value, layers = reader.data[listed], known.get(held["layers"])
+        if layers is None or not isinstance(value, (list, tuple)) \
+                or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in value):
+            raise OutsideConditions(f"{where} key {listed} is {_json(value)}, not indices of the {layers} layers "
+                                    f"{held['layers']} gives")
+        if len(set(value)) != len(value):
+            raise OutsideConditions(f"{where} key {listed} names a layer twice")
+        count = held["count"]
+        wanted = count if isinstance(count, int) else formula(count, {k: sp.Integer(int(v)) for k, v in known.items()})
+        if len(value) != wanted:
+            raise OutsideConditions(f"{where} {listed} names {len(value)} layers, the formula holds only with {wanted}"
+                                    f" (as many as transformers lists when it is left out)")
 
 
 def refuse_flags_text_may_set(entry: dict, reader, source: str) -> None:
