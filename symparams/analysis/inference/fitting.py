@@ -3,7 +3,8 @@
 A :class:`Term` is a monomial with integer exponents (negative ones give
 Laurent terms such as ``x/y``), optionally times ``floor(num/den)``.  The
 bases grow level by level (constant, linear, quadratic, Laurent, floors,
-fixed layer periods, floors of differences, cubic, halves of products, floors of sums, floors of products);
+fixed layer periods, floors of differences, cubic, halves of products, floors of sums, floors of products, layers
+at a fixed place in every d);
 :func:`fit` keeps the first level whose terms reproduce every point
 exactly, solved by Gauss–Jordan elimination over :class:`fractions.Fraction`,
 so no float ever comes near a count.
@@ -129,6 +130,10 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
         # == 0, the layers of linear and of full attention counted apart): floor((n + m)/d)
         "summed": [Term(floor=(n, d), more=m) for n, m in itertools.combinations(counts, 2) for d in sizes
                    if d not in (n, m)],
+        # the layers at a fixed place p in every d, d a field, counted from the first: floor((n - p - 1)/d) + 1 of n
+        # (Switch Transformers: a sparse layer where i % sparse_step == 1); place 0 is ceil(n/d), a rounded term
+        "placed": [Term(floor=(n, d), shift=-(place + 1)) for n in counts for d in sizes if d != n
+                   for place in PLACES],
         # a product of two widths split into d groups, floor(a*b/d) (DeepSeek-V4's grouped output projection: each
         # of its o_groups groups takes floor(heads*head_dim/o_groups) inputs)
         "product": [Term(floor=(a, d), times=b) for a, b in itertools.combinations(sizes, 2) for d in sizes
@@ -143,6 +148,8 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
 #: the fixed periods a layer pattern may have (a layer of one kind in every c): each alone first (a count of one
 #: layer count needs as many distinct layer counts as its basis has terms), then all together
 PERIODS = range(2, 9)
+#: the places past the first a layer of one kind may take in every d layers (d a field of the config)
+PLACES = (1, 2)
 #: the fixed numbers a size may be divided by and rounded: the periods, and Mamba's 16 (a time-step rank of
 #: ceil(hidden_size/16))
 DIVISORS = (*PERIODS, 16)
@@ -156,7 +163,8 @@ LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadrat
           *(("constant", "linear", f"period {c}") for c in PERIODS), ("constant", "linear", "periodic"),
           *(("constant", "linear", f"period {c}", f"offset {c}") for c in PERIODS),
           ("constant", "linear", "stride"), ("constant", "linear", "quadratic", "laurent", "cubic"),
-          ("constant", "linear", "halved"), ("constant", "linear", "summed"), ("constant", "linear", "product"))
+          ("constant", "linear", "halved"), ("constant", "linear", "summed"), ("constant", "linear", "product"),
+          ("constant", "linear", "placed"))
 #: the levels a sparse fit chooses its terms from: those before the halves of products and the floors of sums (added
 #: later, so that the pairs of terms tried, in order, stay those tried before)
 SPARSE_LEVELS = LEVELS.index(("constant", "linear", "quadratic", "laurent", "cubic")) + 1
