@@ -20,6 +20,7 @@ import transformers
 from symparams.core.errors import SymparamsError
 from symparams.core.symbols import L
 from symparams.families import inferred
+from symparams.families.inferred_data import numerator_names
 from symparams.families.lookup import from_config
 from symparams.families.registry import for_config_type
 from tests.reference import FIXTURES
@@ -284,7 +285,7 @@ def _names(encoded) -> set[str]:
     for _, powers, floors in encoded:
         names.update(name for name, _ in powers)
         for top, bottom, *_ in floors:
-            names.update(n for n in [*(top if isinstance(top, list) else [top]), bottom] if isinstance(n, str))
+            names.update(numerator_names(top) + ([bottom] if isinstance(bottom, str) else []))
     return names
 
 
@@ -353,7 +354,7 @@ def test_a_field_left_out_is_held_to_its_lowest_value_once_computed():
              "symbols": {"n_layer": "L", "n_sparse": "n_sparse", "step": "step"},
              "defaults": {"n_layer": 8, "n_sparse": 2, "step": 4},
              "follows": {"step": [["1", [], [["n_layer", "n_sparse", 1]]]]},
-             "parameters": [["h.*.experts.weight", [["1", [], []], ["1", [], [[["L", -2], "step", 1]]]]], [3, 5]]],
+             "parameters": [["h.*.experts.weight", [["1", [], []], ["1", [], [[["L", -2], "step", 1]]]], [3, 5]]],
              "conditions": {"minimum": {"step": 2}}}
     assert inferred.counted(entry, {"n_layer": 10, "n_sparse": 3})[0] == 15 * 3  # step 3: layers 1, 4, 7
     with pytest.raises(inferred.OutsideConditions, match="step is 1, the formula holds only for step ≥ 2"):
