@@ -58,7 +58,8 @@ def test_switch_transformers_counts_a_sparse_block_in_every_step_from_the_second
 def test_switch_transformers_with_every_block_sparse_is_refused(step):
     """A step of 1 (more than half the layers sparse, or given) makes every block sparse, a structure the formula
     was not fitted over (its floor counts 5 of 6): refused, whether the step is given or computed."""
-    config = {**SWITCH, "num_layers": 6, "num_sparse_encoder_layers": 4, **({"encoder_sparse_step": step} if step else {})}
+    config = {**SWITCH, "num_layers": 6, "num_sparse_encoder_layers": 4,
+              **({"encoder_sparse_step": step} if step else {})}
     assert sparse_blocks(config) == 6
     with pytest.raises(inferred.OutsideConditions, match="encoder_sparse_step ≥ 2"):
         inferred.counted(entry("switch_transformers", "base"), config)
