@@ -77,6 +77,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     for f in entry["symbols"]:
         if f not in ints and f not in computed:
             ints[f] = known[f] = _followed(f, follows[f], known, source)
+    _check_minimum(conditions, known, source)  # again: a value left out and computed may be below one too
     _check_relations(conditions, known, source)
     refuse_unrepeated_lists(entry, reader, known, source)
     for f, rule in computed.items():  # a width the modeling code computes with a float, computed as it does
@@ -210,9 +211,7 @@ def _check_conditions(conditions: dict, known: dict, defaults: dict, follows: di
             raise OutsideConditions(f"{where} {key} is {_json(value)}, the formula holds only for "
                                     f"{key} = {_json(held)}{sole}")
         known[key] = value
-    for key, lowest in sorted(conditions.get("minimum", {}).items()):
-        if key in known and known[key] < lowest:
-            raise OutsideConditions(f"{where} {key} is {known[key]}, the formula holds only for {key} ≥ {lowest}")
+    _check_minimum(conditions, known, source)
     for key in conditions.get("unset", ()):
         if reader.has(key) and reader.get(key) != []:  # an empty list sets nothing (save_pretrained writes one)
             raise OutsideConditions(f"{where} {key} is set, the formula holds only with {key} unset (null)")
@@ -220,6 +219,15 @@ def _check_conditions(conditions: dict, known: dict, defaults: dict, follows: di
         if not reader.has(key):
             raise OutsideConditions(f"{where} {key} is unset, the formula holds only with {key} set")
     return known
+
+
+def _check_minimum(conditions: dict, known: dict, source: str) -> None:
+    """One line naming the first field below the lowest value the formula holds for (Switch Transformers' sparse
+    step of 1 makes every layer sparse, a structure of its own)."""
+    for key, lowest in sorted(conditions.get("minimum", {}).items()):
+        if key in known and known[key] < lowest:
+            raise OutsideConditions(f"{source}: outside the inferred formula's conditions: {key} is {known[key]}, "
+                                    f"the formula holds only for {key} ≥ {lowest}")
 
 
 def _check_relations(conditions: dict, known: dict, source: str) -> None:

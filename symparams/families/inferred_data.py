@@ -13,6 +13,7 @@ ever evaluated: formulas are plain data (see :func:`formula`).
 from __future__ import annotations
 
 import json
+import math
 import os
 from fractions import Fraction
 from functools import lru_cache
@@ -128,7 +129,10 @@ def _value(encoded, numbers: Mapping[str, int]) -> Fraction | None:
 def _numerator(top, symbols) -> sp.Expr:
     """A floor's numerator: a name, or a list of a name, then names subtracted and a whole number added (layers
     not reusing others' keys and values, ``L - S``; the layers at 2 in every 5, ``L + 2``), a name in a list of
-    its own added (the layers of two kinds together, ``["F", ["S"]]``)."""
+    its own added (the layers of two kinds together, ``["F", ["S"]]``), or a list holding names multiplied (a
+    product of two widths, ``[["A", "D"]]``)."""
+    if isinstance(top, list) and isinstance(top[0], list):
+        return math.prod(_symbol(name, symbols) for name in top[0])
     if isinstance(top, list):
         out = _symbol(top[0], symbols)
         for item in top[1:]:

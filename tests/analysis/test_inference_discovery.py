@@ -385,3 +385,38 @@ def test_a_value_the_config_class_refuses_to_change_is_its_only_one():
     assert found.fields["num_experts_per_tok"].sole and not found.fields["num_heads"].sole
     # held too, but refused for another field's sake (GPT-Neo's list of attention layers): a relation
     assert found.fields["num_layers"].kind == "fixed" and not found.fields["num_layers"].sole
+
+
+class SparseStepBuilder(ToyBuilder):
+    """Switch Transformers' sparse layers: a router on every layer i with i % step == 1, the step ``num_layers //
+    num_sparse`` unless given, and the routers' biases only with ``router_bias`` on."""
+
+    DEFAULTS = {**ToyBuilder.DEFAULTS, "num_layers": 4, "num_sparse": 1, "router_bias": False}
+
+    def defaults(self):
+        return {**self.DEFAULTS, "step": 4}
+
+    def read_back(self, values, others=()):
+        config = {**self.DEFAULTS, **values}
+        config.setdefault("step", config["num_layers"] // config["num_sparse"])  # the config computes it
+        return {k: config[k] for k in [*values, *others]}
+
+    def observe(self, values):
+        found = super().observe(values)
+        config = self.read_back(values, ["num_layers", "step", "router_bias", "hidden_size"])
+        if found is None or config["step"] < 2:
+            return None
+        sparse = sum(1 for i in range(config["num_layers"]) if i % config["step"] == 1)
+        shapes = {**found.shapes, "layers.*.router.weight": [(4, config["hidden_size"])] * sparse}
+        if config["router_bias"]:
+            shapes["layers.*.router.bias"] = [(4,)] * sparse
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return type(found)(shapes, total, total)
+
+
+def test_a_parameter_only_a_flag_builds_follows_a_field_with_the_fields_it_moves_pinned():
+    # 12 layers with the step moved along to 12 keep one router, as 4 layers at a step of 4 do: only with the step
+    # pinned at 4 do the biases the flag adds show that they follow the layers (3 of 12: 1, 5, 9)
+    found = discover(SparseStepBuilder())
+    assert found.fields["num_layers"].followers == {"step"}
+    assert ("count", "layers.*.router.bias") in found.fields["num_layers"].effects

@@ -157,6 +157,44 @@ def test_one_layer_in_every_d_of_layers_of_two_kinds_together_is_fitted_stored_a
     assert formula(data, {"F": 3, "S": 3, "d": 2}) == 3
 
 
+def test_a_product_of_two_widths_split_into_groups_is_fitted_stored_and_read_back():
+    # DeepSeek-V4's grouped output projection: each of g groups takes heads × head width // g inputs; a plain
+    # a·d/g is off by a fraction, and a·floor(d/g) by up to a - 1, wherever g does not divide d
+    rng = random.Random(5)
+    points = [{"a": rng.randint(1, 40), "d": rng.randint(1, 64), "g": rng.randint(1, 12)} for _ in range(40)]
+    found = fit(points, [p["a"] * p["d"] // p["g"] for p in points], ["a", "d", "g"])
+    assert {str(t): c for t, c in found.items()} == {"floor(a*d/g)": 1}
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.families.inferred import formula
+
+    names = {n: sp.Symbol(n, integer=True, positive=True) for n in ("A", "D", "o_groups")}
+    expr = 2 * sp.floor(names["A"] * names["D"] / names["o_groups"])
+    data = encode(expr)
+    assert data == [["2", [], [[[["A", "D"]], "o_groups", 1]]]] and decode(data, names) == expr
+    assert formula(data, {"A": 64, "D": 512, "o_groups": 3}) == 2 * (64 * 512 // 3)  # 21844, not 21845⅓
+
+
+def test_layers_at_a_fixed_place_in_every_d_of_the_config_are_fitted_stored_and_read_back():
+    # Switch Transformers: a sparse layer where i % sparse_step == 1: layers 1, 5, 9 of 10 at a step of 4 are 3,
+    # where ceil(10/4) (place 0) and floor(10/4) say 3 and 2 but 9 layers have 3 and 10 at a step of 3 have 3 too
+    rng = random.Random(7)
+    points = [{"l": rng.randint(1, 40), "s": rng.randint(2, 12)} for _ in range(40)]
+    sparse = [sum(1 for i in range(p["l"]) if i % p["s"] == 1) for p in points]
+    found = fit(points, sparse, ["l", "s"], layers=frozenset({"l"}))
+    assert {str(t): c for t, c in found.items()} == {"1": 1, "floor((l - 2)/s)": 1}
+    fresh = [(l, s) for l in range(1, 30) for s in range(2, 9)]
+    assert all(sum(c * t.value({"l": l, "s": s}) for t, c in found.items())
+               == sum(1 for i in range(l) if i % s == 1) for l, s in fresh)
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.families.inferred import formula
+
+    names = {n: sp.Symbol(n, integer=True, positive=True) for n in ("L", "s")}
+    expr = sp.floor((names["L"] - 2) / names["s"]) + 1
+    data = encode(expr)
+    assert [["L", -2], "s", 1] in data[-1][2] and decode(data, names) == expr
+    assert formula(data, {"L": 12, "s": 4}) == 3 and formula(data, {"L": 1, "s": 2}) == 0
+
+
 def test_a_count_a_field_divides_is_that_field_times_a_fit_of_the_rest():
     # NLLB-MoE: each of the floor(L/s) sparse layers holds all E experts; 25 points cannot pin down the floor basis
     # in three fields, but can pin down E times the one in two

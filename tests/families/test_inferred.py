@@ -21,6 +21,7 @@ from symparams.analysis.inference.seeds import seeded
 from symparams.core.errors import SymparamsError
 from symparams.core.symbols import L
 from symparams.families import inferred
+from symparams.families.inferred_data import numerator_names
 from symparams.families.lookup import from_config
 from symparams.families.registry import for_config_type
 from tests.reference import FIXTURES
@@ -285,7 +286,7 @@ def _names(encoded) -> set[str]:
     for _, powers, floors in encoded:
         names.update(name for name, _ in powers)
         for top, bottom, *_ in floors:
-            names.update(n for n in [*(top if isinstance(top, list) else [top]), bottom] if isinstance(n, str))
+            names.update(numerator_names(top) + ([bottom] if isinstance(bottom, str) else []))
     return names
 
 
@@ -345,6 +346,22 @@ def test_a_config_is_read_by_the_formula_of_its_side():
         inferred.counted({**inner, "branches": []}, {"n_embd": 8})
     with pytest.raises(inferred.OutsideConditions, match="needs emb ≠ n_embd"):
         inferred.counted(alone, {"emb": 8})
+
+
+def test_a_field_left_out_is_held_to_its_lowest_value_once_computed():
+    """A sparse step the config computes as layers // sparse layers when the file leaves it out must meet the
+    formula's lowest value too (a step of 1 makes every layer sparse, another structure)."""
+    entry = {"model_type": "toy", "class": "base", "exact": True, "flags": {},
+             "symbols": {"n_layer": "L", "n_sparse": "n_sparse", "step": "step"},
+             "defaults": {"n_layer": 8, "n_sparse": 2, "step": 4},
+             "follows": {"step": [["1", [], [["n_layer", "n_sparse", 1]]]]},
+             "parameters": [["h.*.experts.weight", [["1", [], []], ["1", [], [[["L", -2], "step", 1]]]], [3, 5]]],
+             "conditions": {"minimum": {"step": 2}}}
+    assert inferred.counted(entry, {"n_layer": 10, "n_sparse": 3})[0] == 15 * 3  # step 3: layers 1, 4, 7
+    with pytest.raises(inferred.OutsideConditions, match="step is 1, the formula holds only for step ≥ 2"):
+        inferred.counted(entry, {"n_layer": 6, "n_sparse": 4})
+    with pytest.raises(inferred.OutsideConditions, match="step is 1, the formula holds only for step ≥ 2"):
+        inferred.counted(entry, {"n_layer": 6, "step": 1})
 
 
 def test_a_per_layer_list_is_counted_only_with_the_kinds_the_formula_holds_for():

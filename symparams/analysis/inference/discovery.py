@@ -351,6 +351,11 @@ def _probe_under_flag(builder: Builder, found: Discovery, flag: str, start: dict
         if obs is None or obs.regime != base.regime:
             continue
         more = {e for e in effects(base, obs) if e[1] in new}
+        # a field the config moves along may undo this one's effect (Switch Transformers' sparse step, layers //
+        # sparse layers, keeps one sparse layer as the layers triple): pinned, as the field's own probe pins it
+        pinned = builder.observe({**toggled, name: value, **partners, **{g: found.fields[g].base for g in f.followers}})
+        if f.followers and pinned is not None and pinned.regime == base.regime:
+            more |= {e for e in effects(base, pinned) if e[1] in new}
         if name in found.hidden:  # a field the base's few layers hide: at the layers it shows at, toggled too
             deep, moved = found.hidden[name]
             reference = builder.observe({**deep, flag: not found.flags[flag].base})

@@ -3,7 +3,9 @@
 A :class:`Term` is a monomial with integer exponents (negative ones give
 Laurent terms such as ``x/y``), optionally times ``floor(num/den)``.  The
 bases grow level by level (constant, linear, quadratic, Laurent, floors,
-fixed layer periods, floors of differences, cubic, halves of products, floors of sums); :func:`fit` keeps the first level whose terms reproduce every point
+fixed layer periods, floors of differences, cubic, halves of products, floors of sums, floors of products, layers
+at a fixed place in every d);
+:func:`fit` keeps the first level whose terms reproduce every point
 exactly, solved by Gauss–Jordan elimination over :class:`fractions.Fraction`,
 so no float ever comes near a count.
 
@@ -43,13 +45,14 @@ class Term:
     shift: int = 0  # and plus this: the layers 2, 7, 12, … of L, at 2 in every 5, number floor((L + 2)/5)
     halved: str | None = None  # times floor(halved/2): with floor(b/2) or b, half a product of two widths
     more: str | None = None  # and plus this variable: layers of two kinds, one in every d of all of them sparse
+    times: str | None = None  # the numerator times this variable: floor(a*b/d), a product of two widths split in d
 
     def value(self, point: Mapping[str, int]) -> Fraction:
         """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
         out = Fraction(prod(Fraction(point[v]) ** e for v, e in self.powers))
         if self.floor is not None:
-            num = point[self.floor[0]] - (point[self.less] if self.less else 0) + self.shift \
-                + (point[self.more] if self.more else 0)
+            num = point[self.floor[0]] * (point[self.times] if self.times else 1) \
+                - (point[self.less] if self.less else 0) + self.shift + (point[self.more] if self.more else 0)
             den = _value(self.floor[1], point)
             out *= (-(-num // den) if self.ceiling else num // den) ** self.floor_power
         if self.halved is not None:
@@ -61,8 +64,8 @@ class Term:
         out = sp.Mul(*(symbols[v] ** e for v, e in self.powers))
         if self.floor is not None:
             rounded = sp.ceiling if self.ceiling else sp.floor
-            num = symbols[self.floor[0]] - (symbols[self.less] if self.less else 0) + self.shift \
-                + (symbols[self.more] if self.more else 0)
+            num = symbols[self.floor[0]] * (symbols[self.times] if self.times else 1) \
+                - (symbols[self.less] if self.less else 0) + self.shift + (symbols[self.more] if self.more else 0)
             out *= rounded(num / _value(self.floor[1], symbols)) ** self.floor_power
         if self.halved is not None:
             out *= sp.floor(symbols[self.halved] / 2)
@@ -75,10 +78,11 @@ class Term:
         """A sort key (the dataclass order cannot compare a floor with none)."""
         floor = tuple(map(str, self.floor or ()))
         return (self.powers, floor, self.floor_power, self.ceiling, self.less or "", self.shift, self.halved or "",
-                self.more or "")
+                self.more or "", self.times or "")
 
     def names(self) -> set[str]:
-        return {v for v, _ in self.powers} | {v for v in (*(self.floor or ()), self.less, self.halved, self.more)
+        return {v for v, _ in self.powers} | {v for v in (*(self.floor or ()), self.less, self.halved, self.more,
+                                                                  self.times)
                                                 if isinstance(v, str)}
 
 
@@ -126,6 +130,14 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
         # == 0, the layers of linear and of full attention counted apart): floor((n + m)/d)
         "summed": [Term(floor=(n, d), more=m) for n, m in itertools.combinations(counts, 2) for d in sizes
                    if d not in (n, m)],
+        # the layers at a fixed place p in every d, d a field, counted from the first: floor((n - p - 1)/d) + 1 of n
+        # (Switch Transformers: a sparse layer where i % sparse_step == 1); place 0 is ceil(n/d), a rounded term
+        "placed": [Term(floor=(n, d), shift=-(place + 1)) for n in counts for d in sizes if d != n
+                   for place in PLACES],
+        # a product of two widths split into d groups, floor(a*b/d) (DeepSeek-V4's grouped output projection: each
+        # of its o_groups groups takes floor(heads*head_dim/o_groups) inputs)
+        "product": [Term(floor=(a, d), times=b) for a, b in itertools.combinations(sizes, 2) for d in sizes
+                    if d not in (a, b)],
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -136,6 +148,8 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
 #: the fixed periods a layer pattern may have (a layer of one kind in every c): each alone first (a count of one
 #: layer count needs as many distinct layer counts as its basis has terms), then all together
 PERIODS = range(2, 9)
+#: the places past the first a layer of one kind may take in every d layers (d a field of the config)
+PLACES = (1, 2)
 #: the fixed numbers a size may be divided by and rounded: the periods, and Mamba's 16 (a time-step rank of
 #: ceil(hidden_size/16))
 DIVISORS = (*PERIODS, 16)
@@ -149,7 +163,8 @@ LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadrat
           *(("constant", "linear", f"period {c}") for c in PERIODS), ("constant", "linear", "periodic"),
           *(("constant", "linear", f"period {c}", f"offset {c}") for c in PERIODS),
           ("constant", "linear", "stride"), ("constant", "linear", "quadratic", "laurent", "cubic"),
-          ("constant", "linear", "halved"), ("constant", "linear", "summed"))
+          ("constant", "linear", "halved"), ("constant", "linear", "summed"), ("constant", "linear", "product"),
+          ("constant", "linear", "placed"))
 #: the levels a sparse fit chooses its terms from: those before the halves of products and the floors of sums (added
 #: later, so that the pairs of terms tried, in order, stay those tried before)
 SPARSE_LEVELS = LEVELS.index(("constant", "linear", "quadratic", "laurent", "cubic")) + 1

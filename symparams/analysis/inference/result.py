@@ -253,7 +253,8 @@ def encode(expr: sp.Expr) -> list:
     Each term is ``["p/q", [[name, exponent], ...], [[numerator, denominator, exponent], ...]]``: a rational
     coefficient, powers of symbols, and powers of ``floor(numerator/denominator)`` (``ceiling`` when the entry
     ends with ``"ceil"``; the numerator a name, or a name then names subtracted and a whole number added,
-    ``["L", "S"]`` or ``["L", 2]``, and a name in a list of its own added, ``["F", ["S"]]`` for ``F + S``; the
+    ``["L", "S"]`` or ``["L", 2]``, a name in a list of its own added, ``["F", ["S"]]`` for ``F + S``, or two names
+    multiplied in a list first, ``[["A", "D"]]`` for ``A*D``; the
     denominator may be a whole number, a fixed layer period).
 
     >>> from symparams.core.symbols import H, A, L
@@ -288,9 +289,12 @@ def encode(expr: sp.Expr) -> list:
 def _numerator(num: sp.Expr):
     """A floor's numerator as data: a symbol's name, or a list of a name, then names subtracted and a whole number
     added (``["L", "S"]`` is ``L - S``, ``["L", 2]`` is ``L + 2``), a second name added in a list of its own
-    (``["F", ["S"]]`` is ``F + S``, layers of two kinds together); None when it is none of these."""
+    (``["F", ["S"]]`` is ``F + S``, layers of two kinds together), or a list holding a list of two names multiplied
+    (``[["A", "D"]]`` is ``A*D``); None when it is none of these."""
     if num.is_Symbol:
         return num.name
+    if num.is_Mul and len(num.args) == 2 and all(f.is_Symbol for f in num.args):
+        return [sorted(f.name for f in num.args)]  # a product of two widths, [["A", "D"]] for A*D
     plus, minus, shift = [], [], 0
     for term in sp.Add.make_args(num):
         if term.is_Symbol:
@@ -329,6 +333,8 @@ def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
     def top(name) -> sp.Expr:
         if not isinstance(name, list):
             return sym(name)
+        if isinstance(name[0], list):  # a product of names
+            return sp.Mul(*(sym(n) for n in name[0]))
         return sym(name[0]) + sum((sp.Integer(n) if isinstance(n, int) else sym(n[0]) if isinstance(n, list)
                                    else -sym(n) for n in name[1:]), sp.Integer(0))
 
