@@ -280,6 +280,8 @@ def _runs_where(entry: dict) -> dict:
         rules = width_rules(entry)
     except Exception as exc:  # a probe that cannot run cannot say where the model runs
         rules = f"the head widths the forward pass runs at could not be traced: {_one_line(exc)}"
+    if rules is None:  # nothing runs to start from: nothing is known, nothing recorded
+        return entry
     if isinstance(rules, str):
         return {**entry, "costs": {"exact": False, "reason": rules}}
     return {**entry, "costs": {**entry["costs"], "runs": rules}}
@@ -304,7 +306,8 @@ def runs_only(only: list[str] | None, workers: int) -> int:
         found = dict(map(_runs_key, keys))
     for key, entry in sorted(found.items()):
         costs = entry["costs"]
-        print(f"{key[0]:28} {key[1]:12} {costs.get('runs') if costs['exact'] else 'refused: ' + costs['reason']}")
+        found = costs.get("runs", "no run to start from") if costs["exact"] else f"refused: {costs['reason']}"
+        print(f"{key[0]:28} {key[1]:12} {found}")
     entries.update(found)
     DATA.write_text(serialise(transformers.__version__, entries))
     seconds, not_reached = old_table()

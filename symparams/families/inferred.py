@@ -123,12 +123,12 @@ def _width_refused(costs: dict, values: Mapping[str, int]) -> str | None:
     scope = {name: sp.Integer(v) for name, v in values.items()}
     for quantity, modulus, residues in costs.get("runs", ()):
         value = formula(quantity, scope)
-        if value.is_integer and int(value) % modulus not in residues:
+        if value.is_integer and (int(value) % modulus if modulus else int(value)) not in residues:
             name = sp.sstr(formula(quantity, {n: sp.Symbol(n) for n in names_in(quantity)}))
-            need = f"{name} even" if (modulus, residues) == (2, [0]) else \
-                f"{name} to be {' or '.join(map(str, residues))} modulo {modulus}"
-            return (f"the inferred costs need {need} ({name} is {value}): transformers' model does not run "
-                    f"otherwise (traced; a rotary embedding turns pairs of a head's channels)")
+            need = f"{name} = {residues[0]}" if modulus == 0 else f"{name} even" if (modulus, residues) == (2, [0]) \
+                else f"{name} to be {' or '.join(map(str, residues))} modulo {modulus}"
+            return (f"the inferred costs need {need} ({name} is {value}): the model transformers builds does not "
+                    f"run at other head widths (traced)")
     return None
 
 

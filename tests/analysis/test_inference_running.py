@@ -19,6 +19,10 @@ def test_the_rule_is_the_smallest_modulus_whose_residues_part_the_runs():
     assert _rule({w: (w // 4) % 2 == 0 for w in range(4, 20)}) == (8, [0, 1, 2, 3])  # a quarter
 
 
+def test_a_width_that_alone_runs_is_the_rule_itself():
+    assert _rule({w: w == 64 for w in range(64, 80)}) == (0, [64])  # NeoMMe: M-RoPE sections fixed in the config
+
+
 def test_runs_that_follow_no_modulus_or_that_too_few_widths_show_give_no_rule():
     assert _rule({w: int(w * 0.4) % 2 == 0 for w in range(4, 20)}) is None  # two fifths of a head: period 5
     assert _rule({w: w % 2 == 0 for w in range(4, 7)}) is None  # a residue seen once proves nothing

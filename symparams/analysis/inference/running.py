@@ -9,20 +9,19 @@ not run.  So each quantity a head's query·key width is made of (``D``,
 ``H/A``, ``floor(H/A)``, MLA's rotary part) is traced at :data:`SPAN` consecutive
 values, the others as the real-model check had them; where some fail, the
 smallest modulus of :data:`MODULI` whose residues part the runs from the
-failures becomes a rule the reader enforces, and runs that follow none are
-a reason to keep no costs at all.
+failures becomes a rule the reader enforces (or the one value, where only
+it runs: NeoMMe's M-RoPE sections add up to half of one head width), and
+runs that follow none are a reason to keep no costs at all.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import sympy as sp
 
 from ...core.errors import SymparamsError
 from ...families.inferred import reading_of
 from ...families.inferred_data import formula, names_in
-from .long_check import small_config
+from .long_check import default_config, small_config
 from .probing import libraries, quiet
 from .tracing import build, trace
 
@@ -34,11 +33,18 @@ MODULI = (2, 4, 8)
 SEQ = 5
 
 
-def width_rules(entry: dict) -> list | str:
+def width_rules(entry: dict) -> list | str | None:
     """``[[quantity, modulus, residues], ...]``: each quantity (encoded as the data encodes formulas) that the
     forward accepts only at some residues; ``[]`` where every width traced runs; a reason (a string) where the
-    runs follow no modulus of :data:`MODULI`."""
-    base = small_config(entry)
+    runs follow no modulus of :data:`MODULI`; None where neither the small configuration nor the default runs
+    to start from (nothing is known)."""
+    for base in (small_config(entry), default_config(entry)):
+        if _forward_runs(entry, base):
+            return _rules_from(entry, base)
+    return None
+
+
+def _rules_from(entry: dict, base: dict) -> list | str:
     rules = []
     for quantity, setter in _quantities(entry, base):
         ran = _runs(entry, base, quantity, setter)
@@ -52,19 +58,24 @@ def width_rules(entry: dict) -> list | str:
     return rules
 
 
-def _quantities(entry: dict, base: dict) -> list[tuple[list, Any]]:
-    """The quantities the attention modules' query·key widths are sums of, each with how to set it in a config:
-    a field alone (``D``), or one field over another (``H/A``, ``floor(H/A)``, set through the numerator)."""
+def _quantities(entry: dict, base: dict) -> list[tuple[list, tuple]]:
+    """The quantities the attention modules' query·key widths are sums of, each with how to set it in a config
+    (a field, and what the value is multiplied by there): a field alone or a whole part of it (``D``, ``H/16``
+    where the heads are held at 16), or one field over another (``H/A``, ``floor(H/A)``, set through the
+    numerator)."""
     fields = {name: field for field, name in {**entry["symbols"], **entry["costs"].get("symbols", {})}.items()}
     out = []
     for _, _, _, key_width, _, _ in entry["costs"]["attention"]:
         for coefficient, powers, floors in key_width if isinstance(key_width, list) else [["1", [[key_width, 1]], []]]:
+            num, _, den = coefficient.partition("/")
+            if num != "1":
+                continue
             if len(powers) == 1 and not floors and powers[0][1] == 1 and fields.get(powers[0][0]) in base:
-                quantity, setter = [["1", [powers[0]], []]], fields[powers[0][0]]
-            elif not powers and len(floors) == 1 and _plain_floor(floors[0], fields, base):
+                quantity, setter = [[coefficient, [powers[0]], []]], (fields[powers[0][0]], int(den or 1))
+            elif not den and not powers and len(floors) == 1 and _plain_floor(floors[0], fields, base):
                 top, bottom, _ = floors[0]
                 quantity, setter = [["1", [], [floors[0]]]], (fields[top], fields[bottom])
-            elif not floors and _ratio(powers, fields, base):
+            elif not den and not floors and _ratio(powers, fields, base):
                 (bottom, _), (top, _) = sorted(powers, key=lambda p: p[1])
                 quantity, setter = [["1", powers, []]], (fields[top], fields[bottom])
             else:
@@ -85,14 +96,14 @@ def _plain_floor(floor: list, fields: dict, base: dict) -> bool:
         and fields.get(bottom) in base
 
 
-def _runs(entry: dict, base: dict, quantity: list, setter) -> dict[int, bool]:
+def _runs(entry: dict, base: dict, quantity: list, setter: tuple) -> dict[int, bool]:
     """Each value of ``quantity`` from the one ``base`` gives, on :data:`SPAN` in all: whether the forward runs
     (values the formulas refuse are left out: no figure is printed there)."""
     start = _value(entry, base, quantity)
+    field, times = setter
     out = {}
     for value in range(start, start + SPAN):
-        config = {**base, setter: value} if isinstance(setter, str) else \
-            {**base, setter[0]: value * base[setter[1]]}
+        config = {**base, field: value * (times if isinstance(times, int) else base[times])}
         if _value(entry, config, quantity) == value:
             out[value] = _forward_runs(entry, config)
     return out
@@ -126,7 +137,10 @@ def _forward_runs(entry: dict, config: dict) -> bool:
 
 def _rule(ran: dict[int, bool]) -> tuple[int, list[int]] | None:
     """The smallest modulus whose residues part the values that ran from those that did not, each residue seen
-    twice, and the residues that ran; None when none does."""
+    twice, and the residues that ran; ``(0, [value])`` where only the first value ran (NeoMMe's M-RoPE sections
+    sum to half of one head width); None when nothing parts them."""
+    if [v for v, ok in ran.items() if ok] == [min(ran)]:
+        return 0, [min(ran)]
     for modulus in MODULI:
         seen: dict[int, set] = {}
         for value, ok in ran.items():
