@@ -3,6 +3,7 @@
     nice -n 19 python scripts/infer_formulas.py --jobs 2             # every text type, two processes
     nice -n 19 python scripts/infer_formulas.py --only llama t5      # update some entries of the existing file
     nice -n 19 python scripts/infer_formulas.py --order-only         # only the parameters' order, one build a class
+    nice -n 19 python scripts/infer_formulas.py --runs-only          # only the head widths the forward runs at
     nice -n 19 python scripts/infer_formulas.py --costs-only --jobs 2 # the costs not inferred, the counts kept
     nice -n 19 python scripts/infer_formulas.py --audit-only --jobs 2 # every exact entry read and built again
     python scripts/infer_formulas.py --table-only                    # only docs/inferred.md, from the data file
@@ -49,6 +50,7 @@ from symparams.analysis.inference.cost_engine import infer_costs  # noqa: E402
 from symparams.analysis.inference.long_check import long_sequence_check  # noqa: E402
 from symparams.analysis.inference.order import with_layout  # noqa: E402
 from symparams.analysis.inference.probing import libraries  # noqa: E402
+from symparams.analysis.inference.running import width_rules  # noqa: E402
 from symparams.families.inferred import branch_key  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -267,9 +269,50 @@ def _checked_key(key: tuple[str, str]) -> tuple[tuple[str, str], dict]:
             wrong = long_sequence_check(entry)
         except Exception as exc:  # a check that cannot run cannot vouch for the costs either
             wrong = f"the check at a long sequence failed: {_one_line(exc)}"
-        if wrong is not None:
-            entry = {**entry, "costs": {"exact": False, "reason": wrong}}
+        entry = {**entry, "costs": {"exact": False, "reason": wrong}} if wrong is not None else _runs_where(entry)
     return key, entry
+
+
+def _runs_where(entry: dict) -> dict:
+    """``entry`` with the head widths transformers' forward runs at (see
+    :mod:`symparams.analysis.inference.running`), or with its costs refused where no pattern says which."""
+    try:
+        rules = width_rules(entry)
+    except Exception as exc:  # a probe that cannot run cannot say where the model runs
+        rules = f"the head widths the forward pass runs at could not be traced: {_one_line(exc)}"
+    if rules is None:  # nothing runs to start from: nothing is known, nothing recorded
+        return entry
+    if isinstance(rules, str):
+        return {**entry, "costs": {"exact": False, "reason": rules}}
+    return {**entry, "costs": {**entry["costs"], "runs": rules}}
+
+
+def _runs_key(key: tuple[str, str]) -> tuple[tuple[str, str], dict]:
+    return key, _runs_where(_loaded()[key])
+
+
+def runs_only(only: list[str] | None, workers: int) -> int:
+    """Add to each class with exact costs the head widths transformers' forward runs at (a rotary embedding needs
+    an even rotated width), tracing only that; the formulas are left as they are."""
+    _, transformers = libraries()
+    entries = _load()
+    keys = [k for k in sorted(entries) if (entries[k].get("costs") or {}).get("exact") and (not only or k[0] in only)]
+    if workers > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(workers, initializer=libraries, maxtasksperchild=20) as pool:
+            found = dict(pool.imap_unordered(_runs_key, keys))
+    else:
+        found = dict(map(_runs_key, keys))
+    for key, entry in sorted(found.items()):
+        costs = entry["costs"]
+        found = costs.get("runs", "no run to start from") if costs["exact"] else f"refused: {costs['reason']}"
+        print(f"{key[0]:28} {key[1]:12} {found}")
+    entries.update(found)
+    DATA.write_text(serialise(transformers.__version__, entries))
+    seconds, not_reached = old_table()
+    TABLE.write_text(table(entries, transformers.__version__, seconds, not_reached, ""))
+    return 0
 
 
 def audit_only(todo: dict[str, list[str]], workers: int) -> int:
@@ -379,11 +422,16 @@ def main(argv=None) -> int:
     parser.add_argument("--audit-only", action="store_true",
                         help="only check the exact entries of the existing file (of --only) again as count --config "
                              "reads them, against builds (no inference)")
+    parser.add_argument("--runs-only", action="store_true",
+                        help="only add to each class with exact costs (of --only) the head widths transformers' "
+                             "forward runs at, traced (no inference)")
     parser.add_argument("--table-only", action="store_true",
                         help="only write docs/inferred.md from the existing data file (timings kept from the table)")
     args = parser.parse_args(argv)
     if args.order_only:
         return order_only(args.only, args.jobs)
+    if args.runs_only:
+        return runs_only(args.only, args.jobs)
     if args.table_only:
         return table_only(args.note)
     _, transformers = libraries()

@@ -142,6 +142,12 @@ def cost_summary(entries: dict, seconds: dict) -> list[str]:
              f"(CPU, eager attention and experts, PyTorch's FlopCounterMode forward and training, the cache's "
              f"bytes): {len(checked)} exact, {len(inferred) - len(checked)} not; every one read from a "
              f"config.json as `count --config` reads it and traced again at 301 tokens (a kernel in chunks)"]
+    ruled = [e for e in inferred if e["costs"].get("runs")]
+    probed = [e for e in inferred if "runs" in e["costs"]]
+    lines.append(f"- head widths the forward pass runs at, traced at 16 consecutive widths of each quantity a head's "
+                 f"query·key width is made of: {len(probed)} of the {len(inferred)} classes probed, {len(ruled)} "
+                 f"run only at some (a rotary embedding turns pairs of channels: an odd rotated width fails), and "
+                 f"their costs are refused at the others")
     if times:
         lines.append(f"- seconds of the costs per class: median {times[len(times) // 2]}, max {times[-1]}")
     lines += [f"- {n} × {reason}" for reason, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0]))]

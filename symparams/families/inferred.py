@@ -20,7 +20,7 @@ from ..core.errors import SymparamsError
 from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
-                            formula, numerator_names, parameter_names, symbol_of, version)
+                            formula, names_in, numerator_names, parameter_names, symbol_of, version)
 from .inferred_keys import check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes, refuse_unrepeated_lists
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 from .inferred_widths import names_of, width
@@ -122,6 +122,21 @@ def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -
         left, kind, right = parse_relation(text)
         if left in known and right in known and not _holds(kind, known[left], known[right]):
             return f"the inferred costs need {text} ({left} is {known[left]}, {right} is {known[right]})"
+    return _width_refused(costs, {**values, **numbers})
+
+
+def _width_refused(costs: dict, values: Mapping[str, int]) -> str | None:
+    """Why transformers' model does not run at these head widths (see :mod:`~symparams.analysis.inference.running`:
+    a rotary embedding needs an even rotated width), None where it does: no FLOPs for a model that does not run."""
+    scope = {name: sp.Integer(v) for name, v in values.items()}
+    for quantity, modulus, residues in costs.get("runs", ()):
+        value = formula(quantity, scope)
+        if value.is_integer and (int(value) % modulus if modulus else int(value)) not in residues:
+            name = sp.sstr(formula(quantity, {n: sp.Symbol(n) for n in names_in(quantity)}))
+            need = f"{name} = {residues[0]}" if modulus == 0 else f"{name} even" if (modulus, residues) == (2, [0]) \
+                else f"{name} to be {' or '.join(map(str, residues))} modulo {modulus}"
+            return (f"the inferred costs need {need} ({name} is {value}): the model transformers builds does not "
+                    f"run at other head widths (traced)")
     return None
 
 
@@ -496,6 +511,16 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
     return Settings(fam, {**reading.values, **given_values}, {**dict(flag_defaults), **given_switches},
                     fam.check_head(head), model_name(source), frozenset(reading.values) - set(overrides or {}),
                     (note,))
+
+
+def reading_of(config: Mapping[str, Any], entry: dict) -> Reading:
+    """What ``config`` says to ``entry``'s formula (on the branch the config is on), refused outside its
+    conditions: the reading of a config.json for one class of the data, as :func:`settings` reads it."""
+    from .config import ConfigReader
+
+    head = None if entry["class"] == "base" else entry["class"]
+    branch = _branch_read(entry, ConfigReader(config, "config", head), "config")
+    return read_config(in_branch(entry, branch), ConfigReader(config, "config", head), "config")
 
 
 def _branch_read(entry: dict, reader, source: str) -> tuple:

@@ -29,12 +29,22 @@ LONG = 301
 def long_sequence_check(entry: dict) -> str | None:
     """None when ``entry``'s shipped FLOPs (forward, and forward plus backward) hold at :data:`LONG` tokens;
     otherwise why not, in one line."""
-    default = {**configure(entry["model_type"], {}, entry["class"]).to_dict(), "model_type": entry["model_type"]}
+    default = default_config(entry)
     # the defaults (the conditions admit them, transformers builds them, and their layer counts are the model's),
     # and the small configuration too where the formulas count it and transformers traces it: two layer counts,
     # so a count the fit held cannot pass by being the one checked
-    small = _checked(entry, _written(default, _values(entry)))
+    small = _checked(entry, small_config(entry, default))
     return small if small is not None and small.startswith("at ") else _checked(entry, default)
+
+
+def default_config(entry: dict) -> dict:
+    """The config.json of the class's default config, as save_pretrained writes it."""
+    return {**configure(entry["model_type"], {}, entry["class"]).to_dict(), "model_type": entry["model_type"]}
+
+
+def small_config(entry: dict, default: dict | None = None) -> dict:
+    """The config.json of the small configuration the real-model check ran (see :func:`_values`)."""
+    return _written(default or default_config(entry), _values(entry))
 
 
 def _checked(entry: dict, config: dict) -> str | None:
