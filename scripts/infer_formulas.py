@@ -306,8 +306,8 @@ def runs_only(only: list[str] | None, workers: int) -> int:
         found = dict(map(_runs_key, keys))
     for key, entry in sorted(found.items()):
         costs = entry["costs"]
-        found = costs.get("runs", "no run to start from") if costs["exact"] else f"refused: {costs['reason']}"
-        print(f"{key[0]:28} {key[1]:12} {found}")
+        shown = costs.get("runs", "no run to start from") if costs["exact"] else f"refused: {costs['reason']}"
+        print(f"{key[0]:28} {key[1]:12} {shown}")
     entries.update(found)
     DATA.write_text(serialise(transformers.__version__, entries))
     seconds, not_reached = old_table()

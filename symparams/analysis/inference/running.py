@@ -35,18 +35,19 @@ SEQ = 5
 
 def width_rules(entry: dict) -> list | str | None:
     """``[[quantity, modulus, residues], ...]``: each quantity (encoded as the data encodes formulas) that the
-    forward accepts only at some residues; ``[]`` where every width traced runs; a reason (a string) where the
-    runs follow no modulus of :data:`MODULI`; None where neither the small configuration nor the default runs
-    to start from (nothing is known)."""
+    forward accepts only at some residues (modulus 0: at the one value); ``[]`` where every width traced runs; a
+    reason (a string) where the runs follow no modulus of :data:`MODULI`; None where neither the small
+    configuration nor the default, read as ``count --config`` reads it, runs to start from (nothing is known)."""
     for base in (small_config(entry), default_config(entry)):
-        if _forward_runs(entry, base):
-            return _rules_from(entry, base)
+        quantities = _quantities(entry, base)
+        if all(_value(entry, base, q) is not None for q, _ in quantities) and _forward_runs(entry, base):
+            return _rules_from(entry, base, quantities)
     return None
 
 
-def _rules_from(entry: dict, base: dict) -> list | str:
+def _rules_from(entry: dict, base: dict, quantities: list) -> list | str:
     rules = []
-    for quantity, setter in _quantities(entry, base):
+    for quantity, setter in quantities:
         ran = _runs(entry, base, quantity, setter)
         if all(ran.values()):
             continue
