@@ -30,8 +30,9 @@ def test_runs_that_follow_no_modulus_or_that_too_few_widths_show_give_no_rule():
 
 def _config(model_type: str, heads: int, width: int) -> dict:
     """A one-layer config.json of ``model_type`` whose heads are ``width`` wide (H = A·width)."""
-    return {"model_type": model_type, "hidden_size": heads * width, "num_attention_heads": heads,
-            "num_key_value_heads": heads, "intermediate_size": 16, "num_hidden_layers": 1, "vocab_size": 32}
+    config = {"model_type": model_type, "hidden_size": heads * width, "num_attention_heads": heads,
+              "num_key_value_heads": heads, "intermediate_size": 16, "num_hidden_layers": 1, "vocab_size": 32}
+    return {k: v for k, v in config.items() if k in entries(model_type)["base"]["symbols"] or k == "model_type"}
 
 
 def _runs(model_type: str, config: dict) -> bool:
