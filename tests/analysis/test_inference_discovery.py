@@ -191,6 +191,21 @@ def test_a_period_of_layers_the_base_ends_before_is_a_variable_and_its_offset_be
     assert ("attn_layer_offset", "attn_layer_period") in found.relations
 
 
+def test_draws_end_the_layers_where_a_hidden_pattern_starts_again_one_time_in_four():
+    # only where L - offset is a multiple of the period do floor((L - o)/p) and floor((L - o - 1)/p) part: drawn
+    # freely, 4 of 200 draws land there (Jamba's causal LM fitted its biases on none of them)
+    import random
+
+    from symparams.analysis.inference.sampling import draw
+
+    found = discover(PeriodicAttentionBuilder())
+    rng = random.Random(0)
+    draws = [draw(found, rng) for _ in range(200)]
+    meeting = [v for v in draws if v["num_layers"] > v["attn_layer_offset"]
+               and (v["num_layers"] - v["attn_layer_offset"]) % v["attn_layer_period"] == 0]
+    assert len(meeting) >= 40
+
+
 class OneExpertBuilder(ToyBuilder):
     """Jamba's feed-forward: a router and ``num_experts`` experts, or a plain MLP (no router) for one expert."""
 
