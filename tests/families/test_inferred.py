@@ -457,6 +457,22 @@ def test_jamba_counts_its_attention_layers_by_their_period_and_offset(tmp_path, 
         inferred.model({**small, "num_experts": 1})
 
 
+@pytest.mark.parametrize("layers,period,offset", [(4, 5, 4), (11, 4, 3), (13, 6, 1)])
+def test_jamba_s_causal_lm_counts_the_recurrent_biases_where_the_layers_end_at_a_period(tmp_path, layers, period,
+                                                                                       offset):
+    """Layers ending where the attention pattern starts again (L - offset a multiple of the period, none of the
+    fit's points had one with the biases on): the convolution biases were counted on one recurrent layer too
+    few, 8,192 parameters short at a width of 4,096."""
+    path = tmp_path / "config.json"
+    small = {"model_type": "jamba", "num_hidden_layers": layers, "attn_layer_period": period,
+             "attn_layer_offset": offset, "expert_layer_period": 2, "expert_layer_offset": 1, "hidden_size": 64,
+             "intermediate_size": 96, "num_attention_heads": 4, "num_key_value_heads": 2, "num_experts": 3,
+             "vocab_size": 100, "mamba_expand": 3, "mamba_conv_bias": True, "mamba_proj_bias": True,
+             "tie_word_embeddings": False}
+    path.write_text(json.dumps(small))
+    assert inferred.model(read(path), "causal-lm").count == meta_count(path, "causal-lm")
+
+
 def test_every_exact_entry_prints_at_its_defaults_the_count_transformers_built():
     """``count --config`` of each type's bare default (``{"model_type": T}``) shows the tree's total, which must be
     the count transformers built for the default config when the entry was written (``default_real``): a tree that
