@@ -473,6 +473,22 @@ def test_jamba_s_causal_lm_counts_the_recurrent_biases_where_the_layers_end_at_a
     assert inferred.model(read(path), "causal-lm").count == meta_count(path, "causal-lm")
 
 
+@pytest.mark.parametrize("cls", ["base", "causal-lm"])
+@pytest.mark.parametrize("layers,step", [(7, 2), (9, 3), (5, 4), (6, 1)])
+def test_qwen3_next_counts_an_expert_layer_in_every_decoder_sparse_step(tmp_path, cls, layers, step):
+    """Experts where ``(i + 1) % decoder_sparse_step == 0``, a plain MLP elsewhere, the layers of linear and of full
+    attention counted apart: 7 layers with a step of 2 have 3 expert layers and 4 MLPs (the data held the step at
+    1, every layer an expert one)."""
+    path = tmp_path / "config.json"
+    kinds = ["linear_attention", "linear_attention", "full_attention"] * 3
+    path.write_text(json.dumps({"model_type": "qwen3_next", "num_hidden_layers": layers, "decoder_sparse_step": step,
+                                "layer_types": kinds[:layers], "hidden_size": 64, "intermediate_size": 96,
+                                "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48, "num_experts": 4,
+                                "num_experts_per_tok": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                "head_dim": 16, "vocab_size": 100}))
+    assert inferred.model(read(path), cls).count == meta_count(path, cls)
+
+
 def test_every_exact_entry_prints_at_its_defaults_the_count_transformers_built():
     """``count --config`` of each type's bare default (``{"model_type": T}``) shows the tree's total, which must be
     the count transformers built for the default config when the entry was written (``default_real``): a tree that
