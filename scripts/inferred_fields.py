@@ -10,7 +10,8 @@ import random
 import sympy as sp
 
 from symparams.analysis.inference.layers import KIND, kind_counts
-from symparams.analysis.inference.probing import Builder, attribute, configure, libraries
+from symparams.analysis.inference.probing import (Builder, attribute, computed_when_unset, configure, held_values,
+                                                  libraries, written_otherwise)
 from symparams.analysis.inference.seeds import SEEDS
 from symparams.families.config import flattened
 from symparams.families.inferred_tree import TOP_K_FIELDS
@@ -20,7 +21,7 @@ def defaults_of(model_type: str, fields) -> dict:
     """The default config's value of each of ``fields`` (what a config.json that leaves one out means)."""
     _, transformers = libraries()
     config = transformers.AutoConfig.for_model(model_type)
-    values = {**flattened(config.to_dict()), "num_labels": config.num_labels}
+    values = held_values(config)  # a field the class writes otherwise (Dory's doubled layers) as it holds it
     values.update({name: attribute(config, name) for name in fields if KIND in name})  # layers of one kind
     # a value the engine had to seed has no default a config.json may leave it to: DBRX's bare default holds one
     # key/value head and does not build; read with it, a config without the key would be counted, and wrongly
@@ -51,7 +52,37 @@ def with_defaults(entry: dict) -> dict:
             "follows": follows(entry["model_type"], sizes, tuple(entry["flags"])), "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),
+            **({"written": written} if (written := written_of(entry["model_type"])) else {}),
             **_lists(entry)}
+
+
+@functools.lru_cache(maxsize=None)
+def written_of(model_type: str) -> dict:
+    """How the config class writes a config.json otherwise than it holds the config (see
+    :func:`~symparams.analysis.inference.probing.written_otherwise`), as the reader undoes it: ``list``, the
+    per-layer list whose entries ``marks`` (written, never held) show the written form; ``fields``, each whole
+    number → the factor it is written times over, the same at three times the values; ``computed``, those the
+    class computes when a file leaves them out.  {} for a class that writes what it holds, or whose written form
+    is not so simple (then a file in it is read as written, and the audit finds the difference)."""
+    _, transformers = libraries()
+    config = transformers.AutoConfig.for_model(model_type)
+    otherwise = written_otherwise(config)
+    lists = {k: sorted(set(map(str, w)) - set(map(str, h))) for k, (w, h) in otherwise.items() if isinstance(w, list)}
+    lists = {k: marks for k, marks in lists.items() if marks}
+    numbers = {k: (w, h) for k, (w, h) in otherwise.items() if isinstance(w, int)}
+    if len(lists) != 1 or not numbers or any(h <= 0 or w % h for w, h in numbers.values()):
+        return {}
+    fields = {k: w // h for k, (w, h) in numbers.items()}
+    try:
+        tripled = configure(model_type, {k: 3 * h for k, (_, h) in numbers.items()})
+    except Exception:  # the class refuses the tripled values: the factors are not confirmed
+        return {}
+    again = written_otherwise(tripled)
+    if any(again.get(k) != (3 * h * fields[k], 3 * h) for k, (_, h) in numbers.items()):
+        return {}
+    (listed, marks), = lists.items()
+    return {"list": listed, "marks": marks, "fields": fields,
+            "computed": sorted(k for k in fields if computed_when_unset(config, k))}
 
 
 def _lists(entry: dict) -> dict:

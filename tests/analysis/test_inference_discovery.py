@@ -400,3 +400,29 @@ def test_a_value_the_config_class_refuses_to_change_is_its_only_one():
     assert found.fields["num_experts_per_tok"].sole and not found.fields["num_heads"].sole
     # held too, but refused for another field's sake (GPT-Neo's list of attention layers): a relation
     assert found.fields["num_layers"].kind == "fixed" and not found.fields["num_layers"].sole
+
+
+def test_a_field_written_otherwise_than_held_is_read_as_held():
+    # Dory's to_dict doubles the layer counts and puts an "mlp" entry after each layer kind; the model is built
+    # from the values held, so the fit's points and the defaults must be those (72 layers counted for 36 before)
+    import dataclasses
+
+    from symparams.analysis.inference.probing import held_values, written_otherwise
+
+    @dataclasses.dataclass
+    class Doubling:
+        num_hidden_layers: int = 3
+        hidden_size: int = 8
+        layer_types: list = dataclasses.field(default_factory=lambda: ["full", "sliding", "full"])
+        num_labels: int = 2
+
+        def to_dict(self):
+            return {"num_hidden_layers": 2 * self.num_hidden_layers, "hidden_size": self.hidden_size,
+                    "layer_types": [k for kind in self.layer_types for k in (kind, "mlp")]}
+
+    config = Doubling()
+    assert written_otherwise(config) == {"num_hidden_layers": (6, 3), "layer_types": (
+        ["full", "mlp", "sliding", "mlp", "full", "mlp"], ["full", "sliding", "full"])}
+    held = held_values(config)
+    assert held["num_hidden_layers"] == 3 and held["layer_types"] == ["full", "sliding", "full"]
+    assert held["hidden_size"] == 8

@@ -489,6 +489,41 @@ def test_qwen3_next_counts_an_expert_layer_in_every_decoder_sparse_step(tmp_path
     assert inferred.model(read(path), cls).count == meta_count(path, cls)
 
 
+def test_a_file_its_class_writes_otherwise_is_read_back_as_the_class_reads_it():
+    """Dory's to_dict doubles the layer counts and puts an "mlp" entry after each layer of layer_types; reading
+    such a file, the class halves them again.  Without the entries a file is read as it is."""
+    from symparams.families.inferred_keys import as_held
+
+    entry = {"written": {"list": "layer_types", "marks": ["mlp"], "computed": ["rest"],
+                         "fields": {"layers": 2, "first": 2, "rest": 2}}}
+    saved = {"layers": 6, "first": 2, "rest": 4, "layer_types": ["a", "mlp", "b", "mlp", "a", "mlp"], "width": 8}
+    assert as_held(entry, saved, "config") == {"layers": 3, "first": 1, "rest": 2, "layer_types": ["a", "b", "a"],
+                                               "width": 8}
+    assert as_held(entry, {**saved, "rest": None}, "config")["rest"] is None  # the class computes it
+    by_hand = {"layers": 3, "first": 1, "layer_types": ["a", "b", "a"]}
+    assert as_held(entry, by_hand, "config") is by_hand
+    for odd in ({**saved, "layers": 5}, {k: v for k, v in saved.items() if k != "first"}):
+        with pytest.raises(inferred.OutsideConditions, match="key layer_types holds 'mlp'") as refused:
+            as_held(entry, odd, "config")
+        assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("cls", ["base", "causal-lm"])
+@pytest.mark.parametrize("layers,first,last", [(5, 1, 2), (12, 4, 4), (3, 0, 1)])
+def test_dory_counts_a_saved_file_and_one_written_by_hand(tmp_path, cls, layers, first, last):
+    """A file as transformers saves it (doubled layer counts, "mlp" after each layer kind) and the same config
+    written by hand: both count the layers transformers builds (the data held the layer counts before)."""
+    values = {"num_hidden_layers": layers, "n_input_layers": first, "n_output_layers": last, "hidden_size": 64,
+              "intermediate_size": 96, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+              "vocab_size": 100}
+    saved = transformers.AutoConfig.for_model("dory", **values).to_dict()
+    assert saved["num_hidden_layers"] == 2 * layers and "mlp" in saved["layer_types"]
+    for config in (saved, {"model_type": "dory", **values}):
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(config))
+        assert inferred.model(read(path), cls).count == meta_count(path, cls)
+
+
 def test_every_exact_entry_prints_at_its_defaults_the_count_transformers_built():
     """``count --config`` of each type's bare default (``{"model_type": T}``) shows the tree's total, which must be
     the count transformers built for the default config when the entry was written (``default_real``): a tree that
