@@ -112,13 +112,19 @@ def lists_of(model_type: str, cls: str) -> dict:
 
 
 def _whole_numbers(value) -> bool:
-    return isinstance(value, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+    """A list of whole numbers, or of lists of them (Mllama's supported aspect ratios, pairs of tile counts)."""
+    return isinstance(value, (list, tuple)) and all(
+        _whole_numbers(x) if isinstance(x, (list, tuple)) else isinstance(x, int) and not isinstance(x, bool)
+        for x in value)
 
 
 def _other_lists(value: list) -> list[list]:
     """Other values of a list of whole numbers to try: emptied, one entry more, each entry doubled or one more, one
     moved from the last entry to the first (Reformer's axial widths must sum to the hidden size); for an empty
-    list, the first layers' numbers."""
+    list, the first layers' numbers.  A list of lists: emptied, its last entry once more, or left out (how many
+    aspect ratios Mllama's tile embeddings have a row for)."""
+    if any(isinstance(x, (list, tuple)) for x in value):
+        return [[], [*value, value[-1]], value[:-1]]
     if not value:
         return [[0], [1], [0, 1]]
     moved = [[value[0] + 1, *value[1:-1], value[-1] - 1]] if len(value) > 1 else []

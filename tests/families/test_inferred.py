@@ -553,6 +553,9 @@ SHAPING_LISTS = [
     ("tapas", "type_vocab_sizes", {"type_vocab_sizes": [3, 256, 256, 2, 256, 256, 20]}),
     ("qwen3_next", "mlp_only_layers", {"mlp_only_layers": [0]}),
     ("mllama", "text_config.cross_attention_layers", {"text_config": {"cross_attention_layers": [3, 8]}}),
+    # a list of pairs: the tile embeddings have a row for each aspect ratio and one more (9 rows by default)
+    ("mllama", "vision_config.supported_aspect_ratios",
+     {"vision_config": {"supported_aspect_ratios": [[1, 1], [1, 2], [2, 1]]}}),
 ]
 
 
