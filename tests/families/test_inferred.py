@@ -284,7 +284,8 @@ def _names(encoded) -> set[str]:
     for _, powers, floors in encoded:
         names.update(name for name, _ in powers)
         for top, bottom, *_ in floors:
-            names.update(n for n in [*(top if isinstance(top, list) else [top]), bottom] if isinstance(n, str))
+            # numerator_names: a floor of two layer counts together holds the second in a list (Qwen3-Next's)
+            names.update(n for n in [*inferred.numerator_names(top), bottom] if isinstance(n, str))
     return names
 
 
