@@ -1,6 +1,7 @@
 """Keys of a config.json an inferred formula does not read, refused in one line where they may change shapes: a
 whole-number key naming a size the formula was not fitted over, a key the config class reads beside its fields,
-a list of whole numbers other than the default's, a flag left out while a text it may follow is changed."""
+a list of whole numbers other than the default's, a flag left out while a text it may follow is changed; and a
+file its config class writes otherwise than it holds it, read back as the class does (:func:`as_held`)."""
 
 from __future__ import annotations
 
