@@ -9,18 +9,30 @@ import random
 
 import sympy as sp
 
+from symparams.analysis.inference.computed import computed_for
 from symparams.analysis.inference.layers import KIND, kind_counts
-from symparams.analysis.inference.probing import (Builder, attribute, computed_when_unset, configure, held_values,
-                                                  libraries, written_otherwise)
+from symparams.analysis.inference.probing import (Builder, attribute, computed_when_unset, config_class_of,
+                                                  configure, held_values, libraries, written_otherwise)
 from symparams.analysis.inference.seeds import SEEDS
 from symparams.families.config import flattened
+from symparams.families.inferred_widths import names_of
 from symparams.families.inferred_tree import TOP_K_FIELDS
+
+
+def default_config(model_type: str):
+    """The type's default config; the seeded one where its class refuses the default as it stands (Gemma 4's
+    assistant): what a config.json that leaves a key out then means is the seeded value, which
+    :func:`defaults_of` withholds."""
+    _, transformers = libraries()
+    try:
+        return transformers.AutoConfig.for_model(model_type)
+    except Exception:  # whatever the config class raises for its own default
+        return configure(model_type, {})
 
 
 def defaults_of(model_type: str, fields) -> dict:
     """The default config's value of each of ``fields`` (what a config.json that leaves one out means)."""
-    _, transformers = libraries()
-    config = transformers.AutoConfig.for_model(model_type)
+    config = default_config(model_type)
     values = held_values(config)  # a field the class writes otherwise (Dory's doubled layers) as it holds it
     values.update({name: attribute(config, name) for name in fields if KIND in name})  # layers of one kind
     # a value the engine had to seed has no default a config.json may leave it to: DBRX's bare default holds one
@@ -39,8 +51,12 @@ def with_defaults(entry: dict) -> dict:
     if "follows" in entry:  # written before the lists were recorded
         return {**entry, **_lists(entry)}
     fixed = entry.get("conditions", {}).get("fixed", {})
-    fields = [*entry["symbols"], *entry["flags"], *fixed]
-    sizes = sorted([*entry["symbols"], *(k for k, v in fixed.items() if not isinstance(v, bool))])
+    # a width the modeling code computes with a float is no field: the data holds its rule, and the fields it reads
+    computed = {k: v for k, v in computed_for(entry["model_type"]).items() if k in entry["symbols"]}
+    read = sorted(set().union(*map(names_of, computed.values())) - set(entry["symbols"])) if computed else []
+    fields = [*(k for k in entry["symbols"] if k not in computed), *entry["flags"], *fixed, *read]
+    sizes = sorted([*(k for k in entry["symbols"] if k not in computed),
+                    *(k for k, v in fixed.items() if not isinstance(v, bool))])
     known = set(fields).union(*(entry.get("conditions", {}).get(k, ()) for k in ("irrelevant", "derived", "unset")))
     flags = [*entry["flags"], *(k for k, v in fixed.items() if isinstance(v, bool))]
     # how many experts a token uses changes no shape, but the active count reads it
@@ -51,9 +67,10 @@ def with_defaults(entry: dict) -> dict:
     return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
             "follows": follows(entry["model_type"], sizes, tuple(entry["flags"])), "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
+            **({"computed": computed} if computed else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),
             **({"written": written} if (written := written_of(entry["model_type"])) else {}),
-            **_lists(entry)}
+            **_lists(entry), **_indexes(entry, tuple(sizes))}
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,8 +81,7 @@ def written_of(model_type: str) -> dict:
     number → the factor it is written times over, the same at three times the values; ``computed``, those the
     class computes when a file leaves them out.  {} for a class that writes what it holds, or whose written form
     is not so simple (then a file in it is read as written, and the audit finds the difference)."""
-    _, transformers = libraries()
-    config = transformers.AutoConfig.for_model(model_type)
+    config = default_config(model_type)
     otherwise = written_otherwise(config)
     lists = {k: sorted(set(map(str, w)) - set(map(str, h))) for k, (w, h) in otherwise.items() if isinstance(w, list)}
     lists = {k: marks for k, marks in lists.items() if marks}
@@ -86,9 +102,46 @@ def written_of(model_type: str) -> dict:
 
 
 def _lists(entry: dict) -> dict:
-    """``{"lists": ...}``: the class's lists of whole numbers that change its count (see :func:`lists_of`)."""
-    return {"lists": {k: v for k, v in lists_of(entry["model_type"], entry["class"]).items()
-                      if k not in entry["symbols"]}}
+    """``{"lists": ...}``: the class's lists of whole numbers that change its count (see :func:`lists_of`), and
+    ``{"repeats": ...}``: those of them the config class computes as one of the formula's fields once per layer
+    (see :func:`repeats_of`), read when they are that field's value on every layer."""
+    lists = {k: v for k, v in lists_of(entry["model_type"], entry["class"]).items() if k not in entry["symbols"]}
+    repeats = repeats_of(entry["model_type"], tuple(lists), tuple(entry["symbols"]))
+    return {"lists": {k: v for k, v in lists.items() if k not in repeats}, **({"repeats": repeats} if repeats else {})}
+
+
+def repeats_of(model_type: str, lists: tuple, fields: tuple) -> dict:
+    """Each of ``lists`` that the config class computes, when a config.json leaves it out, as one of ``fields``
+    repeated once per layer (Laguna's ``num_attention_heads_per_layer``, ``num_attention_heads`` on each layer) →
+    ``{"field": ..., "layers": ...}``: such a list is the formula's own field written per layer, so a config.json
+    giving that field's value on each of its layers is counted by the formula, and any other list is refused.
+    Found by moving each field and reading the list back: it must follow the field, at two values, and the layer
+    count."""
+    out = {}
+    for listed in lists:
+        for field in fields:
+            layers = _repeating(model_type, listed, field, fields)
+            if layers is not None:
+                out[listed] = {"field": field, "layers": layers}
+                break
+    return out
+
+
+def _repeating(model_type: str, listed: str, field: str, fields: tuple) -> str | None:
+    """The layer count ``listed`` has an entry for, when the config computes it as ``field`` on each layer."""
+    _, transformers = libraries()
+    flat = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    base = _read(model_type, {}, [listed, field])
+    if base is None or not _size(base[field]) or not isinstance(base[listed], (list, tuple)):
+        return None
+    # the layer count: a whole-number key naming layers with as many as the list has entries
+    layers = [k for k, v in flat.items() if "layer" in k.rpartition(".")[2] and _size(v) and v == len(base[listed])]
+    for count in layers:
+        tries = [{field: base[field] * 2}, {field: base[field] + 1, count: flat[count] + 1}]
+        backs = [_read(model_type, moved, [listed, field, count]) for moved in tries]
+        if all(back is not None and list(back[listed]) == [back[field]] * back[count] for back in backs):
+            return count
+    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -97,8 +150,7 @@ def lists_of(model_type: str, cls: str) -> dict:
     ``type_vocab_sizes``, Reformer's ``axial_pos_embds_dim``, the layers Qwen3-Next keeps dense in
     ``mlp_only_layers``), each → its default: the formulas were fitted with it, so a config.json that sets one
     otherwise is refused."""
-    _, transformers = libraries()
-    flat = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    flat = flattened(default_config(model_type).to_dict())
     lists = {k: v for k, v in flat.items() if _whole_numbers(v) and "token_id" not in k}
     if not lists:
         return {}
@@ -109,6 +161,63 @@ def lists_of(model_type: str, cls: str) -> dict:
     return {k: list(v) for k, v in sorted(lists.items())
             if any(obs is not None and obs.total != base.total
                    for obs in (builder.observe({k: other}) for other in _other_lists(list(v))))}
+
+
+#: between an index list's name and its layer count: how many of those layers it names
+#: (``moe_layers#below:num_hidden_layers``)
+LISTED = KIND + "below:"
+
+
+def _indexes(entry: dict, sizes: tuple) -> dict:
+    """``{"indexes": ...}``: the class's lists that name layers by index (see :func:`indexes_of`)."""
+    found = indexes_of(entry["model_type"], entry["class"], sizes)
+    return {"indexes": found} if found else {}
+
+
+@functools.lru_cache(maxsize=None)
+def indexes_of(model_type: str, cls: str, sizes: tuple) -> dict:
+    """The lists of :func:`lists_of` that name layers by their indices (Llama 4's ``moe_layers``: the layers whose
+    MLP is a mixture of experts) → ``{"layers": the layer count they index, "count": how many layers the config
+    class lists, a rule in the size fields as ``follows`` holds one}``.  A model that asks only whether a layer is
+    listed depends on how many are, not which: a config.json's own list of as many layers is counted, another
+    refused.  A list whose count no rule fits stays held at its default (:func:`lists_of`)."""
+    flat = flattened(default_config(model_type).to_dict())
+    held = lists_of(model_type, cls)
+    out = {}
+    for listed, layers in index_lists(flat).items():
+        if listed not in held:
+            continue
+        # left out (null), the config class computes the list from the sizes: a sub-config otherwise keeps the
+        # default's list while the step it was computed from moves (Llama 4's text config)
+        name, unset = listed + LISTED + layers, {listed: None}
+        base = _read(model_type, unset, [*sizes, name]) or {}
+        leaders = [f for f in sizes if isinstance(base.get(f), int) and _moves(model_type, f, name, base, unset)]
+        rule = _fit_follower(model_type, name, leaders, base, given=unset) if leaders else base.get(name)
+        if rule is not None:
+            out[listed] = {"layers": layers, "count": rule}
+    return out
+
+
+def index_lists(values: dict) -> dict[str, str]:
+    """Each list of ``values`` (a config's, dotted) that holds layer indices → the layer count it indexes: its name
+    says layers or indices (a list of resolutions or widths may hold small distinct numbers too), its entries are
+    distinct whole numbers, the largest below one layer count of its (sub-)config and only one.
+
+    >>> index_lists({"num_hidden_layers": 8, "moe_layers": [1, 3, 5, 7], "widths": [8, 8], "resolutions": [4]})
+    {'moe_layers': 'num_hidden_layers'}
+    """
+    out = {}
+    for listed, value in values.items():
+        leaf = listed.rpartition(".")[2]
+        if not _whole_numbers(value) or not value or len(set(value)) != len(value) or min(value) < 0 \
+                or not any(word in leaf for word in ("layer", "index", "indices")):
+            continue
+        prefix = listed.rpartition(".")[0]
+        counts = [k for k, v in values.items() if k.rpartition(".")[0] == prefix and "layer" in k.rpartition(".")[2]
+                  and _size(v) and v > max(value)]
+        if len(counts) == 1:
+            out[listed] = counts[0]
+    return out
 
 
 def _whole_numbers(value) -> bool:
@@ -138,8 +247,7 @@ NOT_STRUCTURE = ("_name_or_path", "dtype", "model_type", "torch_dtype", "transfo
 def texts_of(model_type: str) -> dict:
     """The default config's text keys: a config class may compute a flag from one (T5's ``is_gated_act`` from
     ``feed_forward_proj``), so a config.json that leaves a flag out takes its default only with these texts."""
-    _, transformers = libraries()
-    base = flattened(transformers.AutoConfig.for_model(model_type).to_dict())
+    base = flattened(default_config(model_type).to_dict())
     return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k.rpartition(".")[2] not in NOT_STRUCTURE}
 
 
@@ -220,8 +328,7 @@ def _literal(node):
 
 def aliases_of(model_type: str, fields) -> dict:
     """The other names a config.json may give ``fields`` (the config class's attribute map)."""
-    _, transformers = libraries()
-    mapping = type(transformers.AutoConfig.for_model(model_type)).attribute_map
+    mapping = config_class_of(model_type).attribute_map
     return {alias: name for alias, name in sorted(mapping.items()) if name in fields}
 
 
@@ -239,7 +346,15 @@ def _read(model_type: str, values: dict, names) -> dict | None:
         config = configure(model_type, values)
     except Exception:  # the config class refuses these values
         return None
-    return {n: attribute(config, n) for n in names}
+    return {n: _listed(config, n) if LISTED in n else attribute(config, n) for n in names}
+
+
+def _listed(config, name: str) -> int | None:
+    """How many layers an index list of ``config`` names (``list#below:layers``): its entries below the layer
+    count (a default list the config class does not compute stays as it is when the layers are fewer)."""
+    listed, _, layers = name.partition(LISTED)
+    entries, count = attribute(config, listed), attribute(config, layers)
+    return len({i for i in entries if i < count}) if _whole_numbers(entries) and _size(count) else None
 
 
 def follows(model_type: str, sizes: list[str], flags: tuple = ()) -> dict:
@@ -307,7 +422,8 @@ def _size(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict, switches: list[str] = ()):
+def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict, switches: list[str] = (),
+                  given: dict | None = None):
     from symparams.analysis.inference.fitting import expression, fit
     from symparams.analysis.inference.result import encode_value
 
@@ -322,7 +438,7 @@ def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict, sw
         point.update({f: rng.random() < 0.5 for f in switches})
         # the other sizes scaled by lcm(1..8), so that a width the config wants divisible by a leader is
         others = {f: v * 840 for f, v in base.items() if f not in leaders and f != name and _size(v)}
-        back = _read(model_type, {**others, **point}, [name])
+        back = _read(model_type, {**others, **point, **(given or {})}, [name])
         if back is not None and isinstance(back[name], int) and not isinstance(back[name], bool):
             points.append(point)
             values.append(back[name])

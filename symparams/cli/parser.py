@@ -48,19 +48,20 @@ class _Version(argparse.Action):
 def build_parser(handlers: dict[str, Callable], only: str | None = None) -> argparse.ArgumentParser:
     """The parser; ``handlers`` maps each subcommand to the function that runs it.
 
-    ``only`` names the one subcommand whose options are needed (the others are declared without theirs):
-    a plain ``symparams count`` does not pay for building every command's options.
+    ``only`` names the one subcommand the command line runs: only its parser is built, so a plain ``symparams
+    count`` does not pay for a dozen parsers it never reads (a command line that names none gets them all).
     """
     parser = _Parser(prog="symparams", description="Exact, symbolic parameter counts for Transformer models.",
                      epilog="Run `symparams COMMAND --help` for a command's options and an example.")
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for name, (summary, description, example) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         p = sub.add_parser(name, help=summary, description=description, epilog=f"example:\n  {example}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         p.set_defaults(func=handlers[name])
-        if only is None or name == only:
-            _OPTIONS[name](p)
+        _OPTIONS[name](p)
     parser.commands = sub.choices  # each command's own parser, by name (for the reference in docs/cli.md)
     return parser
 

@@ -65,6 +65,15 @@ def sum_as_written(*terms) -> sp.Expr:
     return terms[0] if len(terms) == 1 else sp.Add(*terms, evaluate=False)
 
 
+@dataclass(frozen=True, eq=False)
+class Deferred:
+    """A tree's costs, put on it when first asked for: ``attach(tree)`` gives the tree with its items (an inferred
+    type's costs are SymPy work that ``count`` never needs, and a cold ``count`` stays quick)."""
+
+    attach: Callable
+
+
+
 @dataclass(frozen=True)
 class Block:
     """One module of a model.

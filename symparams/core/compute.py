@@ -14,11 +14,10 @@ attention module, and what one token leaves in the key/value cache.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 import sympy as sp
 
-from .blocks import tree_fact
+from .blocks import Deferred, tree_fact
 
 ZERO = sp.Integer(0)
 
@@ -141,14 +140,6 @@ class Untraced:
 
     what: str
     reason: str
-
-
-@dataclass(frozen=True, eq=False)
-class Deferred:
-    """A tree's costs, put on it when first asked for: ``attach(tree)`` gives the tree with its items (an inferred
-    type's costs are SymPy work that ``count`` never needs, and a cold ``count`` stays quick)."""
-
-    attach: Callable
 
 
 @tree_fact

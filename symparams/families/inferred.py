@@ -20,10 +20,11 @@ from ..core.errors import SymparamsError
 from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
-                            formula, numerator_names, symbol_of, version)
-from .inferred_costs import parameter_names
-from .inferred_keys import as_held, refuse_flags_text_may_set, refuse_unknown_sizes
+                            formula, numerator_names, parameter_names, symbol_of, version)
+from .inferred_keys import (as_held, check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes,
+                            refuse_unrepeated_lists)
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
+from .inferred_widths import names_of, width
 
 # -- a config.json of an inferred type -----------------------------------------------
 
@@ -64,8 +65,9 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     # a size is at least 1, unless the type's default is 0 (no dense layers, no shared experts)
     listed = _kinds_listed(entry["symbols"], reader, source)
     _refuse_layers_without_list(entry, reader, listed, source)
+    computed = entry.get("computed", {})
     ints = {f: reader.int(f, default=defaults.get(f, REQUIRED), minimum=0 if defaults.get(f) == 0 else 1)
-            for f in entry["symbols"] if f not in listed and (reader.has(f) or f not in follows)}
+            for f in entry["symbols"] if f not in listed and f not in computed and (reader.has(f) or f not in follows)}
     ints.update(listed)
     for f, value in ints.items():
         if value is None:  # the type's default is null: the fit was seeded with a number
@@ -74,10 +76,15 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     flags = {f: reader.bool(f, default=defaults.get(f, REQUIRED)) for f in entry.get("flags", {})}
     known = _check_conditions(conditions, {**ints, **flags}, defaults, follows, reader, source)
     for f in entry["symbols"]:
-        if f not in ints:
+        if f not in ints and f not in computed:
             ints[f] = known[f] = _followed(f, follows[f], known, source)
     _check_relations(conditions, known, source)
+    refuse_unrepeated_lists(entry, reader, known, source)
+    for f, rule in computed.items():  # a width the modeling code computes with a float, computed as it does
+        read = {n: known[n] if n in known else reader.data.get(n, defaults.get(n)) for n in names_of(rule)}
+        ints[f] = known[f] = width(rule, read, source)
     _check_kinds(entry.get("kinds", {}), reader, known, source)
+    check_indexes(entry.get("indexes", {}), reader, known, source)
     values, numbers = {}, {}
     for field_name, name in entry["symbols"].items():
         if name in SYMBOLS and ints[field_name] >= 1:

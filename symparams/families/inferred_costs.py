@@ -35,34 +35,10 @@ import sympy as sp
 
 from ..core.blocks import Block
 from ..core.compute import BATCH, SEQ, Attention, Cached, Traced, Untraced
-from .inferred_data import formula, numerator_names, symbol_of
+from .inferred_data import formula, parameter_names, symbol_of
 
 #: what the products of one module are, in the order the data names them
 KINDS = ("matmul", "attention", "product")
-
-
-def names_in(encoded) -> set:
-    """The symbol names an encoded formula uses (see :func:`~.inferred_data.formula`).
-
-    >>> sorted(names_in([["2", [["H", 1]], [[["L", "S"], 6, 1]]], ["1", [], [["H", "A", 1]]]]))
-    ['A', 'H', 'L', 'S']
-    """
-    if isinstance(encoded, str):
-        return {encoded}
-    if not isinstance(encoded, list):
-        return set()
-    out = set()
-    for _, powers, floors in encoded:
-        out |= {name for name, _ in powers}
-        for top, bottom, *_ in floors:
-            out |= set(numerator_names(top))
-            out |= {bottom} if isinstance(bottom, str) else set()
-    return out
-
-
-def parameter_names(entry: dict) -> set:
-    """The symbol names the parameter formulas of ``entry`` use."""
-    return set().union(*(names_in(e) for _, count, shape, *_ in entry["parameters"] for e in (count, *shape)))
 
 
 def cost_scope(entry: dict, scope: Mapping[str, sp.Expr], numbers: Mapping[str, int]) -> dict:

@@ -49,9 +49,11 @@ def entries(model_type: str) -> dict[str, dict] | None:
     return {entry["class"]: entry for entry in found if entry["model_type"] == model_type} or None
 
 
+@lru_cache(maxsize=1)
 def data() -> dict:
     """The data file's header: the transformers version, the keys of any config that change no shape."""
-    head = json.loads(_file().partition(b"\n")[0] + b"]}")
+    text = _file()
+    head = json.loads(text[:text.find(b"\n")] + b"]}")  # a slice: partition would copy the megabytes after it
     return {"version": head["transformers_version"], "ignored": frozenset(head.get("ignored_keys", ()))}
 
 
@@ -224,3 +226,27 @@ def covers(model_type: str) -> bool:
 def version() -> str:
     """The transformers version the data was inferred from, as ``X.Y``."""
     return ".".join(data()["version"].split(".")[:2])
+
+
+def names_in(encoded) -> set:
+    """The symbol names an encoded formula uses (see :func:`~.inferred_data.formula`).
+
+    >>> sorted(names_in([["2", [["H", 1]], [[["L", "S"], 6, 1]]], ["1", [], [["H", "A", 1]]]]))
+    ['A', 'H', 'L', 'S']
+    """
+    if isinstance(encoded, str):
+        return {encoded}
+    if not isinstance(encoded, list):
+        return set()
+    out = set()
+    for _, powers, floors in encoded:
+        out |= {name for name, _ in powers}
+        for top, bottom, *_ in floors:
+            out |= set(numerator_names(top))
+            out |= {bottom} if isinstance(bottom, str) else set()
+    return out
+
+
+def parameter_names(entry: dict) -> set:
+    """The symbol names the parameter formulas of ``entry`` use."""
+    return set().union(*(names_in(e) for _, count, shape, *_ in entry["parameters"] for e in (count, *shape)))

@@ -1,7 +1,8 @@
 """Keys of a config.json an inferred formula does not read, refused in one line where they may change shapes: a
 whole-number key naming a size the formula was not fitted over, a key the config class reads beside its fields,
-a list of whole numbers other than the default's, a flag left out while a text it may follow is changed; and a
-file its config class writes otherwise than it holds it, read back as the class does (:func:`as_held`)."""
+a list of whole numbers other than the default's (a list of layer indices naming another number of layers),
+a flag left out while a text it may follow is changed; and a file its config class writes otherwise than it
+holds it, read back as the class does (:func:`as_held`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import json
 from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
-from .inferred_data import OutsideConditions, data
+from .inferred_data import OutsideConditions, data, formula
+from .inferred_widths import names_of
 
 #: words of a whole-number key that names a size (a key the formula was not fitted over that names one is refused)
 SIZE_WORDS = ("dim", "size", "head", "layer", "expert", "rank", "bucket", "group", "width", "embed", "kv", "vocab")
@@ -24,6 +26,7 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
     Other keys (rope bases, context lengths, generation settings) are taken to change none."""
     conditions = entry.get("conditions", {})
     known = {*entry["symbols"], *entry.get("flags", {}), *conditions.get("fixed", {}), *entry.get("follows", {}),
+             *(n for rule in entry.get("computed", {}).values() for n in names_of(rule)),
              *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
     for key, default in entry.get("legacy", {}).items():
         value = config.get(key)
@@ -33,7 +36,7 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
                                     f"{_json(default)}")
     for key, default in entry.get("lists", {}).items():
         value = config.get(key)
-        if value is not None and (not isinstance(value, (list, tuple)) or list(value) != default):
+        if value is not None and key not in entry.get("indexes", {}) and (not isinstance(value, (list, tuple)) or list(value) != default):
             raise OutsideConditions(f"{source}: key {key} is {_json(value)}; the inferred formula holds only for "
                                     f"its default {_json(default)}")
     for key, value in config.items():
@@ -43,6 +46,46 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
                 and not any(w in key for w in NOT_SIZES):
             raise OutsideConditions(f"{source}: key {key} is outside the inferred formula's fields (it may change "
                                     f"shapes the formula does not follow)")
+
+
+def refuse_unrepeated_lists(entry: dict, reader, known: Mapping[str, int], source: str) -> None:
+    """One line for a per-layer list the config class computes as one of the formula's fields on each layer
+    (Laguna's ``num_attention_heads_per_layer``) that a config.json gives otherwise: a layer with another value
+    builds other shapes than the formula counts (one field for every layer).  The layer count is checked where the
+    config.json gives it."""
+    for key, rule in entry.get("repeats", {}).items():
+        if not reader.has(key) or reader.data[key] is None:
+            continue  # left out: the config class computes it as the field on each layer, as the formula counts
+        value, field, layers = reader.data[key], rule["field"], rule["layers"]
+        if not isinstance(value, (list, tuple)) or any(v != known[field] for v in value) \
+                or (reader.has(layers) and len(value) != reader.data[layers]):
+            raise OutsideConditions(f"{source}: key {key} is {_json(value)}; the inferred formula holds only where it "
+                                    f"is {field} ({known[field]}) on each of the {layers} layers")
+
+
+def check_indexes(indexes: dict, reader, known: Mapping[str, int], source: str) -> None:
+    """One line for a list of layer indices the config.json writes (Llama 4's ``moe_layers``) that does not name, of
+    the layers there are, as many as the formula counts (as many as transformers lists when the file leaves it
+    out): the formula counts the layers listed, whichever they are.  A list naming a layer twice or one beyond the
+    last is refused too: a model may count its entries rather than ask of each layer."""
+    import sympy as sp
+
+    where = f"{source}: outside the inferred formula's conditions:"
+    for listed, held in sorted(indexes.items()):
+        if not reader.has(listed):
+            continue
+        value, layers = reader.data[listed], known.get(held["layers"])
+        if layers is None or not isinstance(value, (list, tuple)) \
+                or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in value):
+            raise OutsideConditions(f"{where} key {listed} is {_json(value)}, not indices of the {layers} layers "
+                                    f"{held['layers']} gives")
+        if len(set(value)) != len(value):
+            raise OutsideConditions(f"{where} key {listed} names a layer twice")
+        count = held["count"]
+        wanted = count if isinstance(count, int) else formula(count, {k: sp.Integer(int(v)) for k, v in known.items()})
+        if len(value) != wanted:
+            raise OutsideConditions(f"{where} {listed} names {len(value)} layers, the formula holds only with {wanted}"
+                                    f" (as many as transformers lists when it is left out)")
 
 
 def refuse_flags_text_may_set(entry: dict, reader, source: str) -> None:

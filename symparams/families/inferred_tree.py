@@ -24,10 +24,8 @@ from typing import Mapping, NamedTuple
 
 import sympy as sp
 
-from ..core.blocks import Block, group
-from ..core.compute import Deferred
+from ..core.blocks import Block, Deferred, group
 from ..core.errors import SymparamsError
-from .inferred_costs import cost_scope, with_costs
 from .inferred_data import OutsideConditions, formula, symbol_of
 
 def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool],
@@ -55,8 +53,12 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
     root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
     tree = Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
     _check_total(model_type, tree, leaves)
-    # the costs go on when a figure asks for them: the SymPy work they take, a cold count never needs
-    attach = (lambda _: with_costs(tree, entry, cost_scope(entry, scope, numbers), costs_refused))
+
+    def attach(_):  # the costs go on when a figure asks for them: SymPy work a cold count never needs
+        from .inferred_costs import cost_scope, with_costs  # not imported by a count, which never needs them
+
+        return with_costs(tree, entry, cost_scope(entry, scope, numbers), costs_refused)
+
     return Block(tree.name, params=tree.params, children=tree.children, ref="", kind=tree.kind,
                  computes=(Deferred(attach),))
 

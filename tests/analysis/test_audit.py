@@ -45,6 +45,16 @@ def test_configs_that_give_only_a_layer_count_are_read_and_built(monkeypatch):
     assert audit(entry).mismatches, "no config giving only a layer count was drawn"
 
 
+def test_a_list_of_layer_indices_of_another_length_is_caught_without_its_check(monkeypatch):
+    """Llama 4 counts its MoE layers by how many ``moe_layers`` names; a saved default's list retiled to fewer
+    layers names every one of them, where the formula counts one in every ``interleave_moe_layer_step``.  The
+    reader refuses such a list; without that refusal the check must find the wrong count."""
+    entry = shipped("llama4_text")
+    assert audit(entry).mismatches == ()
+    monkeypatch.setattr(inferred, "check_indexes", lambda *args, **kwargs: None)
+    assert audit(entry).mismatches, "no list naming other layers was drawn"
+
+
 # -- the costs at a long sequence ----------------------------------------------------------------------------------
 
 def test_shipped_flops_hold_at_a_long_sequence():

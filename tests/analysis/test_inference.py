@@ -303,3 +303,20 @@ def test_a_held_field_the_config_computes_when_unset_is_left_out_so_the_layers_m
         values = {field: getattr(cfg, field) for field in [*result.symbols, *result.flags]}
         assert cfg.to_dict()["num_hidden_layers"] == 2 * layers
         assert result.count(values) == real_count("dory", "base", {**small, "num_hidden_layers": layers}), layers
+
+
+@pytest.mark.crosscheck
+def test_a_type_whose_class_refuses_its_own_default_is_built_from_its_seeds():
+    """Gemma 4's assistant validates no per-layer inputs, which its text config has by default: the bare default
+    config is refused, so the model class is found without making it, and the builds start from the seeds."""
+    from symparams.analysis.inference.probing import Builder
+
+    with pytest.raises(Exception, match="hidden_size_per_layer_input must be 0"):
+        transformers.AutoConfig.for_model("gemma4_assistant")
+    builder = Builder("gemma4_assistant", "causal-lm")
+    built = builder.observe({})
+    assert built is not None, builder.errors
+    config = builder.config({})
+    with torch.device("meta"):
+        real = transformers.AutoModelForCausalLM.from_config(config)
+    assert built.total == sum(p.numel() for p in real.parameters()) > 0

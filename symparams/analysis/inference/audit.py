@@ -25,9 +25,10 @@ from ...core.errors import SymparamsError
 from ...families.config import flattened
 from ...families.inferred import counted, expanded, parse_relation
 from ...families.inferred_tree import TOP_K_FIELDS
+from .computed import drawn_float, floats_of
 from .layers import KIND, per_layer_lists
-from .probing import (Builder, config_for_class, configure, libraries, nested, observation_of, quiet, relisted,
-                      retiled)
+from .probing import (Builder, attribute, config_class_of, config_for_class, configure, libraries, nested,
+                      observation_of, quiet, relisted, retiled)
 
 #: configs compared per class, and draws tried to find them
 COMPARED, TRIES = 10, 60
@@ -84,13 +85,19 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
     formula = rng.choice([entry, *entry.get("branches", ())])
     conditions = formula.get("conditions", {})
     values: dict[str, Any] = {}
+    computed = entry.get("computed", {})
     for name, symbol in formula["symbols"].items():
+        if name in computed:
+            continue  # a width the modeling code computes: moved by the fields and floats it is computed from
         default = entry.get("defaults", {}).get(name, flat.get(name))
         lowest = conditions.get("minimum", {}).get(name, 0)
         if not isinstance(default, int) or isinstance(default, bool):
             default = max(lowest, 16)  # a field set only in this branch
         values[name] = max(lowest, _moved(name, symbol, default, rng))
     values.update({name: rng.random() < 0.5 for name in formula.get("flags", {})})
+    for name, default in floats_of(computed, entry.get("defaults", {})).items():
+        if rng.random() < 0.5:
+            values[name] = drawn_float(default, rng)
     for name in conditions.get("irrelevant", ()):
         if isinstance(flat.get(name), int) and not isinstance(flat[name], bool) and flat[name] > 0 \
                 and rng.random() < 0.3:
@@ -104,6 +111,13 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
         if listed in entry.get("kinds", {}) and rng.random() < 0.3:  # the kinds in other places, as many of each
             entries = expanded(retiled(flat[listed], values.get(count, flat[count])))
             values[listed] = relisted(flat[listed], rng.sample(entries, len(entries)))
+    for listed, rule in entry.get("repeats", {}).items():  # a list the config computes from a field, written out
+        layers = values.get(rule["layers"], flat.get(rule["layers"]))
+        if rule["field"] in values and isinstance(layers, int) and rng.random() < 0.5:
+            values[listed] = [values[rule["field"]]] * layers
+    for listed, held in entry.get("indexes", {}).items():
+        if rng.random() < 0.3:
+            _elsewhere(entry["model_type"], listed, held["layers"], values, rng)
     for name, rule in entry.get("follows", {}).items():
         if rule is not None and name in values and not formula.get("conditions", {}).get("given") \
                 and rng.random() < 0.5:
@@ -120,6 +134,19 @@ def _top_k_within(values: dict, flat: dict) -> None:
                   and k.rpartition(".")[2].endswith("experts") and "shared" not in k and isinstance(v, int)]
         if leaf in TOP_K_FIELDS and isinstance(top_k, int) and routed and values.get(name, top_k) > min(routed):
             values[name] = min(routed)
+
+
+def _elsewhere(model_type: str, listed: str, layers: str, values: dict, rng: random.Random) -> None:
+    """A list of layer indices (Llama 4's ``moe_layers``) written with as many layers as the config class lists
+    for ``values``, drawn at random among them."""
+    try:
+        config = configure(model_type, values)
+    except Exception:  # values the config class refuses: the build will not answer either
+        return
+    count, entries = attribute(config, layers), attribute(config, listed)
+    if isinstance(count, int) and isinstance(entries, (list, tuple)):
+        below = {i for i in entries if isinstance(i, int) and 0 <= i < count}  # a default list may go beyond
+        values[listed] = sorted(rng.sample(range(count), len(below)))
 
 
 def write_kinds(values: dict, flat: dict, rng: random.Random) -> None:
@@ -187,7 +214,7 @@ def built(builder: Builder, config: dict) -> int | None:
     torch, transformers = libraries()
     try:
         with quiet():
-            hf = type(transformers.AutoConfig.for_model(config["model_type"])).from_dict(dict(config))
+            hf = config_class_of(config["model_type"]).from_dict(dict(config))
             with torch.device("meta"):
                 model = builder.model_class._from_config(config_for_class(builder.model_class, hf))
     except Exception:  # whatever transformers raises for this config: it is no config to compare

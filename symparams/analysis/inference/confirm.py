@@ -19,7 +19,7 @@ from ...core.model import Model
 from ...families.config import flattened, model_name
 from ...families.inferred_tree import TOP_K_FIELDS, tree_of_build
 from .order import kinds_of
-from .probing import Builder, config_for_class, libraries, observation_of, quiet
+from .probing import Builder, config_class_of, config_for_class, libraries, observation_of, quiet
 
 #: the most modules a counted key may ask a build for (layers, experts): a meta build makes every one of them
 MAX_COPIES = 4096
@@ -44,7 +44,7 @@ def built_model(config: Mapping[str, Any], head: str | None, source: str, reason
     builder = Builder(model_type, "base" if head in (None, "", "none", "base") else head)
     try:
         with quiet():
-            hf_config = type(transformers.AutoConfig.for_model(model_type)).from_dict(dict(config))
+            hf_config = config_class_of(model_type).from_dict(dict(config))
             with torch.device("meta"):
                 module = builder.model_class._from_config(config_for_class(builder.model_class, hf_config))
     except Exception as exc:  # whatever transformers raises for this config: one line, as any refusal

@@ -23,6 +23,7 @@ import sympy as sp
 
 from ...core.compute import BATCH, SEQ
 from .cost_result import HeldTensor, TracedProduct
+from ...families.inferred_widths import names_of
 from .discovered import Discovery
 from .fitting import LEVELS, SPARSE_LEVELS, SURPLUS, basis, expression, fit, solve
 from .observing import Observed, observe
@@ -382,6 +383,10 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbo
         if result is not None:
             break
         result = fit(points, values, own + [extra], domain.binary, UP_TO_FLOORS, layers, independent=True)
+    for name, rule in domain.found.computed.items():  # a width computed with a float, for the fields it reads
+        if result is None and names_of(rule) & set(own):
+            in_width = [name, *(n for n in own if n not in names_of(rule))]
+            result = fit(points, values, in_width, domain.binary, layers=layers, independent=True)
     if result is None and symbols is not None:  # a fused projection's width: a sum of the parameters' widths
         result = fit_widths(points, values, _with_partners(domain, own), domain.widths, symbols)
     if result is None:

@@ -80,6 +80,7 @@ class Discovery:
     # a plain MLP, no router): no lower than 2, a condition
     companions: dict = field(default_factory=dict)  # the builder's per-layer lists (see Builder): another builder
     kinds: dict = field(default_factory=dict)  # of the class (the costs') configures layer counts as this one did
+    computed: dict = field(default_factory=dict)  # widths the modeling code computes with a float → their rules
 
     @property
     def minimum(self) -> dict:

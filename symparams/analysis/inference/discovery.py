@@ -32,6 +32,7 @@ kind's number of layers a field of its own (``layer_types#full_attention``).
 from __future__ import annotations
 
 from ...families.inferred import expanded
+from .computed import computed_for
 from .discovered import Branch, Discovery, Field, Uninferable, common, effects, moves, same
 from .layers import kinds_matter, per_layer_lists
 from .probing import Builder, Observation, computed_when_unset, retiled
@@ -129,7 +130,8 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
     start = {**ints, **base}
     fields = {n: Field(n, v) for n, v in start.items()}
     found = Discovery(base, observation, fields, {}, set(), defaults, {n: ints[n] for n in lifted}, branch,
-                      companions=dict(builder.companions), kinds=dict(builder.kinds))
+                      companions=dict(builder.companions), kinds=dict(builder.kinds),
+                      computed=computed_for(getattr(builder, "model_type", "")))
     for name in fields:
         _probe(builder, found, name, start)
     for name in fields:

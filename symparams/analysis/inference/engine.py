@@ -17,12 +17,14 @@ from typing import Any
 import sympy as sp
 
 from ...families.inferred import expanded
+from ...families.inferred_widths import names_of
 from .discovered import Branch, Discovery, Uninferable, common
 from .discovery import discover
 from .relations import missed_relations
+from .computed import widths_at
 from .fitting import LEVELS, expression, fit
 from .probing import Builder, libraries
-from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, symbols_for
+from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, own_symbol, symbols_for
 from .sampling import ATTEMPTS, Sample, admitted, samples, variables
 
 #: random valid configurations the fit is solved on
@@ -48,7 +50,8 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
     binary = frozenset(found.flag_variables)
     # a layer pattern is one of layers: only layer counts are divided by a fixed period, only in instance counts
     layers = frozenset(n for n in found.free if found.fields[n].counts) if target[0] == "count" else frozenset()
-    result = fit(points, values, own, binary, layers=layers) or _factored(points, values, own, binary, layers)
+    result = fit(points, values, own, binary, layers=layers) or _factored(points, values, own, binary, layers) \
+        or _in_computed(found, points, values, own, binary, layers)
     others = [n for n in [*found.free, *found.flag_variables] if n not in own]
     for extra in others:
         if result is not None:
@@ -65,6 +68,21 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
         what = "instances" if target[0] == "count" else f"dimension {target[2]}"
         raise Uninferable(f"no exact formula for the {what} of {target[1]}")
     return result
+
+
+def _in_computed(found: Discovery, points: list, values: list, own: list, binary: frozenset,
+                 layers: frozenset) -> dict | None:
+    """A fit in a width the modeling code computes with a float (see :mod:`.computed`) in place of the fields it
+    is computed from, where those fields fit no basis (LFM2's feed-forward width)."""
+    for name, rule in found.computed.items():
+        ingredients = names_of(rule)
+        if not ingredients & set(own):
+            continue
+        deps = [name, *(n for n in own if n not in ingredients)]
+        found_fit = fit(points, values, deps, binary, layers=layers) or _factored(points, values, deps, binary, layers)
+        if found_fit is not None:
+            return found_fit
+    return None
 
 
 def _factored(points: list, values: list, own: list, binary: frozenset, layers: frozenset) -> dict | None:
@@ -145,6 +163,8 @@ def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n:
     defaults = {**found.defaults, **kinds_of_lists(found.defaults, found.free), **found.branch.overrides}
     point = {k: int(defaults.get(k, found.fields[k].base if k in found.fields else found.flags[k].base))
              for k in [*found.free, *found.flag_variables]}
+    if found.computed and default_real is not None:  # the widths the default config's build computed
+        point.update(widths_at(found.computed, {**found.defaults, **found.branch.overrides, **default_real.values}))
     default_formula = evaluate(total, symbols, point)
     return Verification(len(fresh), len(fresh) - len(wrong), seed,
                         int(default_formula) if default_formula.is_Integer else None,
@@ -228,7 +248,8 @@ def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tu
     if len(fitted) < FIT_SAMPLES // 2:
         raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * FIT_SAMPLES} random configurations built with "
                           f"the default structure{_commonest(builder.errors)}")
-    symbols = {**symbols_for(found.free), **{n: flag_symbol(n) for n in found.flag_variables}}
+    symbols = {**symbols_for(found.free), **{n: own_symbol(n) for n in found.computed},
+               **{n: flag_symbol(n) for n in found.flag_variables}}
     try:
         total, parts = assemble(found, fitted, symbols)
     except Uninferable:  # a basis too large for the points (a per-head count times a flag): as many again

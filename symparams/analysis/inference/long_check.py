@@ -19,7 +19,7 @@ from typing import Any
 
 from ...core.errors import SymparamsError
 from ...families.config import flattened
-from .probing import configure, libraries, quiet
+from .probing import config_class_of, configure, libraries, quiet
 from .tracing import build, trace
 
 #: past the chunks transformers' eager kernels use (64, 128, 256); odd, so no multiple of a chunk
@@ -49,7 +49,7 @@ def _checked(entry: dict, config: dict) -> str | None:
         return f"the formulas refuse the configuration checked: {exc}"
     try:
         with quiet():
-            built = type(transformers.AutoConfig.for_model(entry["model_type"])).from_dict(dict(config))
+            built = config_class_of(entry["model_type"]).from_dict(dict(config))
             module = build(getattr(transformers, entry["model_class"]), built)
             traced = trace(module, LONG, 1, cache=False, backward=True)
     except Exception as exc:  # whatever the modeling code raises at this length: the formulas stay unchecked there

@@ -81,12 +81,20 @@ def auto_class(model_type: str, cls: str):
                              f"know it{hint}")
     auto = getattr(transformers, AUTO_CLASSES[cls])
     mapping = auto._model_mapping
-    config_class = transformers.AutoConfig.for_model(model_type).__class__
+    config_class = config_class_of(model_type)
     if config_class not in mapping:
         has = [name for name, a in AUTO_CLASSES.items() if config_class in getattr(transformers, a)._model_mapping]
         raise SymparamsError(f"model_type {model_type!r} has no {cls} class in transformers "
                              f"{transformers.__version__} (it has: {', '.join(has) or 'none'})")
     return mapping[config_class]
+
+
+def config_class_of(model_type: str):
+    """transformers' config class of ``model_type``, without making its default config (which a class may refuse
+    as it stands: Gemma 4's assistant validates only with values the engine seeds)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    return CONFIG_MAPPING[model_type]
 
 
 #: an element of a list of modules: its index, or a name and an index (NLLB-MoE's experts ``expert_0``, ...)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 
+from .computed import drawn_float, floats_of, widths_at
 from .discovered import Discovery
 from .probing import Builder, Observation
 from .result import Conditions
@@ -81,6 +82,8 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
     for n in sorted(_following(found)) if not lattice else ():
         if rng.random() < 0.5:
             values.pop(n, None)
+    for n, default in floats_of(found.computed, found.defaults).items():
+        values[n] = drawn_float(default, rng)
     return values
 
 
@@ -190,4 +193,6 @@ def variables(found: Discovery, values: dict, obs: Observation | None = None) ->
 
     point = {n: value(n, found.fields[n].base) for n in found.free}
     point.update({n: int(value(n, found.flags[n].base)) for n in found.flag_variables})
+    if found.computed:  # a width computed with a float: from the config as transformers holds it
+        point.update(widths_at(found.computed, held or {**found.defaults, **found.base, **values}))
     return point

@@ -31,7 +31,11 @@ SEEDS: dict[str, dict] = {
     "qwen4_exp_text": QSA,
     # which layers convolve and which attend: the kinds transformers' own tests of the class use, alternating over
     # the default's 32 layers (the kinds' counts become fields of their own, so their order is no part of the formula)
+    "lfm2": {"layer_types": ["full_attention", "conv"] * 16},
     "lfm2_moe": {"layer_types": ["full_attention", "conv"] * 16},
+    # the assistant's config class accepts no per-layer inputs (its validator wants both sizes 0), which its text
+    # config, Gemma 4's, has by default: the default config does not validate without these
+    "gemma4_assistant": {"text_config": {"hidden_size_per_layer_input": 0, "vocab_size_per_layer_input": 0}},
     "hunyuan_v1_dense": {"head_dim": 128},  # tencent/Hunyuan-7B-Instruct
     "hunyuan_v1_moe": {"head_dim": 128},  # tencent/Hunyuan-A13B-Instruct
     "ministral": {"head_dim": 128},  # mistralai/Ministral-8B-Instruct-2410

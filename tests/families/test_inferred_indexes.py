@@ -1,0 +1,112 @@
+"""Lists of layer indices (Llama 4's ``moe_layers``: the layers whose MLP is a mixture of experts).
+
+The formula counts how many layers such a list names, which transformers
+computes from other keys when a config.json leaves it out (one layer in every
+``interleave_moe_layer_step``).  A config.json's own list naming as many
+layers, wherever they are, is counted; one naming another number is refused
+in one line.  The reference is always a meta-device build.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from symparams.families import inferred
+from symparams.families.config import ConfigReader
+from symparams.families.inferred_keys import check_indexes
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from inferred_fields import index_lists  # noqa: E402
+
+#: one MoE layer in every ``step`` of ``layers``: floor(layers / step) listed
+INDEXES = {"moe_layers": {"layers": "layers", "count": [["1", [], [["layers", "step", 1]]]]}}
+
+
+def checked(moe_layers, layers: int = 6, step: int = 2) -> None:
+    reader = ConfigReader({"layers": layers, "step": step, "moe_layers": moe_layers}, "c.json")
+    check_indexes(INDEXES, reader, {"layers": layers, "step": step}, "c.json")
+
+
+@pytest.mark.parametrize("moe_layers", [[1, 3, 5], [0, 1, 2], [5, 0, 3]])
+def test_a_list_naming_as_many_layers_as_the_rule_is_taken_wherever_they_are(moe_layers):
+    checked(moe_layers)
+
+
+@pytest.mark.parametrize("moe_layers,words", [([1, 3], "names 2 layers, the formula holds only with 3"),
+                                              ([0, 1, 2, 3, 4, 5], "names 6 layers"),
+                                              ([1, 1, 3], "names a layer twice"),
+                                              ([1, 3, 6], "not indices of the 6 layers"),
+                                              (3, "not indices")])
+def test_a_list_naming_another_number_of_layers_is_refused_in_one_line(moe_layers, words):
+    with pytest.raises(inferred.OutsideConditions, match=words) as refused:
+        checked(moe_layers)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_list_is_an_index_list_only_below_one_layer_count_of_its_own_config():
+    values = {"num_hidden_layers": 48, "interleave_moe_layer_step": 2, "moe_layers": [1, 3, 47],
+              "dense_layers": [64, 64], "layer_sizes": [64, 128], "attn_resolutions": [3],
+              "text_config.num_hidden_layers": 4, "text_config.global_attn_indexes": [0, 2]}
+    # repeated entries are widths, not indices; [64, 128] is below no layer count; resolutions name no layers
+    assert index_lists(values) == {"moe_layers": "num_hidden_layers",
+                                   "text_config.global_attn_indexes": "text_config.num_hidden_layers"}
+    # two layer counts above the largest index: which one the list indexes is unknown
+    assert index_lists({"num_layers": 8, "num_decoder_layers": 6, "cross_layers": [1, 4]}) == {}
+
+
+# -- Llama 4 against meta builds ------------------------------------------------------------------------------------
+
+SMALL = {"vocab_size": 1000, "hidden_size": 64, "intermediate_size": 48, "intermediate_size_mlp": 96,
+         "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_local_experts": 3}
+
+
+def built(config: dict, cls: str) -> int:
+    import torch
+    import transformers
+
+    values = {k: v for k, v in config.items() if k != "model_type"}
+    hf = transformers.AutoConfig.for_model(config["model_type"], **values)
+    auto = transformers.AutoModel if cls == "base" else transformers.AutoModelForCausalLM
+    with torch.device("meta"):
+        model = auto.from_config(hf)
+    return sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("cls", ["base", "causal-lm"])
+@pytest.mark.parametrize("layers,step,moe_layers", [(6, 2, None), (6, 2, [0, 1, 5]), (5, 3, [4]), (4, 1, [0, 1, 2, 3]),
+                                                    (7, 4, None), (7, 4, [6])])
+def test_llama4_text_counts_the_layers_its_list_names(cls, layers, step, moe_layers):
+    """Two of six layers dense and four MoE are another count than four dense and two MoE: counted with the list
+    the file gives, or the one transformers computes from the step."""
+    config = {"model_type": "llama4_text", **SMALL, "num_hidden_layers": layers, "interleave_moe_layer_step": step}
+    if moe_layers is not None:
+        config["moe_layers"] = moe_layers
+    assert inferred.model(config, head=None if cls == "base" else cls).count == built(config, cls)
+
+
+@pytest.mark.crosscheck
+def test_llama4_text_refuses_a_list_of_other_layers_than_it_counts():
+    """Six layers, a step of 2: three MoE layers counted.  A file listing all six (as a save of the default's list
+    retiled would) builds six: refused, not counted as three."""
+    config = {"model_type": "llama4_text", **SMALL, "num_hidden_layers": 6, "interleave_moe_layer_step": 2,
+              "moe_layers": [0, 1, 2, 3, 4, 5]}
+    with pytest.raises(inferred.OutsideConditions, match="moe_layers names 6 layers, the formula holds only with 3"):
+        inferred.model(config)
+    assert built(config, "base") != built({**config, "moe_layers": [1, 3, 5]}, "base")  # the list shapes the model
+
+
+@pytest.mark.crosscheck
+def test_llama4_counts_its_text_model_s_moe_layers_through_its_sub_config(tmp_path):
+    text = {**SMALL, "num_hidden_layers": 4, "interleave_moe_layer_step": 2, "moe_layers": [0, 3]}
+    vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+              "vision_output_dim": 48, "projector_input_dim": 48, "projector_output_dim": 48, "image_size": 56,
+              "patch_size": 14}
+    config = {"model_type": "llama4", "text_config": text, "vision_config": vision}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert inferred.model(json.loads(path.read_text())).count == built(config, "base")
+    with pytest.raises(inferred.OutsideConditions, match="text_config.moe_layers names 1 layers"):
+        inferred.model({**config, "text_config": {**text, "moe_layers": [2]}})
