@@ -11,7 +11,8 @@ import sympy as sp
 
 from symparams.analysis.inference.computed import computed_for
 from symparams.analysis.inference.layers import KIND, kind_counts
-from symparams.analysis.inference.probing import Builder, attribute, config_class_of, configure, libraries
+from symparams.analysis.inference.probing import (Builder, attribute, computed_when_unset, config_class_of,
+                                                  configure, held_values, libraries, written_otherwise)
 from symparams.analysis.inference.seeds import SEEDS
 from symparams.families.config import flattened
 from symparams.families.inferred_widths import names_of
@@ -32,7 +33,7 @@ def default_config(model_type: str):
 def defaults_of(model_type: str, fields) -> dict:
     """The default config's value of each of ``fields`` (what a config.json that leaves one out means)."""
     config = default_config(model_type)
-    values = {**flattened(config.to_dict()), "num_labels": config.num_labels}
+    values = held_values(config)  # a field the class writes otherwise (Dory's doubled layers) as it holds it
     values.update({name: attribute(config, name) for name in fields if KIND in name})  # layers of one kind
     # a value the engine had to seed has no default a config.json may leave it to: DBRX's bare default holds one
     # key/value head and does not build; read with it, a config without the key would be counted, and wrongly
@@ -68,7 +69,36 @@ def with_defaults(entry: dict) -> dict:
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
             **({"computed": computed} if computed else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),
+            **({"written": written} if (written := written_of(entry["model_type"])) else {}),
             **_lists(entry), **_indexes(entry, tuple(sizes))}
+
+
+@functools.lru_cache(maxsize=None)
+def written_of(model_type: str) -> dict:
+    """How the config class writes a config.json otherwise than it holds the config (see
+    :func:`~symparams.analysis.inference.probing.written_otherwise`), as the reader undoes it: ``list``, the
+    per-layer list whose entries ``marks`` (written, never held) show the written form; ``fields``, each whole
+    number → the factor it is written times over, the same at three times the values; ``computed``, those the
+    class computes when a file leaves them out.  {} for a class that writes what it holds, or whose written form
+    is not so simple (then a file in it is read as written, and the audit finds the difference)."""
+    config = default_config(model_type)
+    otherwise = written_otherwise(config)
+    lists = {k: sorted(set(map(str, w)) - set(map(str, h))) for k, (w, h) in otherwise.items() if isinstance(w, list)}
+    lists = {k: marks for k, marks in lists.items() if marks}
+    numbers = {k: (w, h) for k, (w, h) in otherwise.items() if isinstance(w, int)}
+    if len(lists) != 1 or not numbers or any(h <= 0 or w % h for w, h in numbers.values()):
+        return {}
+    fields = {k: w // h for k, (w, h) in numbers.items()}
+    try:
+        tripled = configure(model_type, {k: 3 * h for k, (_, h) in numbers.items()})
+    except Exception:  # the class refuses the tripled values: the factors are not confirmed
+        return {}
+    again = written_otherwise(tripled)
+    if any(again.get(k) != (3 * h * fields[k], 3 * h) for k, (_, h) in numbers.items()):
+        return {}
+    (listed, marks), = lists.items()
+    return {"list": listed, "marks": marks, "fields": fields,
+            "computed": sorted(k for k in fields if computed_when_unset(config, k))}
 
 
 def _lists(entry: dict) -> dict:
@@ -191,13 +221,19 @@ def index_lists(values: dict) -> dict[str, str]:
 
 
 def _whole_numbers(value) -> bool:
-    return isinstance(value, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+    """A list of whole numbers, or of lists of them (Mllama's supported aspect ratios, pairs of tile counts)."""
+    return isinstance(value, (list, tuple)) and all(
+        _whole_numbers(x) if isinstance(x, (list, tuple)) else isinstance(x, int) and not isinstance(x, bool)
+        for x in value)
 
 
 def _other_lists(value: list) -> list[list]:
     """Other values of a list of whole numbers to try: emptied, one entry more, each entry doubled or one more, one
     moved from the last entry to the first (Reformer's axial widths must sum to the hidden size); for an empty
-    list, the first layers' numbers."""
+    list, the first layers' numbers.  A list of lists: emptied, its last entry once more, or left out (how many
+    aspect ratios Mllama's tile embeddings have a row for)."""
+    if any(isinstance(x, (list, tuple)) for x in value):
+        return [[], [*value, value[-1]], value[:-1]]
     if not value:
         return [[0], [1], [0, 1]]
     moved = [[value[0] + 1, *value[1:-1], value[-1] - 1]] if len(value) > 1 else []

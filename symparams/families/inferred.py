@@ -21,7 +21,8 @@ from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, names_in, numerator_names, parameter_names, symbol_of, version)
-from .inferred_keys import check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes, refuse_unrepeated_lists
+from .inferred_keys import (as_held, check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes,
+                            refuse_unrepeated_lists)
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 from .inferred_widths import names_of, width
 
@@ -498,6 +499,7 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
 
     model_type = config["model_type"]
     cls = class_of(model_type, head, source)
+    config = as_held(entries(model_type)[cls], config, source)  # a file as its class writes it, read back
     branch = _branch_read(entries(model_type)[cls], ConfigReader(config, source, head), source)
     entry = in_branch(entries(model_type)[cls], branch)
     reading = read_config(entry, ConfigReader(config, source, head), source)
@@ -541,7 +543,7 @@ def counted_figures(entry: dict, config: Mapping[str, Any], source: str = "confi
     building the model's tree: what the double entry compares a hand family's count of ``config`` with."""
     from .config import ConfigReader
 
-    reader = ConfigReader(config, source)
+    reader = ConfigReader(as_held(entry, config, source), source)
     key = _branch_read(entry, reader, source)
     chosen = in_branch(entry, key)
     reading = read_config(chosen, reader, source)

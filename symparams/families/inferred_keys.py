@@ -1,7 +1,8 @@
 """Keys of a config.json an inferred formula does not read, refused in one line where they may change shapes: a
 whole-number key naming a size the formula was not fitted over, a key the config class reads beside its fields,
 a list of whole numbers other than the default's (a list of layer indices naming another number of layers),
-a flag left out while a text it may follow is changed."""
+a flag left out while a text it may follow is changed; and a file its config class writes otherwise than it
+holds it, read back as the class does (:func:`as_held`)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,26 @@ def refuse_flags_text_may_set(entry: dict, reader, source: str) -> None:
 
 def _json(value) -> str:
     return json.dumps(value)
+
+
+def as_held(entry: dict, config: Mapping[str, Any], source: str) -> Mapping[str, Any]:
+    """The config.json as its class holds it, where the class writes some fields otherwise (``written``): Dory's
+    writes its layer counts doubled and an ``"mlp"`` entry after each layer of ``layer_types``, and halves them
+    again on reading a file whose list holds one.  Such a file's fields are divided back and those entries
+    dropped; one refused where a field is missing or does not divide (the class would halve a default or round
+    down); a file without them is read as it is."""
+    written = entry.get("written")
+    entries = config.get(written["list"]) if written else None
+    if not isinstance(entries, list) or not any(isinstance(e, str) and e in written["marks"] for e in entries):
+        return config
+    mark = next(e for e in entries if isinstance(e, str) and e in written["marks"])
+    held = {**config, written["list"]: [e for e in entries if e not in written["marks"]]}
+    for name, factor in written["fields"].items():
+        value = config.get(name)
+        if name in written["computed"] and value is None:
+            continue  # the class computes it from the others
+        if not isinstance(value, int) or isinstance(value, bool) or value % factor:
+            raise OutsideConditions(f"{source}: key {written['list']} holds {mark!r}, so transformers reads {name} "
+                                    f"as written {factor} times over, and {name} is {_json(value)}: not counted")
+        held[name] = value // factor
+    return held

@@ -291,7 +291,8 @@ def test_a_costs_only_run_keeps_the_count_and_takes_costs_only_from_the_same_cou
 def test_a_held_field_the_config_computes_when_unset_is_left_out_so_the_layers_move():
     """Dory's recurrent layers default to None, computed as the layers less the input and output ones, and a
     config refuses any other sum: set, it pins every layer count; left out, the layer count is a variable.  The
-    fit reads the config as it is saved, where Dory writes each layer as two blocks (twice the layer count)."""
+    fit reads the config as the class holds it, not as it saves it (each layer written as two blocks, twice the
+    layer count): count --config reads a saved file back as the class does."""
     result = infer("dory", "base", verify_configurations=4, seed=7)
     assert result.exact, result.reason
     assert "num_hidden_layers" in result.symbols and "n_recurrent_layers" in result.conditions.derived
@@ -299,8 +300,8 @@ def test_a_held_field_the_config_computes_when_unset_is_left_out_so_the_layers_m
              "head_dim": 16, "vocab_size": 1000, "n_input_layers": 1, "n_output_layers": 1}
     for layers in (3, 5):
         cfg = transformers.AutoConfig.for_model("dory", **small, num_hidden_layers=layers)
-        saved = cfg.to_dict()
-        values = {field: saved[field] for field in [*result.symbols, *result.flags]}
+        values = {field: getattr(cfg, field) for field in [*result.symbols, *result.flags]}
+        assert cfg.to_dict()["num_hidden_layers"] == 2 * layers
         assert result.count(values) == real_count("dory", "base", {**small, "num_hidden_layers": layers}), layers
 
 

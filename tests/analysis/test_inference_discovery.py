@@ -191,6 +191,21 @@ def test_a_period_of_layers_the_base_ends_before_is_a_variable_and_its_offset_be
     assert ("attn_layer_offset", "attn_layer_period") in found.relations
 
 
+def test_draws_end_the_layers_where_a_hidden_pattern_starts_again_one_time_in_four():
+    # only where L - offset is a multiple of the period do floor((L - o)/p) and floor((L - o - 1)/p) part: drawn
+    # freely, 4 of 200 draws land there (Jamba's causal LM fitted its biases on none of them)
+    import random
+
+    from symparams.analysis.inference.sampling import draw
+
+    found = discover(PeriodicAttentionBuilder())
+    rng = random.Random(0)
+    draws = [draw(found, rng) for _ in range(200)]
+    meeting = [v for v in draws if v["num_layers"] > v["attn_layer_offset"]
+               and (v["num_layers"] - v["attn_layer_offset"]) % v["attn_layer_period"] == 0]
+    assert len(meeting) >= 40
+
+
 class OneExpertBuilder(ToyBuilder):
     """Jamba's feed-forward: a router and ``num_experts`` experts, or a plain MLP (no router) for one expert."""
 
@@ -420,3 +435,29 @@ def test_a_parameter_only_a_flag_builds_follows_a_field_with_the_fields_it_moves
     found = discover(SparseStepBuilder())
     assert found.fields["num_layers"].followers == {"step"}
     assert ("count", "layers.*.router.bias") in found.fields["num_layers"].effects
+
+
+def test_a_field_written_otherwise_than_held_is_read_as_held():
+    # Dory's to_dict doubles the layer counts and puts an "mlp" entry after each layer kind; the model is built
+    # from the values held, so the fit's points and the defaults must be those (72 layers counted for 36 before)
+    import dataclasses
+
+    from symparams.analysis.inference.probing import held_values, written_otherwise
+
+    @dataclasses.dataclass
+    class Doubling:
+        num_hidden_layers: int = 3
+        hidden_size: int = 8
+        layer_types: list = dataclasses.field(default_factory=lambda: ["full", "sliding", "full"])
+        num_labels: int = 2
+
+        def to_dict(self):
+            return {"num_hidden_layers": 2 * self.num_hidden_layers, "hidden_size": self.hidden_size,
+                    "layer_types": [k for kind in self.layer_types for k in (kind, "mlp")]}
+
+    config = Doubling()
+    assert written_otherwise(config) == {"num_hidden_layers": (6, 3), "layer_types": (
+        ["full", "mlp", "sliding", "mlp", "full", "mlp"], ["full", "sliding", "full"])}
+    held = held_values(config)
+    assert held["num_hidden_layers"] == 3 and held["layer_types"] == ["full", "sliding", "full"]
+    assert held["hidden_size"] == 8

@@ -139,6 +139,28 @@ def test_layers_at_an_offset_in_every_period_of_the_config_are_fitted():
     assert formula(data, {"L": 32, "o": 4, "p": 8}) == 4  # Jamba's defaults: layers 4, 12, 20, 28
 
 
+def test_layers_at_an_offset_are_refused_where_no_point_shows_where_the_pattern_starts():
+    # Jamba's causal LM: its biases fitted on the half of the points with the flag on, none of which had L - offset
+    # a multiple of the period, where floor((L - o)/p) and floor((L - o - 1)/p) part; the solver kept the first and
+    # counted a config with L = 4, offset 4, period 5 one recurrent layer short
+    rng = random.Random(1)
+    points = []
+    while len(points) < 45:
+        period = rng.randint(2, 8)
+        offset = rng.randint(0, period - 1)
+        layers = rng.randint(offset + 1, 30)
+        if (layers - offset) % period:
+            points.append({"l": layers, "p": period, "o": offset})
+    recurrent = [sum(1 for i in range(p["l"]) if i % p["p"] != p["o"]) for p in points]
+    found = fit(points, recurrent, ["l", "p", "o"], layers=frozenset({"l"}))
+    assert found is None or all(t.less is None for t in found)
+    meeting = {"l": 9, "p": 5, "o": 4}  # where the two part: one more point pins the start down
+    points.append(meeting)
+    recurrent.append(sum(1 for i in range(9) if i % 5 != 4))
+    found = fit(points, recurrent, ["l", "p", "o"], layers=frozenset({"l"}))
+    assert {str(t): c for t, c in found.items()} == {"1": -1, "l": 1, "floor((l - o - 1)/p)": -1}
+
+
 def test_one_layer_in_every_d_of_layers_of_two_kinds_together_is_fitted_stored_and_read_back():
     # Qwen3-Next: experts where (i + 1) % decoder_sparse_step == 0, the layers counted by kind (full, linear): 3 and
     # 3 layers, every 2nd sparse, have 3 sparse ones, where floors of each kind apart would say 1 + 1

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from math import prod
 from typing import Mapping, Sequence
@@ -299,8 +299,26 @@ def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Seque
         coefficients, rank = solved
         if independent and rank < len(terms):
             continue
-        return {t: c for t, c in zip(terms, coefficients) if c != 0}
+        found = {t: c for t, c in zip(terms, coefficients) if c != 0}
+        if _unpinned_phase(found, columns):
+            continue
+        return found
     return _sparse(points, values, names, binary, max_level, layers)
+
+
+def _unpinned_phase(found: Mapping[Term, Fraction], columns: Mapping[Term, list[Fraction]]) -> bool:
+    """Whether a term of ``found`` that counts the layers of a pattern from a field's offset (Jamba's attention
+    layers, where ``i % period == offset``) equals, at every point, the same term rounded the other way or
+    shifted by one: the points never met the layer count where the two part (``L - offset`` a multiple of the
+    period), so where the pattern starts is unknown, and the solver's pick between them a guess."""
+    for term in found:
+        if term.less is None:
+            continue
+        for other, column in columns.items():
+            if other != term and replace(other, shift=term.shift, ceiling=term.ceiling) == term \
+                    and column == columns[term]:
+                return True
+    return False
 
 
 def _columns(terms: Sequence[Term], points: Sequence[Mapping[str, int]]) -> dict[Term, list[Fraction]]:

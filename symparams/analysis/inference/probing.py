@@ -201,9 +201,26 @@ class Builder:
 
 def held_values(config) -> dict[str, Any]:
     """A config's fields as it holds them after ``__init__`` (``num_labels`` among them), a sub-config's as
-    dotted keys: a field the config computes when left out has its computed value here."""
+    dotted keys: a field the config computes when left out has its computed value here.  A field its class
+    writes otherwise than it holds it is the value held (see :func:`written_otherwise`)."""
     out = flattened(config.to_dict())
+    out.update({name: held for name, (_, held) in written_otherwise(config, out).items()})
     out["num_labels"] = config.num_labels
+    return out
+
+
+def written_otherwise(config, written: dict | None = None) -> dict[str, tuple]:
+    """The whole numbers and lists a config's ``to_dict`` writes otherwise than the config holds them, each →
+    (written, held): Dory writes its layer counts doubled and an ``"mlp"`` entry after each of ``layer_types``,
+    and reads a file so written back by halving them.  The model is built from the values held."""
+    written = flattened(config.to_dict()) if written is None else written
+    out = {}
+    for name, value in written.items():
+        if isinstance(value, bool) or not isinstance(value, (int, list)):
+            continue
+        held = attribute(config, name)
+        if type(held) is type(value) and held != value:
+            out[name] = (value, held)
     return out
 
 

@@ -76,6 +76,7 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
         base = found.fields[n].base
         if isinstance(base, int) and base > 1 and rng.random() < 0.25:
             values[n] = rng.randint(1, base)  # down too: a bound of layers (the last expert layer) may be irrelevant
+    _meet_pattern_starts(found, values, rng)
     for n in found.flag_variables:
         values[n] = rng.random() < 0.5
     for n in sorted(_following(found)) if not lattice else ():
@@ -84,6 +85,21 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
     for n, default in floats_of(found.computed, found.defaults).items():
         values[n] = drawn_float(default, rng)
     return values
+
+
+def _meet_pattern_starts(found: Discovery, values: dict, rng: random.Random) -> None:
+    """One time in four, the layer counts ended where a pattern the base's few layers hid starts again (Jamba:
+    ``L = offset + k * period``): only there do ``floor((L - offset)/period)`` and ``floor((L - offset - 1)/period)``
+    part, and a fit never shown such a point cannot tell which counts the pattern (see
+    :func:`~.fitting.fit`)."""
+    for offset, period in sorted(found.relations):
+        if offset not in found.hidden or period not in found.hidden or rng.random() >= 0.25:
+            continue
+        laps = rng.randint(1, 2)
+        related = {n for pair in found.relations for n in pair}
+        for n, f in sorted(found.fields.items()):  # the layer counts drawn freely (in no relation)
+            if f.free and f.counts and "layer" in n.rpartition(".")[2] and n not in related:
+                values[n] = values[offset] + laps * values[period]
 
 
 def _following(found: Discovery) -> set[str]:
