@@ -303,11 +303,11 @@ def _json(value) -> str:
     return json.dumps(value)
 
 
-_RELATIONS = {" divides ": "divides", " = ": "equals", " < ": "below", " ≠ ": "differs"}
+_RELATIONS = {" divides ": "divides", " = ": "equals", " < ": "below", " ≠ ": "differs", " ≥ ": "atleast"}
 
 
 def parse_relation(text: str) -> tuple[str, str, str]:
-    """``(left, kind, right)`` of a relation as the data writes it (``n_head divides n_embd``, ``E ≠ H``)."""
+    """``(left, kind, right)`` of a relation as the data writes it (``n_head divides n_embd``, ``E ≠ H``, ``M ≥ L``)."""
     for word, kind in _RELATIONS.items():
         left, found, right = text.partition(word)
         if found:
@@ -318,7 +318,7 @@ def parse_relation(text: str) -> tuple[str, str, str]:
 def _holds(kind: str, a: int, b: int) -> bool:
     if kind == "divides":
         return a > 0 and b % a == 0
-    return {"equals": a == b, "differs": a != b}.get(kind, a < b)
+    return {"equals": a == b, "differs": a != b, "atleast": a >= b}.get(kind, a < b)
 
 
 def _constraints(entry: dict, reading: Reading) -> tuple[Constraint, ...]:
@@ -331,7 +331,8 @@ def _constraints(entry: dict, reading: Reading) -> tuple[Constraint, ...]:
         if left not in entry["symbols"] or right not in entry["symbols"]:
             continue
         a, b = scope[entry["symbols"][left]], scope[entry["symbols"][right]]
-        expr = {"divides": b / a, "below": b - a, "equals": 1 / (1 + (a - b) ** 2), "differs": (a - b) ** 2}[kind]
+        expr = {"divides": b / a, "below": b - a, "equals": 1 / (1 + (a - b) ** 2), "differs": (a - b) ** 2,
+                "atleast": a - b + 1}[kind]
         if expr.free_symbols:
             out.append(Constraint(expr, f"the inferred formula needs {text} ({left} is {a}, {right} is {b})"
                                   .replace("{", "(").replace("}", ")")))

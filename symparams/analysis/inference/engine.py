@@ -17,10 +17,10 @@ from typing import Any
 import sympy as sp
 
 from ...families.inferred import expanded
-from .discovered import Branch, Discovery, Uninferable, common
+from .discovered import ORDERS, OTHER_SIDE, Branch, Discovery, Uninferable, common
 from .discovery import discover
 from .relations import missed_relations
-from .fitting import LEVELS, expression, fit
+from .fitting import BOUNDED, LEVELS, expression, fit
 from .probing import Builder, libraries
 from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, symbols_for
 from .sampling import ATTEMPTS, Sample, admitted, samples, variables
@@ -61,6 +61,8 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
         if result is not None:
             break
         result = fit(points, values, [n for n in own if n != dropped], binary, max_level=UP_TO_FLOORS, layers=layers)
+    if result is None and target[0] == "count":  # last, so that no count fitted before changes
+        result = fit(points, values, own, binary, max_level=len(LEVELS) - 1, layers=layers, min_level=BOUNDED)
     if result is None:
         what = "instances" if target[0] == "count" else f"dimension {target[2]}"
         raise Uninferable(f"no exact formula for the {what} of {target[1]}")
@@ -208,8 +210,8 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
                   if (v is None or k in found.empty) and not common(k) and k not in found.quiet and k not in given)
     split = tuple(Relation(left, kind, right) for left, kind, right in found.branch.split)
     # the other side of each meeting the main formula found is a formula of its own: this one holds on its side
-    other = tuple(Relation(left, "equals" if kind == "differs" else "differs", right)
-                  for left, kind, right, _ in found.splits if kind == "equals")
+    other = tuple(Relation(left, OTHER_SIDE[kind], right)
+                  for left, kind, right, _ in found.splits if kind in ("equals", *ORDERS))
     relations = tuple(dict.fromkeys((*_relations(found), *split, *other)))
     return Conditions(
         relations=relations, fixed=fixed,
@@ -309,14 +311,14 @@ def _inferred(builder: Builder, verify_configurations: int, seed: int,
         found = discover(builder, branch=branch)
         if found.lifted:
             try:
-                total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
+                total, parts, symbols, verification = _bounded(builder, found, verify_configurations, seed)
             except Uninferable:
                 verification = None
             if verification is None or not verification.passed:
                 # the lift does not hold at the default: the field is held
                 found = discover(builder, lift=False, branch=branch)
         if not found.lifted:
-            total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
+            total, parts, symbols, verification = _bounded(builder, found, verify_configurations, seed)
         if not verification.passed:
             reason = _failure(verification)
     except Uninferable as exc:
@@ -330,6 +332,66 @@ def _inferred(builder: Builder, verify_configurations: int, seed: int,
         verification=verification, builds=builder.builds, failed_builds=builder.failures,
         seconds=time.perf_counter() - start, reason=reason, parameters=parts,
         trainable=None if total is None else trainable_of(total, parts), discovery=found), found
+
+
+def _bounded(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any, tuple, dict, Verification]:
+    """:func:`_attempt`; where that fails, again on one side of each bound in turn (see :func:`bounds`), the other
+    side left to a branch: the first that holds."""
+    state = _state(found)
+    try:
+        first, error = _attempt(builder, found, n, seed), None
+    except Uninferable as exc:
+        first, error = None, exc
+    if first is not None and first[3].passed or found.branch != Branch():
+        return _given(first, error)
+    after = _state(found)
+    for bound in bounds(found):
+        _restore(found, state)
+        found.splits.append(bound)
+        try:
+            attempt = _attempt(builder, found, n, seed)
+        except Uninferable:
+            attempt = None
+        if attempt is not None and attempt[3].passed:
+            return attempt
+        found.splits.remove(bound)
+    _restore(found, after)
+    return _given(first, error)
+
+
+def _given(result, error):
+    if result is None:
+        raise error
+    return result
+
+
+def _state(found: Discovery) -> tuple:
+    """What a failed attempt changes of a discovery: the flags it held, the layers it drew no lower than."""
+    return {n: f.kind for n, f in found.flags.items()}, dict(found.lowest)
+
+
+def _restore(found: Discovery, state: tuple) -> None:
+    kinds, lowest = state
+    for name, kind in kinds.items():
+        found.flags[name].kind = kind
+    found.lowest = dict(lowest)
+
+
+def bounds(found: Discovery) -> list[tuple]:
+    """The order splits worth trying, ``(bound, "atleast", layers, start)``: a field the base's few layers hid (see
+    :func:`~.relations.deeper`) bounds something by a layer count, and stops mattering past it (ERNIE 4.5's last
+    layer with experts, Zamba2's shared blocks, as many as the hybrid layers at most); the formula is fitted
+    where the bound is below the layer count, as the default config has it, the other side a branch of its own
+    started with the bound at the default's layer count."""
+    defaults = {**found.defaults, **kinds_of_lists(found.defaults, found.free)}
+    counts = [n for n, f in found.fields.items() if f.free and f.counts and "layer" in n.rpartition(".")[2]]
+    out = []
+    for bound in found.hidden:
+        for layers in counts:
+            low, top = defaults.get(bound), defaults.get(layers)
+            if layers != bound and isinstance(low, int) and isinstance(top, int) and 0 < low < top:
+                out.append((bound, "atleast", layers, ((bound, top),)))
+    return out
 
 
 def _attempt(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any, tuple, dict, Verification]:

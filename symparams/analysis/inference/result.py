@@ -91,7 +91,8 @@ def symbols_for(fields) -> dict[str, sp.Symbol]:
 class Relation:
     """A discovered relation between two fields, as the sampled domain held it: divides, equals or below; or,
     where the structure changes as two fields meet (a projection between two widths only where they differ),
-    differs or equals, one formula on each side."""
+    differs or equals, one formula on each side; or, where a bound stops mattering past another field (the last
+    layer with experts past the last layer), below or at least, one formula on each side."""
 
     left: str
     kind: str
@@ -100,10 +101,10 @@ class Relation:
     def holds(self, values: Mapping[str, Any]) -> bool:
         a, b = values[self.left], values[self.right]
         return {"divides": lambda: a > 0 and b % a == 0, "equals": lambda: a == b, "below": lambda: a < b,
-                "differs": lambda: a != b}[self.kind]()
+                "differs": lambda: a != b, "atleast": lambda: a >= b}[self.kind]()
 
     def __str__(self) -> str:
-        word = {"divides": "divides", "equals": "=", "below": "<", "differs": "≠"}[self.kind]
+        word = {"divides": "divides", "equals": "=", "below": "<", "differs": "≠", "atleast": "≥"}[self.kind]
         return f"{self.left} {word} {self.right}"
 
 
