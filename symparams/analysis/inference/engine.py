@@ -61,8 +61,12 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
         if result is not None:
             break
         result = fit(points, values, [n for n in own if n != dropped], binary, max_level=UP_TO_FLOORS, layers=layers)
-    if result is None and target[0] == "count":  # last, so that no count fitted before changes
-        result = fit(points, values, own, binary, max_level=len(LEVELS) - 1, layers=layers, min_level=BOUNDED)
+    # the last resort, after all else, so that no count fitted before changes: ranges of layers (see BOUNDED), in
+    # the target's own fields, or with one more (at the base, Flint's dense layers number 2 whatever the layers)
+    for names in [own, *(own + [extra] for extra in others)] if target[0] == "count" else ():
+        if result is not None:
+            break
+        result = fit(points, values, names, binary, max_level=len(LEVELS) - 1, layers=layers, min_level=BOUNDED)
     if result is None:
         what = "instances" if target[0] == "count" else f"dimension {target[2]}"
         raise Uninferable(f"no exact formula for the {what} of {target[1]}")
