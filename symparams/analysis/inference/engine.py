@@ -63,35 +63,38 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
         result = fit(points, values, [n for n in own if n != dropped], binary, max_level=UP_TO_FLOORS, layers=layers)
     # the last resort, after all else, so that no count fitted before changes: ranges of layers (see BOUNDED), in
     # the target's own fields, or with one more (at the base, Flint's dense layers number 2 whatever the layers)
+    last = {"max_level": len(LEVELS) - 1, "min_level": BOUNDED}
     for names in [own, *(own + [extra] for extra in others)] if target[0] == "count" else ():
         if result is not None:
             break
-        result = fit(points, values, names, binary, max_level=len(LEVELS) - 1, layers=layers, min_level=BOUNDED)
+        result = fit(points, values, names, binary, layers=layers, **last) \
+            or _factored(points, values, names, binary, layers, **last)
     if result is None:
         what = "instances" if target[0] == "count" else f"dimension {target[2]}"
         raise Uninferable(f"no exact formula for the {what} of {target[1]}")
     return result
 
 
-def _factored(points: list, values: list, own: list, binary: frozenset, layers: frozenset) -> dict | None:
+def _factored(points: list, values: list, own: list, binary: frozenset, layers: frozenset,
+              **levels) -> dict | None:
     """A fit of a quantity every value of which a field of its own divides, as that field times a fit of the
     quotient in the others (NLLB-MoE's experts: as many as the config has, on one layer in every
     ``sparse_step``): the quotient's basis is the smaller one the points can pin down.  A flag is such a field
     where the quantity is 0 wherever the flag is off (Jamba's convolution biases, on every recurrent layer of a
-    pattern of layers): the quotient is fitted where it is on."""
+    pattern of layers): the quotient is fitted where it is on.  ``levels``: the fit's bounds on its basis."""
     for name in own:
         if name in binary:
             on = [(p, v) for p, v in zip(points, values) if p[name]]
             if on and all(v == 0 for p, v in zip(points, values) if not p[name]):
                 found = fit([p for p, _ in on], [v for _, v in on], [n for n in own if n != name], binary,
-                            layers=layers)
+                            layers=layers, **levels)
                 if found is not None:
                     return {replace(t, powers=_times(t.powers, name)): c for t, c in found.items()}
             continue
         if not all(p[name] > 0 and v % p[name] == 0 for p, v in zip(points, values)):
             continue
         rest = [n for n in own if n != name]
-        found = fit(points, [v // p[name] for p, v in zip(points, values)], rest, binary, layers=layers)
+        found = fit(points, [v // p[name] for p, v in zip(points, values)], rest, binary, layers=layers, **levels)
         if found is not None:
             return {replace(t, powers=_times(t.powers, name)): c for t, c in found.items()}
     return None
@@ -228,17 +231,20 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
 
 
 def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tuple, dict]:
-    fitted = samples(builder, found, random.Random(seed), FIT_SAMPLES)
-    if len(fitted) < FIT_SAMPLES // 2 and missed_relations(builder, found):
-        fitted = samples(builder, found, random.Random(seed), FIT_SAMPLES)
-    if len(fitted) < FIT_SAMPLES // 2:
-        raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * FIT_SAMPLES} random configurations built with "
+    # kept to one side of a bound, a fit's ranges of layers have four layer fields, and a flag that switches such a
+    # count leaves half the points to its quotient: twice as many
+    wanted = FIT_SAMPLES * (2 if found.sides else 1)
+    fitted = samples(builder, found, random.Random(seed), wanted)
+    if len(fitted) < wanted // 2 and missed_relations(builder, found):
+        fitted = samples(builder, found, random.Random(seed), wanted)
+    if len(fitted) < wanted // 2:
+        raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * wanted} random configurations built with "
                           f"the default structure{_commonest(builder.errors)}")
     symbols = {**symbols_for(found.free), **{n: flag_symbol(n) for n in found.flag_variables}}
     try:
         total, parts = assemble(found, fitted, symbols)
     except Uninferable:  # a basis too large for the points (a per-head count times a flag): as many again
-        fitted += samples(builder, found, random.Random(seed + 2), FIT_SAMPLES)
+        fitted += samples(builder, found, random.Random(seed + 2), wanted)
         try:
             total, parts = assemble(found, fitted, symbols)
         except Uninferable:
