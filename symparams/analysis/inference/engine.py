@@ -388,15 +388,18 @@ def _restore(found: Discovery, state: tuple) -> None:
 
 
 def bounds(found: Discovery) -> list[tuple]:
-    """The order splits worth trying, ``(bound, "atleast", layers, start)``: a field the base's few layers hid (see
-    :func:`~.relations.deeper`) bounds something by a layer count, and stops mattering past it (ERNIE 4.5's last
-    layer with experts, Zamba2's shared blocks, as many as the hybrid layers at most); the formula is fitted
+    """The order splits worth trying, ``(bound, "atleast", layers, start)``: a field that moves a count may bound
+    it by a layer count, and stop mattering past it (ERNIE 4.5's last layer with experts, Zamba2's shared blocks,
+    as many as the hybrid layers at most): first those the base's few layers hid (see
+    :func:`~.relations.deeper`), which show it, then the others; the formula is fitted
     where the bound is below the layer count, as the default config has it, the other side a branch of its own
     started with the bound at the default's layer count."""
     defaults = {**found.defaults, **kinds_of_lists(found.defaults, found.free)}
     counts = [n for n, f in found.fields.items() if f.free and f.counts and "layer" in n.rpartition(".")[2]]
+    # the fields the base's layers hid first, then any other that moves a count
+    others = [n for n, f in found.fields.items() if f.free and f.counts and n not in found.hidden]
     out = []
-    for bound in found.hidden:
+    for bound in [*found.hidden, *others]:
         for layers in counts:
             low, top = defaults.get(bound), defaults.get(layers)
             if layers != bound and isinstance(low, int) and isinstance(top, int) and 0 < low < top:
