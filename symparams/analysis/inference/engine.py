@@ -320,8 +320,8 @@ def _inferred(builder: Builder, verify_configurations: int, seed: int,
     try:
         found = discover(builder, branch=branch)
         if found.lifted:
-            try:
-                total, parts, symbols, verification = _bounded(builder, found, verify_configurations, seed)
+            try:  # no bounds tried here: a lift that fails is dropped first, as before there were any
+                total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
             except Uninferable:
                 verification = None
             if verification is None or not verification.passed:

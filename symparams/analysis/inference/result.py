@@ -289,9 +289,12 @@ def encode(expr: sp.Expr) -> list:
 def _numerator(num: sp.Expr):
     """A floor's numerator as data: a symbol's name, or a list of a name, then names subtracted and a whole number
     added (``["L", "S"]`` is ``L - S``, ``["L", 2]`` is ``L + 2``), a second name added in a list of its own
-    (``["F", ["S"]]`` is ``F + S``, layers of two kinds together); None when it is none of these."""
+    (``["F", ["S"]]`` is ``F + S``, layers of two kinds together), or a whole number; None when it is none of
+    these."""
     if num.is_Symbol:
         return num.name
+    if num.is_Integer:  # the first layers a fixed list holds (Flint's two dense ones): floor(2/d)
+        return int(num)
     plus, minus, shift = [], [], 0
     for term in sp.Add.make_args(num):
         if term.is_Symbol:
