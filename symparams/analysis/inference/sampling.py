@@ -136,14 +136,15 @@ def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide
             continue
         obs = builder.observe(values)
         if obs is not None and not obs.uneven() and obs.regime == regimes.of(values) \
-                and on_sides(found, variables(found, values, obs)):
+                and on_sides(found, {**values, **variables(found, values, obs)}):
             out.append((values, obs))
     return out
 
 
 def on_sides(found: Discovery, point: dict) -> bool:
-    """Whether a configuration (as the fit's point) is on every side of an order the formula keeps to (see
-    :attr:`~.discovered.Discovery.sides`): no change of structure keeps the samples there."""
+    """Whether a configuration (its values, the fit's point over them) is on every side of an order the formula
+    keeps to (see :attr:`~.discovered.Discovery.sides`): no change of structure keeps the samples there.  A
+    branch's bound may be no variable (past the layers it changes nothing), held where the branch starts."""
     return all(Relation(*side).holds(point) for side in found.sides if side[0] in point and side[2] in point)
 
 
