@@ -85,6 +85,8 @@ class Discovery:
     hidden: dict = field(default_factory=dict)  # fields the base's few layers hide → (the deeper values, the move)
     least: dict = field(default_factory=dict)  # sizes whose value 1 builds another structure (a single expert is
     # a plain MLP, no router): no lower than 2, a condition
+    last_resort: bool = False  # counts may be fitted with the last levels (see fitting.BOUNDED): a formula that
+    # failed without them (a type exact without them keeps its formula)
     companions: dict = field(default_factory=dict)  # the builder's per-layer lists (see Builder): another builder
     kinds: dict = field(default_factory=dict)  # of the class (the costs') configures layer counts as this one did
 

@@ -64,7 +64,7 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
     # the last resort, after all else, so that no count fitted before changes: ranges of layers (see BOUNDED), in
     # the target's own fields, or with one more (at the base, Flint's dense layers number 2 whatever the layers)
     last = {"max_level": len(LEVELS) - 1, "min_level": BOUNDED}
-    for names in [own, *(own + [extra] for extra in others)] if target[0] == "count" else ():
+    for names in [own, *(own + [extra] for extra in others)] if target[0] == "count" and found.last_resort else ():
         if result is not None:
             break
         result = fit(points, values, names, binary, layers=layers, **last) \
@@ -345,26 +345,29 @@ def _inferred(builder: Builder, verify_configurations: int, seed: int,
 
 
 def _bounded(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any, tuple, dict, Verification]:
-    """:func:`_attempt`; where that fails, again on one side of each bound in turn (see :func:`bounds`), the other
-    side left to a branch: the first that holds."""
+    """:func:`_attempt`; where that fails, again with the last levels of counts (see :data:`~.fitting.BOUNDED`),
+    then so on one side of each bound in turn (see :func:`bounds`), the other side left to a branch: the first
+    that holds.  A formula that holds at once is the one it always was."""
     state = _state(found)
     try:
         first, error = _attempt(builder, found, n, seed), None
     except Uninferable as exc:
         first, error = None, exc
-    if first is not None and first[3].passed or found.branch != Branch():
-        return _given(first, error)
+    if first is not None and first[3].passed or found.branch != Branch() and not found.sides:
+        return _given(first, error)  # another type's branches stay as they were
     after = _state(found)
-    for bound in bounds(found):
+    found.last_resort = True
+    for bound in [None, *(bounds(found) if found.branch == Branch() else ())]:
         _restore(found, state)
-        found.splits.append(bound)
+        found.splits += [bound] if bound else []
         try:
             attempt = _attempt(builder, found, n, seed)
         except Uninferable:
             attempt = None
         if attempt is not None and attempt[3].passed:
             return attempt
-        found.splits.remove(bound)
+        found.splits = [s for s in found.splits if s != bound]
+    found.last_resort = False
     _restore(found, after)
     return _given(first, error)
 
