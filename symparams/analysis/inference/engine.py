@@ -357,7 +357,10 @@ def _bounded(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any
         return _given(first, error)  # another type's branches stay as they were
     after = _state(found)
     found.last_resort = True
-    for bound in [None, *(bounds(found) if found.branch == Branch() else ())]:
+    # a bound the base's layers hid is tried first: the last levels alone would fail there, and take as long
+    shown = bounds(found) if found.branch == Branch() else []
+    hidden = [b for b in shown if b[0] in found.hidden]
+    for bound in [*hidden, None, *(b for b in shown if b not in hidden)]:
         _restore(found, state)
         found.splits += [bound] if bound else []
         try:
