@@ -367,25 +367,24 @@ def branch_of(entry: dict, reader) -> tuple:
         if all(reader.int(k, default=defaults.get(k, v), minimum=0) >= v
                for k, v in conditions.get("minimum", {}).items()) \
                 and all(reader.has(k) for k in conditions.get("given", ())) \
-                and all(_on_side(text, reader, defaults, entry.get("follows", {}))
-                        for text in conditions.get("split", ())):
+                and all(_on_side(text, reader, defaults, entry) for text in conditions.get("split", ())):
             return branch_key(conditions)
     return ()
 
 
-def _on_side(text: str, reader, defaults: dict, follows: dict) -> bool:
+def _on_side(text: str, reader, defaults: dict, entry: dict) -> bool:
     """Whether a config is on a split's side (its relation holds, fields read with their defaults, or, left out,
     as transformers computes them from others: ERNIE 4.5's last expert layer is the last layer)."""
     left, kind, right = parse_relation(text)
-    a, b = (_side_value(k, reader, defaults, follows) for k in (left, right))
+    a, b = (_side_value(k, reader, defaults, entry) for k in (left, right))
     return isinstance(a, int) and isinstance(b, int) and _holds(kind, a, b)
 
 
-def _side_value(name: str, reader, defaults: dict, follows: dict):
-    listed = _kinds_listed({name: None}, reader, reader.source)  # a kind's layers: as the config's list holds them
+def _side_value(name: str, reader, defaults: dict, entry: dict):
+    listed = _kinds_listed(entry["symbols"], reader, reader.source)  # a kind's layers: as the config's list has them
     if name in listed:
         return listed[name]
-    rule = follows.get(name)
+    rule = entry.get("follows", {}).get(name)
     if reader.has(name) or rule is None:
         return reader.int(name, default=defaults.get(name), minimum=0)
     known = {f: reader.int(f, default=defaults.get(f), minimum=0) for f in _fields_of(rule)}

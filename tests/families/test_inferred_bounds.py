@@ -26,13 +26,14 @@ FLINT = {"model_type": "flint", "vocab_size": 1000, "hidden_size": 64, "intermed
          "moe_intermediate_size": 32, "shared_expert_intermediate_size": 40, "num_experts": 4,
          "num_experts_per_tok": 2, "decoder_sparse_step": 2, "sliding_window": 8}
 
-#: a small Zamba2: 3 hybrid layers among 7, 2 shared blocks with adapters
-ZAMBA2 = {"model_type": "zamba2", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 7,
-          "layers_block_type": ["linear_attention", "hybrid", "linear_attention", "hybrid", "linear_attention",
-                                "hybrid", "linear_attention"],
+#: a small Zamba2: 3 hybrid layers among 10, 2 shared blocks (the causal-lm class's formula below the hybrid
+#: layers holds for 7 recurrent layers or more, without attention adapters)
+ZAMBA2 = {"model_type": "zamba2", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 10,
+          "layers_block_type": ["linear_attention", "hybrid", "linear_attention", "linear_attention", "hybrid",
+                                "linear_attention", "linear_attention", "hybrid", "linear_attention",
+                                "linear_attention"],
           "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 96, "mamba_d_state": 16,
-          "n_mamba_heads": 4, "mamba_expand": 2, "num_mem_blocks": 2, "use_shared_attention_adapter": True,
-          "adapter_rank": 8}
+          "n_mamba_heads": 4, "mamba_expand": 2, "num_mem_blocks": 2, "adapter_rank": 8}
 
 
 def built(config: dict, cls: str) -> int:
@@ -62,8 +63,10 @@ CONFIGS = {
     "ernie-left-out": (without(ERNIE, "moe_layer_end_index"), None),
     "flint-every-2": (FLINT, False), "flint-every-1": ({**FLINT, "decoder_sparse_step": 1}, False),
     "flint-every-3": ({**FLINT, "decoder_sparse_step": 3, "num_hidden_layers": 11}, False),
-    "zamba2-fewer-blocks": (ZAMBA2, False), "zamba2-more-blocks": ({**ZAMBA2, "num_mem_blocks": 5}, True),
-    "zamba2-one-block": ({**ZAMBA2, "num_mem_blocks": 1, "use_shared_attention_adapter": False}, False),
+    "zamba2-fewer-blocks": (ZAMBA2, False), "zamba2-one-block": ({**ZAMBA2, "num_mem_blocks": 1}, False),
+    # as many blocks as hybrid layers and more: the branch, with attention adapters
+    "zamba2-more-blocks": ({**ZAMBA2, "num_mem_blocks": 5, "use_shared_attention_adapter": True}, True),
+    "zamba2-as-many-blocks": ({**ZAMBA2, "num_mem_blocks": 3, "use_shared_attention_adapter": True}, True),
 }
 
 
