@@ -65,7 +65,8 @@ def with_defaults(entry: dict) -> dict:
     kinds = {listed: rules for listed, rules in kinds_of(entry["model_type"], entry["class"], tuple(sizes)).items()
              if not any(name.startswith(listed + KIND) for name in entry["symbols"])}
     return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
-            "follows": follows(entry["model_type"], sizes, tuple(entry["flags"])), "aliases": aliases_of(entry["model_type"], known),
+            "follows": follows(entry["model_type"], sizes, tuple(entry["flags"])),
+            "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),
             **({"computed": computed} if computed else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),

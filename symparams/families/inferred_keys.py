@@ -36,7 +36,8 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
                                     f"{_json(default)}")
     for key, default in entry.get("lists", {}).items():
         value = config.get(key)
-        if value is not None and key not in entry.get("indexes", {}) and (not isinstance(value, (list, tuple)) or list(value) != default):
+        if value is not None and key not in entry.get("indexes", {}) \
+                and (not isinstance(value, (list, tuple)) or list(value) != default):
             raise OutsideConditions(f"{source}: key {key} is {_json(value)}; the inferred formula holds only for "
                                     f"its default {_json(default)}")
     for key, value in config.items():

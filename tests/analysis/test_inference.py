@@ -266,13 +266,22 @@ def test_the_shipped_entries_are_what_the_generator_writes_again(model_type):
     gen = generator()
     text = DATA.read_text(encoding="utf-8")
     assert json.loads(text)["transformers_version"] == transformers.__version__
-    shipped = [line.rstrip(",") for line in text.splitlines() if f'"model_type":"{model_type}"' in line]
+    shipped = [_inferred_only(line.rstrip(",")) for line in text.splitlines()
+               if f'"model_type":"{model_type}"' in line]
     classes = gen.text_types()[model_type]
     assert len(shipped) == len(classes)
     for cls in classes:
         entry, *_ = gen.run_one(model_type, cls)  # and the seconds of its count and costs
         assert entry["exact"], entry["reason"]
         assert gen.line(entry) in shipped, cls  # byte for byte
+
+
+def _inferred_only(line: str) -> str:
+    """A shipped line as the inference writes it, before the check that follows it adds the head widths the
+    forward runs at (tests/analysis/test_inference_running.py checks those against transformers)."""
+    entry = json.loads(line)
+    entry.get("costs", {}).pop("runs", None)
+    return json.dumps(entry, sort_keys=True, separators=(",", ":"))
 
 
 def test_a_costs_only_run_keeps_the_count_and_takes_costs_only_from_the_same_count():

@@ -254,3 +254,53 @@ def test_a_fit_with_too_few_points_is_refused():
 def test_flags_are_never_squared_nor_divided_by():
     terms = {str(t) for t in basis(["h", "f"], 4, binary=frozenset({"f"}))}
     assert "f**2" not in terms and "h/f" not in terms and "f/h" in terms
+
+
+def last_resort(points, values, names, layers):
+    """A fit with the levels only the engine's last resort tries (see BOUNDED)."""
+    from symparams.analysis.inference.fitting import BOUNDED, LEVELS
+
+    return fit(points, values, names, layers=layers, max_level=len(LEVELS) - 1, min_level=BOUNDED)
+
+
+def test_a_range_of_layers_up_to_and_including_a_last_one_is_fitted_stored_and_read_back():
+    # ERNIE 4.5: experts where (i + 1) % k == 0 from layer s to layer e: floor((e + 1)/k) - floor(s/k); floor(e/k)
+    # in its place is one short wherever k divides e + 1
+    rng = random.Random(7)
+    points = []
+    while len(points) < 40:
+        s, k = rng.randint(1, 4), rng.randint(1, 4)
+        points.append({"s": s, "e": rng.randint(s, 16), "k": k})
+    experts = [sum(1 for i in range(p["s"], p["e"] + 1) if (i + 1) % p["k"] == 0) for p in points]
+    layers = frozenset({"s", "e", "k"})
+    assert fit(points, experts, ["s", "e", "k"], layers=layers) is None  # no earlier level: none changes
+    found = last_resort(points, experts, ["s", "e", "k"], layers)
+    assert {str(t): c for t, c in found.items()} == {"floor((e + 1)/k)": 1, "floor(s/k)": -1}
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.families.inferred import formula
+
+    names = {n: sp.Symbol(n, integer=True, positive=True) for n in ("e", "s", "k")}
+    expr = sp.floor((names["e"] + 1) / names["k"]) - sp.floor(names["s"] / names["k"])
+    data = encode(expr)
+    assert decode(data, names) == expr
+    assert formula(data, {"e": 5, "s": 2, "k": 3}) == 2  # layers 2 and 5
+
+
+def test_layers_a_fixed_list_keeps_dense_among_one_in_every_d_are_fitted_stored_and_read_back():
+    # Flint: layers 0 and 1 dense, experts where (i + 1) % d == 0 elsewhere: the dense layers number
+    # L - floor(L/d) + floor(2/d), 2 more than L - floor(L/d) at d = 1
+    rng = random.Random(8)
+    points = [{"l": rng.randint(2, 30), "d": rng.randint(1, 6)} for _ in range(40)]
+    dense = [sum(1 for i in range(p["l"]) if i < 2 or (i + 1) % p["d"]) for p in points]
+    layers = frozenset({"l", "d"})
+    assert fit(points, dense, ["l", "d"], layers=layers) is None
+    found = last_resort(points, dense, ["l", "d"], layers)
+    assert {str(t): c for t, c in found.items()} == {"l": 1, "floor(l/d)": -1, "floor(2/d)": 1}
+    from symparams.analysis.inference.result import decode, encode
+    from symparams.families.inferred import formula
+
+    names = {n: sp.Symbol(n, integer=True, positive=True) for n in ("l", "d")}
+    expr = names["l"] - sp.floor(names["l"] / names["d"]) + sp.floor(2 / names["d"])
+    data = encode(expr)
+    assert decode(data, names) == expr
+    assert formula(data, {"l": 7, "d": 1}) == 2 and formula(data, {"l": 7, "d": 2}) == 5  # 0, 1, 2, 4, 6

@@ -186,6 +186,8 @@ def _hold(relation: tuple[str, str, str], values: dict, rng: random.Random) -> N
         values[right] = a + 1
     elif kind == "below" and not a < b:
         values[right] = a + rng.randint(1, 3)
+    elif kind == "atleast" and not a >= b:
+        values[right] = max(1, a - rng.randint(0, 2))
 
 
 def written(default: dict, values: dict, sparse: bool, lists: bool = True) -> dict:

@@ -38,13 +38,20 @@ class Field:
         self.kind = "free" if self.effects else "irrelevant"
 
 
+#: the other side of each kind of split
+OTHER_SIDE = {"equals": "differs", "differs": "equals", "below": "atleast", "atleast": "below"}
+#: the splits no change of structure shows: the fit's samples are kept to their side by the relation itself
+ORDERS = ("below", "atleast")
+
+
 @dataclass(frozen=True)
 class Branch:
     """Where a formula of its own holds, and where its discovery starts (each a tuple of pairs, so a branch is a
     value): ``minimum``, fields at these values or above (a field held at 0 or 1 whose larger values build);
     ``given``, fields the default config leaves unset (None), set here from these values (GPT-2's ``n_inner``);
     ``split``, ``(left, kind, right)``: the side (equals or differs) of a change of structure two fields meeting
-    makes (a projection between two widths exists only where they differ), started from ``start``'s values."""
+    makes (a projection between two widths exists only where they differ), started from ``start``'s values; or
+    the side (below or at least) of a bound that stops mattering past another field (see :data:`ORDERS`)."""
 
     minimum: tuple = ()
     given: tuple = ()
@@ -78,6 +85,8 @@ class Discovery:
     hidden: dict = field(default_factory=dict)  # fields the base's few layers hide → (the deeper values, the move)
     least: dict = field(default_factory=dict)  # sizes whose value 1 builds another structure (a single expert is
     # a plain MLP, no router): no lower than 2, a condition
+    last_resort: bool = False  # counts may be fitted with the last levels (see fitting.BOUNDED): a formula that
+    # failed without them (a type exact without them keeps its formula)
     companions: dict = field(default_factory=dict)  # the builder's per-layer lists (see Builder): another builder
     kinds: dict = field(default_factory=dict)  # of the class (the costs') configures layer counts as this one did
     computed: dict = field(default_factory=dict)  # widths the modeling code computes with a float → their rules
@@ -90,6 +99,13 @@ class Discovery:
     @property
     def free(self) -> list[str]:
         return [n for n, f in self.fields.items() if f.free]
+
+    @property
+    def sides(self) -> list[tuple[str, str, str]]:
+        """The orders this formula's configurations keep to, ``(left, kind, right)``: a branch's own, and the
+        other side of each order split off the main formula."""
+        own = [s for s in self.branch.split if s[1] in ORDERS]
+        return own + [(left, OTHER_SIDE[kind], right) for left, kind, right, _ in self.splits if kind in ORDERS]
 
     @property
     def flag_variables(self) -> list[str]:

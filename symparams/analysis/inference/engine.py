@@ -18,11 +18,11 @@ import sympy as sp
 
 from ...families.inferred import expanded
 from ...families.inferred_widths import names_of
-from .discovered import Branch, Discovery, Uninferable, common
-from .discovery import discover
-from .relations import missed_relations
 from .computed import widths_at
-from .fitting import LEVELS, expression, fit
+from .discovered import ORDERS, OTHER_SIDE, Branch, Discovery, Uninferable, common
+from .discovery import discover
+from .fitting import BOUNDED, LEVELS, expression, fit
+from .relations import missed_relations
 from .probing import Builder, libraries
 from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, own_symbol, symbols_for
 from .sampling import ATTEMPTS, Sample, admitted, samples, variables
@@ -64,6 +64,14 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
         if result is not None:
             break
         result = fit(points, values, [n for n in own if n != dropped], binary, max_level=UP_TO_FLOORS, layers=layers)
+    # the last resort, after all else, so that no count fitted before changes: ranges of layers (see BOUNDED), in
+    # the target's own fields, or with one more (at the base, Flint's dense layers number 2 whatever the layers)
+    last = {"max_level": len(LEVELS) - 1, "min_level": BOUNDED}
+    for names in [own, *(own + [extra] for extra in others)] if target[0] == "count" and found.last_resort else ():
+        if result is not None:
+            break
+        result = fit(points, values, names, binary, layers=layers, **last) \
+            or _factored(points, values, names, binary, layers, **last)
     if result is None:
         what = "instances" if target[0] == "count" else f"dimension {target[2]}"
         raise Uninferable(f"no exact formula for the {what} of {target[1]}")
@@ -85,25 +93,26 @@ def _in_computed(found: Discovery, points: list, values: list, own: list, binary
     return None
 
 
-def _factored(points: list, values: list, own: list, binary: frozenset, layers: frozenset) -> dict | None:
+def _factored(points: list, values: list, own: list, binary: frozenset, layers: frozenset,
+              **levels) -> dict | None:
     """A fit of a quantity every value of which a field of its own divides, as that field times a fit of the
     quotient in the others (NLLB-MoE's experts: as many as the config has, on one layer in every
     ``sparse_step``): the quotient's basis is the smaller one the points can pin down.  A flag is such a field
     where the quantity is 0 wherever the flag is off (Jamba's convolution biases, on every recurrent layer of a
-    pattern of layers): the quotient is fitted where it is on."""
+    pattern of layers): the quotient is fitted where it is on.  ``levels``: the fit's bounds on its basis."""
     for name in own:
         if name in binary:
             on = [(p, v) for p, v in zip(points, values) if p[name]]
             if on and all(v == 0 for p, v in zip(points, values) if not p[name]):
                 found = fit([p for p, _ in on], [v for _, v in on], [n for n in own if n != name], binary,
-                            layers=layers)
+                            layers=layers, **levels)
                 if found is not None:
                     return {replace(t, powers=_times(t.powers, name)): c for t, c in found.items()}
             continue
         if not all(p[name] > 0 and v % p[name] == 0 for p, v in zip(points, values)):
             continue
         rest = [n for n in own if n != name]
-        found = fit(points, [v // p[name] for p, v in zip(points, values)], rest, binary, layers=layers)
+        found = fit(points, [v // p[name] for p, v in zip(points, values)], rest, binary, layers=layers, **levels)
         if found is not None:
             return {replace(t, powers=_times(t.powers, name)): c for t, c in found.items()}
     return None
@@ -228,8 +237,8 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
                   if (v is None or k in found.empty) and not common(k) and k not in found.quiet and k not in given)
     split = tuple(Relation(left, kind, right) for left, kind, right in found.branch.split)
     # the other side of each meeting the main formula found is a formula of its own: this one holds on its side
-    other = tuple(Relation(left, "equals" if kind == "differs" else "differs", right)
-                  for left, kind, right, _ in found.splits if kind == "equals")
+    other = tuple(Relation(left, OTHER_SIDE[kind], right)
+                  for left, kind, right, _ in found.splits if kind in ("equals", *ORDERS))
     relations = tuple(dict.fromkeys((*_relations(found), *split, *other)))
     return Conditions(
         relations=relations, fixed=fixed,
@@ -242,18 +251,21 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
 
 
 def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tuple, dict]:
-    fitted = samples(builder, found, random.Random(seed), FIT_SAMPLES)
-    if len(fitted) < FIT_SAMPLES // 2 and missed_relations(builder, found):
-        fitted = samples(builder, found, random.Random(seed), FIT_SAMPLES)
-    if len(fitted) < FIT_SAMPLES // 2:
-        raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * FIT_SAMPLES} random configurations built with "
+    # kept to one side of a bound, a fit's ranges of layers have four layer fields, and a flag that switches such a
+    # count leaves half the points to its quotient: twice as many
+    wanted = FIT_SAMPLES * (2 if found.sides else 1)
+    fitted = samples(builder, found, random.Random(seed), wanted)
+    if len(fitted) < wanted // 2 and missed_relations(builder, found):
+        fitted = samples(builder, found, random.Random(seed), wanted)
+    if len(fitted) < wanted // 2:
+        raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * wanted} random configurations built with "
                           f"the default structure{_commonest(builder.errors)}")
     symbols = {**symbols_for(found.free), **{n: own_symbol(n) for n in found.computed},
                **{n: flag_symbol(n) for n in found.flag_variables}}
     try:
         total, parts = assemble(found, fitted, symbols)
     except Uninferable:  # a basis too large for the points (a per-head count times a flag): as many again
-        fitted += samples(builder, found, random.Random(seed + 2), FIT_SAMPLES)
+        fitted += samples(builder, found, random.Random(seed + 2), wanted)
         try:
             total, parts = assemble(found, fitted, symbols)
         except Uninferable:
@@ -329,7 +341,7 @@ def _inferred(builder: Builder, verify_configurations: int, seed: int,
     try:
         found = discover(builder, branch=branch)
         if found.lifted:
-            try:
+            try:  # no bounds tried here: a lift that fails is dropped first, as before there were any
                 total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
             except Uninferable:
                 verification = None
@@ -337,7 +349,7 @@ def _inferred(builder: Builder, verify_configurations: int, seed: int,
                 # the lift does not hold at the default: the field is held
                 found = discover(builder, lift=False, branch=branch)
         if not found.lifted:
-            total, parts, symbols, verification = _attempt(builder, found, verify_configurations, seed)
+            total, parts, symbols, verification = _bounded(builder, found, verify_configurations, seed)
         if not verification.passed:
             reason = _failure(verification)
     except Uninferable as exc:
@@ -351,6 +363,75 @@ def _inferred(builder: Builder, verify_configurations: int, seed: int,
         verification=verification, builds=builder.builds, failed_builds=builder.failures,
         seconds=time.perf_counter() - start, reason=reason, parameters=parts,
         trainable=None if total is None else trainable_of(total, parts), discovery=found), found
+
+
+def _bounded(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any, tuple, dict, Verification]:
+    """:func:`_attempt`; where that fails, again with the last levels of counts (see :data:`~.fitting.BOUNDED`),
+    then so on one side of each bound in turn (see :func:`bounds`), the other side left to a branch: the first
+    that holds.  A formula that holds at once is the one it always was."""
+    state = _state(found)
+    try:
+        first, error = _attempt(builder, found, n, seed), None
+    except Uninferable as exc:
+        first, error = None, exc
+    if first is not None and first[3].passed or found.branch != Branch() and not found.sides:
+        return _given(first, error)  # another type's branches stay as they were
+    after = _state(found)
+    found.last_resort = True
+    # a bound the base's layers hid is tried first: the last levels alone would fail there, and take as long
+    shown = bounds(found) if found.branch == Branch() else []
+    hidden = [b for b in shown if b[0] in found.hidden]
+    for bound in [*hidden, None, *(b for b in shown if b not in hidden)]:
+        _restore(found, state)
+        found.splits += [bound] if bound else []
+        try:
+            attempt = _attempt(builder, found, n, seed)
+        except Uninferable:
+            attempt = None
+        if attempt is not None and attempt[3].passed:
+            return attempt
+        found.splits = [s for s in found.splits if s != bound]
+    found.last_resort = False
+    _restore(found, after)
+    return _given(first, error)
+
+
+def _given(result, error):
+    if result is None:
+        raise error
+    return result
+
+
+def _state(found: Discovery) -> tuple:
+    """What a failed attempt changes of a discovery: the flags it held, the layers it drew no lower than."""
+    return {n: f.kind for n, f in found.flags.items()}, dict(found.lowest)
+
+
+def _restore(found: Discovery, state: tuple) -> None:
+    kinds, lowest = state
+    for name, kind in kinds.items():
+        found.flags[name].kind = kind
+    found.lowest = dict(lowest)
+
+
+def bounds(found: Discovery) -> list[tuple]:
+    """The order splits worth trying, ``(bound, "atleast", layers, start)``: a field that moves a count may bound
+    it by a layer count, and stop mattering past it (ERNIE 4.5's last layer with experts, Zamba2's shared blocks,
+    as many as the hybrid layers at most): first those the base's few layers hid (see
+    :func:`~.relations.deeper`), which show it, then the others; the formula is fitted
+    where the bound is below the layer count, as the default config has it, the other side a branch of its own
+    started with the bound at the default's layer count."""
+    defaults = {**found.defaults, **kinds_of_lists(found.defaults, found.free)}
+    counts = [n for n, f in found.fields.items() if f.free and f.counts and "layer" in n.rpartition(".")[2]]
+    # the fields the base's layers hid first, then any other that moves a count
+    others = [n for n, f in found.fields.items() if f.free and f.counts and n not in found.hidden]
+    out = []
+    for bound in [*found.hidden, *others]:
+        for layers in counts:
+            low, top = defaults.get(bound), defaults.get(layers)
+            if layers != bound and isinstance(low, int) and isinstance(top, int) and 0 < low < top:
+                out.append((bound, "atleast", layers, ((bound, top),)))
+    return out
 
 
 def _attempt(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any, tuple, dict, Verification]:

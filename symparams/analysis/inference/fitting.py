@@ -51,7 +51,7 @@ class Term:
         """The term at ``point`` (a mapping of variable names to whole numbers), exactly."""
         out = Fraction(prod(Fraction(point[v]) ** e for v, e in self.powers))
         if self.floor is not None:
-            num = point[self.floor[0]] * (point[self.times] if self.times else 1) \
+            num = _value(self.floor[0], point) * (point[self.times] if self.times else 1) \
                 - (point[self.less] if self.less else 0) + self.shift + (point[self.more] if self.more else 0)
             den = _value(self.floor[1], point)
             out *= (-(-num // den) if self.ceiling else num // den) ** self.floor_power
@@ -64,7 +64,7 @@ class Term:
         out = sp.Mul(*(symbols[v] ** e for v, e in self.powers))
         if self.floor is not None:
             rounded = sp.ceiling if self.ceiling else sp.floor
-            num = symbols[self.floor[0]] * (symbols[self.times] if self.times else 1) \
+            num = _value(self.floor[0], symbols) * (symbols[self.times] if self.times else 1) \
                 - (symbols[self.less] if self.less else 0) + self.shift + (symbols[self.more] if self.more else 0)
             out *= rounded(num / _value(self.floor[1], symbols)) ** self.floor_power
         if self.halved is not None:
@@ -87,7 +87,8 @@ class Term:
 
 
 def _value(name_or_number, values: Mapping):
-    """A variable's value (or symbol) in ``values``; a whole-number denominator is itself."""
+    """A variable's value (or symbol) in ``values``; a whole number (a fixed period, a fixed numerator) is
+    itself."""
     return name_or_number if isinstance(name_or_number, int) else values[name_or_number]
 
 
@@ -138,6 +139,13 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
         # of its o_groups groups takes floor(heads*head_dim/o_groups) inputs)
         "product": [Term(floor=(a, d), times=b) for a, b in itertools.combinations(sizes, 2) for d in sizes
                     if d not in (a, b)],
+        # the layers up to and including layer n, one in every d (ERNIE 4.5: experts where (i + 1) % d == 0 up to
+        # the last expert layer n): floor((n + 1)/d), with the plain floors of the first layer's
+        "through": [Term(floor=p) for p in pairs] + [Term(floor=(n, d), shift=1) for n in counts for d in sizes
+                                                     if d != n],
+        # among the first c layers a fixed list keeps apart, those at one in every d (Flint: layers 0 and 1 dense,
+        # experts where (i + 1) % d == 0): floor(c/d), with the plain floors of the layers
+        **{f"first {c}": [Term(floor=p) for p in pairs] + [Term(floor=(c, d)) for d in sizes] for c in PERIODS_FROM_1},
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -150,6 +158,8 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
 PERIODS = range(2, 9)
 #: the places past the first a layer of one kind may take in every d layers (d a field of the config)
 PLACES = (1, 2)
+#: the lengths of a fixed list of first layers (kept dense, say) a period may count in
+PERIODS_FROM_1 = range(1, 9)
 #: the fixed numbers a size may be divided by and rounded: the periods, and Mamba's 16 (a time-step rank of
 #: ceil(hidden_size/16))
 DIVISORS = (*PERIODS, 16)
@@ -164,7 +174,11 @@ LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadrat
           *(("constant", "linear", f"period {c}", f"offset {c}") for c in PERIODS),
           ("constant", "linear", "stride"), ("constant", "linear", "quadratic", "laurent", "cubic"),
           ("constant", "linear", "halved"), ("constant", "linear", "summed"), ("constant", "linear", "product"),
-          ("constant", "linear", "placed"))
+          ("constant", "linear", "placed"), ("constant", "linear", "through"),
+          *(("constant", "linear", f"first {c}") for c in PERIODS_FROM_1))
+#: the levels after this many are a last resort (see :data:`LAST_RESORT`): a fit tries them only when asked, so
+#: that no target an earlier level or another field fits changes
+BOUNDED = LEVELS.index(("constant", "linear", "through"))
 #: the levels a sparse fit chooses its terms from: those before the halves of products and the floors of sums (added
 #: later, so that the pairs of terms tried, in order, stay those tried before)
 SPARSE_LEVELS = LEVELS.index(("constant", "linear", "quadratic", "laurent", "cubic")) + 1
@@ -268,8 +282,8 @@ def _consistent_modulo(rows: list[list[Fraction]], rhs: list[Fraction]) -> bool:
 
 
 def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str],
-        binary: frozenset = frozenset(), max_level: int = len(LEVELS) - 1,
-        layers: frozenset = frozenset(), independent: bool = False) -> dict[Term, Fraction] | None:
+        binary: frozenset = frozenset(), max_level: int = BOUNDED - 1,
+        layers: frozenset = frozenset(), independent: bool = False, min_level: int = 0) -> dict[Term, Fraction] | None:
     """The nonzero coefficients of the first basis level in ``names`` that gives every value exactly, else None
     (``binary``, ``layers``: see :func:`basis`).
 
@@ -286,7 +300,7 @@ def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Seque
     points = [dict(k) for k in seen]
     values = list(seen.values())
     tried = set()
-    for level in range(max_level + 1):
+    for level in range(min_level, max_level + 1):
         columns = _columns(basis(names, level, binary, layers), points)
         terms = list(columns)
         if len(terms) + SURPLUS > len(points) or frozenset(terms) in tried:

@@ -69,11 +69,14 @@ def deeper(builder: Builder, found: Discovery) -> None:
               and not isinstance(f.base, bool) and f.base > 0 and not common(n)]
     if not counts or not hidden:
         return
+    counts = _raised(builder, found, counts)
     periods = []
-    for depth in range(max(counts.values()) + 1):
+    for depth in range(max(counts.values(), default=-1) + 1):
         deep = {**found.base, **{n: v * DEEPER - depth for n, v in counts.items()}}
         reference = builder.observe(deep)
         if not same(found, reference):
+            if depth == 0:
+                return
             continue
         for name in hidden if depth == 0 else _offsets(found, hidden, periods):
             f = found.fields[name]
@@ -89,6 +92,18 @@ def deeper(builder: Builder, found: Discovery) -> None:
                     break
         if not periods:
             return
+
+
+def _raised(builder: Builder, found: Discovery, counts: dict) -> dict:
+    """The layer counts to raise: all of them, or, where that leaves the base's structure, the first alone that
+    keeps it (a count of layers "layer" names too, the first layer with experts, raised with the others, may
+    pass the last layer there is: ERNIE 4.5's experts from ``moe_layer_start_index`` on vanish)."""
+    if same(found, builder.observe({**found.base, **{n: v * DEEPER for n, v in counts.items()}})):
+        return counts
+    for name, value in counts.items():
+        if same(found, builder.observe({**found.base, name: value * DEEPER})):
+            return {name: value}
+    return {}
 
 
 def _offsets(found: Discovery, hidden: list[str], periods: list[str]) -> list[str]:

@@ -91,7 +91,8 @@ def symbols_for(fields) -> dict[str, sp.Symbol]:
 class Relation:
     """A discovered relation between two fields, as the sampled domain held it: divides, equals or below; or,
     where the structure changes as two fields meet (a projection between two widths only where they differ),
-    differs or equals, one formula on each side."""
+    differs or equals, one formula on each side; or, where a bound stops mattering past another field (the last
+    layer with experts past the last layer), below or at least, one formula on each side."""
 
     left: str
     kind: str
@@ -100,10 +101,10 @@ class Relation:
     def holds(self, values: Mapping[str, Any]) -> bool:
         a, b = values[self.left], values[self.right]
         return {"divides": lambda: a > 0 and b % a == 0, "equals": lambda: a == b, "below": lambda: a < b,
-                "differs": lambda: a != b}[self.kind]()
+                "differs": lambda: a != b, "atleast": lambda: a >= b}[self.kind]()
 
     def __str__(self) -> str:
-        word = {"divides": "divides", "equals": "=", "below": "<", "differs": "≠"}[self.kind]
+        word = {"divides": "divides", "equals": "=", "below": "<", "differs": "≠", "atleast": "≥"}[self.kind]
         return f"{self.left} {word} {self.right}"
 
 
@@ -289,12 +290,14 @@ def encode(expr: sp.Expr) -> list:
 def _numerator(num: sp.Expr):
     """A floor's numerator as data: a symbol's name, or a list of a name, then names subtracted and a whole number
     added (``["L", "S"]`` is ``L - S``, ``["L", 2]`` is ``L + 2``), a second name added in a list of its own
-    (``["F", ["S"]]`` is ``F + S``, layers of two kinds together), or a list holding a list of two names multiplied
-    (``[["A", "D"]]`` is ``A*D``); None when it is none of these."""
+    (``["F", ["S"]]`` is ``F + S``, layers of two kinds together), a list holding a list of two names multiplied
+    (``[["A", "D"]]`` is ``A*D``), or a whole number; None when it is none of these."""
     if num.is_Symbol:
         return num.name
     if num.is_Mul and len(num.args) == 2 and all(f.is_Symbol for f in num.args):
         return [sorted(f.name for f in num.args)]  # a product of two widths, [["A", "D"]] for A*D
+    if num.is_Integer:  # the first layers a fixed list holds (Flint's two dense ones): floor(2/d)
+        return int(num)
     plus, minus, shift = [], [], 0
     for term in sp.Add.make_args(num):
         if term.is_Symbol:

@@ -16,7 +16,7 @@ import random
 from .computed import drawn_float, floats_of, widths_at
 from .discovered import Discovery
 from .probing import Builder, Observation
-from .result import Conditions
+from .result import Conditions, Relation
 
 #: a sampled configuration with a layer count above this is drawn again
 MAX_SAMPLE_LAYERS = 40
@@ -154,9 +154,17 @@ def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide
                 (not every and any(values.get(n) == v for n, v in found.lifted.items())):
             continue
         obs = builder.observe(values)
-        if obs is not None and not obs.uneven() and obs.regime == regimes.of(values):
+        if obs is not None and not obs.uneven() and obs.regime == regimes.of(values) \
+                and on_sides(found, {**values, **variables(found, values, obs)}):
             out.append((values, obs))
     return out
+
+
+def on_sides(found: Discovery, point: dict) -> bool:
+    """Whether a configuration (its values, the fit's point over them) is on every side of an order the formula
+    keeps to (see :attr:`~.discovered.Discovery.sides`): no change of structure keeps the samples there.  A
+    branch's bound may be no variable (past the layers it changes nothing), held where the branch starts."""
+    return all(Relation(*side).holds(point) for side in found.sides if side[0] in point and side[2] in point)
 
 
 def admitted(builder: Builder, found: Discovery, where: Conditions, rng: random.Random, n: int) -> list[Sample]:

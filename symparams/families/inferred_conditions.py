@@ -1,0 +1,229 @@
+"""What a config.json's values must meet for an inferred formula to count them: the conditions the fit held
+(values held, lowest values, relations between fields), the fields a config leaves out computed as transformers
+computes them, and what the costs need besides (a flag they hold, a relation only the forward pass needs, a head
+width transformers' model runs at)."""
+
+from __future__ import annotations
+
+import json
+from typing import Mapping
+
+import sympy as sp
+
+from ..core.errors import SymparamsError
+from .inferred_data import OutsideConditions, formula, names_in, parameter_names
+
+def _followed(name: str, rule, known: dict, source: str) -> int:
+    """A field the config.json leaves out and transformers computes from others (``num_decoder_layers`` is
+    ``num_layers``): its value by the rule the data holds."""
+    if rule is None:
+        raise SymparamsError(f"{source}: key {name} is missing; transformers computes it from other keys in a way "
+                             f"the inferred data does not hold: give it")
+    value = formula(rule, {k: sp.Integer(int(v)) for k, v in known.items()})  # a flag of the rule as 0/1
+    if not (value.is_Integer and value >= 0):
+        raise SymparamsError(f"{source}: key {name} is missing, and the value transformers would give it is not a "
+                             f"whole number here ({value})")
+    return int(value)
+
+
+def _check_conditions(conditions: dict, known: dict, defaults: dict, follows: dict, reader, source: str) -> dict:
+    """One line naming the first held value the config changes or field it sets that the formula needs unset;
+    else the values known, held ones included."""
+    where = f"{source}: outside the inferred formula's conditions:"
+    for key, held in sorted(conditions.get("fixed", {}).items()):
+        if isinstance(held, bool):
+            value = reader.bool(key, default=defaults.get(key, held))
+        elif not reader.has(key) and key in follows:
+            value = _followed(key, follows[key], known, source)
+        else:
+            value = reader.int(key, default=defaults.get(key, held), minimum=0)
+        if value != held:
+            sole = " (the only value transformers accepts)" if key in conditions.get("sole", ()) else ""
+            raise OutsideConditions(f"{where} {key} is {_json(value)}, the formula holds only for "
+                                    f"{key} = {_json(held)}{sole}")
+        known[key] = value
+    _check_minimum(conditions, known, source)
+    for key in conditions.get("unset", ()):
+        if reader.has(key) and reader.get(key) != []:  # an empty list sets nothing (save_pretrained writes one)
+            raise OutsideConditions(f"{where} {key} is set, the formula holds only with {key} unset (null)")
+    for key in conditions.get("given", ()):
+        if not reader.has(key):
+            raise OutsideConditions(f"{where} {key} is unset, the formula holds only with {key} set")
+    return known
+
+
+def _check_minimum(conditions: dict, known: dict, source: str) -> None:
+    """One line naming the first field below the lowest value the formula holds for (Switch Transformers' sparse
+    step of 1 makes every layer sparse, a structure of its own)."""
+    for key, lowest in sorted(conditions.get("minimum", {}).items()):
+        if key in known and known[key] < lowest:
+            raise OutsideConditions(f"{source}: outside the inferred formula's conditions: {key} is {known[key]}, "
+                                    f"the formula holds only for {key} ≥ {lowest}")
+
+
+def _check_relations(conditions: dict, known: dict, source: str) -> None:
+    """One line naming the first relation between fields the config breaks."""
+    where = f"{source}: outside the inferred formula's conditions:"
+    for text in conditions.get("relations", ()):
+        left, kind, right = parse_relation(text)
+        if left in known and right in known and not _holds(kind, known[left], known[right]):
+            raise OutsideConditions(f"{where} {left} = {known[left]}, {right} = {known[right]}; the formula "
+                                    f"needs {text}")
+
+
+def _kinds_listed(symbols: Mapping[str, str], reader, source: str) -> dict[str, int]:
+    """The number of layers of each kind (a field ``list#kind`` of the formula) a config.json's per-layer list
+    holds; a list absent leaves them to the rule transformers computes them by (``follows``)."""
+    out = {}
+    kinds: dict[str, list[str]] = {}
+    for name in symbols:
+        listed, mark, kind = name.partition("#")
+        if mark:
+            kinds.setdefault(listed, []).append(kind)
+    for listed, known in kinds.items():
+        if reader.has(listed):
+            entries = _layer_kinds(reader, listed, known, source)
+            out.update({f"{listed}#{kind}": entries.count(kind) for kind in known})
+    return out
+
+
+def _refuse_layers_without_list(entry: dict, reader, listed: Mapping[str, int], source: str) -> None:
+    """One line for a layer count set while the per-layer list the formula counts layers by is left out, where the
+    data holds no rule for how transformers computes that list from the count: the formula's counts of each kind
+    are the default list's, right only for its length."""
+    groups: dict[str, int | None] = {}
+    for name in entry["symbols"]:
+        group, mark, _ = name.partition("#")
+        if mark and name not in listed and name not in entry.get("follows", {}):
+            default = entry.get("defaults", {}).get(name, 0)  # None: the default leaves the list unset (seeded)
+            groups[group] = None if default is None or groups.get(group, 0) is None else groups.get(group, 0) + default
+    for field in entry.get("conditions", {}).get("derived", ()):
+        if "layer" not in field or not reader.has(field):
+            continue
+        value = reader.int(field, minimum=0)
+        for group, length in sorted(groups.items()):
+            if length is None:
+                raise OutsideConditions(f"{source}: outside the inferred formula's conditions: {field} is {value} "
+                                        f"and {group} is left out; the formula counts layers by the kinds {group} "
+                                        f"lists, and the default config gives no such list (give {group})")
+            if value != length:
+                raise OutsideConditions(f"{source}: outside the inferred formula's conditions: {field} is {value} "
+                                        f"and {group} is left out; the formula counts layers by the kinds {group} "
+                                        f"lists and holds without it only for {field} = {length} (give {group})")
+
+
+def _layer_kinds(reader, listed: str, known, source: str) -> list:
+    """A config.json's per-layer list, one kind per layer; one line when it is none, or holds a kind the formula
+    does not know."""
+    where = f"{source}: outside the inferred formula's conditions:"
+    entries = expanded(reader.data[listed])
+    if entries is None:
+        raise OutsideConditions(f"{where} key {listed} is no list of layer kinds the formula reads")
+    for kind in sorted(set(entries) - set(known)):
+        raise OutsideConditions(f"{where} {listed} has layers of kind {kind!r}, the formula knows only "
+                                f"{', '.join(map(repr, known))}")
+    return entries
+
+
+def _check_kinds(kinds: dict, reader, known: dict, source: str) -> None:
+    """One line for a per-layer list of kinds the config.json writes (``layer_types``) that does not have, of each
+    kind, as many layers as the formula counts (the list transformers computes when the file leaves it out):
+    the formula was fitted on those."""
+    where = f"{source}: outside the inferred formula's conditions:"
+    for listed, rules in kinds.items():
+        if not reader.has(listed):
+            continue
+        entries = _layer_kinds(reader, listed, rules, source)
+        for kind, rule in rules.items():
+            if rule is None:
+                raise OutsideConditions(f"{where} key {listed} is set, and the inferred data cannot tell how many "
+                                        f"layers of each kind the formula holds for")
+            wanted = _followed(f"{listed}#{kind}", rule, known, source)
+            if entries.count(kind) != wanted:
+                raise OutsideConditions(f"{where} {listed} has {entries.count(kind)} layers of kind {kind!r}, the "
+                                        f"formula holds only with {wanted} (as transformers computes the list)")
+
+
+def _json(value) -> str:
+    return json.dumps(value)
+
+
+_RELATIONS = {" divides ": "divides", " = ": "equals", " < ": "below", " ≠ ": "differs", " ≥ ": "atleast"}
+
+
+def parse_relation(text: str) -> tuple[str, str, str]:
+    """``(left, kind, right)`` of a relation as the data writes it (``n_head divides n_embd``, ``E ≠ H``,
+    ``M ≥ L``)."""
+    for word, kind in _RELATIONS.items():
+        left, found, right = text.partition(word)
+        if found:
+            return left, kind, right
+    raise SymparamsError(f"the inferred data holds a relation it cannot read: {text[:60]!r}")
+
+
+def _holds(kind: str, a: int, b: int) -> bool:
+    if kind == "divides":
+        return a > 0 and b % a == 0
+    return {"equals": a == b, "differs": a != b, "atleast": a >= b}.get(kind, a < b)
+
+
+def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -> str | None:
+    """The fields only the inferred costs follow (a sliding window, a top-k), and the standard symbols only they
+    use, put into ``numbers``; why the costs do not hold for this config (a flag they hold at a value, a relation
+    only the forward pass needs), None when they do.  The count holds either way."""
+    costs = entry.get("costs") or {}
+    if not costs.get("exact"):
+        return None
+    for name in set(values) - parameter_names(entry):  # a head count only the costs follow: put in as a number
+        numbers[name] = values.pop(name)
+    for field, name in costs["symbols"].items():
+        value = reader.int(field, default=costs["defaults"].get(field), minimum=0)
+        if value is None:
+            return f"key {field} is null, and the inferred costs need a number"
+        numbers.setdefault(name, value)
+        known[field] = value
+    for key, held in sorted(costs.get("held", {}).items()):
+        value = reader.bool(key, default=held) if isinstance(held, bool) else reader.int(key, default=held, minimum=0)
+        if value != held:
+            return f"the inferred costs hold only for {key} = {_json(held)}"
+    for text in costs.get("relations", ()):
+        left, kind, right = parse_relation(text)
+        if left in known and right in known and not _holds(kind, known[left], known[right]):
+            return f"the inferred costs need {text} ({left} is {known[left]}, {right} is {known[right]})"
+    return _width_refused(costs, {**values, **numbers})
+
+
+def _width_refused(costs: dict, values: Mapping[str, int]) -> str | None:
+    """Why transformers' model does not run at these head widths (see :mod:`~symparams.analysis.inference.running`:
+    a rotary embedding needs an even rotated width), None where it does: no FLOPs for a model that does not run."""
+    scope = {name: sp.Integer(v) for name, v in values.items()}
+    for quantity, modulus, residues in costs.get("runs", ()):
+        value = formula(quantity, scope)
+        if value.is_integer and (int(value) % modulus if modulus else int(value)) not in residues:
+            name = sp.sstr(formula(quantity, {n: sp.Symbol(n) for n in names_in(quantity)}))
+            need = f"{name} = {residues[0]}" if modulus == 0 else f"{name} even" if (modulus, residues) == (2, [0]) \
+                else f"{name} to be {' or '.join(map(str, residues))} modulo {modulus}"
+            return (f"the inferred costs need {need} ({name} is {value}): the model transformers builds does not "
+                    f"run at other head widths (traced)")
+    return None
+
+
+def expanded(value) -> list | None:
+    """A per-layer list as one entry per layer: the list itself, or a run-length list ``[[kinds, repeats], ...]``
+    (GPT-Neo's ``attention_types``, ``[[["global", "local"], 12]]``) written out; None for anything else.
+
+    >>> expanded([[["global", "local"], 2]]), expanded(("full", "sliding")), expanded(3)
+    (['global', 'local', 'global', 'local'], ['full', 'sliding'], None)
+    """
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    if run_length(value):
+        return [kind for kinds, repeats in value for _ in range(repeats) for kind in kinds]
+    return list(value) if all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value) else None
+
+
+def run_length(value) -> bool:
+    """Whether a per-layer list is written as runs, ``[[kinds, repeats], ...]``."""
+    return isinstance(value, (list, tuple)) and bool(value) and all(
+        isinstance(r, (list, tuple)) and len(r) == 2 and isinstance(r[0], (list, tuple)) and isinstance(r[1], int)
+        and not isinstance(r[1], bool) for r in value)
