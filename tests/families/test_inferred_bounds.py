@@ -4,15 +4,13 @@ Each config is counted as ``count --config`` reads it, on both sides of the boun
 meta-device build.  Zamba2 (``num_mem_blocks`` shared blocks, but no more than the hybrid layers) is refused."""
 
 import pytest
-import torch
-import transformers
 
 from symparams.core.errors import SymparamsError
 from symparams.families import inferred
+from tests.reference.inferred_builds import built, entry
 
 pytestmark = pytest.mark.crosscheck
 
-AUTO = {"base": "AutoModel", "causal-lm": "AutoModelForCausalLM"}
 
 #: a small ERNIE 4.5 MoE: 6 layers, experts from layer 1 to 3 at one in every 2 (layers 1 and 3)
 ERNIE = {"model_type": "ernie4_5_moe", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 96,
@@ -33,20 +31,6 @@ ZAMBA2 = {"model_type": "zamba2", "vocab_size": 1000, "hidden_size": 64, "num_hi
                                 "linear_attention"],
           "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 96, "mamba_d_state": 16,
           "n_mamba_heads": 4, "mamba_expand": 2, "num_mem_blocks": 2, "adapter_rank": 8}
-
-
-def built(config: dict, cls: str) -> int:
-    values = {k: v for k, v in config.items() if k != "model_type"}
-    hf = transformers.AutoConfig.for_model(config["model_type"], **values)
-    with torch.device("meta"):
-        model = getattr(transformers, AUTO[cls]).from_config(hf)
-    return sum(p.numel() for p in model.parameters())
-
-
-def entry(model_type: str, cls: str) -> dict:
-    found = (inferred.entries(model_type) or {}).get(cls)
-    assert found is not None and found["exact"], f"{model_type} {cls}: not exact in the shipped data"
-    return found
 
 
 def without(config: dict, key: str) -> dict:

@@ -8,28 +8,14 @@ import torch
 import transformers
 
 from symparams.families import inferred
+from tests.reference.inferred_builds import built, entry
 
 pytestmark = pytest.mark.crosscheck
 
-AUTO = {"base": "AutoModel", "causal-lm": "AutoModelForCausalLM", "seq2seq-lm": "AutoModelForSeq2SeqLM"}
 
 #: a small Switch Transformers model; the layer counts and sparse counts are set by each test
 SWITCH = {"model_type": "switch_transformers", "vocab_size": 100, "d_model": 32, "d_kv": 8, "d_ff": 48,
           "num_heads": 4, "num_experts": 3, "relative_attention_num_buckets": 8}
-
-
-def built(config: dict, cls: str) -> int:
-    values = {k: v for k, v in config.items() if k != "model_type"}
-    hf = transformers.AutoConfig.for_model(config["model_type"], **values)
-    with torch.device("meta"):
-        model = getattr(transformers, AUTO[cls]).from_config(hf)
-    return sum(p.numel() for p in model.parameters())
-
-
-def entry(model_type: str, cls: str) -> dict:
-    found = (inferred.entries(model_type) or {}).get(cls)
-    assert found is not None and found["exact"], f"{model_type} {cls}: not exact in the shipped data"
-    return found
 
 
 def sparse_blocks(config: dict) -> int:

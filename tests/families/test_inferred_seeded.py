@@ -3,14 +3,12 @@
 refused where the default leaves the seeded field unset.  The reference is always a meta-device build."""
 
 import pytest
-import torch
-import transformers
 
 from symparams.families import inferred
+from tests.reference.inferred_builds import built, entry
 
 pytestmark = pytest.mark.crosscheck
 
-AUTO = {"base": "AutoModel", "causal-lm": "AutoModelForCausalLM"}
 
 #: a small Qwen4-Exp text model: two linear-attention layers and two indexed ones, its QSA indexer set
 QWEN4 = {"model_type": "qwen4_exp_text", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 4,
@@ -27,20 +25,6 @@ LFM2 = {"model_type": "lfm2_moe", "vocab_size": 1000, "hidden_size": 64, "interm
         "moe_intermediate_size": 40, "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2,
         "num_dense_layers": 1, "num_experts": 5, "num_experts_per_tok": 2,
         "layer_types": ["conv", "full_attention", "conv", "conv", "full_attention", "conv"]}
-
-
-def built(config: dict, cls: str) -> int:
-    values = {k: v for k, v in config.items() if k != "model_type"}
-    hf = transformers.AutoConfig.for_model(config["model_type"], **values)
-    with torch.device("meta"):
-        model = getattr(transformers, AUTO[cls]).from_config(hf)
-    return sum(p.numel() for p in model.parameters())
-
-
-def entry(model_type: str, cls: str) -> dict:
-    found = (inferred.entries(model_type) or {}).get(cls)
-    assert found is not None and found["exact"], f"{model_type} {cls}: not exact in the shipped data"
-    return found
 
 
 @pytest.mark.parametrize("cls", ["base", "causal-lm"])

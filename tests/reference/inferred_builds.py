@@ -1,0 +1,27 @@
+"""transformers' own count of a config.json on the meta device, and the shipped inferred entry it is checked
+against (the cross-checks of the inferred formulas of one kind of structure each)."""
+
+import torch
+import transformers
+
+from symparams.families import inferred
+
+#: symparams' class names → transformers' auto classes, independently of the package's own table
+AUTO = {"base": "AutoModel", "causal-lm": "AutoModelForCausalLM", "masked-lm": "AutoModelForMaskedLM",
+        "seq2seq-lm": "AutoModelForSeq2SeqLM"}
+
+
+def built(config: dict, cls: str) -> int:
+    """The parameters of the model transformers builds from ``config`` (a config.json's dict) for ``cls``."""
+    values = {k: v for k, v in config.items() if k != "model_type"}
+    hf = transformers.AutoConfig.for_model(config["model_type"], **values)
+    with torch.device("meta"):
+        model = getattr(transformers, AUTO[cls]).from_config(hf)
+    return sum(p.numel() for p in model.parameters())
+
+
+def entry(model_type: str, cls: str) -> dict:
+    """The shipped entry of ``model_type``'s ``cls``, which must be exact."""
+    found = (inferred.entries(model_type) or {}).get(cls)
+    assert found is not None and found["exact"], f"{model_type} {cls}: not exact in the shipped data"
+    return found
