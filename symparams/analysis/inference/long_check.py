@@ -10,6 +10,9 @@ tokens, forward and backward, and compares both with the shipped formulas,
 read as ``count --config`` reads a config.json
 (:func:`symparams.families.inferred.model`); the reading also catches a layer
 count the fit held (the products of four layers, whatever the config says).
+A class traced on real tensors (:mod:`.real_tensors`) is checked on the CPU
+with random weights: the small configuration, and the same with the default
+layer counts (the defaults' widths would not fit in memory).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from ...core.errors import SymparamsError
 from ...families.config import flattened
 from .probing import configure, libraries, quiet
+from .real_check import LARGEST
 from .tracing import build, trace
 
 #: past the chunks transformers' eager kernels use (64, 128, 256); odd, so no multiple of a chunk
@@ -34,24 +38,34 @@ def long_sequence_check(entry: dict) -> str | None:
     # and the small configuration too where the formulas count it and transformers traces it: two layer counts,
     # so a count the fit held cannot pass by being the one checked
     small = _checked(entry, _written(default, _values(entry)))
+    if (entry.get("costs") or {}).get("traced_on") == "cpu":
+        # traced on real tensors: the defaults are too large for the CPU; the small configuration with the
+        # default layer counts instead
+        deeper = {k: v for k, v in _values(entry).items() if "layer" not in k}
+        return small or _checked(entry, _written(default, deeper))
     return small if small is not None and small.startswith("at ") else _checked(entry, default)
 
 
 def _checked(entry: dict, config: dict) -> str | None:
-    """:func:`long_sequence_check` at one config.json."""
+    """:func:`long_sequence_check` at one config.json (on the CPU with random weights where the costs were
+    traced so)."""
     from ...families.inferred import model as inferred_model
 
     _, transformers = libraries()
     cls = entry["class"]
+    device = (entry.get("costs") or {}).get("traced_on", "meta")
     try:
-        flops = inferred_model(config, head=None if cls == "base" else cls).flops(LONG, 1)
+        counted = inferred_model(config, head=None if cls == "base" else cls)
+        flops = counted.flops(LONG, 1)
     except SymparamsError as exc:
         return f"the formulas refuse the configuration checked: {exc}"
+    if device != "meta" and counted.count > LARGEST:
+        return f"the configuration checked is too large for the CPU ({counted.count} parameters)"
     try:
         with quiet():
             built = type(transformers.AutoConfig.for_model(entry["model_type"])).from_dict(dict(config))
-            module = build(getattr(transformers, entry["model_class"]), built)
-            traced = trace(module, LONG, 1, cache=False, backward=True)
+            module = build(getattr(transformers, entry["model_class"]), built, device)
+            traced = trace(module, LONG, 1, device, cache=False, backward=True)
     except Exception as exc:  # whatever the modeling code raises at this length: the formulas stay unchecked there
         lines = str(exc).splitlines()
         return f"no trace of {LONG} tokens: {type(exc).__name__}: {lines[0][:160] if lines else ''}"

@@ -231,12 +231,12 @@ def _can_set_experts(model_class) -> bool:
     return bool(check and check())
 
 
-def inputs(model, seq: int, batch: int, device: str = "meta", decoder_seq: int | None = None) -> dict:
+def inputs(model, seq: int, batch: int, device: str = "meta", decoder_seq: int | None = None, seed: int = 1) -> dict:
     """Token ids for ``batch`` sequences of ``seq`` tokens (an encoder-decoder's decoder reads as many, or
-    ``decoder_seq``)."""
+    ``decoder_seq``), random from ``seed`` off the meta device."""
     torch, _ = libraries()
     vocab = getattr(model.config.get_text_config(), "vocab_size", None) or 4
-    generator = torch.Generator().manual_seed(1)
+    generator = torch.Generator().manual_seed(seed)
     # an audio-code decoder (MusicGen) reads a row of ids per codebook of each sequence
     rows = batch * (getattr(model.config, "num_codebooks", None) or 1)
     if device == "meta":
@@ -285,12 +285,12 @@ def scalar(output):
 
 
 def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True, backward: bool = True,
-          decoder_seq: int | None = None, together: bool = False, by_names: bool = False) -> Trace:
+          decoder_seq: int | None = None, together: bool = False, by_names: bool = False, seed: int = 1) -> Trace:
     """The products of one forward pass over ``seq`` tokens of ``batch`` sequences without a cache and
     (``backward``) of its backward, and (``cache``) the cache a forward with ``use_cache=True`` leaves (another
     pass: a cache may change the products, Mamba's convolution padding its input; ``together``: one pass with
     the cache, where that changes no product); ``decoder_seq`` (fewer than ``seq``) gives an encoder-decoder's
-    decoder fewer tokens than its encoder."""
+    decoder fewer tokens than its encoder; ``seed``: the token ids off the meta device."""
     torch, _ = libraries()
     paths = module_paths(model, by_names)
     recorder = Recorder(frozenset(id(p) for p in model.parameters()))
@@ -307,7 +307,7 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
 
     hooks = [h for m in model.modules() for h in (m.register_forward_pre_hook(enter), m.register_forward_hook(leave))]
     model.train()
-    given = inputs(model, seq, batch, device, decoder_seq)
+    given = inputs(model, seq, batch, device, decoder_seq, seed)
     cached = {"use_cache": together and cache} if takes(model, "use_cache") else {}
     try:
         with quiet(), shapes_only(), recorder:  # the FLOPs without a cache, as the house's cross-checks count them
