@@ -27,7 +27,7 @@ from .discovered import Discovery
 from .fitting import LEVELS, SPARSE_LEVELS, SURPLUS, basis, expression, fit, solve
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
-from .real_tensors import on_real_tensors, reads_data
+from .real_tensors import on_real_tensors, reads_data, zero_weights
 from .result import Inferred, symbols_for
 from .sampling import _Regimes, below_minimum, draw, too_deep, variables
 from .tracing import Untraceable, build, trace
@@ -82,6 +82,7 @@ class Domain:
         self.widths: set = set()  # the terms of the parameters' dimensions (see widths.py)
         self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py)
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
+        self.zeroed = False  # every weight zero (see real_tensors.data_independent)
 
     @property
     def names(self) -> list[str]:
@@ -114,6 +115,8 @@ class Domain:
             config = self.builder.config({**values, **self.held})
             seed = self.traces if self.seed is None else self.seed
             model = build(self.builder.model_class, config, self.device, seed)
+            if self.zeroed:
+                zero_weights(model)
             if regime and observation_of(model).regime != self.regimes.of(values):
                 return None
             obs = observe(trace(model, seq, batch, self.device, backward=backward or self.backward_everywhere,

@@ -13,8 +13,9 @@ finds the same formulas, and the verification checks them at fresh sizes.
 A model that reads its data may also spend FLOPs that depend on it (an
 expert capacity that drops tokens, an expert loop whose products follow the
 routing); every traced pass therefore draws its own weights and token ids,
-and the base configuration is traced with several before anything is fitted:
-a cost that moves with them refuses the class.
+and the base configuration is traced with several, and with every weight
+zero (every token routed alike), before anything is fitted: a cost that
+moves with them refuses the class.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from .tracing import Untraceable
 READS_DATA = ("torch.nonzero()", "Cannot copy out of meta tensor", "Tensor.item() cannot be called on meta tensors")
 #: the fewest positions a table of positions keeps: the longest fit trace, plus a padding offset
 LEAST_POSITIONS = 32
+#: the shrinks tried in turn, (least, step): sizes of ``least`` at least, multiples of ``step`` (a head split
+#: in halves needs an even width; a table of positions, an id past a small vocabulary need 16)
+SHRINKS = ((0, 1), (0, 2), (16, 1), (16, 4))
 #: the seeds (weights and token ids) the base configuration is traced with, to see its costs follow no data
 SEEDS = (1, 2, 3)
 
@@ -41,11 +45,14 @@ def on_real_tensors(domain):
     from .costs import BASE_BATCH, BASE_SEQ
 
     domain.device, original = "cpu", copy.deepcopy(domain.found)
-    for least in (0, 16):  # a table of positions, an id past a small vocabulary: sizes of 16 at least
+    for least, step in SHRINKS:
         found = copy.deepcopy(original)
-        shrink(domain.builder, found, least)
+        shrink(domain.builder, found, least, step)
         domain.found.fields, domain.found.base = found.fields, found.base
-        why = data_independent(domain, found.base, BASE_SEQ, BASE_BATCH)
+        try:
+            why = data_independent(domain, found.base, BASE_SEQ, BASE_BATCH)
+        except Untraceable as exc:  # an expert loop whose products follow the routing
+            raise Untraceable(f"on real tensors: {exc}") from None
         if why is None:
             return domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
         if "depend on the data" in why:
@@ -53,8 +60,8 @@ def on_real_tensors(domain):
     raise Untraceable(why)
 
 
-def shrink(builder, found, least: int = 0) -> dict:
-    """Small values (``least`` at least) of ``found``'s free fields that build the base's parameter structure
+def shrink(builder, found, least: int = 0, step: int = 1) -> dict:
+    """Small values (``least`` at least, multiples of ``step``) of ``found``'s free fields that build the base's parameter structure
     with no dimension of the base's below 4 (or its base value), found one field at a time as the real-model
     check finds its own (divisors before their multiples, the relations kept); written into ``found`` as its
     base values.  The fields changed → their small values."""
@@ -72,7 +79,7 @@ def shrink(builder, found, least: int = 0) -> dict:
         for v in _candidates(name, chosen, kinds):
             if v >= values[name]:
                 break
-            if v < lowest:
+            if v < lowest or v % step:
                 continue
             trial = _partners({**values, name: v}, name, v, chosen, kinds)
             obs = builder.observe(trial)
@@ -85,6 +92,15 @@ def shrink(builder, found, least: int = 0) -> dict:
     return changed
 
 
+def zero_weights(model) -> None:
+    """Every parameter of ``model`` set to zero."""
+    import torch
+
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+
+
 def _thin(obs, base) -> bool:
     """Whether a parameter of ``obs`` has a dimension below 4 (or below the base's, when that is smaller)."""
     for name, shapes in base.shapes.items():
@@ -95,17 +111,18 @@ def _thin(obs, base) -> bool:
 
 
 def data_independent(domain, values: dict, seq: int, batch: int) -> str | None:
-    """None when ``values`` traced with each of :data:`SEEDS` (weights and token ids) gives the same products,
-    FLOPs and cache; otherwise what moved, in one line."""
+    """None when ``values`` traced with each of :data:`SEEDS` (weights and token ids), and with every weight
+    zero (a router's logits all equal: every token picks the same experts, the most an expert capacity can
+    drop), gives the same products, FLOPs and cache; otherwise what moved, in one line."""
     seen = []
-    for seed in SEEDS:
-        domain.seed = seed
+    for seed, zeroed in [*((s, False) for s in SEEDS), (SEEDS[0], True)]:
+        domain.seed, domain.zeroed = seed, zeroed
         obs = domain.observe(values, seq, batch, backward=True)
         if obs is None:
             return "the base configuration does not trace on the CPU" + (f": {domain.errors[-1]}" if domain.errors
                                                                           else "")
         seen.append(obs)
-    domain.seed = None
+    domain.seed, domain.zeroed = None, False
     first = seen[0]
     for other in seen[1:]:
         if (other.targets, other.cache) != (first.targets, first.cache):
