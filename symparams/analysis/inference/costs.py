@@ -27,7 +27,7 @@ from .discovered import Discovery
 from .fitting import LEVELS, SPARSE_LEVELS, SURPLUS, basis, expression, fit, solve
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
-from .real_tensors import on_real_tensors, reads_data, zero_weights
+from .real_tensors import on_real_tensors, reads_data, routed_together, zero_weights
 from .result import Inferred, symbols_for
 from .sampling import _Regimes, below_minimum, draw, too_deep, variables
 from .tracing import Untraceable, build, trace
@@ -83,6 +83,7 @@ class Domain:
         self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py)
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
         self.zeroed = False  # every weight zero (see real_tensors.data_independent)
+        self.experts_loop = False  # each expert's products taken together (see real_tensors.routed_together)
 
     @property
     def names(self) -> list[str]:
@@ -119,9 +120,10 @@ class Domain:
                 zero_weights(model)
             if regime and observation_of(model).regime != self.regimes.of(values):
                 return None
-            obs = observe(trace(model, seq, batch, self.device, backward=backward or self.backward_everywhere,
-                                decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names,
-                                seed=seed))
+            traced = trace(model, seq, batch, self.device, backward=backward or self.backward_everywhere,
+                           decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names,
+                           seed=seed)
+            obs = observe(routed_together(traced) if self.experts_loop else traced)
         except Untraceable:
             raise
         except Exception as exc:  # whatever the modeling code raises on this configuration: it does not trace

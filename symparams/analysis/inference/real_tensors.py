@@ -21,6 +21,7 @@ moves with them refuses the class.
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 from .tracing import Untraceable
 
@@ -51,8 +52,15 @@ def on_real_tensors(domain):
         domain.found.fields, domain.found.base = found.fields, found.base
         try:
             why = data_independent(domain, found.base, BASE_SEQ, BASE_BATCH)
-        except Untraceable as exc:  # an expert loop whose products follow the routing
-            raise Untraceable(f"on real tensors: {exc}") from None
+        except Untraceable as exc:
+            if "differ between its copies" not in str(exc) or domain.experts_loop:
+                raise Untraceable(f"on real tensors: {exc}") from None
+            # an experts loop: each expert's products run on the tokens routed to it
+            domain.experts_loop = True
+            try:
+                why = data_independent(domain, found.base, BASE_SEQ, BASE_BATCH)
+            except Untraceable as again:
+                raise Untraceable(f"on real tensors, each expert's products taken together: {again}") from None
         if why is None:
             return domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
         if "depend on the data" in why:
@@ -61,10 +69,10 @@ def on_real_tensors(domain):
 
 
 def shrink(builder, found, least: int = 0, step: int = 1) -> dict:
-    """Small values (``least`` at least, multiples of ``step``) of ``found``'s free fields that build the base's parameter structure
-    with no dimension of the base's below 4 (or its base value), found one field at a time as the real-model
-    check finds its own (divisors before their multiples, the relations kept); written into ``found`` as its
-    base values.  The fields changed → their small values."""
+    """Small values (``least`` at least, multiples of ``step``) of ``found``'s free fields that build the base's
+    parameter structure with no dimension of the base's below 4 (or its base value), found one field at a time
+    as the real-model check finds its own (divisors before their multiples, the relations kept); written into
+    ``found`` as its base values.  The fields changed → their small values."""
     from .costs import _closure, layer_fields
     from .real_check import _candidates, _kinds, _partners
 
@@ -90,6 +98,27 @@ def shrink(builder, found, least: int = 0, step: int = 1) -> dict:
     for name, value in changed.items():  # the base configuration's overrides too: every trace starts from them
         found.fields[name].base = found.base[name] = value
     return changed
+
+
+def routed_together(trace):
+    """``trace`` with the weight products of an experts loop taken together: the ``mm`` products one module runs
+    within one call of the module around it (an experts loop over the experts of one layer) with the same weight
+    shape are one product over the rows of all of them.  Each expert multiplies the tokens routed to it, a number
+    that follows the routing; their sum is the tokens times top-k when each token goes to k distinct experts,
+    which :func:`data_independent` sees (several seeds, every token routed alike).  The FLOPs are the same sum."""
+    kept, first = [], {}
+    for p in trace.products:
+        key = (p.module, p.outer, p.op, p.factors[1:])
+        if p.op != "mm" or not p.weight:
+            kept.append(p)
+        elif key not in first:
+            first[key] = dataclasses.replace(p)
+            kept.append(first[key])
+        else:
+            merged = first[key]
+            merged.factors = (merged.factors[0] + p.factors[0], *merged.factors[1:])
+            merged.forward, merged.backward = merged.forward + p.forward, merged.backward + p.backward
+    return dataclasses.replace(trace, products=kept)
 
 
 def zero_weights(model) -> None:

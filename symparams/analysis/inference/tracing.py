@@ -47,6 +47,7 @@ class Product:
     weight: bool = False  # one factor is a parameter (or a view of one): a weight's matmul
     call: int = 0  # which call of a module ran it (the products of one call share it)
     channels: int | None = None  # a convolution's input channels (its weight's gradient is a convolution over them)
+    outer: int = 0  # the call of the module around the one that ran it (an experts loop's layer)
 
 
 @dataclass
@@ -170,9 +171,10 @@ class Recorder:
                 weight = any(id(t) in self.parameters or id(getattr(t, "_base", None)) in self.parameters
                              for t in tensors)
                 module, call = self.stack[-1] if self.stack else ("", 0)
+                outer = self.stack[-2][1] if len(self.stack) > 1 else 0
                 channels = int(args[0].shape[1]) if op in CONVOLUTIONS else None
                 self.products.append(Product(module, SAME.get(op, op), found, flops, node=node, weight=weight,
-                                             call=call, channels=channels))
+                                             call=call, channels=channels, outer=outer))
 
         return _Recorder()
 
