@@ -12,7 +12,10 @@ read as ``count --config`` reads a config.json
 count the fit held (the products of four layers, whatever the config says).
 A class traced on real tensors (:mod:`.real_tensors`) is checked on the CPU
 with random weights: the small configuration, and the same with the default
-layer counts (the defaults' widths would not fit in memory).
+layer counts (the defaults' widths would not fit in memory), and, where its
+config names a window longer than :data:`LONG` tokens, past twice that
+window (an input padded to a multiple of the window costs the window's
+length at every length the fit saw).
 """
 
 from __future__ import annotations
@@ -42,13 +45,29 @@ def long_sequence_check(entry: dict) -> str | None:
         # traced on real tensors: the defaults are too large for the CPU; the small configuration with the
         # default layer counts instead
         deeper = {k: v for k, v in _values(entry).items() if "layer" not in k}
-        return small or _checked(entry, _written(default, deeper))
+        written = _written(default, _values(entry))
+        past = past_windows(written)  # a model that pads its input to a window of more than LONG tokens
+        return small or _checked(entry, _written(default, deeper)) or (past and _checked(entry, written, past))
     return small if small is not None and small.startswith("at ") else _checked(entry, default)
 
 
-def _checked(entry: dict, config: dict) -> str | None:
-    """:func:`long_sequence_check` at one config.json (on the CPU with random weights where the costs were
-    traced so)."""
+def past_windows(config: dict) -> int | None:
+    """A length past twice the longest window a config names, when that window is over :data:`LONG` tokens
+    (Longformer pads its input to a multiple of its 512-token attention window: below one window the padded
+    length is the window's, whatever the input's); None when no window is that long.
+
+    >>> past_windows({"attention_window": [512, 512], "hidden_size": 768}), past_windows({"sliding_window": 64})
+    (1025, None)
+    """
+    sizes = [v for k, value in flattened(config).items() if "window" in k
+             for v in (value if isinstance(value, list) else [value]) if type(v) is int]
+    top = max(sizes, default=0)
+    return 2 * top + 1 if top > LONG else None
+
+
+def _checked(entry: dict, config: dict, length: int = LONG) -> str | None:
+    """:func:`long_sequence_check` at one config.json and ``length`` tokens (on the CPU with random weights where
+    the costs were traced so)."""
     from ...families.inferred import model as inferred_model
 
     _, transformers = libraries()
@@ -56,7 +75,7 @@ def _checked(entry: dict, config: dict) -> str | None:
     device = (entry.get("costs") or {}).get("traced_on", "meta")
     try:
         counted = inferred_model(config, head=None if cls == "base" else cls)
-        flops = counted.flops(LONG, 1)
+        flops = counted.flops(length, 1)
     except SymparamsError as exc:
         return f"the formulas refuse the configuration checked: {exc}"
     if device != "meta" and counted.count > LARGEST:
@@ -65,13 +84,13 @@ def _checked(entry: dict, config: dict) -> str | None:
         with quiet():
             built = type(transformers.AutoConfig.for_model(entry["model_type"])).from_dict(dict(config))
             module = build(getattr(transformers, entry["model_class"]), built, device)
-            traced = trace(module, LONG, 1, device, cache=False, backward=True)
+            traced = trace(module, length, 1, device, cache=False, backward=True)
     except Exception as exc:  # whatever the modeling code raises at this length: the formulas stay unchecked there
         lines = str(exc).splitlines()
-        return f"no trace of {LONG} tokens: {type(exc).__name__}: {lines[0][:160] if lines else ''}"
+        return f"no trace of {length} tokens: {type(exc).__name__}: {lines[0][:160] if lines else ''}"
     seen = (traced.forward, traced.forward + traced.backward)
     if (flops.forward, flops.training) != seen:
-        return (f"at {LONG} tokens the formulas give {flops.forward} forward and {flops.training} training FLOPs, "
+        return (f"at {length} tokens the formulas give {flops.forward} forward and {flops.training} training FLOPs, "
                 f"the trace counts {seen[0]} and {seen[1]}")
     return None
 

@@ -29,9 +29,10 @@ from .tracing import Untraceable
 READS_DATA = ("torch.nonzero()", "Cannot copy out of meta tensor", "Tensor.item() cannot be called on meta tensors")
 #: the fewest positions a table of positions keeps: the longest fit trace, plus a padding offset
 LEAST_POSITIONS = 32
-#: the shrinks tried in turn, (least, step): sizes of ``least`` at least, multiples of ``step`` (a head split
-#: in halves needs an even width; a table of positions, an id past a small vocabulary need 16)
-SHRINKS = ((0, 1), (0, 2), (16, 1), (16, 4))
+#: the shrinks tried in turn, (least, step, positions): sizes of ``least`` at least, multiples of ``step``, the
+#: tables of positions shrunk or not (a head split in halves needs an even width; an id past a small vocabulary
+#: needs 16; a model that pads its input to a window of a thousand tokens needs its positions)
+SHRINKS = ((0, 1, True), (0, 2, True), (16, 1, True), (16, 4, True), (16, 1, False))
 #: the seeds (weights and token ids) the base configuration is traced with, to see its costs follow no data
 SEEDS = (1, 2, 3)
 
@@ -46,9 +47,9 @@ def on_real_tensors(domain):
     from .costs import BASE_BATCH, BASE_SEQ
 
     domain.device, original = "cpu", copy.deepcopy(domain.found)
-    for least, step in SHRINKS:
+    for least, step, positions in SHRINKS:
         found = copy.deepcopy(original)
-        shrink(domain.builder, found, least, step)
+        shrink(domain.builder, found, least, step, positions)
         domain.found.fields, domain.found.base = found.fields, found.base
         try:
             why = data_independent(domain, found.base, BASE_SEQ, BASE_BATCH)
@@ -68,8 +69,9 @@ def on_real_tensors(domain):
     raise Untraceable(why)
 
 
-def shrink(builder, found, least: int = 0, step: int = 1) -> dict:
-    """Small values (``least`` at least, multiples of ``step``) of ``found``'s free fields that build the base's
+def shrink(builder, found, least: int = 0, step: int = 1, positions: bool = True) -> dict:
+    """Small values (``least`` at least, multiples of ``step``; the tables of positions left as they are unless
+    ``positions``) of ``found``'s free fields that build the base's
     parameter structure with no dimension of the base's below 4 (or its base value), found one field at a time
     as the real-model check finds its own (divisors before their multiples, the relations kept); written into
     ``found`` as its base values.  The fields changed → their small values."""
@@ -82,7 +84,8 @@ def shrink(builder, found, least: int = 0, step: int = 1) -> dict:
     floor = {**found.minimum, **found.lowest, **found.least}
     layers = layer_fields(found)  # lowered already, and lowered further by the cost discovery
     order = sorted(found.free, key=lambda n: (len(_closure(found, n)), n), reverse=True)
-    for name in [n for n in order if n not in layers and n not in found.lifted and isinstance(values[n], int)]:
+    kept = layers | set(found.lifted) | (set() if positions else {n for n in order if "position" in n})
+    for name in [n for n in order if n not in kept and isinstance(values[n], int)]:
         lowest = max(least, floor.get(name, 0), LEAST_POSITIONS if "position" in name else 0)
         for v in _candidates(name, chosen, kinds):
             if v >= values[name]:
