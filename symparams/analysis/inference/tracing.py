@@ -212,11 +212,7 @@ def _name_kinds(named: list, lists: set) -> dict[tuple[str, str], str]:
 def build(model_class, config, device: str = "meta", seed: int = 0):
     """``model_class`` from ``config`` with eager attention and batched experts, on ``device`` (meta: no weights)."""
     torch, _ = libraries()
-    config = config_for_class(model_class, config)
-    if getattr(config, "languages", None) and getattr(config, "default_language", "") is None:
-        # X-MOD routes every token through its language's adapter and refuses ids of no language: one language's
-        # costs are any language's
-        config.default_language = list(config.languages)[0]
+    config = with_language(config_for_class(model_class, config))
     kwargs = {"attn_implementation": ATTENTION}
     if _can_set_experts(model_class):
         kwargs["experts_implementation"] = EXPERTS
@@ -226,6 +222,14 @@ def build(model_class, config, device: str = "meta", seed: int = 0):
                 return model_class._from_config(config, **kwargs)
         torch.manual_seed(seed)
         return model_class._from_config(config, **kwargs)
+
+
+def with_language(config):
+    """``config`` with a default language where it has languages and none set: X-MOD routes every token through
+    its language's adapter and refuses ids of no language; one language's costs are any language's."""
+    if getattr(config, "languages", None) and getattr(config, "default_language", "") is None:
+        config.default_language = list(config.languages)[0]
+    return config
 
 
 def _can_set_experts(model_class) -> bool:
