@@ -93,9 +93,10 @@ def test_costs_that_follow_the_routing_are_refused():
 
 
 def test_an_experts_loop_is_one_product_per_layer_over_the_rows_routed_to_each_expert():
-    def mm(rows, width, outer, call, weight=True):
+    def mm(rows, width, outer, call):
+        # each expert's gate is a slice of one parameter (id 100), its down of another (id 200)
         return Product("experts", "mm", (rows, 8, width), 2 * rows * 8 * width, 4 * rows * 8 * width,
-                       weight=weight, call=call, outer=outer)
+                       weight=True, call=call, outer=outer, parameter=100 if width == 6 else 200)
 
     # two layers (outer calls 1 and 9), each a loop over the experts hit: a gate (8 → 6) and a down (6 → 8) per
     # expert; the second layer routes its 14 token-expert pairs otherwise than the first
@@ -110,3 +111,7 @@ def test_an_experts_loop_is_one_product_per_layer_over_the_rows_routed_to_each_e
     observed = observe(merged)
     assert observed.targets["count", ("experts", 0, "mm")] == 2  # once per layer
     assert observed.targets["factor", ("experts", 0, "mm"), 0] == 14
+    # two parameters of one shape (a gate and an up projection of each expert, sizes equal) stay two products
+    up = [Product("experts", "mm", p.factors, p.forward, p.backward, weight=True, call=p.call, outer=p.outer,
+                  parameter=300) for p in first if p.parameter == 100]
+    assert len(routed_together(Trace(7, 2, [*first, *up])).products) == 3

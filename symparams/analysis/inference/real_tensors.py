@@ -105,13 +105,14 @@ def shrink(builder, found, least: int = 0, step: int = 1, positions: bool = True
 
 def routed_together(trace):
     """``trace`` with the weight products of an experts loop taken together: the ``mm`` products one module runs
-    within one call of the module around it (an experts loop over the experts of one layer) with the same weight
-    shape are one product over the rows of all of them.  Each expert multiplies the tokens routed to it, a number
+    within one call of the module around it (an experts loop over the experts of one layer) with views of one
+    parameter of one shape (each expert's slice of the experts' weights) are one product over the rows of all
+    of them.  Each expert multiplies the tokens routed to it, a number
     that follows the routing; their sum is the tokens times top-k when each token goes to k distinct experts,
     which :func:`data_independent` sees (several seeds, every token routed alike).  The FLOPs are the same sum."""
     kept, first = [], {}
     for p in trace.products:
-        key = (p.module, p.outer, p.op, p.factors[1:])
+        key = (p.module, p.outer, p.op, p.parameter, p.factors[1:])
         if p.op != "mm" or not p.weight:
             kept.append(p)
         elif key not in first:

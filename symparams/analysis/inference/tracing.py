@@ -48,6 +48,7 @@ class Product:
     call: int = 0  # which call of a module ran it (the products of one call share it)
     channels: int | None = None  # a convolution's input channels (its weight's gradient is a convolution over them)
     outer: int = 0  # the call of the module around the one that ran it (an experts loop's layer)
+    parameter: int = 0  # the id of the parameter a weight factor is (or is a view of); 0: none
 
 
 @dataclass
@@ -168,13 +169,14 @@ class Recorder:
                 found = factors(op, args, out)
                 if 2 * prod(found) != flops:
                     raise Untraceable(f"aten.{op} counted {flops} FLOPs, not twice its factors {found}")
-                weight = any(id(t) in self.parameters or id(getattr(t, "_base", None)) in self.parameters
-                             for t in tensors)
+                roots = [r for t in tensors for r in (id(t), id(getattr(t, "_base", None))) if r in self.parameters]
+                weight = bool(roots)
                 module, call = self.stack[-1] if self.stack else ("", 0)
                 outer = self.stack[-2][1] if len(self.stack) > 1 else 0
                 channels = int(args[0].shape[1]) if op in CONVOLUTIONS else None
                 self.products.append(Product(module, SAME.get(op, op), found, flops, node=node, weight=weight,
-                                             call=call, channels=channels, outer=outer))
+                                             call=call, channels=channels, outer=outer,
+                                             parameter=roots[0] if roots else 0))
 
         return _Recorder()
 
