@@ -24,12 +24,14 @@ from symparams.families.inferred import model as inferred_model
 from tests.analysis.test_inferred_costs import _config, _held_bytes
 from tests.reference.flops import counted, real, token_ids
 
-#: model_type → the class checked: a length read with Tensor.item() (XLM, Flaubert), a differential attention
-#: that copies out of its tensor (DiffLlama), ...
+#: model_type → the class checked: a length read with Tensor.item() (XLM, I-BERT), a differential attention that
+#: copies out of a tensor (DiffLlama), a mixture of experts whose experts loop sizes its products by the tokens
+#: routed to each expert, with a mixture of attention heads routed alike (JetMoE)
 TRACED_ON_CPU = {
     "xlm": "causal-lm",
     "ibert": "masked-lm",
     "diffllama": "causal-lm",
+    "jetmoe": "causal-lm",
 }
 
 
