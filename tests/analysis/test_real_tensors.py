@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 import transformers
 
+from symparams.analysis.inference.long_check import long_sequence_check
 from symparams.analysis.inference.observing import Observed, observe
 from symparams.analysis.inference.real_tensors import SEEDS, data_independent, reads_data, routed_together
 from symparams.analysis.inference.tracing import Product, Trace
@@ -117,3 +118,11 @@ def test_an_experts_loop_is_one_product_per_layer_over_the_rows_routed_to_each_e
     up = [Product("experts", "mm", p.factors, p.forward, p.backward, weight=True, call=p.call, outer=p.outer,
                   parameter=300) for p in first if p.parameter == 100]
     assert len(routed_together(Trace(7, 2, [*first, *up])).products) == 3
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("model_type", ["xlm", "jetmoe"])
+def test_the_long_check_traces_a_class_of_real_tensors_on_the_cpu(model_type):
+    # on the meta device the pass raises (Tensor.item(), torch.nonzero): None means it ran on the CPU, at 301 tokens,
+    # with the small widths and with the default layer counts, and matched the shipped formulas both times
+    assert long_sequence_check(entries(model_type)["causal-lm"]) is None
