@@ -100,7 +100,8 @@ def costs_verdict(costs: dict) -> str:
     v, check = costs["verification"], costs.get("check") or {}
     real = "a tiny real model exact" if check.get("passed") else \
         f"a tiny real model {check.get('reason') or 'differs'}".replace("|", "/")
-    return f"exact ({v['exact']}/{v['configurations']} traces; {real})"
+    where = "; traced on the CPU with random weights" if costs.get("traced_on") == "cpu" else ""
+    return f"exact ({v['exact']}/{v['configurations']} traces{where}; {real})"
 
 
 def cost_cells(e: dict) -> tuple[str, str, str]:
@@ -137,7 +138,11 @@ def cost_summary(entries: dict, seconds: dict) -> list[str]:
         elif not (costs.get("check") or {}).get("passed"):
             reason = "a tiny real model: " + ((costs.get("check") or {}).get("reason") or "differs")
             reasons[reason] = reasons.get(reason, 0) + 1
-    lines = [f"- FLOPs and KV cache inferred (traced on the meta device, fitted, verified on fresh traces): "
+    on_cpu = sum((e["costs"].get("traced_on") == "cpu") for e in inferred)
+    lines = [f"- FLOPs and KV cache inferred (traced on the meta device, fitted, verified on fresh traces; "
+             f"{on_cpu} of them, whose forward pass reads its data (torch.nonzero, Tensor.item), traced on the CPU "
+             f"instead, with random weights and token ids at sizes shrunk to a few units, each pass with its own, "
+             f"and refused where the products follow the data): "
              f"{len(inferred)} of the {len(exact)} exact classes; checked against a tiny random real model "
              f"(CPU, eager attention and experts, PyTorch's FlopCounterMode forward and training, the cache's "
              f"bytes): {len(checked)} exact, {len(inferred) - len(checked)} not; every one read from a "

@@ -59,7 +59,7 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
     cost_symbols = {n: symbols[n] for n in domain.cost_fields}
     defaults = {n: inferred.discovery.defaults.get(n) for n in domain.cost_fields}
     costs = Costs(None, cost_symbols, defaults, dict(domain.held), products, extra, cache, attention, why,
-                  verification, domain.traces, 0.0, _relations(domain), incomplete)
+                  verification, domain.traces, 0.0, _relations(domain), incomplete, device=domain.device)
     if real and costs.exact:
         check = check_real(domain, costs, symbols, base)
         costs = replace(costs, real=check.to_dict())

@@ -126,6 +126,7 @@ class Costs:
     relations: tuple[str, ...] = ()  # relations only the forward pass needs ("num_key_value_heads divides ...")
     incomplete: str | None = None  # why the attention modules found do not hold every product that grows with s²
     real: dict | None = None  # the tiny real model's check (see real_check.RealCheck.to_dict)
+    device: str = "meta"  # where the passes were traced ("cpu": real tensors at small sizes, see real_tensors.py)
 
     @property
     def exact(self) -> bool:
@@ -155,8 +156,8 @@ class Costs:
                 "attention": [a.to_data() for a in self.attention], "activations": self.activations,
                 "verification": {"configurations": v.configurations, "exact": v.exact, "seed": v.seed,
                                  "beyond_window": v.beyond_window},
-                **({"check": self.real} if self.real is not None else {})}
-
+                **({"check": self.real} if self.real is not None else {}),
+                **({"traced_on": self.device} if self.device != "meta" else {})}
 
     def _what(self, p: TracedProduct) -> str:
         if any(a.module == p.module and p.ordinal in a.ordinals for a in self.attention):

@@ -28,6 +28,7 @@ from .discovered import Discovery
 from .fitting import LEVELS, SPARSE_LEVELS, SURPLUS, basis, expression, fit, solve
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
+from .real_tensors import on_real_tensors, reads_data, routed_together, zero_weights
 from .result import Inferred, symbols_for
 from .sampling import _Regimes, below_minimum, draw, too_deep, variables
 from .tracing import Untraceable, build, trace
@@ -80,6 +81,10 @@ class Domain:
         self.together = False  # a forward with the cache has the products of one without: one pass for both
         self.by_names = False  # layers of other parameter names are of other kinds (see tracing.module_paths)
         self.widths: set = set()  # the terms of the parameters' dimensions (see widths.py)
+        self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py)
+        self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
+        self.zeroed = False  # every weight zero (see real_tensors.data_independent)
+        self.experts_loop = False  # each expert's products taken together (see real_tensors.routed_together)
 
     @property
     def names(self) -> list[str]:
@@ -110,11 +115,16 @@ class Domain:
         self.traces += 1
         try:
             config = self.builder.config({**values, **self.held})
-            model = build(self.builder.model_class, config)
+            seed = self.traces if self.seed is None else self.seed
+            model = build(self.builder.model_class, config, self.device, seed)
+            if self.zeroed:
+                zero_weights(model)
             if regime and observation_of(model).regime != self.regimes.of(values):
                 return None
-            obs = observe(trace(model, seq, batch, backward=backward or self.backward_everywhere,
-                                decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names))
+            traced = trace(model, seq, batch, self.device, backward=backward or self.backward_everywhere,
+                           decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names,
+                           seed=seed)
+            obs = observe(routed_together(traced) if self.experts_loop else traced)
         except Untraceable:
             raise
         except Exception as exc:  # whatever the modeling code raises on this configuration: it does not trace
@@ -229,6 +239,8 @@ def discover_costs(builder: Builder, found: Discovery) -> tuple[Domain, Observed
             raise
         domain.by_names = True
         base = domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
+    if base is None and domain.errors and reads_data(domain.errors[-1]):
+        base = on_real_tensors(domain)
     if base is None:
         raise Untraceable("the base configuration does not trace: " + (domain.errors[-1] if domain.errors else
                                                                         "a sliding window shorter than the base length"))

@@ -10,6 +10,12 @@ tokens, forward and backward, and compares both with the shipped formulas,
 read as ``count --config`` reads a config.json
 (:func:`symparams.families.inferred.model`); the reading also catches a layer
 count the fit held (the products of four layers, whatever the config says).
+A class traced on real tensors (:mod:`.real_tensors`) is checked on the CPU
+with random weights: the small configuration, and the same with the default
+layer counts (the defaults' widths would not fit in memory), and, where its
+config names a window longer than :data:`LONG` tokens, past twice that
+window (an input padded to a multiple of the window costs the window's
+length at every length the fit saw).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any
 from ...core.errors import SymparamsError
 from ...families.config import flattened
 from .probing import config_class_of, configure, libraries, quiet
+from .real_check import LARGEST
 from .tracing import build, trace
 
 #: past the chunks transformers' eager kernels use (64, 128, 256); odd, so no multiple of a chunk
@@ -34,6 +41,13 @@ def long_sequence_check(entry: dict) -> str | None:
     # and the small configuration too where the formulas count it and transformers traces it: two layer counts,
     # so a count the fit held cannot pass by being the one checked
     small = _checked(entry, small_config(entry, default))
+    if (entry.get("costs") or {}).get("traced_on") == "cpu":
+        # traced on real tensors: the defaults are too large for the CPU; the small configuration with the
+        # default layer counts instead
+        deeper = {k: v for k, v in _values(entry).items() if "layer" not in k}
+        written = small_config(entry, default)
+        past = past_windows(written)  # a model that pads its input to a window of more than LONG tokens
+        return small or _checked(entry, _written(default, deeper)) or (past and _checked(entry, written, past))
     return small if small is not None and small.startswith("at ") else _checked(entry, default)
 
 
@@ -47,27 +61,46 @@ def small_config(entry: dict, default: dict | None = None) -> dict:
     return _written(default or default_config(entry), _values(entry))
 
 
-def _checked(entry: dict, config: dict) -> str | None:
-    """:func:`long_sequence_check` at one config.json."""
+def past_windows(config: dict) -> int | None:
+    """A length past twice the longest window a config names, when that window is over :data:`LONG` tokens
+    (Longformer pads its input to a multiple of its 512-token attention window: below one window the padded
+    length is the window's, whatever the input's); None when no window is that long.
+
+    >>> past_windows({"attention_window": [512, 512], "hidden_size": 768}), past_windows({"sliding_window": 64})
+    (1025, None)
+    """
+    sizes = [v for k, value in flattened(config).items() if "window" in k
+             for v in (value if isinstance(value, list) else [value]) if type(v) is int]
+    top = max(sizes, default=0)
+    return 2 * top + 1 if top > LONG else None
+
+
+def _checked(entry: dict, config: dict, length: int = LONG) -> str | None:
+    """:func:`long_sequence_check` at one config.json and ``length`` tokens (on the CPU with random weights where
+    the costs were traced so)."""
     from ...families.inferred import model as inferred_model
 
     _, transformers = libraries()
     cls = entry["class"]
+    device = (entry.get("costs") or {}).get("traced_on", "meta")
     try:
-        flops = inferred_model(config, head=None if cls == "base" else cls).flops(LONG, 1)
+        counted = inferred_model(config, head=None if cls == "base" else cls)
+        flops = counted.flops(length, 1)
     except SymparamsError as exc:
         return f"the formulas refuse the configuration checked: {exc}"
+    if device != "meta" and counted.count > LARGEST:
+        return f"the configuration checked is too large for the CPU ({counted.count} parameters)"
     try:
         with quiet():
             built = config_class_of(entry["model_type"]).from_dict(dict(config))
-            module = build(getattr(transformers, entry["model_class"]), built)
-            traced = trace(module, LONG, 1, cache=False, backward=True)
+            module = build(getattr(transformers, entry["model_class"]), built, device)
+            traced = trace(module, length, 1, device, cache=False, backward=True)
     except Exception as exc:  # whatever the modeling code raises at this length: the formulas stay unchecked there
         lines = str(exc).splitlines()
-        return f"no trace of {LONG} tokens: {type(exc).__name__}: {lines[0][:160] if lines else ''}"
+        return f"no trace of {length} tokens: {type(exc).__name__}: {lines[0][:160] if lines else ''}"
     seen = (traced.forward, traced.forward + traced.backward)
     if (flops.forward, flops.training) != seen:
-        return (f"at {LONG} tokens the formulas give {flops.forward} forward and {flops.training} training FLOPs, "
+        return (f"at {length} tokens the formulas give {flops.forward} forward and {flops.training} training FLOPs, "
                 f"the trace counts {seen[0]} and {seen[1]}")
     return None
 

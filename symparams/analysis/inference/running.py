@@ -37,10 +37,12 @@ def width_rules(entry: dict) -> list | str | None:
     """``[[quantity, modulus, residues], ...]``: each quantity (encoded as the data encodes formulas) that the
     forward accepts only at some residues (modulus 0: at the one value); ``[]`` where every width traced runs; a
     reason (a string) where the runs follow no modulus of :data:`MODULI`; None where neither the small
-    configuration nor the default, read as ``count --config`` reads it, runs to start from (nothing is known)."""
+    configuration nor the default, read as ``count --config`` reads it, runs to start from, or where no head
+    width is found to move (nothing is known)."""
     for base in (small_config(entry), default_config(entry)):
         quantities = _quantities(entry, base)
-        if all(_value(entry, base, q) is not None for q, _ in quantities) and _forward_runs(entry, base):
+        if quantities and all(_value(entry, base, q) is not None for q, _ in quantities) \
+                and _forward_runs(entry, base):
             return _rules_from(entry, base, quantities)
     return None
 

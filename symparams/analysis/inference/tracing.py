@@ -47,6 +47,8 @@ class Product:
     weight: bool = False  # one factor is a parameter (or a view of one): a weight's matmul
     call: int = 0  # which call of a module ran it (the products of one call share it)
     channels: int | None = None  # a convolution's input channels (its weight's gradient is a convolution over them)
+    outer: int = 0  # the call of the module around the one that ran it (an experts loop's layer)
+    parameter: int = 0  # the id of the parameter a weight factor is (or is a view of); 0: none
 
 
 @dataclass
@@ -167,12 +169,14 @@ class Recorder:
                 found = factors(op, args, out)
                 if 2 * prod(found) != flops:
                     raise Untraceable(f"aten.{op} counted {flops} FLOPs, not twice its factors {found}")
-                weight = any(id(t) in self.parameters or id(getattr(t, "_base", None)) in self.parameters
-                             for t in tensors)
+                roots = [r for t in tensors for r in (id(t), id(getattr(t, "_base", None))) if r in self.parameters]
+                weight = bool(roots)
                 module, call = self.stack[-1] if self.stack else ("", 0)
+                outer = self.stack[-2][1] if len(self.stack) > 1 else 0
                 channels = int(args[0].shape[1]) if op in CONVOLUTIONS else None
                 self.products.append(Product(module, SAME.get(op, op), found, flops, node=node, weight=weight,
-                                             call=call, channels=channels))
+                                             call=call, channels=channels, outer=outer,
+                                             parameter=roots[0] if roots else 0))
 
         return _Recorder()
 
@@ -210,11 +214,7 @@ def _name_kinds(named: list, lists: set) -> dict[tuple[str, str], str]:
 def build(model_class, config, device: str = "meta", seed: int = 0):
     """``model_class`` from ``config`` with eager attention and batched experts, on ``device`` (meta: no weights)."""
     torch, _ = libraries()
-    config = config_for_class(model_class, config)
-    if getattr(config, "languages", None) and getattr(config, "default_language", "") is None:
-        # X-MOD routes every token through its language's adapter and refuses ids of no language: one language's
-        # costs are any language's
-        config.default_language = list(config.languages)[0]
+    config = with_language(config_for_class(model_class, config))
     kwargs = {"attn_implementation": ATTENTION}
     if _can_set_experts(model_class):
         kwargs["experts_implementation"] = EXPERTS
@@ -226,17 +226,25 @@ def build(model_class, config, device: str = "meta", seed: int = 0):
         return model_class._from_config(config, **kwargs)
 
 
+def with_language(config):
+    """``config`` with a default language where it has languages and none set: X-MOD routes every token through
+    its language's adapter and refuses ids of no language; one language's costs are any language's."""
+    if getattr(config, "languages", None) and getattr(config, "default_language", "") is None:
+        config.default_language = list(config.languages)[0]
+    return config
+
+
 def _can_set_experts(model_class) -> bool:
     check = getattr(model_class, "_can_set_experts_implementation", None)
     return bool(check and check())
 
 
-def inputs(model, seq: int, batch: int, device: str = "meta", decoder_seq: int | None = None) -> dict:
+def inputs(model, seq: int, batch: int, device: str = "meta", decoder_seq: int | None = None, seed: int = 1) -> dict:
     """Token ids for ``batch`` sequences of ``seq`` tokens (an encoder-decoder's decoder reads as many, or
-    ``decoder_seq``)."""
+    ``decoder_seq``), random from ``seed`` off the meta device."""
     torch, _ = libraries()
     vocab = getattr(model.config.get_text_config(), "vocab_size", None) or 4
-    generator = torch.Generator().manual_seed(1)
+    generator = torch.Generator().manual_seed(seed)
     # an audio-code decoder (MusicGen) reads a row of ids per codebook of each sequence
     rows = batch * (getattr(model.config, "num_codebooks", None) or 1)
     if device == "meta":
@@ -285,12 +293,12 @@ def scalar(output):
 
 
 def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True, backward: bool = True,
-          decoder_seq: int | None = None, together: bool = False, by_names: bool = False) -> Trace:
+          decoder_seq: int | None = None, together: bool = False, by_names: bool = False, seed: int = 1) -> Trace:
     """The products of one forward pass over ``seq`` tokens of ``batch`` sequences without a cache and
     (``backward``) of its backward, and (``cache``) the cache a forward with ``use_cache=True`` leaves (another
     pass: a cache may change the products, Mamba's convolution padding its input; ``together``: one pass with
     the cache, where that changes no product); ``decoder_seq`` (fewer than ``seq``) gives an encoder-decoder's
-    decoder fewer tokens than its encoder."""
+    decoder fewer tokens than its encoder; ``seed``: the token ids off the meta device."""
     torch, _ = libraries()
     paths = module_paths(model, by_names)
     recorder = Recorder(frozenset(id(p) for p in model.parameters()))
@@ -307,7 +315,7 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
 
     hooks = [h for m in model.modules() for h in (m.register_forward_pre_hook(enter), m.register_forward_hook(leave))]
     model.train()
-    given = inputs(model, seq, batch, device, decoder_seq)
+    given = inputs(model, seq, batch, device, decoder_seq, seed)
     cached = {"use_cache": together and cache} if takes(model, "use_cache") else {}
     try:
         with quiet(), shapes_only(), recorder:  # the FLOPs without a cache, as the house's cross-checks count them
