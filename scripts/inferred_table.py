@@ -61,7 +61,8 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              "and linear layers, from one default build per class; `--costs-only` infers again the costs of the "
              "exact classes whose costs are not inferred, or of `--only`'s, and keeps each count entry: its costs "
              "are replaced only where the fresh count is the same; `--audit-only` checks every exact entry again as "
-             "`count --config` reads it, against builds, without inferring).", "",
+             "`count --config` reads it, against builds, without inferring; `--runs-only` only traces the head "
+             "widths each class's forward pass runs at).", "",
              "Verified: fresh random configurations the formula's own conditions admit, whatever structure "
              "transformers builds for them, whose real meta-device count equals the formula (the default "
              "config is checked too, and must meet the conditions); then read: random config.json files (whole "
