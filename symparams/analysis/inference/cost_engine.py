@@ -13,6 +13,7 @@ import sympy as sp
 from ...core.compute import BATCH, SEQ
 from ...core.symbols import H
 from .cost_result import AttentionModule, Costs, CostVerification, TracedProduct
+from .cpu_base import on_real_tensors
 from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw, _symbols,
                     assemble, backward_of, discover_costs, fit_samples, fitted)
 from .discovered import Uninferable
@@ -38,7 +39,7 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
     builder.kinds.update(inferred.discovery.kinds)
     domain = None
     try:
-        domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery))
+        domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery), on_real_tensors)
         symbols = _symbols(domain, inferred)
         domain.widths = width_terms(p.shape for p in inferred.parameters)
         rng, samples = random.Random(seed), []

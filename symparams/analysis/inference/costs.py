@@ -28,7 +28,7 @@ from .discovered import Discovery
 from .fitting import LEVELS, SPARSE_LEVELS, SURPLUS, basis, expression, fit, solve
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
-from .real_tensors import on_real_tensors, reads_data, routed_together, zero_weights
+from .real_tensors import reads_data, routed_together, zero_weights
 from .result import Inferred, symbols_for
 from .sampling import _Regimes, below_minimum, draw, too_deep, variables
 from .tracing import Untraceable, build, trace
@@ -81,7 +81,7 @@ class Domain:
         self.together = False  # a forward with the cache has the products of one without: one pass for both
         self.by_names = False  # layers of other parameter names are of other kinds (see tracing.module_paths)
         self.widths: set = set()  # the terms of the parameters' dimensions (see widths.py)
-        self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py)
+        self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py, cpu_base.py)
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
         self.zeroed = False  # every weight zero (see real_tensors.data_independent)
         self.experts_loop = False  # each expert's products taken together (see real_tensors.routed_together)
@@ -228,9 +228,10 @@ def _changed(a: Observed, b: Observed) -> set:
     return {t for t in a.targets.keys() | b.targets.keys() if a.targets.get(t) != b.targets.get(t)}
 
 
-def discover_costs(builder: Builder, found: Discovery) -> tuple[Domain, Observed]:
+def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> tuple[Domain, Observed]:
     """Which targets each variable moves, from one trace per field moved at the base with its layer counts
-    lowered; and the base trace (with its backward)."""
+    lowered; and the base trace (with its backward).  ``on_real_tensors(domain)``: the base traced on the CPU
+    where the meta device cannot run the forward pass because it reads its data (see :mod:`.cpu_base`)."""
     domain = Domain(builder, found)
     try:
         base = domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
@@ -239,7 +240,7 @@ def discover_costs(builder: Builder, found: Discovery) -> tuple[Domain, Observed
             raise
         domain.by_names = True
         base = domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
-    if base is None and domain.errors and reads_data(domain.errors[-1]):
+    if base is None and on_real_tensors and domain.errors and reads_data(domain.errors[-1]):
         base = on_real_tensors(domain)
     if base is None:
         raise Untraceable("the base configuration does not trace: " + (domain.errors[-1] if domain.errors else
