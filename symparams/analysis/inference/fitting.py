@@ -363,13 +363,14 @@ def _sparse(points, values, names, binary, max_level, layers=frozenset()) -> dic
     """
     if len(names) > SPARSE_NAMES:
         return None
-    terms = list(_columns(list(dict.fromkeys(t for level in range(min(max_level + 1, SPARSE_LEVELS))
-                                             for t in basis(names, level, binary, layers))), points))
+    columns = _columns(list(dict.fromkeys(t for level in range(min(max_level + 1, SPARSE_LEVELS))
+                                          for t in basis(names, level, binary, layers))), points)
+    targets = [Fraction(v) for v in values]
     for size in range(1, SPARSE + 1):
         if size + 2 * SURPLUS > len(points):  # few terms chosen from many: twice the surplus against chance
             return None
-        for chosen in itertools.combinations(terms, size):
-            solved = solve([[t.value(p) for t in chosen] for p in points], [Fraction(v) for v in values])
+        for chosen in itertools.combinations(columns, size):  # each term's values computed once, not per pair
+            solved = solve([list(row) for row in zip(*(columns[t] for t in chosen))], targets)
             if solved is not None:
                 return {t: c for t, c in zip(chosen, solved[0]) if c != 0}
     return None
