@@ -12,9 +12,10 @@ import sympy as sp
 from symparams.analysis.inference.computed import computed_for
 from symparams.analysis.inference.layers import KIND, kind_counts
 from symparams.analysis.inference.probing import (Builder, attribute, computed_when_unset, config_class_of,
-                                                  configure, held_values, libraries, written_otherwise)
+                                                  configure, held_values, libraries, relisted, written_otherwise)
 from symparams.analysis.inference.seeds import SEEDS
 from symparams.families.config import flattened
+from symparams.families.inferred import expanded
 from symparams.families.inferred_widths import names_of
 from symparams.families.inferred_tree import TOP_K_FIELDS
 
@@ -181,7 +182,8 @@ def indexes_of(model_type: str, cls: str, sizes: tuple) -> dict:
     MLP is a mixture of experts) → ``{"layers": the layer count they index, "count": how many layers the config
     class lists, a rule in the size fields as ``follows`` holds one}``.  A model that asks only whether a layer is
     listed depends on how many are, not which: a config.json's own list of as many layers is counted, another
-    refused.  A list whose count no rule fits stays held at its default (:func:`lists_of`)."""
+    refused.  A list no size moves may count the layers of one kind (:func:`_kind_rule`).  A list whose count
+    no rule fits stays held at its default (:func:`lists_of`)."""
     flat = flattened(default_config(model_type).to_dict())
     held = lists_of(model_type, cls)
     out = {}
@@ -192,11 +194,34 @@ def indexes_of(model_type: str, cls: str, sizes: tuple) -> dict:
         # default's list while the step it was computed from moves (Llama 4's text config)
         name, unset = listed + LISTED + layers, {listed: None}
         base = _read(model_type, unset, [*sizes, name]) or {}
+        if base.get(name) is None:  # a list the class computes beside its fields keeps a null as given (Zamba2's
+            unset = {}  # hybrid_layer_ids): left out of the file, it is computed
+            base = _read(model_type, unset, [*sizes, name]) or {}
         leaders = [f for f in sizes if isinstance(base.get(f), int) and _moves(model_type, f, name, base, unset)]
-        rule = _fit_follower(model_type, name, leaders, base, given=unset) if leaders else base.get(name)
+        rule = _fit_follower(model_type, name, leaders, base, given=unset) if leaders \
+            else _kind_rule(model_type, name, sizes, unset, flat) or base.get(name)
         if rule is not None:
             out[listed] = {"layers": layers, "count": rule}
     return out
+
+
+def _kind_rule(model_type: str, name: str, sizes: tuple, unset: dict, flat: dict) -> str | None:
+    """The kind count of the formula (``layers_block_type#hybrid``) that an index list names as many layers as, on
+    the default per-layer list, on it reversed and on it with its first layer of another kind (Zamba2's
+    ``hybrid_layer_ids``, its hybrid layers): no size moves such a list, and a file that changes the kinds but keeps
+    the default's list builds as many adapters as the list names, not as the kinds count."""
+    for kind in (s for s in sizes if KIND in s):
+        listed, _, mark = kind.partition(KIND)
+        entries = expanded(flat.get(listed))
+        others = sorted(set(entries or ()) - {mark})
+        if not entries or not others:
+            continue
+        changed = [others[0] if entries[0] == mark else mark, *entries[1:]]
+        tries = [_read(model_type, {**unset, listed: relisted(flat[listed], e)}, [name, kind])
+                 for e in (entries, entries[::-1], changed)]
+        if all(t is not None and t[name] is not None and t[name] == t[kind] for t in tries):
+            return kind
+    return None
 
 
 def index_lists(values: dict) -> dict[str, str]:

@@ -76,7 +76,11 @@ def check_indexes(indexes: dict, reader, known: Mapping[str, int], source: str) 
         if not reader.has(listed):
             continue
         value, layers = reader.data[listed], known.get(held["layers"])
-        if layers is None or not isinstance(value, (list, tuple)) \
+        if layers is None and reader.has(held["layers"]):  # a layer count the formula does not read (Zamba2's
+            layers = reader.int(held["layers"], minimum=1)  # counts its kinds): the file's, as transformers takes it
+        if layers is None:
+            raise OutsideConditions(f"{where} key {listed} is given without {held['layers']}: give both")
+        if not isinstance(value, (list, tuple)) \
                 or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in value):
             raise OutsideConditions(f"{where} key {listed} is {_json(value)}, not indices of the {layers} layers "
                                     f"{held['layers']} gives")

@@ -1,7 +1,9 @@
 """Shipped formulas of types whose counts a field bounds by a layer count: ERNIE 4.5 MoE's range of expert layers
 (to ``moe_layer_end_index``, past the last layer: to the last layer), Flint's experts beside two dense layers.
 Each config is counted as ``count --config`` reads it, on both sides of the bound, and compared with a
-meta-device build.  Zamba2 (``num_mem_blocks`` shared blocks, but no more than the hybrid layers) is refused."""
+meta-device build.  Zamba2 (``num_mem_blocks`` shared blocks, but no more than the hybrid layers) likewise, with
+a config.json's own attention widths (transformers keeps them over its ``2 x hidden_size``) and its own
+``hybrid_layer_ids`` (as many adapters as it names): one naming other than the hybrid layers' number is refused."""
 
 import pytest
 
@@ -46,16 +48,38 @@ CONFIGS = {
     "ernie-left-out": (without(ERNIE, "moe_layer_end_index"), None),
     "flint-every-2": (FLINT, False), "flint-every-1": ({**FLINT, "decoder_sparse_step": 1}, False),
     "flint-every-3": ({**FLINT, "decoder_sparse_step": 3, "num_hidden_layers": 11}, False),
+    # fewer shared blocks than hybrid layers: the main formula; as many or more: the branch
+    "zamba2-below": (ZAMBA2, False), "zamba2-at": ({**ZAMBA2, "num_mem_blocks": 3}, True),
+    "zamba2-past": ({**ZAMBA2, "num_mem_blocks": 5, "use_shared_attention_adapter": True}, True),
+    "zamba2-adapters": ({**ZAMBA2, "num_mem_blocks": 3, "use_shared_attention_adapter": True,
+                         "add_bias_linear": True, "tie_word_embeddings": False}, True),
+    # the file's own attention widths, not 2 x hidden_size: transformers builds with them
+    "zamba2-own-attention": ({**ZAMBA2, "attention_hidden_size": 192, "attention_head_dim": 24}, False),
+    # its own list of as many hybrid layers, whichever: as many adapters
+    "zamba2-own-ids": ({**ZAMBA2, "hybrid_layer_ids": [0, 5, 9]}, False),
 }
 
 
 @pytest.mark.parametrize("cls", ["base", "causal-lm"])
-def test_zamba2_is_refused_in_one_line_while_its_audit_finds_a_config_miscounted(cls):
-    # both classes fit and verify (num_mem_blocks below the hybrid layers, and at least them), but a config.json's
-    # attention_hidden_size is read as a free field where transformers recomputes it: not shipped
-    with pytest.raises(SymparamsError) as refused:
-        inferred.model(ZAMBA2, None if cls == "base" else cls)
-    assert "not inferred" in str(refused.value) and "\n" not in str(refused.value)
+def test_zamba2_s_file_widths_are_built_as_given_and_a_stale_hybrid_list_is_refused(cls):
+    from symparams.families.inferred_data import OutsideConditions
+    from transformers import AutoConfig
+
+    # transformers keeps a config.json's attention_hidden_size over the 2 x hidden_size it computes
+    wide = {**ZAMBA2, "attention_hidden_size": 192}
+    assert AutoConfig.for_model(**wide).attention_hidden_size == 192 and built(wide, cls) != built(ZAMBA2, cls)
+    assert inferred.counted(entry("zamba2", cls), wide)[0] == built(wide, cls)
+    # a file written in full (as save_pretrained writes one), then given two hybrid layers of three, its
+    # hybrid_layer_ids left as written: transformers builds an adapter slot for each of the 3 ids listed
+    full = {**AutoConfig.for_model(**ZAMBA2).to_dict(), "model_type": "zamba2"}
+    stale = {**full, "layers_block_type": ["linear_attention", "hybrid"] * 2 + ["linear_attention"] * 6}
+    assert len(stale["hybrid_layer_ids"]) == 3
+    assert built(stale, cls) != built({**stale, "hybrid_layer_ids": [1, 3]}, cls)
+    with pytest.raises(OutsideConditions, match="hybrid_layer_ids names 3 layers") as refused:
+        inferred.counted(entry("zamba2", cls), stale)
+    assert "\n" not in str(refused.value)
+    assert inferred.counted(entry("zamba2", cls), {**stale, "hybrid_layer_ids": [1, 3]})[0] \
+        == built({**stale, "hybrid_layer_ids": [1, 3]}, cls)
 
 
 def test_a_split_s_side_reads_a_kind_s_layers_from_the_list_and_a_left_out_bound_as_transformers_computes_it():

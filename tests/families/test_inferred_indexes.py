@@ -18,7 +18,7 @@ from symparams.families.config import ConfigReader
 from symparams.families.inferred_keys import check_indexes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from inferred_fields import index_lists  # noqa: E402
+from inferred_fields import index_lists, indexes_of  # noqa: E402
 
 #: one MoE layer in every ``step`` of ``layers``: floor(layers / step) listed
 INDEXES = {"moe_layers": {"layers": "layers", "count": [["1", [], [["layers", "step", 1]]]]}}
@@ -43,6 +43,28 @@ def test_a_list_naming_another_number_of_layers_is_refused_in_one_line(moe_layer
     with pytest.raises(inferred.OutsideConditions, match=words) as refused:
         checked(moe_layers)
     assert "\n" not in str(refused.value)
+
+
+def test_a_layer_count_the_formula_does_not_read_is_the_file_s_and_a_list_without_one_is_refused():
+    # Zamba2 counts its layers by kind; its hybrid_layer_ids must name as many layers as are hybrid
+    indexes = {"ids": {"layers": "layers", "count": "kinds#hybrid"}}
+    check_indexes(indexes, ConfigReader({"layers": 4, "ids": [0, 3]}, "c.json"), {"kinds#hybrid": 2}, "c.json")
+    with pytest.raises(inferred.OutsideConditions, match="names 2 layers, the formula holds only with 3"):
+        check_indexes(indexes, ConfigReader({"layers": 4, "ids": [0, 3]}, "c.json"), {"kinds#hybrid": 3}, "c.json")
+    with pytest.raises(inferred.OutsideConditions, match="not indices of the 4 layers"):
+        check_indexes(indexes, ConfigReader({"layers": 4, "ids": [0, 4]}, "c.json"), {"kinds#hybrid": 2}, "c.json")
+    with pytest.raises(inferred.OutsideConditions, match="ids is given without layers") as refused:
+        check_indexes(indexes, ConfigReader({"ids": [0, 3]}, "c.json"), {"kinds#hybrid": 2}, "c.json")
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.crosscheck
+def test_zamba2_s_hybrid_layer_ids_count_its_hybrid_layers():
+    """The config class computes the list after its fields, so a null stays null: left out, it is the hybrid layers'
+    indices, whichever the per-layer list makes hybrid, and no size moves it."""
+    sizes = ("hidden_size", "layers_block_type#hybrid", "layers_block_type#linear_attention", "num_mem_blocks")
+    assert indexes_of("zamba2", "base", sizes) == {
+        "hybrid_layer_ids": {"layers": "num_hidden_layers", "count": "layers_block_type#hybrid"}}
 
 
 def test_a_list_is_an_index_list_only_below_one_layer_count_of_its_own_config():
