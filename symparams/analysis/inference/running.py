@@ -22,7 +22,7 @@ from ...core.errors import SymparamsError
 from ...families.inferred import reading_of
 from ...families.inferred_data import formula, names_in
 from .long_check import default_config, small_config
-from .probing import libraries, quiet
+from .probing import config_class_of, libraries, quiet
 from .tracing import build, trace
 
 #: consecutive values each quantity is traced at: every residue of the largest modulus, twice
@@ -131,7 +131,7 @@ def _forward_runs(entry: dict, config: dict) -> bool:
     _, transformers = libraries()
     try:
         with quiet():
-            built = type(transformers.AutoConfig.for_model(entry["model_type"])).from_dict(dict(config))
+            built = config_class_of(entry["model_type"]).from_dict(dict(config))
             trace(build(getattr(transformers, entry["model_class"]), built), SEQ, 1, cache=False, backward=False)
     except Exception:  # whatever the modeling code raises: this width does not run
         return False
