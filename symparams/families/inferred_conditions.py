@@ -198,6 +198,8 @@ def _width_refused(costs: dict, values: Mapping[str, int]) -> str | None:
     a rotary embedding needs an even rotated width), None where it does: no FLOPs for a model that does not run."""
     scope = {name: sp.Integer(v) for name, v in values.items()}
     for quantity, modulus, residues in costs.get("runs", ()):
+        if not names_in(quantity) <= set(scope):  # a width the config does not give: where it runs is unknown
+            return "the inferred costs need the head widths they were traced at, which this config does not give"
         value = formula(quantity, scope)
         if value.is_integer and (int(value) % modulus if modulus else int(value)) not in residues:
             name = sp.sstr(formula(quantity, {n: sp.Symbol(n) for n in names_in(quantity)}))
