@@ -346,6 +346,7 @@ def fresh_data() -> None:
     from symparams.families import inferred, inferred_data
 
     inferred_data._file.cache_clear()
+    inferred_data.data.cache_clear()
     inferred_data.entries.cache_clear()
     inferred.family.cache_clear()
 
