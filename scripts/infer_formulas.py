@@ -84,8 +84,9 @@ def _worker(workers: int) -> None:
     libraries()
 
 
-class _TimedOut(Exception):
-    pass
+class _TimedOut(BaseException):
+    """A class's time is up: a BaseException, so that the engine's ``except Exception`` around one trace (a
+    configuration that does not build) cannot take it for a failed trace and go on."""
 
 
 def text_types() -> dict[str, list[str]]:

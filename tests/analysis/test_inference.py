@@ -284,6 +284,15 @@ def _inferred_only(line: str) -> str:
     return json.dumps(entry, sort_keys=True, separators=(",", ":"))
 
 
+@pytest.mark.crosscheck
+def test_a_class_whose_costs_outrun_their_time_is_stopped(monkeypatch):
+    gen = generator()
+    monkeypatch.setattr(gen, "COST_SECONDS", 1)  # OLMo's costs take several seconds of traces
+    entry, _, cost_seconds = gen.run_one("olmo", "base")
+    assert entry["exact"] and entry["costs"] == {"exact": False, "reason": "timed out after 1 s"}
+    assert cost_seconds < 3
+
+
 def test_a_costs_only_run_keeps_the_count_and_takes_costs_only_from_the_same_count():
     """``--costs-only`` infers a class again for its costs: they replace the stored ones only where the fresh
     count is the stored one (costs fitted over another discovery would name other symbols)."""
