@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from symparams.families import inferred
+from tests.reference.inferred_builds import built
 from symparams.families.config import ConfigReader
 from symparams.families.inferred_keys import check_indexes
 
@@ -82,18 +83,6 @@ def test_a_list_is_an_index_list_only_below_one_layer_count_of_its_own_config():
 
 SMALL = {"vocab_size": 1000, "hidden_size": 64, "intermediate_size": 48, "intermediate_size_mlp": 96,
          "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_local_experts": 3}
-
-
-def built(config: dict, cls: str) -> int:
-    import torch
-    import transformers
-
-    values = {k: v for k, v in config.items() if k != "model_type"}
-    hf = transformers.AutoConfig.for_model(config["model_type"], **values)
-    auto = transformers.AutoModel if cls == "base" else transformers.AutoModelForCausalLM
-    with torch.device("meta"):
-        model = auto.from_config(hf)
-    return sum(p.numel() for p in model.parameters())
 
 
 @pytest.mark.crosscheck

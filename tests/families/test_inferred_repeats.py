@@ -3,25 +3,15 @@
 otherwise.  The reference is a meta-device build."""
 
 import pytest
-import torch
-import transformers
 
 from symparams.families import inferred
+from tests.reference.inferred_builds import built
 
 #: a small Laguna: dense and sparse layers mixed (at least three sparse, as the data holds), six query heads on each
 LAGUNA = {"model_type": "laguna", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 96,
           "num_hidden_layers": 4, "num_attention_heads": 6, "num_key_value_heads": 2, "head_dim": 16,
           "moe_intermediate_size": 24, "shared_expert_intermediate_size": 40, "num_experts": 4,
           "num_experts_per_tok": 2, "mlp_layer_types": ["sparse", "dense", "sparse", "sparse"]}
-
-
-def built(config: dict, cls: str = "causal-lm") -> int:
-    values = {k: v for k, v in config.items() if k != "model_type"}
-    hf = transformers.AutoConfig.for_model(config["model_type"], **values)
-    auto = transformers.AutoModelForCausalLM if cls == "causal-lm" else transformers.AutoModel
-    with torch.device("meta"):
-        model = auto.from_config(hf)
-    return sum(p.numel() for p in model.parameters())
 
 
 def _toy_entry() -> dict:

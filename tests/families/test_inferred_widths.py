@@ -6,11 +6,11 @@ import random
 from fractions import Fraction
 
 import pytest
-import torch
 import transformers
 
 from symparams.core.errors import SymparamsError
 from symparams.families import inferred
+from tests.reference.inferred_builds import built
 from symparams.families.inferred_widths import nearest_double, width
 
 #: LFM2's and xLSTM's widths as their modeling code writes them, and as the data's rules
@@ -56,13 +56,6 @@ def test_a_width_no_number_or_too_large_is_refused_in_one_line(values, why):
 
 
 AUTO = {"base": transformers.AutoModel, "causal-lm": transformers.AutoModelForCausalLM}
-
-
-def built(config: dict, cls: str) -> int:
-    hf = type(transformers.AutoConfig.for_model(config["model_type"])).from_dict(dict(config))
-    with torch.device("meta"):
-        model = AUTO[cls].from_config(hf)
-    return sum(p.numel() for p in model.parameters())
 
 
 #: a small LFM2: attention and convolution layers mixed
