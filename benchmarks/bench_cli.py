@@ -27,6 +27,9 @@ COMMANDS = {
     "count llama-3-8b": (["-m", "symparams", "count", "llama-3-8b"], 1.3),
     "count --config Mixtral-8x7B": (
         ["-m", "symparams", "count", "--config", str(FIXTURES / "mistralai" / "Mixtral-8x7B-v0.1")], 1.3),
+    # a type no hand-written family reads: the data file of inferred formulas is read, lazily
+    "count --config OLMo-1B (inferred)": (
+        ["-m", "symparams", "count", "--config", str(FIXTURES / "allenai" / "OLMo-1B-hf.json")], 1.3),
 }
 
 
