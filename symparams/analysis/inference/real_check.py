@@ -13,6 +13,7 @@ figure is compared with the formulas at those values.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -67,10 +68,18 @@ def _allows(kind: str, a: int, b: int) -> bool:
 
 
 def _candidates(name: str, chosen: dict, kinds: dict) -> list[int]:
-    """The small values of ``name`` the relations with the fields already chosen allow."""
-    return [v for v in SMALL if all(_allows(kind, v if f == name else chosen[f], v if g == name else chosen[g])
-                                    for (f, g), kind in kinds.items()
-                                    if name in (f, g) and ({f, g} - {name}) <= set(chosen) and f != g)]
+    """The small values of ``name`` the relations with the fields already chosen allow; then, for a field that
+    the chosen values must divide, their multiples by each small value (heads of 3 and 5 leave only 15 among the
+    small values, a head width of 1 or 3: 60 gives widths of 20 and 12)."""
+    def allowed(v: int) -> bool:
+        return all(_allows(kind, v if f == name else chosen[f], v if g == name else chosen[g])
+                   for (f, g), kind in kinds.items() if name in (f, g) and ({f, g} - {name}) <= set(chosen) and f != g)
+
+    small = [v for v in SMALL if allowed(v)]
+    divisors = [chosen[f] for (f, g), kind in kinds.items() if g == name and f in chosen and kind == "divides"]
+    step = math.lcm(*divisors) if divisors else 0
+    multiples = sorted({step * k for k in SMALL} - set(small)) if step else []
+    return small + [v for v in multiples if allowed(v)]
 
 
 def _partners(trial: dict, name: str, v: int, chosen: dict, kinds: dict) -> dict:
