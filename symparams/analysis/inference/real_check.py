@@ -28,7 +28,7 @@ from .tracing import ATTENTION, _can_set_experts, cache_tensors, inputs, scalar,
 #: the last ones for a width divided by many heads chosen first (18 heads of an even rotary width of 4 or more)
 SMALL = (3, 5, 7, 9, 11, 13, 15, 21, 27, 6, 10, 12, 14, 18, 4, 8, 16, 20, 24, 32, 48, 64, 96, 128, 144, 192, 256)
 #: the most parameters a real model is built with (its weights, gradients and activations stay small)
-LARGEST = 20_000_000
+LARGEST = 50_000_000
 #: the real model's batch, and its length (odd; past the longest sliding window when there is one)
 BATCH_SIZE, LENGTH = 2, 9
 
@@ -92,13 +92,13 @@ def _partners(trial: dict, name: str, v: int, chosen: dict, kinds: dict) -> dict
     return out
 
 
-def tiny_values(domain: Domain, base, least: int = 0) -> dict:
+def tiny_values(domain: Domain, base, least: int = 0, more_layers: int = 0) -> dict:
     """Small values (``least`` at least) for every size field, found on the meta device one field at a time
     (divisors before their multiples), each the first that traces with the base structure and leaves no factor
     or dimension of the base degenerate (below 4, or below its base value: a head width of 1 changes the code's
-    path); the layer counts stay at their fewest."""
+    path); the layer counts stay at their fewest (``more_layers`` more)."""
     found = domain.found
-    values = dict(domain.start)
+    values = {**domain.start, **{n: v + more_layers for n, v in domain.low.items()}}
     chosen: dict = {}
     kinds = _kinds(found)
     order = sorted([n for n in [*found.free, *domain.cost_fields] if n not in domain.low],
@@ -122,13 +122,26 @@ def _degenerate(obs, base) -> bool:
                obs.targets)
 
 
+#: (the least size, the layers added) of each try at a tiny model that runs: a table of positions shorter than
+#: the length or an index past a small vocabulary runs at 16; MPNet takes 32 relative-position buckets whatever
+#: its config says; RWKV's initialisation divides by the layers less one
+TRIES = ((0, 0), (16, 0), (32, 0), (0, 1))
+
+
 def check_real(domain: Domain, costs: Costs, symbols: dict, base) -> RealCheck:
-    """The tiny model's forward and training FLOPs and cache bytes, counted by PyTorch, beside the formulas."""
-    first = _checked(domain, costs, symbols, tiny_values(domain, base))
-    if first.reason is None or "does not run" not in first.reason:
-        return first
-    # a table of positions shorter than the length, an index past a small vocabulary: sizes of 16 at least
-    return _checked(domain, costs, symbols, tiny_values(domain, base, least=16))
+    """The tiny model's forward and training FLOPs and cache bytes, counted by PyTorch, beside the formulas; a
+    model that does not run is tried again at the next of :data:`TRIES` (one whose structure is the base's)."""
+    check = None
+    for least, more_layers in TRIES:
+        values = tiny_values(domain, base, least, more_layers)
+        if more_layers:
+            obs = domain.observe(values, BASE_SEQ, BASE_BATCH)
+            if obs is None or obs.structure != base.structure:
+                break
+        check = _checked(domain, costs, symbols, values)
+        if check.reason is None or "does not run" not in check.reason:
+            break
+    return check
 
 
 def _checked(domain: Domain, costs: Costs, symbols: dict, values: dict) -> RealCheck:
