@@ -17,7 +17,7 @@ TYPES = ["gemma4_assistant", "gemma4_unified_assistant"]
 
 #: a small assistant: five layers, two of them full attention (the last one must be)
 TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 2, "num_key_value_heads": 1,
-        "vocab_size": 1000, "num_hidden_layers": 5, "layer_types": ["sliding_attention", "full_attention", "sliding_attention",
+        "vocab_size": 1024, "num_hidden_layers": 5, "layer_types": ["sliding_attention", "full_attention", "sliding_attention",
                                                 "sliding_attention", "full_attention"]}
 
 
@@ -58,3 +58,17 @@ def test_a_list_ending_in_a_sliding_layer_is_refused_as_transformers_makes_it_fu
     assert built(config, "causal-lm") == built(as_listed, "causal-lm")  # the last layer is full either way
     with pytest.raises(inferred.OutsideConditions, match="text_config.layer_types ends with 'sliding_attention'"):
         inferred.counted(entry(model_type, "causal-lm"), config)
+
+
+@pytest.mark.parametrize("model_type", TYPES)
+def test_a_head_width_set_away_from_the_default_is_counted_or_refused_never_counted_at_the_default(model_type):
+    """The text config's ``head_dim`` reads back as no one value (its full-attention layers override it per layer),
+    which once made it look computed and left it out of the reading: a file's 16 was counted at 256."""
+    config = small(model_type, head_dim=16)
+    assert built(config, "causal-lm") != built(small(model_type), "causal-lm")  # it changes shapes
+    try:
+        ours = inferred.counted(entry(model_type, "causal-lm"), config)[0]
+    except inferred.OutsideConditions as refused:
+        assert "text_config.head_dim" in str(refused)
+    else:
+        assert ours == built(config, "causal-lm")

@@ -307,6 +307,10 @@ def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
     f = found.fields[name]
     for kind, value in moves(f.base):
         back = builder.read_back({**found.base, name: value}, others=found.fields)
+        if back is not None and back[name] is None:
+            # no one value to read back (Gemma 4's head width, which its full-attention layers override per
+            # layer): nothing says the config computed it, so it is held, and a file that changes it refused
+            return
         if back is not None and back[name] != value:
             f.kind = "derived"  # the config computes it from others: not a variable
             return
