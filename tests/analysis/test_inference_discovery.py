@@ -496,3 +496,33 @@ def test_a_field_the_parent_config_computes_into_its_sub_config_is_told_from_a_c
         assert Parent(**probing.nested(without, {"text_config.layers": 6})).text_config.shared == 6
     finally:
         probing.parent_written.cache_clear()
+
+
+class PerLayerWidthBuilder(ToyBuilder):
+    """Gemma 4's head width: its full-attention layers override it per layer, so the config reads back no one
+    value for it (None), though the sliding layers are built at the width the file gives."""
+
+    DEFAULTS = {"hidden_size": 64, "head_width": 16, "num_layers": 2}
+
+    def read_back(self, values, others=()):
+        config = {**self.DEFAULTS, **values}
+        return {k: None if k == "head_width" else config[k] for k in [*values, *others]}
+
+    def observe(self, values):
+        from symparams.analysis.inference.probing import Observation
+
+        self.builds += 1
+        config = {**self.DEFAULTS, **values}
+        h, d, n = (config[k] for k in ("hidden_size", "head_width", "num_layers"))
+        if min(h, d, n) < 1:
+            return None
+        shapes = {"embed": [(100, h)], "layers.*.q": [(h, d)] * n}
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return Observation(shapes, total, total)
+
+
+def test_a_field_the_config_reads_back_as_no_one_value_is_probed_not_taken_as_computed():
+    """Taken as computed (derived), the head width was left out of the reading: a file's width was counted at the
+    default's."""
+    width = discover(PerLayerWidthBuilder()).fields["head_width"]
+    assert width.kind == "free" and ("dim", "layers.*.q", 1) in width.effects
