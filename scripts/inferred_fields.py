@@ -72,7 +72,34 @@ def with_defaults(entry: dict) -> dict:
             **({"computed": computed} if computed else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),
             **({"written": written} if (written := written_of(entry["model_type"])) else {}),
-            **_lists(entry), **_indexes(entry, tuple(sizes))}
+            **_lists(entry), **_indexes(entry, tuple(sizes)), **_forced(entry)}
+
+
+def _forced(entry: dict) -> dict:
+    """``{"forced": ...}``: each per-layer list whose kinds the formula counts (``list#kind`` fields) and whose last
+    entry the config class rewrites as it reads a file (Gemma 4's text config makes its last layer a full-attention
+    one, whatever the file says) → that kind.  Counted by its kinds as written, a file ending otherwise would miss
+    the layer transformers changes: the reader refuses it."""
+    lists = sorted({name.partition(KIND)[0] for name in entry["symbols"] if KIND in name})
+    out = {listed: kind for listed in lists if (kind := forced_last(entry["model_type"], listed)) is not None}
+    return {"forced": out} if out else {}
+
+
+@functools.lru_cache(maxsize=None)
+def forced_last(model_type: str, listed: str) -> str | None:
+    """The kind the config class gives the last entry of the per-layer list ``listed`` (dotted) whatever it is
+    given: the default list with its last entry set to each other kind reads back with it; else None."""
+    flat = flattened(default_config(model_type).to_dict())
+    entries = expanded(flat.get(listed))
+    if not entries or len(set(entries)) < 2:
+        return None
+    last = entries[-1]
+    for other in sorted(set(entries) - {last}):
+        back = _read(model_type, {listed: relisted(flat[listed], [*entries[:-1], other])}, [listed])
+        held = None if back is None else expanded(back[listed])
+        if not held or held[-1] != last:
+            return None
+    return last
 
 
 @functools.lru_cache(maxsize=None)

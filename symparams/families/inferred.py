@@ -18,9 +18,9 @@ import sympy as sp
 from ..core.errors import SymparamsError
 from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
-from .inferred_conditions import (_check_conditions, _check_kinds, _check_minimum, _check_relations,  # noqa: F401
-                                  _followed, _holds, _json, _kinds_listed, _read_costs, _refuse_layers_without_list,
-                                  expanded, parse_relation, run_length)
+from .inferred_conditions import (_check_conditions, _check_forced, _check_kinds, _check_minimum,  # noqa: F401
+                                  _check_relations, _followed, _holds, _json, _kinds_listed, _read_costs,
+                                  _refuse_layers_without_list, expanded, parse_relation, run_length)
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, numerator_names, symbol_of, version)
 from .inferred_keys import (as_held, check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes,
@@ -65,6 +65,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     reader = _unaliased(reader, entry.get("aliases", {}), source)
     refuse_unknown_sizes(entry, reader.data, source)
     # a size is at least 1, unless the type's default is 0 (no dense layers, no shared experts)
+    _check_forced(entry, reader, source)
     listed = _kinds_listed(entry["symbols"], reader, source)
     _refuse_layers_without_list(entry, reader, listed, source)
     computed = entry.get("computed", {})

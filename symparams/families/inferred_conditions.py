@@ -87,6 +87,16 @@ def _kinds_listed(symbols: Mapping[str, str], reader, source: str) -> dict[str, 
     return out
 
 
+def _check_forced(entry: dict, reader, source: str) -> None:
+    """One line for a per-layer list whose last layer is of another kind than the one the config class forces
+    there (``forced``): transformers builds that layer otherwise than the file's list says."""
+    for listed, kind in sorted(entry.get("forced", {}).items()):
+        entries = expanded(reader.data[listed]) if reader.has(listed) else None
+        if entries and entries[-1] != kind:
+            raise OutsideConditions(f"{source}: outside the inferred formula's conditions: {listed} ends with "
+                                    f"{entries[-1]!r}, and transformers makes the last layer {kind!r}")
+
+
 def _refuse_layers_without_list(entry: dict, reader, listed: Mapping[str, int], source: str) -> None:
     """One line for a layer count set while the per-layer list the formula counts layers by is left out, where the
     data holds no rule for how transformers computes that list from the count: the formula's counts of each kind

@@ -338,3 +338,22 @@ def test_a_type_whose_class_refuses_its_own_default_is_built_from_its_seeds():
     with torch.device("meta"):
         real = transformers.AutoModelForCausalLM.from_config(config)
     assert built.total == sum(p.numel() for p in real.parameters()) > 0
+
+
+@pytest.mark.crosscheck
+def test_the_shared_layers_gemma_4_s_assistant_writes_into_its_text_config_follow_the_layers_the_fit_moves():
+    """The assistant sets its text config's ``num_kv_shared_layers`` to the layer count and refuses any other: left
+    in the sub-config's default dict it would stay at the default's 30 and no other layer count would build.
+    Voxtral's parent gives its text config constants of its own, which follow nothing."""
+    from symparams.analysis.inference.probing import Builder, parent_written
+
+    assert parent_written("gemma4_assistant") == {"text_config.num_kv_shared_layers"}
+    assert parent_written("voxtral") == frozenset()
+    builder = Builder("gemma4_assistant", "causal-lm")
+    moved = builder.observe({"text_config.num_hidden_layers": 3})
+    assert moved is not None, builder.errors
+    config = builder.config({"text_config.num_hidden_layers": 3})
+    assert config.text_config.num_kv_shared_layers == 3
+    with torch.device("meta"):
+        real = transformers.AutoModelForCausalLM.from_config(config)
+    assert moved.total == sum(p.numel() for p in real.parameters()) < builder.observe({}).total

@@ -461,3 +461,68 @@ def test_a_field_written_otherwise_than_held_is_read_as_held():
     held = held_values(config)
     assert held["num_hidden_layers"] == 3 and held["layer_types"] == ["full", "sliding", "full"]
     assert held["hidden_size"] == 8
+
+
+def test_a_field_the_parent_config_computes_into_its_sub_config_is_told_from_a_constant_it_gives(monkeypatch):
+    """The parent writes ``shared`` from the layer count (Gemma 4's assistant: every layer reuses the target's keys
+    and values) and gives ``width`` a constant of its own: both are held otherwise than the sub-config declares,
+    and both come back when left out, but only ``shared`` moves with another field."""
+    import dataclasses
+
+    from symparams.analysis.inference import probing
+
+    @dataclasses.dataclass
+    class Text:
+        layers: int = 4
+        shared: int = 0
+        width: int = 8
+
+    class Parent:
+        def __init__(self, text_config=None):
+            self.text_config = Text(**{"width": 16, **(text_config or {})})
+            if not self.text_config.shared:
+                self.text_config.shared = self.text_config.layers
+
+        def to_dict(self):
+            return {"text_config": dataclasses.asdict(self.text_config)}
+
+    monkeypatch.setattr(probing, "configure", lambda model_type, values, cls=None: Parent(**values))
+    probing.parent_written.cache_clear()
+    try:
+        assert probing.parent_written("toy") == {"text_config.shared"}
+        # left to the parent, it follows the layers where the sub-config's dict moves them
+        without = probing.unwritten("toy", Parent().to_dict())
+        assert without == {"text_config": {"layers": 4, "width": 16}}
+        assert Parent(**probing.nested(without, {"text_config.layers": 6})).text_config.shared == 6
+    finally:
+        probing.parent_written.cache_clear()
+
+
+class PerLayerWidthBuilder(ToyBuilder):
+    """Gemma 4's head width: its full-attention layers override it per layer, so the config reads back no one
+    value for it (None), though the sliding layers are built at the width the file gives."""
+
+    DEFAULTS = {"hidden_size": 64, "head_width": 16, "num_layers": 2}
+
+    def read_back(self, values, others=()):
+        config = {**self.DEFAULTS, **values}
+        return {k: None if k == "head_width" else config[k] for k in [*values, *others]}
+
+    def observe(self, values):
+        from symparams.analysis.inference.probing import Observation
+
+        self.builds += 1
+        config = {**self.DEFAULTS, **values}
+        h, d, n = (config[k] for k in ("hidden_size", "head_width", "num_layers"))
+        if min(h, d, n) < 1:
+            return None
+        shapes = {"embed": [(100, h)], "layers.*.q": [(h, d)] * n}
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return Observation(shapes, total, total)
+
+
+def test_a_field_the_config_reads_back_as_no_one_value_is_probed_not_taken_as_computed():
+    """Taken as computed (derived), the head width was left out of the reading: a file's width was counted at the
+    default's."""
+    width = discover(PerLayerWidthBuilder()).fields["head_width"]
+    assert width.kind == "free" and ("dim", "layers.*.q", 1) in width.effects

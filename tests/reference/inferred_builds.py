@@ -1,6 +1,8 @@
 """transformers' own count of a config.json on the meta device, and the shipped inferred entry it is checked
 against (the cross-checks of the inferred formulas of one kind of structure each)."""
 
+import copy
+
 import torch
 import transformers
 
@@ -12,8 +14,9 @@ AUTO = {"base": "AutoModel", "causal-lm": "AutoModelForCausalLM", "masked-lm": "
 
 
 def built(config: dict, cls: str) -> int:
-    """The parameters of the model transformers builds from ``config`` (a config.json's dict) for ``cls``."""
-    values = {k: v for k, v in config.items() if k != "model_type"}
+    """The parameters of the model transformers builds from ``config`` (a config.json's dict) for ``cls``; the dict
+    is copied, as a config class may rewrite a list it is given in place (Gemma 4's last layer)."""
+    values = copy.deepcopy({k: v for k, v in config.items() if k != "model_type"})
     hf = transformers.AutoConfig.for_model(config["model_type"], **values)
     with torch.device("meta"):
         model = getattr(transformers, AUTO[cls]).from_config(hf)

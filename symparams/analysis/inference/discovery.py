@@ -35,7 +35,7 @@ from ...families.inferred import expanded
 from .computed import computed_for
 from .discovered import Branch, Discovery, Field, Uninferable, common, effects, moves, same
 from .layers import kinds_matter, per_layer_lists
-from .probing import Builder, Observation, computed_when_unset, retiled
+from .probing import Builder, Observation, computed_when_unset, parent_written, retiled
 from .relations import deeper, least, liftable, partner, refused
 
 #: the largest layer count of a base configuration, tried in turn: builds cost time per layer, not per width, so
@@ -163,10 +163,12 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
 def _left_out(builder: Builder, found: Discovery, lift: bool, lifted: dict, branch: Branch) -> Discovery | None:
     """Discovery again with the held fields the config computes when they are left unset never set, when that
     frees another field: set, such a field pins a sum (Dory's recurrent layers are the layers less the input and
-    output ones, so none of them moves alone); left out, it follows the others as in a config.json without it."""
+    output ones, so none of them moves alone); left out, it follows the others as in a config.json without it.
+    So is a field the parent config writes into a sub-config (see :func:`~.probing.parent_written`)."""
     held = [n for n, f in found.fields.items() if f.kind == "fixed"]
     config = builder.config({}) if held and hasattr(builder, "config") else None  # a test's toy has no config
-    computed = frozenset(n for n in held if config is not None and computed_when_unset(config, n))
+    written = parent_written(builder.model_type) if config is not None else frozenset()
+    computed = frozenset(n for n in held if config is not None and (computed_when_unset(config, n) or n in written))
     if not computed:
         return None
     again = discover(builder, lift, lifted, branch, left_out=computed)
@@ -305,6 +307,10 @@ def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
     f = found.fields[name]
     for kind, value in moves(f.base):
         back = builder.read_back({**found.base, name: value}, others=found.fields)
+        if back is not None and back[name] is None:
+            # no one value to read back (Gemma 4's head width, which its full-attention layers override per
+            # layer): nothing says the config computed it, so it is held, and a file that changes it refused
+            return
         if back is not None and back[name] != value:
             f.kind = "derived"  # the config computes it from others: not a variable
             return

@@ -246,8 +246,63 @@ def configure(model_type: str, values: Mapping[str, Any], cls: str | None = None
 
 @functools.lru_cache(maxsize=8)
 def _nested_defaults(model_type: str) -> dict[str, Any]:
-    """The default config as a nested dict (sub-configs as dicts)."""
-    return configure(model_type, {}).to_dict()
+    """The default config as a nested dict (sub-configs as dicts), without the fields the parent writes into a
+    sub-config (see :func:`parent_written`): left in, they would stay at the default's value while the fields the
+    parent computes them from move."""
+    return unwritten(model_type, configure(model_type, {}).to_dict())
+
+
+def unwritten(model_type: str, whole: dict) -> dict:
+    """A config's nested dict without the fields the parent writes into a sub-config (see :func:`parent_written`):
+    what a file that leaves them to the parent holds."""
+    whole = dict(whole)
+    for name in parent_written(model_type):
+        head, _, leaf = name.partition(".")
+        whole[head] = {k: v for k, v in whole[head].items() if k != leaf}
+    return whole
+
+
+@functools.lru_cache(maxsize=8)
+def parent_written(model_type: str) -> frozenset[str]:
+    """The sub-config fields (dotted) the parent config computes from others: held at a number other than the
+    one the sub-config's class declares by default, and, when the sub-config's dict leaves them out, held again
+    at the default's value but moved by another field of the sub-config (Gemma 4's assistant sets its text
+    config's ``num_kv_shared_layers`` to ``num_hidden_layers``: every layer reuses the target's keys and
+    values).  A value the parent's own default dict gives (a constant) is no such field, nor is a seeded one.
+    (Another field moved, a per-layer list of its length is left out, as :func:`nested` does.)"""
+    import dataclasses
+
+    config = configure(model_type, {})
+    seeds = flattened(seeded(model_type, {}))
+    out = set()
+    for head, sub in config.to_dict().items():
+        holder = attribute(config, head) if isinstance(sub, dict) else None
+        if not dataclasses.is_dataclass(holder):
+            continue
+        declared = {f.name: f.default for f in dataclasses.fields(holder)}
+        for leaf, value in sub.items():
+            default = declared.get(leaf, dataclasses.MISSING)
+            if f"{head}.{leaf}" in seeds or not _whole(value) or not _whole(default) or value == default:
+                continue
+            without = {k: v for k, v in sub.items() if k != leaf}
+            if _held(model_type, {head: without}, f"{head}.{leaf}") == value and any(
+                    _held(model_type, nested({head: without}, {f"{head}.{k}": 2 * v + 1}), f"{head}.{leaf}")
+                    not in (value, None)
+                    for k, v in without.items() if _whole(v)):
+                out.add(f"{head}.{leaf}")
+    return frozenset(out)
+
+
+def _held(model_type: str, values: dict, name: str):
+    """What the config of ``values`` holds for ``name`` (None: it refuses them)."""
+    try:
+        return attribute(configure(model_type, values), name)
+    except Exception:  # whatever the config class raises for the values
+        return None
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def config_for_class(model_class, config):
