@@ -526,3 +526,26 @@ def test_a_field_the_config_reads_back_as_no_one_value_is_probed_not_taken_as_co
     default's."""
     width = discover(PerLayerWidthBuilder()).fields["head_width"]
     assert width.kind == "free" and ("dim", "layers.*.q", 1) in width.effects
+
+
+class OverwrittenWidthBuilder(PerLayerWidthBuilder):
+    """BailingHybrid's head width: its linear-attention layers take the width the file gives, then the config
+    overwrites the field with another (head_dim becomes qk_rope_head_dim), so it reads back otherwise."""
+
+    def read_back(self, values, others=()):
+        config = {**self.DEFAULTS, **values}
+        return {k: 8 if k == "head_width" else config[k] for k in [*values, *others]}
+
+
+class ComputedWidthBuilder(OverwrittenWidthBuilder):
+    """A width the config computes whatever the file gives: the builds never see the value given."""
+
+    def observe(self, values):
+        return super().observe({k: v for k, v in values.items() if k != "head_width"})
+
+
+def test_a_field_read_back_otherwise_is_computed_only_where_the_value_given_shapes_no_tensor():
+    """Taken as computed, BailingHybrid's head_dim was left out of the reading: a file's head_dim of 32 was counted
+    at the default's, 124,011,800,032 where transformers builds 122,358,891,712."""
+    assert discover(OverwrittenWidthBuilder()).fields["head_width"].kind != "derived"
+    assert discover(ComputedWidthBuilder()).fields["head_width"].kind == "derived"

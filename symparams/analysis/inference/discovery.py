@@ -312,7 +312,12 @@ def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
             # layer): nothing says the config computed it, so it is held, and a file that changes it refused
             return
         if back is not None and back[name] != value:
-            f.kind = "derived"  # the config computes it from others: not a variable
+            # the config computes it from others, not a variable; unless the value given shapes a tensor before
+            # the config overwrites it (BailingHybrid's linear-attention heads take head_dim, then head_dim
+            # becomes qk_rope_head_dim): then it is held, and a file that changes it refused
+            given = builder.observe({**found.base, name: value})
+            if given is None or given.shapes == found.observation.shapes:
+                f.kind = "derived"
             return
         followers = {g for g, v in back.items() if g != name and v != found.fields[g].base} if back else set()
         # a field the config moves along (a KV head count defaulting to the head count) is pinned, so that the
