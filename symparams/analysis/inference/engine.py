@@ -22,6 +22,7 @@ from .computed import widths_at
 from .discovered import ORDERS, OTHER_SIDE, Branch, Discovery, Uninferable, common
 from .discovery import discover
 from .fitting import BOUNDED, LEVELS, expression, fit
+from .products import product_text
 from .relations import missed_relations
 from .probing import Builder, libraries
 from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, own_symbol, symbols_for
@@ -239,7 +240,8 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
     # the other side of each meeting the main formula found is a formula of its own: this one holds on its side
     other = tuple(Relation(left, OTHER_SIDE[kind], right)
                   for left, kind, right, _ in found.splits if kind in ("equals", *ORDERS))
-    relations = tuple(dict.fromkeys((*_relations(found), *split, *other)))
+    products = tuple(Relation(product_text(left), "equals", product_text(right)) for left, right in found.products)
+    relations = tuple(dict.fromkeys((*_relations(found), *products, *split, *other)))
     return Conditions(
         relations=relations, fixed=fixed,
         irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant") + tuple(sorted(found.quiet)),
