@@ -9,6 +9,7 @@ fresh configurations the fit never saw.
 from __future__ import annotations
 
 import collections
+import itertools
 import random
 import time
 from dataclasses import replace
@@ -65,6 +66,13 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
         if result is not None:
             break
         result = fit(points, values, [n for n in own if n != dropped], binary, max_level=UP_TO_FLOORS, layers=layers)
+    # a field's own fields include those its probe moved along (a head count moved with the width it divides):
+    # a width only two of them give, with a floor, has too large a basis in all of them (SeamlessM4T's speech
+    # encoder's head width floor(hidden_size/speech_encoder_attention_heads), beside four more head counts)
+    for pair in itertools.combinations(own, 2) if len(own) > 2 and target[0] == "dim" else ():
+        if result is not None:
+            break
+        result = fit(points, values, list(pair), binary, max_level=UP_TO_FLOORS, layers=layers)
     # the last resort, after all else, so that no count fitted before changes: ranges of layers (see BOUNDED), in
     # the target's own fields, or with one more (at the base, Flint's dense layers number 2 whatever the layers)
     last = {"max_level": len(LEVELS) - 1, "min_level": BOUNDED}
