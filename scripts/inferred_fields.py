@@ -258,11 +258,14 @@ def index_lists(values: dict) -> dict[str, str]:
 
     >>> index_lists({"num_hidden_layers": 8, "moe_layers": [1, 3, 5, 7], "widths": [8, 8], "resolutions": [4]})
     {'moe_layers': 'num_hidden_layers'}
+    >>> index_lists({"num_hidden_layers": 8, "layer_dilations": [[1, 3], [1, 5]]})  # lists of lists index nothing
+    {}
     """
     out = {}
     for listed, value in values.items():
         leaf = listed.rpartition(".")[2]
-        if not _whole_numbers(value) or not value or len(set(value)) != len(value) or min(value) < 0 \
+        if not _whole_numbers(value) or not value or any(isinstance(x, (list, tuple)) for x in value) \
+                or len(set(value)) != len(value) or min(value) < 0 \
                 or not any(word in leaf for word in ("layer", "index", "indices")):
             continue
         prefix = listed.rpartition(".")[0]

@@ -146,9 +146,10 @@ def _constraints(entry: dict, reading: Reading) -> tuple[Constraint, ...]:
     out = []
     for text in entry.get("conditions", {}).get("relations", ()):
         left, kind, right = parse_relation(text)
-        if left not in entry["symbols"] or right not in entry["symbols"]:
+        sides = [side.split("*") for side in (left, right)]  # a side may be a product (see side_value)
+        if not all(name in entry["symbols"] for side in sides for name in side):
             continue
-        a, b = scope[entry["symbols"][left]], scope[entry["symbols"][right]]
+        a, b = (sp.Mul(*(scope[entry["symbols"][name]] for name in side)) for side in sides)
         expr = {"divides": b / a, "below": b - a, "equals": 1 / (1 + (a - b) ** 2), "differs": (a - b) ** 2,
                 "atleast": a - b + 1}[kind]
         if expr.free_symbols:

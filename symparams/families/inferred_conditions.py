@@ -66,9 +66,20 @@ def _check_relations(conditions: dict, known: dict, source: str) -> None:
     where = f"{source}: outside the inferred formula's conditions:"
     for text in conditions.get("relations", ()):
         left, kind, right = parse_relation(text)
-        if left in known and right in known and not _holds(kind, known[left], known[right]):
-            raise OutsideConditions(f"{where} {left} = {known[left]}, {right} = {known[right]}; the formula "
-                                    f"needs {text}")
+        a, b = side_value(left, known), side_value(right, known)
+        if a is not None and b is not None and not _holds(kind, a, b):
+            raise OutsideConditions(f"{where} {left} = {a}, {right} = {b}; the formula needs {text}")
+
+
+def side_value(side: str, values: Mapping):
+    """A relation's side at ``values``: a field's value, or a product's (``expand*hidden_size``, a product of
+    fields the config class holds equal to another); None when a field of it has no value."""
+    out = 1
+    for name in side.split("*"):
+        if not isinstance(values.get(name), int):
+            return None
+        out *= values[name]
+    return out
 
 
 def _kinds_listed(symbols: Mapping[str, str], reader, source: str) -> dict[str, int]:

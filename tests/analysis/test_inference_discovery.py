@@ -3,6 +3,7 @@ held, left out or branched, and how layers of several kinds are named."""
 
 import math
 
+import pytest
 import sympy as sp
 import torch
 
@@ -521,6 +522,25 @@ class PerLayerWidthBuilder(ToyBuilder):
         return Observation(shapes, total, total)
 
 
+class ProductBuilder(ToyBuilder):
+    """Mamba2's widths: the config class refuses ``hidden_size·expand ≠ num_heads·head_dim``; the in-projection
+    is ``hidden_size·expand`` wide, the per-head parameters ``num_heads`` long."""
+
+    DEFAULTS = {"hidden_size": 4096, "expand": 2, "num_heads": 128, "head_dim": 64, "num_layers": 2}
+
+    def observe(self, values):
+        from symparams.analysis.inference.probing import Observation
+
+        self.builds += 1
+        config = {**self.DEFAULTS, **values}
+        h, e, a, d, n = (config[k] for k in ("hidden_size", "expand", "num_heads", "head_dim", "num_layers"))
+        if min(h, e, a, d, n) < 1 or h * e != a * d:
+            return None
+        shapes = {"embed": [(100, h)], "layers.*.in_proj": [(h * e, h)] * n, "layers.*.dt": [(a,)] * n}
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return Observation(shapes, total, total)
+
+
 def test_a_field_the_config_reads_back_as_no_one_value_is_probed_not_taken_as_computed():
     """Taken as computed (derived), the head width was left out of the reading: a file's width was counted at the
     default's."""
@@ -549,3 +569,44 @@ def test_a_field_read_back_otherwise_is_computed_only_where_the_value_given_shap
     at the default's, 124,011,800,032 where transformers builds 122,358,891,712."""
     assert discover(OverwrittenWidthBuilder()).fields["head_width"].kind != "derived"
     assert discover(ComputedWidthBuilder()).fields["head_width"].kind == "derived"
+
+
+def test_a_product_of_two_fields_held_equal_to_two_others_is_a_relation_and_draws_move_every_field():
+    import random
+
+    from symparams.analysis.inference.engine import conditions
+    from symparams.analysis.inference.sampling import draw
+
+    builder = ProductBuilder()
+    found = discover(builder)
+    assert found.products == [(("expand", "hidden_size"), ("head_dim", "num_heads"))]
+    assert not found.relations  # the pairwise relations the partner search found are dropped
+    rule = Relation("expand*hidden_size", "equals", "head_dim*num_heads")
+    assert rule in conditions(builder, found).relations
+    rng = random.Random(0)
+    drawn = [draw(found, rng) for _ in range(40)]
+    assert all(rule.holds(v) for v in drawn)
+    # the ratios a pairwise draw kept fixed move: the width is no fixed multiple of the heads, nor the head width
+    # of the expansion
+    assert len({v["hidden_size"] / v["num_heads"] for v in drawn}) > 5
+    assert len({v["head_dim"] / v["expand"] for v in drawn}) > 5
+    assert sum(builder.observe(v) is not None for v in drawn) == 40
+
+
+def test_a_width_a_head_count_divides_is_no_product():
+    assert discover(ToyBuilder()).products == []
+
+
+def test_a_product_relation_is_read_and_refused_in_one_line():
+    from symparams.families.inferred_conditions import _check_relations, side_value
+    from symparams.families.inferred_data import OutsideConditions
+
+    rule = Relation("expand*hidden_size", "equals", "head_dim*num_heads")
+    assert rule.holds({"expand": 3, "hidden_size": 64, "head_dim": 48, "num_heads": 4})
+    assert not rule.holds({"expand": 2, "hidden_size": 64, "head_dim": 48, "num_heads": 4})
+    assert side_value("expand*hidden_size", {"expand": 3}) is None
+    conditions = {"relations": [str(rule)]}
+    _check_relations(conditions, {"expand": 3, "hidden_size": 64, "head_dim": 48, "num_heads": 4}, "c.json")
+    with pytest.raises(OutsideConditions, match=r"expand\*hidden_size = 128, head_dim\*num_heads = 192") as refused:
+        _check_relations(conditions, {"expand": 2, "hidden_size": 64, "head_dim": 48, "num_heads": 4}, "c.json")
+    assert "\n" not in str(refused.value)

@@ -304,3 +304,23 @@ def test_layers_a_fixed_list_keeps_dense_among_one_in_every_d_are_fitted_stored_
     data = encode(expr)
     assert decode(data, names) == expr
     assert formula(data, {"l": 7, "d": 1}) == 2 and formula(data, {"l": 7, "d": 2}) == 5  # 0, 1, 2, 4, 6
+
+
+def test_a_width_two_of_many_fields_give_with_a_floor_is_fitted_in_that_pair():
+    """SeamlessM4T's speech encoder: its head width is floor(hidden/speech_heads), but the probes of three other
+    head counts moved the width along, so all five are its fields, and a floor basis in five is larger than
+    the points; the width is found in the one pair that gives it."""
+    from symparams.analysis.inference.discovered import Discovery, Field
+    from symparams.analysis.inference.engine import _fit_target
+
+    target = ("dim", "speech.pos_bias_u", 1)
+    names = ["hidden", "heads_a", "heads_b", "heads_c", "speech_heads"]
+    found = Discovery({}, None, {n: Field(n, 1, kind="free", step="scale", effects={target}) for n in names}, {})
+    rng = random.Random(0)
+    points = []
+    for _ in range(40):
+        heads = {n: 16 * rng.randint(1, 8) for n in names[1:4]}
+        points.append({"hidden": 1024 * rng.randint(1, 8) * 3, **heads, "speech_heads": rng.randint(5, 130)})
+    widths = [p["hidden"] // p["speech_heads"] for p in points]
+    assert {str(t): c for t, c in _fit_target(found, target, points, widths).items()} == {
+        "floor(hidden/speech_heads)": 1}

@@ -69,3 +69,23 @@ def test_deepseek_v4_s_output_groups_take_heads_times_head_width_over_groups_inp
     widths = {p.shape[1] for name, p in model.named_parameters() if name.endswith("o_a_proj.weight")}
     assert widths == {6 * 20 // groups}
     assert inferred.counted(entry("deepseek_v4", cls), config)[0] == built(config, cls)
+
+
+#: a small SeamlessM4T: every part small (the speech encoder, the text-to-unit model and the vocoder too)
+SEAMLESS = {"vocab_size": 300, "t2u_vocab_size": 50, "hidden_size": 64, "encoder_layers": 1, "decoder_layers": 1,
+            "encoder_ffn_dim": 96, "decoder_ffn_dim": 96, "encoder_attention_heads": 4, "decoder_attention_heads": 4,
+            "speech_encoder_layers": 1, "speech_encoder_intermediate_size": 96, "feature_projection_input_dim": 40,
+            "t2u_encoder_layers": 1, "t2u_decoder_layers": 1, "t2u_encoder_ffn_dim": 96, "t2u_decoder_ffn_dim": 96,
+            "t2u_encoder_attention_heads": 4, "t2u_decoder_attention_heads": 4, "unit_hifi_gan_vocab_size": 50,
+            "upsample_initial_channel": 32, "unit_embed_dim": 40, "lang_embed_dim": 8, "spkr_embed_dim": 8,
+            "vocoder_num_langs": 3, "vocoder_num_spkrs": 3}
+
+
+@pytest.mark.parametrize("model_type", ["seamless_m4t", "seamless_m4t_v2"])
+@pytest.mark.parametrize("heads", [4, 5, 7, 64])
+def test_seamless_s_speech_encoder_head_width_is_the_hidden_size_over_its_heads_rounded_down(model_type, heads):
+    """The speech encoder's attention keeps ``hidden_size // speech_encoder_attention_heads`` per head (its
+    position biases, or v2's distance embedding, that wide) whether or not the heads divide the width: 64 over 5
+    heads is 12 wide, over 7 is 9."""
+    config = {"model_type": model_type, **SEAMLESS, "speech_encoder_attention_heads": heads}
+    assert inferred.counted(entry(model_type, "base"), config)[0] == built(config, "base")

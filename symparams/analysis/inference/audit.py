@@ -27,6 +27,7 @@ from ...families.inferred import counted, expanded, parse_relation
 from ...families.inferred_tree import TOP_K_FIELDS
 from .computed import drawn_float, floats_of
 from .layers import KIND, per_layer_lists
+from .products import solve_products
 from .probing import (Builder, attribute, config_class_of, config_for_class, configure, libraries, nested,
                       observation_of, quiet, relisted, retiled, unwritten)
 
@@ -176,6 +177,9 @@ def _moved(name: str, symbol: str, default: int, rng: random.Random) -> int:
 
 def _hold(relation: tuple[str, str, str], values: dict, rng: random.Random) -> None:
     left, kind, right = relation
+    if "*" in left or "*" in right:  # a product equality: solved as the engine's draws solve it
+        solve_products([(tuple(left.split("*")), tuple(right.split("*")))], values, rng)
+        return
     if left not in values or right not in values:
         return
     a, b = values[left], values[right]

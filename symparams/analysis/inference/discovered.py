@@ -90,6 +90,7 @@ class Discovery:
     companions: dict = field(default_factory=dict)  # the builder's per-layer lists (see Builder): another builder
     kinds: dict = field(default_factory=dict)  # of the class (the costs') configures layer counts as this one did
     computed: dict = field(default_factory=dict)  # widths the modeling code computes with a float → their rules
+    products: list = field(default_factory=list)  # (left, right): products of fields the config holds equal
 
     @property
     def minimum(self) -> dict:

@@ -36,6 +36,7 @@ from .computed import computed_for
 from .discovered import Branch, Discovery, Field, Uninferable, common, effects, moves, same
 from .layers import kinds_matter, per_layer_lists
 from .probing import Builder, Observation, computed_when_unset, parent_written, retiled
+from .products import product_equalities
 from .relations import deeper, least, liftable, partner, refused
 
 #: the largest layer count of a base configuration, tried in turn: builds cost time per layer, not per width, so
@@ -137,6 +138,7 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
     for name in fields:
         if fields[name].kind == "fixed":
             partner(builder, found, name, start)
+    found.products = product_equalities(builder, found)
     deeper(builder, found)
     if not left_out and (freer := _left_out(builder, found, lift, lifted, branch)) is not None:
         return freer

@@ -9,6 +9,7 @@ fresh configurations the fit never saw.
 from __future__ import annotations
 
 import collections
+import itertools
 import random
 import time
 from dataclasses import replace
@@ -22,6 +23,7 @@ from .computed import widths_at
 from .discovered import ORDERS, OTHER_SIDE, Branch, Discovery, Uninferable, common
 from .discovery import discover
 from .fitting import BOUNDED, LEVELS, expression, fit
+from .products import product_text
 from .relations import missed_relations
 from .probing import Builder, libraries
 from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, own_symbol, symbols_for
@@ -64,6 +66,13 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
         if result is not None:
             break
         result = fit(points, values, [n for n in own if n != dropped], binary, max_level=UP_TO_FLOORS, layers=layers)
+    # a field's own fields include those its probe moved along (a head count moved with the width it divides):
+    # a width only two of them give, with a floor, has too large a basis in all of them (SeamlessM4T's speech
+    # encoder's head width floor(hidden_size/speech_encoder_attention_heads), beside four more head counts)
+    for pair in itertools.combinations(own, 2) if len(own) > 2 and target[0] == "dim" else ():
+        if result is not None:
+            break
+        result = fit(points, values, list(pair), binary, max_level=UP_TO_FLOORS, layers=layers)
     # the last resort, after all else, so that no count fitted before changes: ranges of layers (see BOUNDED), in
     # the target's own fields, or with one more (at the base, Flint's dense layers number 2 whatever the layers)
     last = {"max_level": len(LEVELS) - 1, "min_level": BOUNDED}
@@ -239,7 +248,8 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
     # the other side of each meeting the main formula found is a formula of its own: this one holds on its side
     other = tuple(Relation(left, OTHER_SIDE[kind], right)
                   for left, kind, right, _ in found.splits if kind in ("equals", *ORDERS))
-    relations = tuple(dict.fromkeys((*_relations(found), *split, *other)))
+    products = tuple(Relation(product_text(left), "equals", product_text(right)) for left, right in found.products)
+    relations = tuple(dict.fromkeys((*_relations(found), *products, *split, *other)))
     return Conditions(
         relations=relations, fixed=fixed,
         irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant") + tuple(sorted(found.quiet)),

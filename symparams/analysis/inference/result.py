@@ -20,6 +20,7 @@ import sympy as sp
 
 from ...core.errors import SymparamsError
 from ...core.symbols import SYMBOLS
+from ...families.inferred_conditions import side_value
 
 #: config field → symparams symbol, where the field means what the symbol means (first field wins a symbol)
 STANDARD = {
@@ -89,7 +90,8 @@ def symbols_for(fields) -> dict[str, sp.Symbol]:
 
 @dataclass(frozen=True)
 class Relation:
-    """A discovered relation between two fields, as the sampled domain held it: divides, equals or below; or,
+    """A discovered relation between two fields (or two products of fields, equal: see :mod:`.products`), as the
+    sampled domain held it: divides, equals or below; or,
     where the structure changes as two fields meet (a projection between two widths only where they differ),
     differs or equals, one formula on each side; or, where a bound stops mattering past another field (the last
     layer with experts past the last layer), below or at least, one formula on each side."""
@@ -99,7 +101,7 @@ class Relation:
     right: str
 
     def holds(self, values: Mapping[str, Any]) -> bool:
-        a, b = values[self.left], values[self.right]
+        a, b = side_value(self.left, values), side_value(self.right, values)
         return {"divides": lambda: a > 0 and b % a == 0, "equals": lambda: a == b, "below": lambda: a < b,
                 "differs": lambda: a != b, "atleast": lambda: a >= b}[self.kind]()
 
@@ -127,7 +129,8 @@ class Conditions:
         """The conditions ``values`` (config field → value, a field left unset None or absent) breaks, each as a
         line of text."""
         values = {k: v for k, v in values.items() if v is not None}
-        out = [str(r) for r in self.relations if r.left in values and r.right in values and not r.holds(values)]
+        out = [str(r) for r in self.relations if side_value(r.left, values) is not None
+               and side_value(r.right, values) is not None and not r.holds(values)]
         out += [f"{k} = {v!r}" for k, v in self.fixed.items() if k in values and values[k] != v]
         out += [f"{k} ≥ {v!r}" for k, v in self.minimum.items() if k in values and values[k] < v]
         out += [f"{k} unset" for k in self.unset if values.get(k) not in (None, [])]  # an empty list sets nothing

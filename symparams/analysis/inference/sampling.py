@@ -16,6 +16,7 @@ import random
 from .computed import drawn_float, floats_of, widths_at
 from .discovered import Discovery
 from .probing import Builder, Observation
+from .products import solve_products
 from .result import Conditions, Relation
 
 #: a sampled configuration with a layer count above this is drawn again
@@ -77,6 +78,7 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
         if isinstance(base, int) and base > 1 and rng.random() < 0.25:
             values[n] = rng.randint(1, base)  # down too: a bound of layers (the last expert layer) may be irrelevant
     _meet_pattern_starts(found, values, rng)
+    solve_products(found.products, values, rng)
     for n in found.flag_variables:
         values[n] = rng.random() < 0.5
     for n in sorted(_following(found)) if not lattice else ():

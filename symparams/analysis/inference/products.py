@@ -1,0 +1,95 @@
+"""Products of size fields the config class holds equal (Mamba2: ``hidden_size·expand = num_heads·head_dim``).
+
+No field of such a product moves alone, and any field of one side moves
+with any field of the other: the pairwise relations a partner search finds
+(``expand ⊑ num_heads``, ``head_dim ⊑ hidden_size``) are true of the
+multipliers it tried, not of the configs that build, and drawn by them the
+fit's points keep the sides' ratios fixed (``hidden_size = 32·num_heads``),
+so the fit writes one field in another's place and counts wrong off them.
+A product equality of two fields against two is found by builds (every
+cross pair moved by ×3 builds, and one field ×9 against the other side's two
+×3, which no pairwise relation admits); its fields then move freely but for the second of the right side,
+which is solved for (see :func:`solve_products`), and the formula holds only
+where the equality does (a condition the reader enforces, as any relation).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+from .discovered import Discovery, effects, same
+from .probing import Builder
+
+def product_equalities(builder: Builder, found: Discovery) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The product equalities of two fields against two, among the fields that moved only with a partner or
+    took one along (``(left, right)``, each side sorted, the left first), found as the module says; their fields made free, and
+    the pairwise relations among them dropped.  (A width against a head count times a head width is left to the
+    pairwise relations, which hold it already: the width is a multiple of either.)"""
+    partnered = sorted({n for pair in found.relations for n in pair if _size(found, n)})
+    out: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    for left, right in itertools.combinations(itertools.combinations(partnered, 2), 2):
+        if set(left) & set(right) or _overlaps(out, left + right) or \
+                _base_product(found, left) != _base_product(found, right):
+            continue
+        if _held_equal(builder, found, left, right):
+            out.append((left, right))
+    for left, right in out:
+        fields = set(left + right)
+        found.relations -= {(f, g) for f, g in found.relations if f in fields and g in fields}
+    return out
+
+
+def _size(found: Discovery, name: str) -> bool:
+    f = found.fields[name]
+    return isinstance(f.base, int) and not isinstance(f.base, bool) and f.base > 1 and f.step == "scale" \
+        and "layer" not in name.rpartition(".")[2]
+
+
+def _base_product(found: Discovery, names: tuple[str, ...]) -> int:
+    return math.prod(found.fields[n].base for n in names)
+
+
+def _overlaps(found: list, names: tuple[str, ...]) -> bool:
+    return any(set(names) & set(left + right) for left, right in found)
+
+
+def _held_equal(builder: Builder, found: Discovery, left: tuple[str, ...], right: tuple[str, ...]) -> bool:
+    """Whether every cross pair moved ×3 builds as the base does, and so does one left field ×9 against both
+    right fields ×3 (9·1 = 3·3: no pairwise relation of the multipliers admits it)."""
+    moved: set = set()
+    for a, b in itertools.product(left, right):
+        obs = builder.observe({**found.base, a: found.fields[a].base * 3, b: found.fields[b].base * 3})
+        if not same(found, obs):
+            return False
+        moved |= effects(found.observation, obs)
+    nine = {left[0]: found.fields[left[0]].base * 9, **{n: found.fields[n].base * 3 for n in right}}
+    if not same(found, builder.observe({**found.base, **nine})):
+        return False
+    for name in left + right:
+        found.fields[name].moved("scale", moved)
+    return True
+
+
+def solve_products(products, values: dict, rng: random.Random) -> None:
+    """``values`` made to hold every product equality: the right side's second field set to the left's product
+    over its first; where the first does not divide that, it is first set to a random divisor of it (so the
+    fields still move on their own, and a width off its multiples still shows)."""
+    for left, (first, solved) in products:
+        if not all(isinstance(values.get(n), int) and values[n] > 0 for n in (*left, first)):
+            continue
+        total = math.prod(values[n] for n in left)
+        if total % values[first]:
+            values[first] = rng.choice(_divisors(total))
+        values[solved] = total // values[first]
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def product_text(names) -> str:
+    """A side of a product equality as the conditions write it (``expand*hidden_size``)."""
+    return "*".join(names)
