@@ -6,9 +6,10 @@ from __future__ import annotations
 import random
 
 from symparams.analysis.inference import costs
-from symparams.analysis.inference.costs import Domain, _divided, _divisor, fit_samples, lowest_layers
+from symparams.analysis.inference.costs import Domain, _divided, fit_samples, lowest_layers
 from symparams.analysis.inference.discovered import Discovery, Field
 from symparams.analysis.inference.observing import Observed
+from symparams.analysis.inference.sampling import divisor
 
 KEY = ("layers.*.attention", 0, "bmm")
 
@@ -65,9 +66,9 @@ def test_a_field_that_traces_at_other_multiples_alone_is_tied_to_nothing():
 
 def test_a_drawn_head_count_is_a_multiple_of_its_base_dividing_the_width():
     rng = random.Random(0)
-    drawn = {_divisor(4, 64 * 6, rng, 8) for _ in range(200)}
+    drawn = {divisor(4, 64 * 6, rng, 8) for _ in range(200)}
     assert drawn == {4, 8, 12, 16, 24, 32}  # 4·d for d ≤ 8 dividing 384: 20 and 28 do not
-    assert _divisor(5, 64, rng, 8) == 5  # none divides: the base
+    assert divisor(5, 64, rng, 8) == 5  # none divides: the base
 
 
 def test_random_configurations_draw_the_head_count_among_the_widths_divisors():
@@ -103,3 +104,26 @@ def test_the_traces_with_random_layer_counts_are_drawn_from_the_floor(monkeypatc
     traced = fit_samples(domain, base, random.Random(0), width=0, layer=8)
     # no draw is spent on a count below 4, which every trace there would refuse
     assert len(traced) == 8 and min(proposed) >= 4
+
+
+def test_a_flag_whose_effect_the_base_hides_is_fitted_with_the_field_it_chooses():
+    """Marian's output layer: tied, it has the decoder's vocabulary, untied the shared one; the two are equal at the
+    base, so the base's moves show only the decoder's vocabulary moving the output width."""
+    fields = {"vocab_size": Field("vocab_size", 100, "free", "scale", {("dim", "embed", 0)}),
+              "decoder_vocab_size": Field("decoder_vocab_size", 100, "free", "scale", {("dim", "head", 0)}),
+              "d_model": Field("d_model", 16, "free", "scale", {("dim", "embed", 1)})}
+    flags = {"tie_word_embeddings": Field("tie_word_embeddings", True, "free")}
+    found = Discovery({n: f.base for n, f in fields.items()}, None, fields, flags)
+    domain = _domain(found, _attention)
+    target = ("factor", ("lm_head", 0, "mm"), 2)
+    domain.effects = {"decoder_vocab_size": {target}, "vocab_size": set(), "d_model": set(),
+                      "tie_word_embeddings": set(), costs.S: set(), costs.B: set()}
+    rng = random.Random(3)
+    points = [{"vocab_size": 100 * rng.randint(1, 8), "decoder_vocab_size": 100 * rng.randint(1, 8),
+               "d_model": 16 * rng.randint(1, 8), "tie_word_embeddings": rng.randint(0, 1), costs.S: 7, costs.B: 2}
+              for _ in range(24)]
+    widths = [p["decoder_vocab_size"] if p["tie_word_embeddings"] else p["vocab_size"] for p in points]
+    found_terms = costs._fit_target(domain, target, points, widths)
+    fresh = {"vocab_size": 300, "decoder_vocab_size": 700, "d_model": 16, costs.S: 7, costs.B: 2}
+    at = {tie: sum(c * t.value({**fresh, "tie_word_embeddings": tie}) for t, c in found_terms.items()) for tie in (0, 1)}
+    assert at == {0: 300, 1: 700}  # untied: the shared vocabulary; tied: the decoder's

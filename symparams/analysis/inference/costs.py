@@ -30,7 +30,7 @@ from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
 from .real_tensors import reads_data, routed_together, zero_weights
 from .result import Inferred, symbols_for
-from .sampling import _Regimes, below_minimum, draw, too_deep, variables
+from .sampling import _Regimes, below_minimum, divisor, draw, layer_floor, too_deep, variables
 from .tracing import Untraceable, build, trace
 from .widths import fit_widths
 
@@ -345,12 +345,6 @@ def layer_fields(found: Discovery) -> set:
     return out
 
 
-def layer_floor(found: Discovery) -> dict:
-    """The lowest value of each field the parameter formula holds from (see :func:`~.sampling.below_minimum`):
-    traces below it are refused, so the layer counts are never lowered or drawn past it."""
-    return {**found.minimum, **found.lowest, **found.least}
-
-
 def lowest_layers(domain: Domain, base: Observed) -> dict:
     """The base's layer counts, each lowered to the fewest layers (1 or 2) that keep the traced structure."""
     found = domain.found
@@ -374,7 +368,7 @@ def _draw(domain: Domain, rng: random.Random, wide: bool = False, every: bool = 
     values = draw(found, rng, wide, lattice=True)
     for name, base in domain.cost_fields.items():
         if name in domain.divides:
-            values[name] = _divisor(base, values[domain.divides[name]], rng, 10 if wide else 8)
+            values[name] = divisor(base, values[domain.divides[name]], rng, 10 if wide else 8)
         else:
             values[name] = max(1, base + rng.randint(-2, 2))
     if every:  # the fields no cost was seen to follow, each half of the time as it was moved then
@@ -382,13 +376,6 @@ def _draw(domain: Domain, rng: random.Random, wide: bool = False, every: bool = 
             if rng.random() < 0.5:
                 values[name] = value
     return values, rng.randint(*SEQ_RANGE), rng.randint(*BATCH_RANGE)
-
-
-def _divisor(base: int, whole: int, rng: random.Random, top: int) -> int:
-    """A multiple of ``base`` up to ``top`` times it that divides ``whole`` (a head count of the width drawn),
-    at random; ``base`` when none does."""
-    options = [base * d for d in range(1, top + 1) if whole % (base * d) == 0]
-    return rng.choice(options) if options else base
 
 
 def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
@@ -457,9 +444,21 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbo
         result = fit_widths(points, values, _with_partners(domain, own), domain.widths, symbols)
     if result is None:
         result = _sparse(points, values, own, domain.binary, layers)
+    for flag, extra in _hidden_flags(domain, own) if result is None else ():
+        result = fit(points, values, own + [flag, extra], domain.binary, UP_TO_FLOORS, layers, independent=True)
+        if result is not None:
+            break
     if result is None:
         raise Untraceable(f"no exact formula for the {_what(target)}")
     return result
+
+
+def _hidden_flags(domain: Domain, own: list) -> list[tuple[str, str]]:
+    """Each flag that moves none of ``own``'s target, with each other variable: a flag whose effect the base hides
+    where two fields are equal (Marian's tied output layer has the decoder's vocabulary, the untied one the
+    shared one, equal by default), so that the field it chooses shows only with the flag."""
+    return [(flag, extra) for flag in sorted(domain.binary - set(own))
+            for extra in domain.names if extra not in own and extra != flag and extra not in domain.binary]
 
 
 def _with_partners(domain: Domain, names: list) -> list:
