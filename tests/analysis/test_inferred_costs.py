@@ -57,6 +57,7 @@ SAMPLE = {
     "esm": "masked-lm",  # encoder only, rotary
     "data2vec-text": "masked-lm",  # encoder only
     "plbart": "seq2seq-lm",  # encoder-decoder
+    "marian": "causal-lm",  # decoder only, tied to the decoder's vocabulary (another than the shared one here)
     "umt5": "seq2seq-lm",  # encoder-decoder, relative buckets per layer
     "mamba": "causal-lm",  # state space
     "falcon_mamba": "causal-lm",  # state space
