@@ -33,6 +33,8 @@ SAMPLE = {
     "nemotron": "causal-lm",  # dense, grouped-query attention
     "persimmon": "causal-lm",  # dense, fused QKV
     "gpt_bigcode": "causal-lm",  # multi-query, fused QKV of H + 2·⌊H/A⌋ outputs
+    "gpt_neox": "causal-lm",  # dense, fused QKV, a head count no parameter follows (the costs' own field)
+    "falcon": "causal-lm",  # multi-query, fused QKV, counted from 4 layers up
     "ctrl": "causal-lm",  # dense, sinusoidal positions
     "biogpt": "causal-lm",  # dense, learned positions
     "openai-gpt": "causal-lm",  # dense, Conv1D projections
@@ -48,12 +50,14 @@ SAMPLE = {
     "gpt_oss": "causal-lm",  # mixture of experts with biases, sliding window
     "sarvam_mla": "causal-lm",  # multi-head latent attention, mixture of experts
     "megatron-bert": "masked-lm",  # encoder only
+    "deberta": "masked-lm",  # encoder only, counted from 4 layers up
     "roformer": "masked-lm",  # encoder only, rotary
     "camembert": "masked-lm",  # encoder only
     "ernie": "masked-lm",  # encoder only, task embeddings
     "esm": "masked-lm",  # encoder only, rotary
     "data2vec-text": "masked-lm",  # encoder only
     "plbart": "seq2seq-lm",  # encoder-decoder
+    "marian": "causal-lm",  # decoder only, tied to the decoder's vocabulary (another than the shared one here)
     "umt5": "seq2seq-lm",  # encoder-decoder, relative buckets per layer
     "mamba": "causal-lm",  # state space
     "falcon_mamba": "causal-lm",  # state space

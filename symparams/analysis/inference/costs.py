@@ -30,7 +30,7 @@ from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
 from .real_tensors import reads_data, routed_together, zero_weights
 from .result import Inferred, symbols_for
-from .sampling import _Regimes, below_minimum, draw, too_deep, variables
+from .sampling import _Regimes, below_minimum, divisor, draw, layer_floor, too_deep, variables
 from .tracing import Untraceable, build, trace
 from .widths import fit_widths
 
@@ -85,6 +85,7 @@ class Domain:
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
         self.zeroed = False  # every weight zero (see real_tensors.data_independent)
         self.experts_loop = False  # each expert's products taken together (see real_tensors.routed_together)
+        self.divides: dict = {}  # cost field → the free field it must divide (see _divided)
 
     @property
     def names(self) -> list[str]:
@@ -172,6 +173,34 @@ def _partner(domain: Domain, base: Observed, name: str, start: dict) -> bool:
     return False
 
 
+#: the factor a field that traces only at multiples is moved by to find what it divides (a prime that a base's
+#: ratio rarely holds already; 11 when 7 does)
+DIVIDING = (7, 11)
+
+
+def _divided(domain: Domain, base: Observed, name: str, start: dict) -> None:
+    """A field only the costs follow that traces at ×3 but not one up or down (GPT-NeoX's head count, which no
+    parameter shape follows but the forward pass splits the width by): the free field it must divide, found as
+    the one that, moved by a prime with it, traces where it alone does not; the relation ``name ⊑ partner``, so
+    that random configurations draw it among the divisors of its partner (see :func:`_draw`)."""
+    found, value = domain.found, start[name]
+    for k in DIVIDING:
+        alone = domain.observe({**start, name: value * k}, BASE_SEQ, BASE_BATCH)
+        if alone is not None and alone.structure == base.structure:
+            continue  # the ratio holds k already: no evidence of what it divides
+        for other, g in found.fields.items():
+            if other == name or g.kind != "free" or not isinstance(start[other], int) or start[other] <= 0:
+                continue
+            move = {name: value * k, **{h: start[h] * k for h in _closure(found, other)}}
+            obs = domain.observe({**start, **move}, BASE_SEQ, BASE_BATCH)
+            if obs is not None and obs.structure == base.structure:
+                found.relations.add((name, other))
+                domain.relations.add((name, other))
+                domain.divides[name] = other
+                return
+        return
+
+
 def _closure(found: Discovery, name: str) -> set:
     """``name`` and every field a relation makes move with it (``f ⊑ g``: g's multiplier is a multiple of f's)."""
     out, todo = {name}, [name]
@@ -253,7 +282,8 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     for name, f in found.fields.items():
         if f.kind not in ("free", "irrelevant") or not isinstance(start[name], int):
             continue
-        for move in _moves(found, name, start):
+        moves = _moves(found, name, start)
+        for i, move in enumerate(moves):
             obs = domain.observe({**start, **move}, BASE_SEQ, BASE_BATCH)
             if obs is not None and obs.structure == base.structure:
                 moved = _changed(base, obs) | (_apart(domain, base, name, move) or set())
@@ -264,6 +294,8 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
                     domain.steady[name] = start[name]  # a chunk size: the same FLOPs in more products
                 elif f.kind == "irrelevant" and moved:
                     domain.cost_fields[name] = f.base
+                    if 0 < i == len(moves) - 1:  # only ×3 traced: a head count that must divide a width
+                        _divided(domain, base, name, start)
                 elif f.kind == "irrelevant":
                     domain.quiet[name] = move[name]  # moved so in the verification: no cost may follow it
                 if f.kind == "free" or name in domain.cost_fields:
@@ -316,11 +348,14 @@ def layer_fields(found: Discovery) -> set:
 def lowest_layers(domain: Domain, base: Observed) -> dict:
     """The base's layer counts, each lowered to the fewest layers (1 or 2) that keep the traced structure."""
     found = domain.found
+    floor = layer_floor(found)
     low = {n: found.base.get(n, found.fields[n].base) for n in layer_fields(found)}
     for name in sorted(low):
         for value in (1, 2):
             if value >= low[name]:
                 break
+            if value < floor.get(name, 1):  # the count holds from there up (a branch, a pattern's first layers)
+                continue
             obs = domain.observe({**found.base, **low, name: value}, BASE_SEQ, BASE_BATCH)
             if obs is not None and obs.structure == base.structure:
                 low[name] = value
@@ -332,7 +367,10 @@ def _draw(domain: Domain, rng: random.Random, wide: bool = False, every: bool = 
     found = domain.found
     values = draw(found, rng, wide, lattice=True)
     for name, base in domain.cost_fields.items():
-        values[name] = max(1, base + rng.randint(-2, 2))
+        if name in domain.divides:
+            values[name] = divisor(base, values[domain.divides[name]], rng, 10 if wide else 8)
+        else:
+            values[name] = max(1, base + rng.randint(-2, 2))
     if every:  # the fields no cost was seen to follow, each half of the time as it was moved then
         for name, value in [*found.lifted.items(), *domain.quiet.items()]:
             if rng.random() < 0.5:
@@ -369,7 +407,9 @@ def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int =
         if len(layers) == layer:
             break
         # every layer count drawn on its own (not as multiples of the base): a pattern of layers shows as such
-        values = {**domain.found.base, **domain.low, **{n: rng.randint(1, VERIFY_LAYERS) for n in domain.low}}
+        floor = layer_floor(domain.found)
+        values = {**domain.found.base, **domain.low,
+                  **{n: rng.randint(min(floor.get(n, 1), VERIFY_LAYERS), VERIFY_LAYERS) for n in domain.low}}
         combination = tuple(sorted((n, values[n]) for n in domain.low))
         if combination not in seen and _allowed(domain, values, True):  # a layer count seen twice tells nothing
             seen.add(combination)
@@ -404,9 +444,21 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbo
         result = fit_widths(points, values, _with_partners(domain, own), domain.widths, symbols)
     if result is None:
         result = _sparse(points, values, own, domain.binary, layers)
+    for flag, extra in _hidden_flags(domain, own) if result is None else ():
+        result = fit(points, values, own + [flag, extra], domain.binary, UP_TO_FLOORS, layers, independent=True)
+        if result is not None:
+            break
     if result is None:
         raise Untraceable(f"no exact formula for the {_what(target)}")
     return result
+
+
+def _hidden_flags(domain: Domain, own: list) -> list[tuple[str, str]]:
+    """Each flag that moves none of ``own``'s target, with each other variable: a flag whose effect the base hides
+    where two fields are equal (Marian's tied output layer has the decoder's vocabulary, the untied one the
+    shared one, equal by default), so that the field it chooses shows only with the flag."""
+    return [(flag, extra) for flag in sorted(domain.binary - set(own))
+            for extra in domain.names if extra not in own and extra != flag and extra not in domain.binary]
 
 
 def _with_partners(domain: Domain, names: list) -> list:

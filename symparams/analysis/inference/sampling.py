@@ -115,6 +115,19 @@ def below_minimum(found: Discovery, values: dict) -> bool:
     return any(values.get(n, v) < v for n, v in {**found.minimum, **found.lowest, **found.least}.items())
 
 
+def layer_floor(found: Discovery) -> dict:
+    """The lowest value of each field the formula holds from (see :func:`below_minimum`): the costs' traces never
+    lower or draw a layer count past it, where every trace would be refused."""
+    return {**found.minimum, **found.lowest, **found.least}
+
+
+def divisor(base: int, whole: int, rng: random.Random, top: int) -> int:
+    """A multiple of ``base`` up to ``top`` times it that divides ``whole`` (a head count of the width drawn),
+    at random; ``base`` when none does."""
+    options = [base * d for d in range(1, top + 1) if whole % (base * d) == 0]
+    return rng.choice(options) if options else base
+
+
 def too_deep(found: Discovery, values: dict) -> bool:
     """Whether a drawn configuration has a layer count over :data:`MAX_SAMPLE_LAYERS` (slow to build).  A count
     that starts higher (a head count that also counts per-head norms) may go to 4 times its start."""
