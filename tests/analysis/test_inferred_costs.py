@@ -47,8 +47,7 @@ SAMPLE = {
     "granitemoe": "causal-lm",  # mixture of experts
     "gpt_oss": "causal-lm",  # mixture of experts with biases, sliding window
     "sarvam_mla": "causal-lm",  # multi-head latent attention, mixture of experts
-    "deepseek_v32": "causal-lm",  # multi-head latent attention (key/value heads equal to the heads), an indexer
-    "minicpm3": "causal-lm",  # multi-head latent attention, heads dividing the width
+    "minicpm3": "causal-lm",  # multi-head latent attention, key/value heads equal to the heads dividing the width
     "megatron-bert": "masked-lm",  # encoder only
     "roformer": "masked-lm",  # encoder only, rotary
     "camembert": "masked-lm",  # encoder only
