@@ -209,9 +209,19 @@ def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -
             return f"the inferred costs hold only for {key} = {_json(held)}"
     for text in costs.get("relations", ()):
         left, kind, right = parse_relation(text)
-        if left in known and right in known and not _holds(kind, known[left], known[right]):
-            return f"the inferred costs need {text} ({left} is {known[left]}, {right} is {known[right]})"
+        sides = {n: known[n] if n in known else _costs_field(reader, costs, n) for n in (left, right)}
+        if None in sides.values():
+            return f"the inferred costs need {text}, and the config does not give {left if sides[left] is None else right}"
+        if not _holds(kind, sides[left], sides[right]):
+            return f"the inferred costs need {text} ({left} is {sides[left]}, {right} is {sides[right]})"
     return _width_refused(costs, {**values, **numbers})
+
+
+def _costs_field(reader, costs: dict, name: str) -> int | None:
+    """A field no shape follows that a relation of the costs names (a key/value head count MLA's attention needs
+    equal to the head count): the config's value, else the config class's default the costs recorded (None:
+    neither gives one)."""
+    return reader.int(name, default=costs.get("defaults", {}).get(name), minimum=0)
 
 
 def _width_refused(costs: dict, values: Mapping[str, int]) -> str | None:

@@ -49,6 +49,7 @@ SAMPLE = {
     "granitemoe": "causal-lm",  # mixture of experts
     "gpt_oss": "causal-lm",  # mixture of experts with biases, sliding window
     "sarvam_mla": "causal-lm",  # multi-head latent attention, mixture of experts
+    "minicpm3": "causal-lm",  # multi-head latent attention, key/value heads equal to the heads dividing the width
     "megatron-bert": "masked-lm",  # encoder only
     "deberta": "masked-lm",  # encoder only, counted from 4 layers up
     "roformer": "masked-lm",  # encoder only, rotary
@@ -72,9 +73,13 @@ GIVEN = {"esm": {"emb_layer_norm_before": False, "pad_token_id": 1, "mask_token_
 def _config(model_type: str, cls: str) -> dict:
     """A config.json of three times the small widths the generator's check used, as many layers (a trace on the
     CPU costs time per layer)."""
-    check = entries(model_type)[cls]["costs"]["check"]
-    return {"model_type": model_type, **{k: v if "layer" in k or v < 3 else v * SCALE  # 1 dense layer stays 1
-                                         for k, v in check["values"].items()}, **GIVEN.get(model_type, {})}
+    costs = entries(model_type)[cls]["costs"]
+    config = {"model_type": model_type, **{k: v if "layer" in k or v < 3 else v * SCALE  # 1 dense layer stays 1
+                                           for k, v in costs["check"]["values"].items()}, **GIVEN.get(model_type, {})}
+    for left, _, right in (text.partition(" = ") for text in costs["relations"]):
+        if right and right not in config:  # a field no shape follows, equal to a size (MLA's key/value heads)
+            config[right] = config[left]
+    return config
 
 
 def _lengths(m) -> tuple[int, int]:
@@ -184,3 +189,17 @@ def test_a_config_outside_the_costs_conditions_keeps_its_count_and_refuses_its_c
     with pytest.raises(SymparamsError, match="outside the inferred costs' conditions: the inferred costs hold only "
                                              "for topk_group = 1"):
         m.flops(9)
+
+
+def test_costs_that_need_two_fields_equal_refuse_a_config_where_they_differ():
+    """DeepSeek-V3.2's attention repeats its keys heads // key_value_heads times after expanding them to every
+    head: only equal counts run.  The count holds either way; the costs are refused, and with the key left out
+    too, where the class's default (128 key/value heads) differs from the heads."""
+    config = _config("deepseek_v32", "causal-lm")
+    heads = config["num_attention_heads"]
+    assert inferred_model(config, head="causal-lm").flops(9).forward > 0
+    for changed in ({"num_key_value_heads": 2 * heads}, {"num_key_value_heads": None}):
+        m = inferred_model({**config, **changed}, head="causal-lm")
+        assert m.count == inferred_model(config, head="causal-lm").count
+        with pytest.raises(SymparamsError, match="the inferred costs need num_attention_heads = num_key_value_heads"):
+            m.flops(9)

@@ -58,7 +58,10 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
     except (Untraceable, Uninferable) as exc:
         return Costs(reason=str(exc), traces=domain.traces if domain else 0, seconds=time.perf_counter() - start)
     cost_symbols = {n: symbols[n] for n in domain.cost_fields}
-    defaults = {n: inferred.discovery.defaults.get(n) for n in domain.cost_fields}
+    # the class's default of a field only a relation of the costs names too (the reader checks it when a config
+    # leaves it out)
+    partners = sorted({n for pair in domain.relations for n in pair} - set(inferred.symbols))
+    defaults = {n: inferred.discovery.defaults.get(n) for n in [*domain.cost_fields, *partners]}
     costs = Costs(None, cost_symbols, defaults, dict(domain.held), products, extra, cache, attention, why,
                   verification, domain.traces, 0.0, _relations(domain), incomplete, device=domain.device)
     if real and costs.exact:

@@ -153,23 +153,27 @@ def _moves(found: Discovery, name: str, start: dict) -> list[dict]:
 def _partner(domain: Domain, base: Observed, name: str, start: dict) -> bool:
     """A field that traces when multiplied only with another (kv heads dividing heads, a rotary width equal to a
     head width no shape follows: a build does not need it, the forward pass does): the relation ``name ⊑
-    partner`` (both ways when their values are equal), so that random configurations respect it."""
+    partner`` (both ways when their values are equal), so that random configurations respect it.  Each partner
+    is tried with ``name`` alone, then with the fields a relation moves with ``name`` (heads dividing the width
+    keep dividing it)."""
     found = domain.found
+    own = {g: start[g] * 3 for g in _closure(found, name)}
     for other, g in found.fields.items():
         if other == name or g.kind not in ("free", "irrelevant") or not isinstance(start[other], int) \
                 or start[other] <= 0:
             continue
-        move = {name: start[name] * 3, **{h: start[h] * 3 for h in _closure(found, other) - {name}}}
-        obs = domain.observe({**start, **move}, BASE_SEQ, BASE_BATCH)
-        if obs is not None and obs.structure == base.structure:
-            apart = _apart(domain, base, name, move)
-            domain.effects[name] = _changed(base, obs) | (apart or set())
-            # equal values that must stay equal (a rotary width and a head width) do not trace further apart
-            equal = start[other] == start[name] and apart is None
-            pairs = {(name, other)} | ({(other, name)} if equal else set())
-            found.relations |= pairs
-            domain.relations |= pairs
-            return True
+        for kept in ({name: own[name]}, own) if len(own) > 1 else ({name: own[name]},):
+            move = {**kept, **{h: start[h] * 3 for h in _closure(found, other) - set(kept)}}
+            obs = domain.observe({**start, **move}, BASE_SEQ, BASE_BATCH)
+            if obs is not None and obs.structure == base.structure:
+                apart = _apart(domain, base, name, move, set(kept))
+                domain.effects[name] = _changed(base, obs) | (apart or set())
+                # equal values that must stay equal (a rotary width and a head width) do not trace further apart
+                equal = start[other] == start[name] and apart is None
+                pairs = {(name, other)} | ({(other, name)} if equal else set())
+                found.relations |= pairs
+                domain.relations |= pairs
+                return True
     return False
 
 
@@ -243,12 +247,13 @@ def _with_more_layers(domain: Domain, name: str, move: dict) -> set:
     return _changed(before, after)
 
 
-def _apart(domain: Domain, base: Observed, name: str, move: dict) -> set | None:
+def _apart(domain: Domain, base: Observed, name: str, move: dict, kept: set = frozenset()) -> set | None:
     """What a field moves through a ratio: moved with its partners by one multiplier, ``H/A`` stays put; the
-    partners three times further show it (None: that does not trace with the base structure)."""
+    partners three times further show it, the fields ``kept`` where ``move`` has them (None: that does not trace
+    with the base structure)."""
     if len(move) < 2:
         return set()
-    further = {**move, **{g: v * 3 for g, v in move.items() if g != name}}
+    further = {**move, **{g: v * 3 for g, v in move.items() if g != name and g not in kept}}
     obs = domain.observe({**domain.start, **further}, BASE_SEQ, BASE_BATCH)
     return _changed(base, obs) if obs is not None and obs.structure == base.structure else None
 
@@ -282,27 +287,8 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     for name, f in found.fields.items():
         if f.kind not in ("free", "irrelevant") or not isinstance(start[name], int):
             continue
-        moves = _moves(found, name, start)
-        for i, move in enumerate(moves):
-            obs = domain.observe({**start, **move}, BASE_SEQ, BASE_BATCH)
-            if obs is not None and obs.structure == base.structure:
-                moved = _changed(base, obs) | (_apart(domain, base, name, move) or set())
-                if not moved and f.kind == "irrelevant" and any(w in name for w in PATTERNS):
-                    moved = _with_more_layers(domain, name, move)
-                if f.kind == "irrelevant" and moved and obs.forward == base.forward \
-                        and all(t[0] in ("count", "factor", "channels") for t in moved):
-                    domain.steady[name] = start[name]  # a chunk size: the same FLOPs in more products
-                elif f.kind == "irrelevant" and moved:
-                    domain.cost_fields[name] = f.base
-                    if 0 < i == len(moves) - 1:  # only ×3 traced: a head count that must divide a width
-                        _divided(domain, base, name, start)
-                elif f.kind == "irrelevant":
-                    domain.quiet[name] = move[name]  # moved so in the verification: no cost may follow it
-                if f.kind == "free" or name in domain.cost_fields:
-                    domain.effects[name] = moved
-                break
-        else:
-            if f.kind == "free" and not _partner(domain, base, name, start):
+        if not _moved(domain, base, name, start):
+            if f.kind == "free":
                 raise Untraceable(f"no move of {name} traces with the base structure")
             if f.kind == "irrelevant":  # no shape follows it, but the forward pass needs its value: the costs hold it
                 domain.held[name] = start[name]
@@ -330,6 +316,42 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
     domain.seen_layers.add(tuple(sorted(domain.low.items())))
     return domain, base
+
+
+def _moved(domain: Domain, base: Observed, name: str, start: dict) -> bool:
+    """Whether a move of ``name`` traces with the base structure, its effects (or what it is to the costs: a
+    cost field, a chunk size, quiet) recorded; a free field none of whose moves traces, whether it does with a
+    partner (see :func:`_partner`).  A scaled field whose ×3 move does not trace looks for its partner before
+    its other moves: the fit's draws move it by multiples only, so a move by one that traces (129 heads over 128
+    key/value heads still repeat the keys once, by a floor) says nothing of them."""
+    found = domain.found
+    f = found.fields[name]
+    partnered = f.kind == "free"  # a partner is still to be looked for
+    moves = _moves(found, name, start)
+    for i, move in enumerate(moves):
+        obs = domain.observe({**start, **move}, BASE_SEQ, BASE_BATCH)
+        if obs is None or obs.structure != base.structure:
+            if i == 0 and partnered and f.step == "scale":
+                if _partner(domain, base, name, start):
+                    return True
+                partnered = False
+            continue
+        moved = _changed(base, obs) | (_apart(domain, base, name, move) or set())
+        if not moved and f.kind == "irrelevant" and any(w in name for w in PATTERNS):
+            moved = _with_more_layers(domain, name, move)
+        if f.kind == "irrelevant" and moved and obs.forward == base.forward \
+                and all(t[0] in ("count", "factor", "channels") for t in moved):
+            domain.steady[name] = start[name]  # a chunk size: the same FLOPs in more products
+        elif f.kind == "irrelevant" and moved:
+            domain.cost_fields[name] = f.base
+            if 0 < i == len(moves) - 1:  # only ×3 traced: a head count that must divide a width
+                _divided(domain, base, name, start)
+        elif f.kind == "irrelevant":
+            domain.quiet[name] = move[name]  # moved so in the verification: no cost may follow it
+        if f.kind == "free" or name in domain.cost_fields:
+            domain.effects[name] = moved
+        return True
+    return partnered and _partner(domain, base, name, start)
 
 
 # -- sampling ---------------------------------------------------------------------------------------------

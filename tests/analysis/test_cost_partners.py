@@ -1,0 +1,82 @@
+"""The cost discovery's partners: a field the forward pass needs moved with another that no shape ties to it.
+
+A toy domain stands in for transformers: its "trace" runs only where the
+toy's own rule says the forward pass would (multi-head latent attention
+repeats its keys ``heads // kv_heads`` times, so only ``kv_heads <= heads <
+2 * kv_heads`` runs), and its one target is the query projection's width.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from symparams.analysis.inference import costs
+from symparams.analysis.inference.discovered import Discovery, Field
+from symparams.analysis.inference.observing import Observed
+from symparams.analysis.inference.tracing import Untraceable
+
+KEY = ("layers.*.self_attn.q_b_proj", 0, "mm")
+
+
+class ToyDomain(costs.Domain):
+    """A domain whose trace is ``runs(values)``: the target ``heads * width`` where it runs, else None."""
+
+    def __init__(self, found: Discovery, runs):
+        super().__init__(builder=None, found=found)
+        self.runs = runs
+        self.start = {n: f.base for n, f in found.fields.items()}
+
+    def observe(self, values: dict, seq: int, batch: int, **_) -> Observed | None:
+        if not self.runs(values):
+            return None
+        return Observed(seq, batch, targets={("count", KEY): 1,
+                                             ("factor", KEY, 2): values["heads"] * values["width"]})
+
+
+def _found(related: bool = False) -> Discovery:
+    fields = {"heads": Field("heads", 4, "free", "scale"), "width": Field("width", 16, "free", "scale"),
+              "kv_heads": Field("kv_heads", 4, "irrelevant", "jitter")}
+    relations = {("heads", "width")} if related else set()
+    return Discovery(base={}, observation=None, fields=fields, flags={}, relations=relations)
+
+
+def _repeats_once(values: dict) -> bool:
+    return values["heads"] // values["kv_heads"] == 1
+
+
+def _discover(found: Discovery, runs) -> ToyDomain:
+    domain = ToyDomain(found, runs)
+    base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
+    for name in ("heads", "width", "kv_heads"):
+        if not costs._moved(domain, base, name, domain.start) and found.fields[name].free:
+            raise Untraceable(f"no move of {name} traces with the base structure")
+    return domain
+
+
+def test_heads_whose_move_by_one_runs_by_a_floor_are_moved_with_the_key_value_heads():
+    """5 heads over 4 key/value heads repeat the keys once (5 // 4): the move by one runs, ×3 does not.  Without
+    the partner the fit's draws (multiples of 4 heads, 4 key/value heads) would trace only at 4 heads."""
+    found = _found()
+    domain = _discover(found, _repeats_once)
+    assert {("heads", "kv_heads"), ("kv_heads", "heads")} <= found.relations
+    assert domain.effects["heads"] == {("factor", KEY, 2)}
+
+
+def test_a_partner_is_moved_with_the_fields_a_relation_moves_with_the_field():
+    """Heads must divide the width as well: neither heads ×3 with the key/value heads alone nor any move of the
+    heads alone runs; with the width moved too it does."""
+    found = _found(related=True)
+    _discover(found, lambda v: _repeats_once(v) and v["width"] % v["heads"] == 0)
+    assert {("heads", "kv_heads"), ("kv_heads", "heads")} <= found.relations
+
+
+def test_a_field_no_partner_lets_move_is_refused():
+    with pytest.raises(Untraceable, match="no move of heads traces"):
+        _discover(_found(), lambda v: v["heads"] == 4)
+
+
+def test_a_scaled_field_whose_own_multiples_run_takes_no_partner():
+    found = _found()
+    domain = _discover(found, lambda v: v["kv_heads"] <= v["heads"])  # grouped-query attention: any more heads
+    assert found.relations == set()
+    assert domain.effects["heads"] == {("factor", KEY, 2)}
