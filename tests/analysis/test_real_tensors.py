@@ -195,3 +195,21 @@ def test_a_factor_of_2_is_narrow_unless_the_default_build_has_that_dimension():
     # the rows (the tokens an expert gets) may be few
     rows = Observed(7, 2, {("count", key): 1, ("factor", key, 0): 1, ("factor", key, 1): 5, ("factor", key, 2): 9})
     assert not _narrow(rows, _Build({"width": 16}))
+
+
+@pytest.mark.crosscheck
+def test_dbrx_costs_traced_at_a_raised_width_equal_a_tiny_real_model_at_other_sizes():
+    # the CPU fit ran at a width of 12 for 3 heads (raised from 5, which builds but does not run); here another
+    # width, head count, expert count and top-k, with the eager experts loop (each expert on its routed tokens)
+    config = {"model_type": "dbrx", "d_model": 48, "n_heads": 6, "n_layers": 2, "vocab_size": 15,
+              "tie_word_embeddings": False, "attn_config": {"kv_n_heads": 3, "rope_theta": 500000, "clip_qkv": 8},
+              "ffn_config": {"ffn_hidden_size": 9, "moe_num_experts": 5, "moe_top_k": 2}}
+    m = inferred_model(config, head="causal-lm")
+    for seed in (0, 1):
+        module = _real("dbrx", "causal-lm", config, seed)
+        assert m.count == sum(p.numel() for p in module.parameters())
+        for seq, batch in ((5, 2), (14, 1)):
+            inputs = _inputs(module, seq, batch, seed + 1)
+            flops = m.flops(seq, batch)
+            assert (flops.forward, flops.training) == counted(module, inputs), (seed, seq, batch)
+            assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seed, seq, batch)
