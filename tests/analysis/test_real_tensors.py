@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 import transformers
 
+from symparams.analysis.inference.cpu_base import _narrow, lift_until_it_runs
 from symparams.analysis.inference.long_check import long_sequence_check
 from symparams.analysis.inference.observing import Observed, observe
 from symparams.analysis.inference.real_tensors import SEEDS, data_independent, reads_data, routed_together
@@ -68,6 +69,7 @@ def test_what_a_meta_pass_raises_on_reading_its_data_sends_it_to_the_cpu():
     assert reads_data("RuntimeError: Tensor.item() cannot be called on meta tensors")
     assert reads_data("NotImplementedError: Cannot copy out of meta tensor; no data!")
     assert reads_data("NotImplementedError: The register_meta function for torch.nonzero() raises unimplemented")
+    assert reads_data("RuntimeError: Tensor on device meta is not on the expected device cpu!")
     assert not reads_data("RuntimeError: The size of tensor a (6) must match the size of tensor b (0)")
 
 
@@ -126,3 +128,88 @@ def test_the_long_check_traces_a_class_of_real_tensors_on_the_cpu(model_type):
     # on the meta device the pass raises (Tensor.item(), torch.nonzero): None means it ran on the CPU, at 301 tokens,
     # with the small widths and with the default layer counts, and matched the shipped formulas both times
     assert long_sequence_check(entries(model_type)["causal-lm"]) is None
+
+
+class _Field:
+    def __init__(self, base):
+        self.base = base
+
+
+class _Found:
+    def __init__(self, base: dict):
+        self.fields, self.base, self.relations = {n: _Field(v) for n, v in base.items()}, dict(base), set()
+
+
+class _Build:
+    def __init__(self, values: dict):
+        self.regime, self.shapes = "dense", {"embed": [(11, values["width"])], "proj": [(values["width"],) * 2]}
+
+    def uneven(self):
+        return False
+
+
+class _Builder:
+    def observe(self, values):
+        return _Build(values)
+
+
+class _Heads:
+    """A model whose parameters build at any width, and whose forward pass runs only where its heads divide the
+    width (a head of ``width / heads`` channels, the second factor of its score product)."""
+
+    def __init__(self):
+        self.builder, self.experts_loop, self.tried = _Builder(), False, []
+
+    def observe(self, values, seq=7, batch=2, regime=True):
+        self.tried.append(values["width"])
+        if values["width"] % values["heads"]:
+            return None
+        key = ("attn", 0, "bmm")
+        return Observed(seq, batch, {("count", key): 1, ("factor", key, 0): batch * values["heads"],
+                                     ("factor", key, 1): seq, ("factor", key, 2): values["width"] // values["heads"],
+                                     ("factor", key, 3): seq})
+
+
+def test_a_shrunk_width_its_heads_do_not_divide_is_raised_until_the_forward_runs_with_heads_of_3_at_least():
+    original = _Found({"width": 64, "heads": 8})
+    found = _Found({"width": 5, "heads": 3})  # builds (no parameter shows the heads), does not run
+    domain = _Heads()
+    lift_until_it_runs(domain, found, {"width": 5, "heads": 3}, original)
+    # more heads: 4, 6 and 7 do not run, 5 runs with heads of 1 channel; a wider width: 6 runs with heads of 2
+    # (another path than the default's), 7 and 8 do not run: 9, heads of 3
+    assert found.base == {"width": 9, "heads": 3} and found.fields["width"].base == 9
+    assert domain.tried[-4:] == [6, 7, 8, 9]
+
+
+def test_a_shrunk_configuration_that_runs_with_no_narrow_product_is_kept():
+    found, domain = _Found({"width": 12, "heads": 3}), _Heads()
+    lift_until_it_runs(domain, found, {"width": 12, "heads": 3}, _Found({"width": 64, "heads": 8}))
+    assert found.base == {"width": 12, "heads": 3} and domain.tried == [12]
+
+
+def test_a_factor_of_2_is_narrow_unless_the_default_build_has_that_dimension():
+    key = ("m", 0, "mm")
+    trace = Observed(7, 2, {("count", key): 1, ("factor", key, 0): 1, ("factor", key, 1): 2, ("factor", key, 2): 9})
+    assert _narrow(trace, _Build({"width": 16}))
+    assert not _narrow(trace, _Build({"width": 2}))
+    # the rows (the tokens an expert gets) may be few
+    rows = Observed(7, 2, {("count", key): 1, ("factor", key, 0): 1, ("factor", key, 1): 5, ("factor", key, 2): 9})
+    assert not _narrow(rows, _Build({"width": 16}))
+
+
+@pytest.mark.crosscheck
+def test_dbrx_costs_traced_at_a_raised_width_equal_a_tiny_real_model_at_other_sizes():
+    # the CPU fit ran at a width of 12 for 3 heads (raised from 5, which builds but does not run); here another
+    # width, head count, expert count and top-k, with the eager experts loop (each expert on its routed tokens)
+    config = {"model_type": "dbrx", "d_model": 48, "n_heads": 6, "n_layers": 2, "vocab_size": 15,
+              "tie_word_embeddings": False, "attn_config": {"kv_n_heads": 3, "rope_theta": 500000, "clip_qkv": 8},
+              "ffn_config": {"ffn_hidden_size": 9, "moe_num_experts": 5, "moe_top_k": 2}}
+    m = inferred_model(config, head="causal-lm")
+    for seed in (0, 1):
+        module = _real("dbrx", "causal-lm", config, seed)
+        assert m.count == sum(p.numel() for p in module.parameters())
+        for seq, batch in ((5, 2), (14, 1)):
+            inputs = _inputs(module, seq, batch, seed + 1)
+            flops = m.flops(seq, batch)
+            assert (flops.forward, flops.training) == counted(module, inputs), (seed, seq, batch)
+            assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seed, seq, batch)

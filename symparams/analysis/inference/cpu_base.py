@@ -6,9 +6,12 @@ from __future__ import annotations
 import copy
 
 from .costs import BASE_BATCH, BASE_SEQ, _closure, layer_fields
-from .real_check import _candidates, _kinds, _partners
+from .real_check import SMALL, _candidates, _kinds, _partners
 from .real_tensors import LEAST_POSITIONS, SHRINKS, data_independent
 from .tracing import Untraceable
+
+#: the widest factor of a product taken as degenerate (a head of 1 or 2 channels)
+NARROW = 2
 
 
 def on_real_tensors(domain):
@@ -17,8 +20,9 @@ def on_real_tensors(domain):
     domain.device, original = "cpu", copy.deepcopy(domain.found)
     for least, step, positions in SHRINKS:
         found = copy.deepcopy(original)
-        shrink(domain.builder, found, least, step, positions)
+        changed = shrink(domain.builder, found, least, step, positions)
         domain.found.fields, domain.found.base = found.fields, found.base
+        lift_until_it_runs(domain, found, changed, original, step)
         try:
             why = data_independent(domain, found.base, BASE_SEQ, BASE_BATCH)
         except Untraceable as exc:
@@ -66,6 +70,50 @@ def shrink(builder, found, least: int = 0, step: int = 1, positions: bool = True
     for name, value in changed.items():  # the base configuration's overrides too: every trace starts from them
         found.fields[name].base = found.base[name] = value
     return changed
+
+
+def lift_until_it_runs(domain, found, changed: dict, original, step: int = 1) -> None:
+    """Where the shrunk configuration builds but its forward pass does not run, or runs with a product narrower
+    than 3 (see :func:`_narrow`), one of the fields :func:`shrink` ``changed`` raised to the first larger small
+    value (below its value in ``original``, a multiple of ``step``) with which it runs: a build checks no relation the parameters
+    do not show (DBRX's fused projection builds whatever width its heads divide), and a head width of 1 runs
+    another path (a rotary half of it broadcast) than the default's.  Written into ``found`` as its base."""
+    base = domain.builder.observe(original.base)
+    if _runs_wide(domain, found.base, base):
+        return
+    start = {**{n: f.base for n, f in original.fields.items()}, **original.base}
+    # the fields shrunk last (the widths heads divide) first, each to at most 4 times its small value
+    for name in sorted(changed, key=lambda n: (len(_closure(original, n)), n)):
+        for v in sorted(SMALL):
+            if v <= changed[name] or v % step or v >= start[name] or v > 4 * changed[name]:
+                continue
+            trial = {**found.base, name: v}
+            obs = domain.builder.observe(trial)
+            if obs is not None and obs.regime == base.regime and not _thin(obs, base) \
+                    and _runs_wide(domain, trial, base):
+                found.fields[name].base = found.base[name] = v
+                return
+
+
+def _runs_wide(domain, values: dict, base) -> bool:
+    """Whether ``values`` run a forward pass on the CPU with no product narrower than 3 (see :func:`_narrow`)."""
+    try:
+        trace = domain.observe(values, BASE_SEQ, BASE_BATCH, regime=False)
+    except Untraceable as exc:  # an experts loop's products differ between its copies: taken together
+        if "differ between its copies" not in str(exc) or domain.experts_loop:
+            return False
+        domain.experts_loop = True
+        return _runs_wide(domain, values, base)
+    return trace is not None and not _narrow(trace, base)
+
+
+def _narrow(trace, base) -> bool:
+    """Whether a product of ``trace`` has a factor of 1 or 2 (its rows, the first, left out: the tokens an expert
+    gets) that no parameter of the default build has as a dimension (the shrink's widths are 3 at least: a
+    factor of 1 or 2 is a ratio of two of them, a head width)."""
+    small = {d for shapes in base.shapes.values() for shape in shapes for d in shape if d <= NARROW}
+    return any(value <= NARROW and value not in small for target, value in trace.targets.items()
+               if target[0] == "factor" and target[-1] > 0)
 
 
 def _thin(obs, base) -> bool:

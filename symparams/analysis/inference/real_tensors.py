@@ -23,8 +23,10 @@ from __future__ import annotations
 import dataclasses
 
 
-#: what PyTorch raises when a model reads the data of a meta tensor
-READS_DATA = ("torch.nonzero()", "Cannot copy out of meta tensor", "Tensor.item() cannot be called on meta tensors")
+#: what PyTorch raises when a model reads the data of a meta tensor, or mixes it with a tensor it makes on the
+#: CPU whatever its device (XLNet's relative positions)
+READS_DATA = ("torch.nonzero()", "Cannot copy out of meta tensor", "Tensor.item() cannot be called on meta tensors",
+              "Tensor on device meta is not on the expected device cpu")
 #: the fewest positions a table of positions keeps: the longest fit trace, plus a padding offset
 LEAST_POSITIONS = 32
 #: the shrinks tried in turn, (least, step, positions): sizes of ``least`` at least, multiples of ``step``, the
