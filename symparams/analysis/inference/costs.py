@@ -195,14 +195,19 @@ def _closure(found: Discovery, name: str) -> set:
     return out
 
 
+#: a length shorter than any kernel: LFM2's default kernel is as long as the shortest length the fit draws
+SHORTEST = 2
+
+
 def _together(domain: Domain, start: dict, base: Observed) -> bool:
-    """Whether a forward with the cache runs the products of one without, at the base and at a short length (a
+    """Whether a forward with the cache runs the products of one without, at the base and at two short lengths (a
     convolution may pad a short input to its kernel when it caches): then one pass traces both."""
-    short = domain.observe(start, SEQ_RANGE[0], BASE_BATCH)
+    lengths = (BASE_SEQ, SEQ_RANGE[0], SHORTEST)
+    alone = [base, *(domain.observe(start, seq, BASE_BATCH) for seq in lengths[1:])]
     domain.together = True
-    same = [domain.observe(start, BASE_SEQ, BASE_BATCH, backward=True), domain.observe(start, SEQ_RANGE[0], BASE_BATCH)]
+    same = [domain.observe(start, seq, BASE_BATCH, backward=seq == BASE_SEQ) for seq in lengths]
     domain.together = False
-    return all(o is not None and (o.targets, o.by_key) == (b.targets, b.by_key) for o, b in zip(same, (base, short))
+    return all(o is not None and (o.targets, o.by_key) == (b.targets, b.by_key) for o, b in zip(same, alone)
                if b is not None)
 
 
