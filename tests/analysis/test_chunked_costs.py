@@ -64,8 +64,10 @@ def test_the_chunk_is_found_where_a_target_the_length_did_not_move_first_moves()
 
 
 def test_a_step_that_does_not_recur_a_chunk_further_is_no_chunk():
-    def once(seq):  # a table switched once, at 100 positions: no period
-        return _observed(seq, 10_000) if seq <= 100 else _observed(seq, 100)
+    def once(seq):  # a table switched once, past 100 positions, to one twice as large: no period
+        obs = _observed(seq, 10_000)
+        obs.targets["factor", ("k", 0, "bmm"), 0] = 6 if seq <= 100 else 12
+        return obs
 
     assert chunks.find_chunk(once, once(7), once(11)) is None
 
