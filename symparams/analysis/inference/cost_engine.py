@@ -13,6 +13,7 @@ import sympy as sp
 from ...core.compute import BATCH, SEQ
 from ...core.symbols import H
 from .cost_result import AttentionModule, Costs, CostVerification, TracedProduct
+from . import chunks
 from .cpu_base import on_real_tensors
 from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw, _symbols,
                     assemble, backward_of, discover_costs, fit_samples, fitted)
@@ -80,7 +81,7 @@ def _fit(domain: Domain, base, samples: list, symbols: dict) -> tuple:
                           + (f" ({domain.errors[-1]})" if domain.errors else ""))
     weights = {k: any(o.weights.get(k, False) for _, o in samples) for k in base.weights}
     formulas = fitted(domain, samples, symbols)
-    products, extra, cache = assemble(formulas, backward_of(samples, formulas), weights)
+    products, extra, cache = assemble(formulas, backward_of(samples, formulas, domain.chunk), weights)
     return products, extra, None if base.cache is None else cache
 
 
@@ -103,6 +104,13 @@ def _per_run(p: TracedProduct) -> sp.Expr:
     return sp.expand(2 * sp.Mul(*p.factors))
 
 
+def _degree_in_length(expr: sp.Expr) -> int:
+    """The degree of ``expr`` in ``s``, a number of chunks ``ceiling(s/c)`` (see :mod:`.chunks`) taken for no
+    power of ``s``: a chunked kernel's products are not attention's."""
+    rounded = {r: sp.Dummy() for r in expr.atoms(sp.floor, sp.ceiling) if SEQ in r.free_symbols}
+    return sp.degree(expr.xreplace(rounded), SEQ)
+
+
 def _scores(p: TracedProduct) -> sp.Expr:
     """The elements of a product's result: its factors but the contracted one (``k`` of ``[m, k] @ [k, n]``)."""
     return sp.expand(sp.Mul(*p.factors) / p.factors[-2])
@@ -114,7 +122,7 @@ def attention_modules(domain: Domain, products: tuple, cache, symbols: dict) -> 
     the activations are not known (None: they are)."""
     quadratic: dict[str, list] = {}
     for p in products:
-        if sp.degree(_per_run(p), SEQ) == 2:
+        if _degree_in_length(_per_run(p)) == 2:
             quadratic.setdefault(p.module, []).append(p)
     cross = _cross_modules(domain, quadratic) if quadratic else set()
     found, incomplete = [], None
@@ -208,11 +216,14 @@ def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, 
     checked = exact = beyond = 0
     wrong = []
     windowed = sorted({s.name for t in cache or () if t.window is not None for s in t.window.free_symbols})
-    names = {symbol.name: name for name, symbol in symbols.items()}
+    names = {symbol.name: name for name, symbol in symbols.items() if symbol.is_Symbol}
+    edges = list(chunks.boundaries(domain.chunk)) if domain.chunk else []
     for _ in range(ATTEMPTS * n):
         if checked == n:
             break
         values, seq, batch = _draw(domain, rng, wide=True, every=True)
+        if edges:  # a chunked kernel: first at both sides of a chunk's end
+            seq = edges[checked % len(edges)] if checked < len(edges) else seq
         for field in windowed:  # a window of a few tokens, so that a random length passes it at little cost
             values[names[field]] = rng.randint(4, 16)
         if not _allowed(domain, values, False):

@@ -22,10 +22,11 @@ from fractions import Fraction
 import sympy as sp
 
 from ...core.compute import BATCH, SEQ
+from . import chunks
 from .cost_result import HeldTensor, TracedProduct
 from ...families.inferred_widths import names_of
 from .discovered import Discovery
-from .fitting import LEVELS, SPARSE_LEVELS, SURPLUS, basis, expression, fit, solve
+from .fitting import LEVELS, SPARSE_LEVELS, SURPLUS, basis, expression, fit, products_of_names, solve
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
 from .real_tensors import reads_data, routed_together, zero_weights
@@ -86,10 +87,18 @@ class Domain:
         self.zeroed = False  # every weight zero (see real_tensors.data_independent)
         self.experts_loop = False  # each expert's products taken together (see real_tensors.routed_together)
         self.divides: dict = {}  # cost field → the free field it must divide (see _divided)
+        self.chunk: int | None = None  # a kernel's chunk of positions (see chunks.py); its loops folded
+        self.loops = False  # a loop of several products in one call folded into one run of each
+
+    @property
+    def seq_range(self) -> tuple[int, int]:
+        """The range the traces' lengths are drawn from: over a few chunks of a chunked kernel."""
+        return chunks.lengths(self.chunk) if self.chunk else SEQ_RANGE
 
     @property
     def names(self) -> list[str]:
-        return [*self.found.free, *self.found.flag_variables, *self.cost_fields, S, B]
+        return [*self.found.free, *self.found.flag_variables, *self.cost_fields, S, B,
+                *([chunks.CHUNKS] if self.chunk else [])]
 
     @property
     def binary(self) -> frozenset:
@@ -104,6 +113,8 @@ class Domain:
         out = variables(self.found, values)
         out.update({n: values.get(n, base) for n, base in self.cost_fields.items()})
         out[S], out[B] = obs.seq, obs.batch
+        if self.chunk:
+            out[chunks.CHUNKS] = chunks.count(obs.seq, self.chunk)
         return out
 
     def observe(self, values: dict, seq: int, batch: int, backward: bool = False, regime: bool = True,
@@ -125,7 +136,7 @@ class Domain:
             traced = trace(model, seq, batch, self.device, backward=backward or self.backward_everywhere,
                            decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names,
                            seed=seed)
-            obs = observe(routed_together(traced) if self.experts_loop else traced)
+            obs = observe(routed_together(traced) if self.experts_loop else traced, self.loops)
         except Untraceable:
             raise
         except Exception as exc:  # whatever the modeling code raises on this configuration: it does not trace
@@ -217,14 +228,19 @@ def _closure(found: Discovery, name: str) -> set:
     return out
 
 
+#: a length shorter than any kernel: LFM2's default kernel is as long as the shortest length the fit draws
+SHORTEST = 2
+
+
 def _together(domain: Domain, start: dict, base: Observed) -> bool:
-    """Whether a forward with the cache runs the products of one without, at the base and at a short length (a
+    """Whether a forward with the cache runs the products of one without, at the base and at two short lengths (a
     convolution may pad a short input to its kernel when it caches): then one pass traces both."""
-    short = domain.observe(start, SEQ_RANGE[0], BASE_BATCH)
+    lengths = (BASE_SEQ, SEQ_RANGE[0], SHORTEST)
+    alone = [base, *(domain.observe(start, seq, BASE_BATCH) for seq in lengths[1:])]
     domain.together = True
-    same = [domain.observe(start, BASE_SEQ, BASE_BATCH, backward=True), domain.observe(start, SEQ_RANGE[0], BASE_BATCH)]
+    same = [domain.observe(start, seq, BASE_BATCH, backward=seq == BASE_SEQ) for seq in lengths]
     domain.together = False
-    return all(o is not None and (o.targets, o.by_key) == (b.targets, b.by_key) for o, b in zip(same, (base, short))
+    return all(o is not None and (o.targets, o.by_key) == (b.targets, b.by_key) for o, b in zip(same, alone)
                if b is not None)
 
 
@@ -305,11 +321,15 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
             # a flag whose other value changes the costs other than as a 0/1 variable (or does not trace): the
             # costs hold for its default
             domain.held[name] = flag.base
+    longer = None  # the trace at the longer length, where a chunked kernel is looked for
     for var, seq, batch in ((S, BASE_SEQ + 4, BASE_BATCH), (B, BASE_SEQ, BASE_BATCH + 1)):
         obs = domain.observe(start, seq, batch)
         if obs is None or obs.structure != base.structure:
             raise Untraceable(f"another {'length' if var == S else 'batch'} changes the traced structure")
         domain.effects[var] = _changed(base, obs)
+        longer = obs if var == S else longer
+    if domain.device == "meta":
+        chunks.look_for_chunks(domain, start, base, longer)
     for name in domain.held.keys() & found.flags.keys():
         found.flags[name].kind = "fixed"
     # a field a relation found here ties to a layer count stays with it
@@ -397,7 +417,7 @@ def _draw(domain: Domain, rng: random.Random, wide: bool = False, every: bool = 
         for name, value in [*found.lifted.items(), *domain.quiet.items()]:
             if rng.random() < 0.5:
                 values[name] = value
-    return values, rng.randint(*SEQ_RANGE), rng.randint(*BATCH_RANGE)
+    return values, rng.randint(*domain.seq_range), rng.randint(*BATCH_RANGE)
 
 
 def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
@@ -436,7 +456,7 @@ def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int =
         if combination not in seen and _allowed(domain, values, True):  # a layer count seen twice tells nothing
             seen.add(combination)
             # a random length too: a count may grow with both (a scan over the positions of every layer)
-            obs = domain.observe(values, rng.randint(*SEQ_RANGE), rng.randint(*BATCH_RANGE))
+            obs = domain.observe(values, rng.randint(*domain.seq_range), rng.randint(*BATCH_RANGE))
             if obs is not None and obs.structure == base.structure:
                 layers.append((values, obs))
     return out + layers
@@ -470,6 +490,8 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbo
         result = fit(points, values, own + [flag, extra], domain.binary, UP_TO_FLOORS, layers, independent=True)
         if result is not None:
             break
+    if result is None:
+        result = products_of_names(points, values, own)
     if result is None:
         raise Untraceable(f"no exact formula for the {_what(target)}")
     return result
@@ -545,6 +567,8 @@ def _symbols(domain: Domain, inferred: Inferred) -> dict:
         if name in domain.cost_fields:
             out[name] = symbol if symbol not in taken else sp.Symbol(name, integer=True, positive=True)
     out[S], out[B] = SEQ, BATCH
+    if domain.chunk:
+        out[chunks.CHUNKS] = chunks.symbol(domain.chunk)
     return out
 
 
@@ -564,11 +588,12 @@ def _weight_inputs(factors: tuple) -> sp.Expr:
     return factors[2 + positions]
 
 
-def backward_of(samples: list, formulas: dict) -> dict:
+def backward_of(samples: list, formulas: dict, chunk: int | None = None) -> dict:
     """Each product's backward FLOPs (all its runs), as a formula: ``α`` times its forward (2: both factors
     need a gradient, 1, 0), plus for a convolution ``β`` times its forward × its input channels / its weight's
-    (the weight's gradient is a convolution over the batch, grouped or not), ``α`` and ``β`` solved exactly on
-    every trace of the backward."""
+    (the weight's gradient is a convolution over the batch, grouped or not), plus for a loop run once per chunk
+    (see :mod:`.chunks`) ``γ`` times one run's forward (the last run's result may need no gradient), ``α``,
+    ``β`` and ``γ`` solved exactly on every trace of the backward."""
     out = {}
     for target in [t for t in formulas if t[0] == "count"]:
         key = target[1]
@@ -576,6 +601,7 @@ def backward_of(samples: list, formulas: dict) -> dict:
         forward = sp.expand(2 * formulas[target] * sp.Mul(*factors))
         grouped = sp.expand(forward * formulas["channels", key] / _weight_inputs(factors)) \
             if ("channels", key) in formulas else None
+        looped = _looped(samples, key, chunk)
         rows, seen = [], []
         for _, obs in samples:
             if obs.backward is None or key not in obs.by_key:
@@ -585,15 +611,30 @@ def backward_of(samples: list, formulas: dict) -> dict:
             if grouped is not None:
                 inputs = obs.targets["factor", key, 2 + (len(factors) - 3) // 2]
                 row.append(Fraction(f * obs.targets["channels", key], inputs))
+            if looped:
+                row.append(Fraction(f, chunks.count(obs.seq, chunk)))
             rows.append(row)
             seen.append(Fraction(b))
         solved = solve(rows, seen) if rows else None
         if solved is None:
             raise Untraceable(f"the backward of {key[2]} #{key[1]} of {key[0] or 'the model'} is not a fixed "
                               f"multiple of its forward")
-        (alpha, *beta), _ = solved
-        out[key] = sp.expand(_rational(alpha) * forward + (_rational(beta[0]) * grouped if beta else 0))
+        (alpha, *rest), _ = solved
+        gamma = rest.pop() if looped else 0
+        out[key] = sp.expand(_rational(alpha) * forward + (_rational(rest[0]) * grouped if rest else 0)
+                             + (_rational(gamma) * forward / chunks.symbol(chunk) if looped else 0))
     return out
+
+
+def _looped(samples: list, key: tuple, chunk: int | None) -> bool:
+    """Whether ``key`` is a loop folded in some trace (see :func:`.observing.fold_loops`); it must run once per
+    chunk in every trace."""
+    runs = [(obs.loops.get(key, 1), obs.seq) for _, obs in samples if key in obs.by_key]
+    if all(n == 1 for n, _ in runs):
+        return False
+    if chunk is None or any(n != chunks.count(seq, chunk) for n, seq in runs):
+        raise Untraceable(f"a loop of {key[2]} #{key[1]} of {key[0] or 'the model'} runs other than once per chunk")
+    return True
 
 
 def _rational(value: Fraction) -> sp.Rational:

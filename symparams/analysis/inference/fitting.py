@@ -376,6 +376,39 @@ def _sparse(points, values, names, binary, max_level, layers=frozenset()) -> dic
     return None
 
 
+#: the most terms a fit of products of distinct variables combines
+PRODUCTS = 2
+
+
+def products_of_names(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str]
+                      ) -> dict[Term, Fraction] | None:
+    """A fit of one or two products of distinct variables of ``names``, of any degree (the unmatched backward of
+    a chunked kernel: ``b·h·c·(k + v)`` over the batch, the heads, the chunks and two head widths, a degree no
+    basis reaches); it too must hold at twice :data:`SURPLUS` more distinct points than terms.
+
+    >>> points = [{"a": a, "b": b, "c": c, "d": d} for a in (1, 2, 3) for b in (2, 5) for c in (1, 4) for d in (3, 7)]
+    >>> found = products_of_names(points, [p["a"] * p["b"] * (p["c"] + 2 * p["d"]) for p in points], "abcd")
+    >>> sorted((str(t), str(c)) for t, c in found.items())
+    [('a*b*c', '1'), ('a*b*d', '2')]
+    """
+    distinct: dict[tuple, int] = {}
+    for p, v in zip(points, values):
+        if distinct.setdefault(tuple(p[n] for n in names), v) != v:
+            return None
+    rows = [dict(zip(names, k)) for k in distinct]
+    terms = [_monomial(*c) for size in range(len(names) + 1) for c in itertools.combinations(names, size)]
+    columns = _columns(terms, rows)
+    targets = [Fraction(v) for v in distinct.values()]
+    for size in range(1, PRODUCTS + 1):
+        if size + 2 * SURPLUS > len(rows):
+            return None
+        for chosen in itertools.combinations(columns, size):
+            solved = solve([list(row) for row in zip(*(columns[t] for t in chosen))], targets)
+            if solved is not None:
+                return {t: c for t, c in zip(chosen, solved[0]) if c != 0}
+    return None
+
+
 def expression(found: Mapping[Term, Fraction], symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
     """The fitted combination as a SymPy expression (coefficients exact rationals)."""
     return sp.Add(*(sp.Rational(c.numerator, c.denominator) * t.expr(symbols)

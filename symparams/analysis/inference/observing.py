@@ -16,9 +16,9 @@ product whose node no counted forward product made) are kept by module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .tracing import Trace, Untraceable
+from .tracing import Product, Trace, Untraceable
 
 ProductKey = tuple  # (module, ordinal in its call, op)
 CacheKey = tuple  # (part, layer kind, attribute)
@@ -37,6 +37,7 @@ class Observed:
     backward: dict | None = None  # module → backward FLOPs of its own products and unmatched ones; None: not traced
     cache: dict | None = None  # part → elements the cache holds; None: no cache returned
     windows: tuple = ()  # the sliding windows of the cache's layers
+    loops: dict = field(default_factory=dict)  # product key → the runs of the loop folded into it (see fold_loops)
 
     @property
     def structure(self) -> frozenset:
@@ -49,16 +50,63 @@ class Observed:
         return {t[1]: v for t, v in self.targets.items() if t[0] == "extra"}
 
 
-def observe(trace: Trace) -> Observed:
-    """The targets of one trace (see the module's introduction)."""
+def observe(trace: Trace, loops: bool = False) -> Observed:
+    """The targets of one trace (see the module's introduction); with ``loops``, a loop of several products in
+    one call is folded into one run of each (see :func:`fold_loops`)."""
     out = Observed(trace.seq, trace.batch)
-    _products(trace, out)
+    if loops:
+        folded, runs = fold_loops(trace.products)
+        trace = replace(trace, products=folded)
+    keys = _products(trace, out)
+    if loops:
+        out.loops = {key: runs[id(p)] for p, key in zip(trace.products, keys) if id(p) in runs}
     if trace.cache is not None:
         _cache(trace, out)
     return out
 
 
-def _products(trace: Trace, out: Observed) -> None:
+def fold_loops(products: list[Product]) -> tuple[list[Product], dict[int, int]]:
+    """``products`` with each loop of several products in one call of a module (a scan over chunks: the same
+    products, in the same order, again and again) folded into its first pass, each product's first factor and
+    FLOPs those of all its runs together (a product's FLOPs are twice its factors': the folded ones still are),
+    and each folded product's id → how many runs it stands for.  A loop of one product stays as it was (one key
+    counted once per run, see :func:`_products`)."""
+    calls: dict[tuple[str, int], list[Product]] = {}
+    for p in products:
+        calls.setdefault((p.module, p.call), []).append(p)
+    out, runs = [], {}
+    for call in calls.values():
+        out += _folded(call, runs)
+    return out, runs
+
+
+def _folded(call: list[Product], runs: dict) -> list[Product]:
+    shapes = [(p.op, p.factors) for p in call]
+    out, i = [], 0
+    while i < len(call):
+        period = next((n for n in range(2, (len(call) - i) // 2 + 1) if shapes[i:i + n] == shapes[i + n:i + 2 * n]
+                       and len(set(shapes[i:i + n])) > 1), None)
+        if period is None:
+            out.append(call[i])
+            i += 1
+            continue
+        times = 1
+        while shapes[i:i + period] == shapes[i + times * period:i + (times + 1) * period]:
+            times += 1
+        for j in range(period):
+            copies = call[i + j:i + times * period:period]
+            first = copies[0]
+            folded = replace(first, factors=(first.factors[0] * times, *first.factors[1:]),
+                             forward=sum(p.forward for p in copies), backward=sum(p.backward for p in copies))
+            runs[id(folded)] = times
+            out.append(folded)
+        i += times * period
+    return out
+
+
+def _products(trace: Trace, out: Observed) -> list[ProductKey]:
+    """Each product's targets in ``out``; the key of each product, in order."""
+    keys = []
     last: dict[tuple[str, int], tuple] = {}  # (module, call) → (ordinal, op, factors) of its latest product
     forward: dict[ProductKey, int] = {}
     backward: dict[ProductKey, int] = {}
@@ -68,6 +116,7 @@ def _products(trace: Trace, out: Observed) -> None:
             ordinal += 1
         last[p.module, p.call] = (ordinal, p.op, p.factors)
         key = (p.module, ordinal, p.op)
+        keys.append(key)
         count = ("count", key)
         out.targets[count] = out.targets.get(count, 0) + 1
         for i, value in enumerate(p.factors):
@@ -89,6 +138,7 @@ def _products(trace: Trace, out: Observed) -> None:
         for module, flops in trace.extra_backward.items():
             out.targets["extra", module] = flops
             out.backward[module] = out.backward.get(module, 0) + flops
+    return keys
 
 
 def _cache(trace: Trace, out: Observed) -> None:

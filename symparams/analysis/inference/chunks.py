@@ -1,0 +1,99 @@
+"""Kernels that work in chunks of a fixed number of positions, found and fitted.
+
+The gated delta rule (Qwen3.5's linear attention) pads its input to a
+multiple of 64 positions and runs a loop once per chunk; a state-space scan
+may do the same.  At the lengths the costs are fitted on (3 to 23 tokens)
+there is one chunk, so nothing shows it.  Here the base is traced once at
+:data:`PROBE` tokens: when a target that the length did not move between the
+base's two lengths moves there, the length where it first moves is found by
+bisection (one past the chunk), and confirmed one chunk further.  The fit
+then has one more variable, the number of chunks ``ceiling(s/c)``
+(:data:`CHUNKS`), the products of one call's loop folded into one run of each
+(:func:`.observing.fold_loops`), and traces drawn over three chunks, checked
+on both sides of a chunk's end.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ...core.compute import SEQ
+from .tracing import Untraceable
+
+#: the fit's name of the number of chunks (no config field is spelled so)
+CHUNKS = "<chunks>"
+#: the length a chunked kernel is looked for at: past the chunks transformers' eager kernels use (64, 128, 256)
+PROBE = 301
+#: the fit's traces are drawn over this many chunks
+SPAN = 3
+
+
+def count(seq: int, chunk: int) -> int:
+    """The chunks of ``seq`` positions: ``ceiling(seq/chunk)``."""
+    return -(-seq // chunk)
+
+
+def symbol(chunk: int) -> sp.Expr:
+    return sp.ceiling(SEQ / chunk)
+
+
+def lengths(chunk: int) -> tuple[int, int]:
+    """The range the fit's lengths are drawn from: over :data:`SPAN` chunks."""
+    return 3, SPAN * chunk + 1
+
+
+def boundaries(chunk: int) -> tuple[int, ...]:
+    """Lengths on both sides of the first two chunks' ends, each checked in the verification."""
+    return chunk, chunk + 1, 2 * chunk, 2 * chunk + 1
+
+
+def look_for_chunks(domain, start: dict, base, longer) -> None:
+    """``domain``'s chunk and loops (see the module's introduction), from its traces of ``start`` at the base's
+    two lengths (``base`` with its backward): looked for only where a trace at the probe's length shows another
+    structure, or a target the length did not move moved (one trace, for a class with none)."""
+    probe = domain.observe(start, PROBE, base.batch, beyond=True)
+    steady = {t for t, v in base.targets.items() if longer.targets.get(t) == v}
+    if probe is None or (probe.structure == base.structure
+                         and all(probe.targets.get(t) == base.targets[t] for t in steady)):
+        return
+    domain.loops = True
+    folded = [domain.observe(start, o.seq, base.batch, backward=o is base, beyond=True) for o in (base, longer)]
+    found = None if None in folded else find_chunk(
+        lambda seq: domain.observe(start, seq, base.batch, beyond=True), *folded)
+    if found is None:
+        domain.loops = False
+        return
+    if folded[0].targets != base.targets:  # the fields were moved with the loops unfolded
+        raise Untraceable("a loop of several products runs at the base length as well as per chunk")
+    domain.chunk, domain.effects[CHUNKS] = found
+
+
+def find_chunk(observe, base, longer) -> tuple[int, set] | None:
+    """The chunk length of a kernel and the targets the number of chunks moves, or None when there is none.
+
+    ``observe(seq)`` traces the base at ``seq`` tokens (loops folded); ``base`` and ``longer`` are its traces at
+    the base's two lengths.  The targets equal in both (the length moved none of them) are watched: the first
+    length that moves one is one past a chunk, found by bisection, and a chunk further they move again (and
+    not before)."""
+    steady = {t for t, v in base.targets.items() if longer.targets.get(t) == v}
+
+    def moved(obs, ref) -> bool | None:  # None: no trace, or another structure
+        if obs is None or obs.structure != ref.structure:
+            return None
+        return any(obs.targets.get(t) != ref.targets[t] for t in steady)
+
+    low, high = longer.seq, PROBE
+    if not moved(observe(high), base):
+        return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        step = moved(observe(middle), base)
+        if step is None:
+            return None
+        low, high = (low, middle) if step else (middle, high)
+    chunk = low
+    first, second, further = observe(chunk + 1), observe(2 * chunk), observe(2 * chunk + 1)
+    if moved(second, first) is not False or not moved(further, second):
+        return None
+    edge = observe(chunk)
+    return chunk, {t for t in steady if edge.targets.get(t) != first.targets.get(t)}
