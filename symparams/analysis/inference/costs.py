@@ -85,6 +85,7 @@ class Domain:
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
         self.zeroed = False  # every weight zero (see real_tensors.data_independent)
         self.experts_loop = False  # each expert's products taken together (see real_tensors.routed_together)
+        self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
 
     @property
     def names(self) -> list[str]:
@@ -246,6 +247,7 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
         raise Untraceable("the base configuration does not trace: " + (domain.errors[-1] if domain.errors else
                                                                         "a sliding window shorter than the base length"))
     domain.backward_everywhere = bool(base.extra)
+    base = _with_every_kind(domain, base)
     domain.low = lowest_layers(domain, base)
     start = domain.start = {**{n: f.base for n, f in found.fields.items()}, **found.base, **domain.low}
     base = domain.observe(start, BASE_SEQ, BASE_BATCH, backward=True)
@@ -313,6 +315,28 @@ def layer_fields(found: Discovery) -> set:
     return out
 
 
+def _with_every_kind(domain: Domain, base: Observed) -> Observed:
+    """The base with its layer counts raised to the fewest that hold every kind of layer :data:`VERIFY_LAYERS` layers
+    hold (Gemma 3: a full-attention layer, caching every token, in every 6, the others sliding): the fields are moved
+    where every kind shows, and the fit sees each kind's layers from none up (see :func:`_target_value`)."""
+    found = domain.found
+    counts = sorted(n for n, f in found.fields.items() if f.free and f.counts and "layer" in n)
+    deepest = [v for v in range(max([found.base.get(n, 0) for n in counts] or [VERIFY_LAYERS]) + 1,
+                                 VERIFY_LAYERS + 1)]
+    many = domain.observe({**found.base, **{n: VERIFY_LAYERS for n in counts}}, BASE_SEQ, BASE_BATCH) \
+        if deepest else None
+    if many is None or not many.structure > base.structure:
+        return base
+    for value in deepest:
+        raised = {n: max(value, found.base.get(n, 0)) for n in counts}
+        obs = domain.observe({**found.base, **raised}, BASE_SEQ, BASE_BATCH, backward=True)
+        if obs is not None and obs.structure == many.structure:
+            found.base.update(raised)
+            domain.kinds_appear = True
+            return obs
+    return base
+
+
 def lowest_layers(domain: Domain, base: Observed) -> dict:
     """The base's layer counts, each lowered to the fewest layers (1 or 2) that keep the traced structure."""
     found = domain.found
@@ -375,7 +399,8 @@ def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int =
             seen.add(combination)
             # a random length too: a count may grow with both (a scan over the positions of every layer)
             obs = domain.observe(values, rng.randint(*SEQ_RANGE), rng.randint(*BATCH_RANGE))
-            if obs is not None and obs.structure == base.structure:
+            if obs is not None and (obs.structure == base.structure
+                                    or domain.kinds_appear and obs.structure < base.structure):
                 layers.append((values, obs))
     return out + layers
 
@@ -386,8 +411,11 @@ def _dependencies(domain: Domain, target: tuple) -> list[str]:
     return [n for n in domain.names if target in domain.effects.get(n, ())]
 
 
-def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbols: dict | None = None) -> dict:
-    own = _distinct_columns(points, _dependencies(domain, target))
+def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbols: dict | None = None,
+                also: frozenset = frozenset()) -> dict:
+    """``target``'s exact fit over the variables that move it (and ``also``)."""
+    moving = _dependencies(domain, target)
+    own = _distinct_columns(points, [*moving, *sorted(also - set(moving))])
     layers = domain.layer_counts() if target[0] in ("count", "layers") else frozenset()
     # the traces with the layer counts random keep the widths at the base: a level must have terms independent
     # on the points, or a head width would fit a large basis by accident
@@ -478,10 +506,21 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
     """Every target's formula, fitted on ``samples`` (the backward-only ones on the samples that traced it)."""
     out = {}
     for target in samples[0][1].targets:
-        used = [(domain.point(v, o), o.targets[target]) for v, o in samples if target in o.targets]
-        found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used], symbols)
+        used = [(domain.point(v, o), value) for v, o in samples if (value := _target_value(target, o)) is not None]
+        # a kind of layers some traces lack: its count may follow only the layer counts' larger moves
+        lacked = len(used) > len([o for _, o in samples if target in o.targets])
+        found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used], symbols,
+                            domain.layer_counts() if lacked else frozenset())
         out[target] = sp.expand(expression(found, symbols))
     return out
+
+
+def _target_value(target: tuple, obs: Observed) -> int | None:
+    """A target's value in a trace: a product or cache tensor of a kind of layers the trace has none of runs or is
+    held 0 times; None where the trace does not tell (a width of a tensor it lacks, a backward it did not trace)."""
+    if target in obs.targets:
+        return obs.targets[target]
+    return 0 if target[0] in ("count", "layers") and target[1] not in obs.structure else None
 
 
 def _weight_inputs(factors: tuple) -> sp.Expr:
