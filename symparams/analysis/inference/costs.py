@@ -204,7 +204,7 @@ PATTERNS = ("pattern", "period", "interval", "step", "every", "freq", "layer", "
 def _with_more_layers(domain: Domain, name: str, move: dict) -> set:
     """What moving ``name`` changes with every layer count at :data:`VERIFY_LAYERS` (empty when nothing, or when
     that does not trace with one structure)."""
-    many = {**domain.start, **{n: VERIFY_LAYERS for n in domain.low}}
+    many = {**domain.start, **{n: VERIFY_LAYERS for n in _deepest(domain.found, domain.start)}}
     try:
         before, after = domain.observe(many, BASE_SEQ, BASE_BATCH), domain.observe({**many, **move}, BASE_SEQ,
                                                                                      BASE_BATCH)
@@ -304,11 +304,23 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
 
 # -- sampling ---------------------------------------------------------------------------------------------
 
+def _layer_counts(found: Discovery) -> set:
+    """The layer counts: fields named for layers that change how many times something runs."""
+    return {n for n, f in found.fields.items() if f.free and f.counts and "layer" in n}
+
+
+def _deepest(found: Discovery, values: dict) -> set:
+    """The layer counts largest in ``values`` (every stack's, where stacks are alike deep): a smaller one is most
+    likely some of their layers (the dense layers first) and stays as it is when they are raised."""
+    counts = {n: values.get(n, found.fields[n].base) for n in _layer_counts(found)}
+    top = max(counts.values(), default=None)
+    return {n for n, v in counts.items() if v == top}
+
+
 def layer_fields(found: Discovery) -> set:
-    """The layer counts (fields named for layers that change how many times something runs), and the fields a
-    relation ties to them (dense layers below the layer count): a trace costs time per layer, so most traces keep
-    these low."""
-    out = {n for n, f in found.fields.items() if f.free and f.counts and "layer" in n}
+    """The layer counts, and the fields a relation ties to them (dense layers below the layer count): a trace
+    costs time per layer, so most traces keep these low."""
+    out = _layer_counts(found)
     for a, b in found.relations:
         if a in out or b in out:
             out |= {a, b}
@@ -320,7 +332,7 @@ def _with_every_kind(domain: Domain, base: Observed) -> Observed:
     hold (Gemma 3: a full-attention layer, caching every token, in every 6, the others sliding): the fields are moved
     where every kind shows, and the fit sees each kind's layers from none up (see :func:`_target_value`)."""
     found = domain.found
-    counts = sorted(n for n, f in found.fields.items() if f.free and f.counts and "layer" in n)
+    counts = sorted(_deepest(found, found.base))
     deepest = [v for v in range(max([found.base.get(n, 0) for n in counts] or [VERIFY_LAYERS]) + 1,
                                  VERIFY_LAYERS + 1)]
     many = domain.observe({**found.base, **{n: VERIFY_LAYERS for n in counts}}, BASE_SEQ, BASE_BATCH) \
