@@ -444,6 +444,9 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbo
         result = fit_widths(points, values, _with_partners(domain, own), domain.widths, symbols)
     if result is None:
         result = _sparse(points, values, own, domain.binary, layers)
+    if result is None and layers:  # a pattern of layers: every layer count, every level (as the count's last resort)
+        deeper = _distinct_columns(points, [*own, *sorted(layers - set(own))])
+        result = fit(points, values, deeper, domain.binary, len(LEVELS) - 1, layers, independent=True)
     if result is None:
         raise Untraceable(f"no exact formula for the {_what(target)}")
     return result
