@@ -446,7 +446,10 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbo
         result = _sparse(points, values, own, domain.binary, layers)
     if result is None and layers:  # a pattern of layers: every layer count, every level (as the count's last resort)
         deeper = _distinct_columns(points, [*own, *sorted(layers - set(own))])
-        result = fit(points, values, deeper, domain.binary, len(LEVELS) - 1, layers, independent=True)
+        # in layer counts alone, drawn each on its own, a level need not be independent: the c phases of a period,
+        # floor((n + j)/c) for j < c, add up to n, so no level with a shifted period ever is
+        result = fit(points, values, deeper, domain.binary, len(LEVELS) - 1, layers,
+                     independent=not set(deeper) <= layers)
     if result is None:
         raise Untraceable(f"no exact formula for the {_what(target)}")
     return result
