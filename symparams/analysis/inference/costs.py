@@ -202,17 +202,17 @@ PATTERNS = ("pattern", "period", "interval", "step", "every", "freq", "layer", "
 
 
 def _with_more_layers(domain: Domain, name: str, move: dict) -> set:
-    """What moving ``name`` changes with every layer count at :data:`VERIFY_LAYERS` (empty when nothing, or when
-    that does not trace with one structure)."""
-    many = {**domain.start, **{n: VERIFY_LAYERS for n in _deepest(domain.found, domain.start)}}
-    try:
-        before, after = domain.observe(many, BASE_SEQ, BASE_BATCH), domain.observe({**many, **move}, BASE_SEQ,
-                                                                                     BASE_BATCH)
-    except Untraceable:  # layers of several kinds appear: the fit will see them, or refuse
-        return set()
-    if before is None or after is None or before.structure != after.structure:
-        return set()
-    return _changed(before, after)
+    """What moving ``name`` changes with every layer count at :data:`VERIFY_LAYERS`, or else only the deepest (the
+    dense layers first stay below the others); empty when nothing, or when neither traces with one structure."""
+    for raised in (domain.low, _deepest(domain.found, domain.start)):
+        many = {**domain.start, **{n: VERIFY_LAYERS for n in raised}}
+        try:
+            before, after = (domain.observe(v, BASE_SEQ, BASE_BATCH) for v in (many, {**many, **move}))
+        except Untraceable:  # layers of several kinds appear: the fit will see them, or refuse
+            return set()
+        if before is not None and after is not None and before.structure == after.structure:
+            return _changed(before, after)
+    return set()
 
 
 def _apart(domain: Domain, base: Observed, name: str, move: dict) -> set | None:
@@ -310,8 +310,7 @@ def _layer_counts(found: Discovery) -> set:
 
 
 def _deepest(found: Discovery, values: dict) -> set:
-    """The layer counts largest in ``values`` (every stack's, where stacks are alike deep): a smaller one is most
-    likely some of their layers (the dense layers first) and stays as it is when they are raised."""
+    """The layer counts largest in ``values``: a smaller one is likely some of their layers (the dense ones first)."""
     counts = {n: values.get(n, found.fields[n].base) for n in _layer_counts(found)}
     top = max(counts.values(), default=None)
     return {n for n, v in counts.items() if v == top}
@@ -328,16 +327,13 @@ def layer_fields(found: Discovery) -> set:
 
 
 def _with_every_kind(domain: Domain, base: Observed) -> Observed:
-    """The base with its layer counts raised to the fewest that hold every kind of layer :data:`VERIFY_LAYERS` layers
-    hold (Gemma 3: a full-attention layer, caching every token, in every 6, the others sliding): the fields are moved
-    where every kind shows, and the fit sees each kind's layers from none up (see :func:`_target_value`)."""
+    """The base with its deepest layer counts raised to the fewest that hold every kind of layer more hold (Gemma 3:
+    a full-attention layer in every 6, the others sliding): the fields are moved where every kind shows."""
     found = domain.found
     counts = sorted(_deepest(found, found.base))
-    deepest = [v for v in range(max([found.base.get(n, 0) for n in counts] or [VERIFY_LAYERS]) + 1,
-                                 VERIFY_LAYERS + 1)]
-    many = domain.observe({**found.base, **{n: VERIFY_LAYERS for n in counts}}, BASE_SEQ, BASE_BATCH) \
-        if deepest else None
-    if many is None or not many.structure > base.structure:
+    deepest = range(max([found.base.get(n, 0) for n in counts] or [VERIFY_LAYERS]) + 1, VERIFY_LAYERS + 1)
+    many = deepest and domain.observe({**found.base, **{n: VERIFY_LAYERS for n in counts}}, BASE_SEQ, BASE_BATCH)
+    if not many or not many.structure > base.structure:
         return base
     for value in deepest:
         raised = {n: max(value, found.base.get(n, 0)) for n in counts}
@@ -425,7 +421,8 @@ def _dependencies(domain: Domain, target: tuple) -> list[str]:
 
 def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbols: dict | None = None,
                 also: frozenset = frozenset()) -> dict:
-    """``target``'s exact fit over the variables that move it (and ``also``)."""
+    """``target``'s exact fit over the variables that move it, and ``also`` (the layer counts, for a kind of layers
+    some traces lack: its count may follow only their larger moves)."""
     moving = _dependencies(domain, target)
     own = _distinct_columns(points, [*moving, *sorted(also - set(moving))])
     layers = domain.layer_counts() if target[0] in ("count", "layers") else frozenset()
@@ -525,8 +522,7 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
     out = {}
     for target in samples[0][1].targets:
         used = [(domain.point(v, o), value) for v, o in samples if (value := _target_value(target, o)) is not None]
-        # a kind of layers some traces lack: its count may follow only the layer counts' larger moves
-        lacked = len(used) > len([o for _, o in samples if target in o.targets])
+        lacked = len(used) > len([o for _, o in samples if target in o.targets])  # a kind some traces lack
         found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used], symbols,
                             domain.layer_counts() if lacked else frozenset())
         out[target] = sp.expand(expression(found, symbols))
@@ -534,8 +530,8 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
 
 
 def _target_value(target: tuple, obs: Observed) -> int | None:
-    """A target's value in a trace: a product or cache tensor of a kind of layers the trace has none of runs or is
-    held 0 times; None where the trace does not tell (a width of a tensor it lacks, a backward it did not trace)."""
+    """A target's value in a trace: 0 runs or layers of a product or cache tensor of a kind of layers it lacks; None
+    where it does not tell (a width of a tensor it lacks, a backward it did not trace)."""
     if target in obs.targets:
         return obs.targets[target]
     return 0 if target[0] in ("count", "layers") and target[1] not in obs.structure else None
