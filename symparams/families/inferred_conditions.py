@@ -214,7 +214,32 @@ def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -
             return f"the inferred costs need {text}, and the config does not give {left if sides[left] is None else right}"
         if not _holds(kind, sides[left], sides[right]):
             return f"the inferred costs need {text} ({left} is {sides[left]}, {right} is {sides[right]})"
-    return _width_refused(costs, {**values, **numbers})
+    return _kinds_refused(costs, reader, {**values, **numbers}) or _width_refused(costs, {**values, **numbers})
+
+
+#: the kind a per-layer list (``layer_types``) names a layer whose cache keeps a sliding window, or every token
+CACHE_KINDS = {"DynamicSlidingWindowLayer": "sliding_attention", "DynamicLayer": "full_attention"}
+#: where a config.json writes its per-layer list of attention kinds (a multimodal config: in its text config)
+KIND_LISTS = ("layer_types", "text_config.layer_types")
+
+
+def _kinds_refused(costs: dict, reader, values: Mapping[str, int]) -> str | None:
+    """Why a config.json's own list of sliding and full attention layers is outside the costs: their cache holds
+    as many layers of each as the list transformers computes when the file leaves it out (Gemma 3: one full layer
+    in every 6), and another list was never traced."""
+    listed = next((k for k in KIND_LISTS if reader.has(k)), None)
+    entries = expanded(reader.get(listed)) if listed else None
+    if not entries or not set(entries) & set(CACHE_KINDS.values()):
+        return None
+    scope = {name: sp.Integer(v) for name, v in values.items()}
+    for part, kind, _, layers, *_ in costs.get("cache") or ():
+        if part != "self" or kind not in CACHE_KINDS or not names_in(layers) <= set(scope):
+            continue
+        wanted, have = formula(layers, scope), entries.count(CACHE_KINDS[kind])
+        if wanted.is_integer and int(wanted) != have:
+            return (f"{listed} has {have} layers of kind {CACHE_KINDS[kind]!r}, the inferred costs hold only with "
+                    f"{int(wanted)} (as transformers computes the list)")
+    return None
 
 
 def _costs_field(reader, costs: dict, name: str) -> int | None:

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from symparams.analysis.inference.fitting import Term, basis, fit, solve
+from symparams.analysis.inference.fitting import LEVELS, Term, basis, expression, fit, solve
 
 
 def test_gauss_jordan_is_exact_and_says_when_there_is_no_solution():
@@ -324,3 +324,14 @@ def test_a_width_two_of_many_fields_give_with_a_floor_is_fitted_in_that_pair():
     widths = [p["hidden"] // p["speech_heads"] for p in points]
     assert {str(t): c for t, c in _fit_target(found, target, points, widths).items()} == {
         "floor(hidden/speech_heads)": 1}
+
+
+def test_one_layer_in_every_fixed_period_of_two_kinds_of_layers_together_is_a_last_level():
+    # Beam: a full-attention layer where (i + 1) % 6 == 0 and the last one, its layers dense or sparse
+    points = [{"d": d, "m": m} for d in range(1, 9) for m in range(1, 9, 3)]
+    values = [-(-(p["d"] + p["m"]) // 6) for p in points]
+    assert fit(points, values, ["d", "m"], layers=frozenset({"d", "m"})) is None  # not among the usual levels
+    found = fit(points, values, ["d", "m"], max_level=len(LEVELS) - 1, layers=frozenset({"d", "m"}))
+    assert found == {Term(floor=("d", 6), more="m", ceiling=True): 1}
+    d, m = sp.symbols("d m")
+    assert expression(found, {"d": d, "m": m}).subs({d: 40, m: 27}) == 12  # ceil(67/6), far past the points

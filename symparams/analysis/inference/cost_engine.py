@@ -48,7 +48,8 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
             samples += fit_samples(domain, base, rng)
             try:
                 products, extra, cache = _fit(domain, base, samples, symbols)
-                verification = verify_costs(domain, products, extra, cache, symbols, verify_traces, seed)
+                verification = verify_costs(domain, products, extra, cache, symbols, verify_traces, seed,
+                                            _differences(inferred))
             except Untraceable:
                 if round_ == ROUNDS - 1:
                     raise
@@ -83,6 +84,13 @@ def _fit(domain: Domain, base, samples: list, symbols: dict) -> tuple:
     formulas = fitted(domain, samples, symbols)
     products, extra, cache = assemble(formulas, backward_of(samples, formulas, domain.chunk), weights)
     return products, extra, None if base.cache is None else cache
+
+
+def _differences(inferred: Inferred) -> tuple[sp.Expr, ...]:
+    """The parameters' counts and dimensions that are differences (layers less dense layers): where one is
+    negative, ``count --config`` refuses the config, so its costs are no test (as the count's verification)."""
+    return tuple(e for p in inferred.parameters for e in (p.count, *p.shape)
+                 if any(c < 0 for c in e.as_coefficients_dict().values()))
 
 
 def _relations(domain: Domain) -> tuple[str, ...]:
@@ -208,10 +216,12 @@ def _observed(obs) -> tuple[dict, dict, dict | None]:
             obs.cache)
 
 
-def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, seed: int) -> CostVerification:
+def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, seed: int,
+                 refused: tuple = ()) -> CostVerification:
     """``n`` fresh configurations (wider multipliers, the fields that change no shape moved too, a lifted field
     at its default half of the time, a sliding window of a few tokens, so that the length often passes it),
-    every other one with its backward, each compared with the formulas module by module."""
+    every other one with its backward, each compared with the formulas module by module; a configuration where
+    one of ``refused`` is negative (a parameter count the reader refuses) is none."""
     rng = random.Random(seed + 1)
     checked = exact = beyond = 0
     wrong = []
@@ -226,14 +236,15 @@ def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, 
             seq = edges[checked % len(edges)] if checked < len(edges) else seq
         for field in windowed:  # a window of a few tokens, so that a random length passes it at little cost
             values[names[field]] = rng.randint(4, 16)
-        if not _allowed(domain, values, False):
+        subs = _substitution(domain, values, seq, batch, symbols)
+        if not _allowed(domain, values, False) or any(_negative(e, subs) for e in refused):
             continue
         obs = domain.observe(values, seq, batch, backward=checked % 2 == 0, regime=False, beyond=True, steady=False)
         if obs is None:
             continue
         checked += 1
         beyond += any(w - 1 < seq for w in obs.windows)
-        expected = predicted(products, extra, cache, _substitution(domain, values, seq, batch, symbols))
+        expected = predicted(products, extra, cache, subs)
         seen = _observed(obs)
         if obs.backward is None:
             expected, seen = (expected[0], {}, expected[2]), (seen[0], {}, seen[2])
@@ -242,6 +253,11 @@ def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, 
         else:
             exact += 1
     return CostVerification(checked, exact, seed, beyond, tuple(wrong[:KEPT]), n)
+
+
+def _negative(expr: sp.Expr, subs: dict) -> bool:
+    value = expr.xreplace(subs)
+    return bool(value.is_Integer and value < 0)
 
 
 def _difference(expected: tuple, seen: tuple) -> str:

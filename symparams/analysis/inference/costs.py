@@ -89,6 +89,7 @@ class Domain:
         self.divides: dict = {}  # cost field → the free field it must divide (see _divided)
         self.chunk: int | None = None  # a kernel's chunk of positions (see chunks.py); its loops folded
         self.loops = False  # a loop of several products in one call folded into one run of each
+        self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
 
     @property
     def seq_range(self) -> tuple[int, int]:
@@ -250,17 +251,17 @@ PATTERNS = ("pattern", "period", "interval", "step", "every", "freq", "layer", "
 
 
 def _with_more_layers(domain: Domain, name: str, move: dict) -> set:
-    """What moving ``name`` changes with every layer count at :data:`VERIFY_LAYERS` (empty when nothing, or when
-    that does not trace with one structure)."""
-    many = {**domain.start, **{n: VERIFY_LAYERS for n in domain.low}}
-    try:
-        before, after = domain.observe(many, BASE_SEQ, BASE_BATCH), domain.observe({**many, **move}, BASE_SEQ,
-                                                                                     BASE_BATCH)
-    except Untraceable:  # layers of several kinds appear: the fit will see them, or refuse
-        return set()
-    if before is None or after is None or before.structure != after.structure:
-        return set()
-    return _changed(before, after)
+    """What moving ``name`` changes with every layer count at :data:`VERIFY_LAYERS`, or else only the deepest (the
+    dense layers first stay below the others); empty when nothing, or when neither traces with one structure."""
+    for raised in (domain.low, _deepest(domain.found, domain.start)):
+        many = {**domain.start, **{n: VERIFY_LAYERS for n in raised}}
+        try:
+            before, after = (domain.observe(v, BASE_SEQ, BASE_BATCH) for v in (many, {**many, **move}))
+        except Untraceable:  # layers of several kinds appear: the fit will see them, or refuse
+            return set()
+        if before is not None and after is not None and before.structure == after.structure:
+            return _changed(before, after)
+    return set()
 
 
 def _apart(domain: Domain, base: Observed, name: str, move: dict, kept: set = frozenset()) -> set | None:
@@ -296,6 +297,7 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
         raise Untraceable("the base configuration does not trace: " + (domain.errors[-1] if domain.errors else
                                                                         "a sliding window shorter than the base length"))
     domain.backward_everywhere = bool(base.extra)
+    base = _with_every_kind(domain, base)
     domain.low = lowest_layers(domain, base)
     start = domain.start = {**{n: f.base for n, f in found.fields.items()}, **found.base, **domain.low}
     base = domain.observe(start, BASE_SEQ, BASE_BATCH, backward=True)
@@ -376,15 +378,45 @@ def _moved(domain: Domain, base: Observed, name: str, start: dict) -> bool:
 
 # -- sampling ---------------------------------------------------------------------------------------------
 
+def _layer_counts(found: Discovery) -> set:
+    """The layer counts: fields named for layers that change how many times something runs."""
+    return {n for n, f in found.fields.items() if f.free and f.counts and "layer" in n}
+
+
+def _deepest(found: Discovery, values: dict) -> set:
+    """The layer counts largest in ``values``: a smaller one is likely some of their layers (the dense ones first)."""
+    counts = {n: values.get(n, found.fields[n].base) for n in _layer_counts(found)}
+    top = max(counts.values(), default=None)
+    return {n for n, v in counts.items() if v == top}
+
+
 def layer_fields(found: Discovery) -> set:
-    """The layer counts (fields named for layers that change how many times something runs), and the fields a
-    relation ties to them (dense layers below the layer count): a trace costs time per layer, so most traces keep
-    these low."""
-    out = {n for n, f in found.fields.items() if f.free and f.counts and "layer" in n}
+    """The layer counts, and the fields a relation ties to them (dense layers below the layer count): a trace
+    costs time per layer, so most traces keep these low."""
+    out = _layer_counts(found)
     for a, b in found.relations:
         if a in out or b in out:
             out |= {a, b}
     return out
+
+
+def _with_every_kind(domain: Domain, base: Observed) -> Observed:
+    """The base with its deepest layer counts raised to the fewest that hold every kind of layer more hold (Gemma 3:
+    a full-attention layer in every 6, the others sliding): the fields are moved where every kind shows."""
+    found = domain.found
+    counts = sorted(_deepest(found, found.base))
+    deepest = range(max([found.base.get(n, 0) for n in counts] or [VERIFY_LAYERS]) + 1, VERIFY_LAYERS + 1)
+    many = deepest and domain.observe({**found.base, **{n: VERIFY_LAYERS for n in counts}}, BASE_SEQ, BASE_BATCH)
+    if not many or not many.structure > base.structure:
+        return base
+    for value in deepest:
+        raised = {n: max(value, found.base.get(n, 0)) for n in counts}
+        obs = domain.observe({**found.base, **raised}, BASE_SEQ, BASE_BATCH, backward=True)
+        if obs is not None and obs.structure == many.structure:
+            found.base.update(raised)
+            domain.kinds_appear = True
+            return obs
+    return base
 
 
 def lowest_layers(domain: Domain, base: Observed) -> dict:
@@ -457,7 +489,8 @@ def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int =
             seen.add(combination)
             # a random length too: a count may grow with both (a scan over the positions of every layer)
             obs = domain.observe(values, rng.randint(*domain.seq_range), rng.randint(*BATCH_RANGE))
-            if obs is not None and obs.structure == base.structure:
+            if obs is not None and (obs.structure == base.structure
+                                    or domain.kinds_appear and obs.structure < base.structure):
                 layers.append((values, obs))
     return out + layers
 
@@ -468,8 +501,12 @@ def _dependencies(domain: Domain, target: tuple) -> list[str]:
     return [n for n in domain.names if target in domain.effects.get(n, ())]
 
 
-def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbols: dict | None = None) -> dict:
-    own = _distinct_columns(points, _dependencies(domain, target))
+def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbols: dict | None = None,
+                also: frozenset = frozenset()) -> dict:
+    """``target``'s exact fit over the variables that move it, and ``also`` (the layer counts, for a kind of layers
+    some traces lack: its count may follow only their larger moves)."""
+    moving = _dependencies(domain, target)
+    own = _distinct_columns(points, [*moving, *sorted(also - set(moving))])
     layers = domain.layer_counts() if target[0] in ("count", "layers") else frozenset()
     # the traces with the layer counts random keep the widths at the base: a level must have terms independent
     # on the points, or a head width would fit a large basis by accident
@@ -490,6 +527,12 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbo
         result = fit(points, values, own + [flag, extra], domain.binary, UP_TO_FLOORS, layers, independent=True)
         if result is not None:
             break
+    if result is None and layers:  # a pattern of layers: every layer count, every level (as the count's last resort)
+        deeper = _distinct_columns(points, [*own, *sorted(layers - set(own))])
+        # in layer counts alone, drawn each on its own, a level need not be independent: the c phases of a period,
+        # floor((n + j)/c) for j < c, add up to n, so no level with a shifted period ever is
+        result = fit(points, values, deeper, domain.binary, len(LEVELS) - 1, layers,
+                     independent=not set(deeper) <= layers)
     if result is None:
         result = products_of_names(points, values, own)
     if result is None:
@@ -576,10 +619,20 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
     """Every target's formula, fitted on ``samples`` (the backward-only ones on the samples that traced it)."""
     out = {}
     for target in samples[0][1].targets:
-        used = [(domain.point(v, o), o.targets[target]) for v, o in samples if target in o.targets]
-        found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used], symbols)
+        used = [(domain.point(v, o), value) for v, o in samples if (value := _target_value(target, o)) is not None]
+        lacked = len(used) > len([o for _, o in samples if target in o.targets])  # a kind some traces lack
+        found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used], symbols,
+                            domain.layer_counts() if lacked else frozenset())
         out[target] = sp.expand(expression(found, symbols))
     return out
+
+
+def _target_value(target: tuple, obs: Observed) -> int | None:
+    """A target's value in a trace: 0 runs or layers of a product or cache tensor of a kind of layers it lacks; None
+    where it does not tell (a width of a tensor it lacks, a backward it did not trace)."""
+    if target in obs.targets:
+        return obs.targets[target]
+    return 0 if target[0] in ("count", "layers") and target[1] not in obs.structure else None
 
 
 def _weight_inputs(factors: tuple) -> sp.Expr:

@@ -146,6 +146,10 @@ def _families(names: list[str], binary: frozenset, layers: frozenset = frozenset
         # among the first c layers a fixed list keeps apart, those at one in every d (Flint: layers 0 and 1 dense,
         # experts where (i + 1) % d == 0): floor(c/d), with the plain floors of the layers
         **{f"first {c}": [Term(floor=p) for p in pairs] + [Term(floor=(c, d)) for d in sizes] for c in PERIODS_FROM_1},
+        # one layer in every c of the layers of two kinds together, c fixed (Beam: a full-attention layer where
+        # (i + 1) % 6 == 0 and the last, of its dense and sparse layers): floor or ceil((n + m)/c)
+        **{f"summed period {c}": [Term(floor=(n, c), more=m, ceiling=up) for n, m in itertools.combinations(counts, 2)
+                                  for up in (False, True)] for c in PERIODS},
         "cubic": [_monomial(*c) for c in itertools.combinations_with_replacement(names, 3)
                   if not any(c.count(b) > 1 for b in binary)]
         + [Term(tuple(sorted(((a, 1), (b, 1), (d, -1))))) for a, b in itertools.combinations(names, 2)
@@ -175,7 +179,8 @@ LEVELS = (("constant",), ("constant", "linear"), ("constant", "linear", "quadrat
           ("constant", "linear", "stride"), ("constant", "linear", "quadratic", "laurent", "cubic"),
           ("constant", "linear", "halved"), ("constant", "linear", "summed"), ("constant", "linear", "product"),
           ("constant", "linear", "placed"), ("constant", "linear", "through"),
-          *(("constant", "linear", f"first {c}") for c in PERIODS_FROM_1))
+          *(("constant", "linear", f"first {c}") for c in PERIODS_FROM_1),
+          *(("constant", "linear", f"summed period {c}") for c in PERIODS))
 #: the levels after this many are a last resort (see :data:`LAST_RESORT`): a fit tries them only when asked, so
 #: that no target an earlier level or another field fits changes
 BOUNDED = LEVELS.index(("constant", "linear", "through"))

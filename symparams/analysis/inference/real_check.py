@@ -22,7 +22,7 @@ from ...core.compute import BATCH, SEQ
 from .cost_result import Costs
 from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure
 from .probing import config_for_class, libraries, quiet
-from .tracing import ATTENTION, _can_set_experts, cache_tensors, inputs, scalar, shapes_only, takes, with_language
+from .tracing import ATTENTION, Untraceable, _can_set_experts, cache_tensors, inputs, scalar, shapes_only, takes, with_language
 
 #: small values tried for a size field, odd ones first (a width that must be even, a rotary half, takes the next);
 #: the last ones for a width divided by many heads chosen first (18 heads of an even rotary width of 4 or more)
@@ -110,11 +110,20 @@ def tiny_values(domain: Domain, base, least: int = 0, more_layers: int = 0) -> d
             if v < least:
                 continue
             trial = _partners({**values, name: v}, name, v, chosen, kinds)
-            obs = domain.observe(trial, BASE_SEQ, BASE_BATCH)
+            obs = _observed(domain, trial)
             if obs is not None and obs.structure == base.structure and not _degenerate(obs, base):
                 values, chosen[name] = trial, v
                 break
     return values
+
+
+def _observed(domain: Domain, values: dict):
+    """The trace of a candidate, None where it does not trace with one product per key (a width of 1 takes another
+    path on some layers only, EXAONE 4's rotary ones): a size the tiny model cannot take, not a refusal."""
+    try:
+        return domain.observe(values, BASE_SEQ, BASE_BATCH)
+    except Untraceable:
+        return None
 
 
 def _degenerate(obs, base) -> bool:

@@ -1,0 +1,109 @@
+"""Layers of several kinds in the cost fit (no transformers): the base raised until every kind shows, a kind a trace
+lacks counted 0, a pattern of layers fitted in the layer counts alone, and the configurations the reader refuses
+left out of the verification."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import sympy as sp
+
+from symparams.analysis.inference import costs
+from symparams.analysis.inference.cost_engine import _differences, _negative
+from symparams.analysis.inference.discovered import Field
+from symparams.analysis.inference.fitting import expression
+from symparams.analysis.inference.observing import Observed
+
+SLIDING, FULL = ("self", "DynamicSlidingWindowLayer", "keys"), ("self", "DynamicLayer", "keys")
+
+
+def _field(name: str, base: int) -> Field:
+    return Field(name, base, kind="free", step="scale", effects={("count", name)})
+
+
+def _cache(layers: int, period: int = 6) -> Observed:
+    """A trace of Gemma 3's cache: a full-attention layer where (i + 1) % period == 0, the others sliding."""
+    full = layers // period
+    targets = {("layers", SLIDING): layers - full, ("dim", SLIDING, 0): 2}
+    if full:
+        targets.update({("layers", FULL): full, ("dim", FULL, 0): 2})
+    return Observed(7, 2, targets)
+
+
+def _domain(base_layers: int, dense: int = 1) -> SimpleNamespace:
+    found = SimpleNamespace(fields={"num_hidden_layers": _field("num_hidden_layers", base_layers),
+                                    "num_dense_layers": _field("num_dense_layers", dense)},
+                            base={"num_hidden_layers": base_layers, "num_dense_layers": dense})
+    seen = []
+
+    def observe(values, seq, batch, backward=False):
+        seen.append(dict(values))
+        assert values["num_dense_layers"] == dense  # the dense layers first stay below the layers
+        return _cache(values["num_hidden_layers"])
+
+    return SimpleNamespace(found=found, observe=observe, kinds_appear=False, seen=seen)
+
+
+def test_the_base_is_raised_to_the_fewest_layers_that_hold_every_kind():
+    domain = _domain(2)
+    base = costs._with_every_kind(domain, _cache(2))
+    assert domain.found.base["num_hidden_layers"] == 6  # not 5 (no full layer yet), nor 12
+    assert base.structure == {SLIDING, FULL} and domain.kinds_appear
+
+
+def test_a_base_that_holds_every_kind_already_stays():
+    domain = _domain(7)
+    base = _cache(7)
+    assert costs._with_every_kind(domain, base) is base
+    assert domain.found.base["num_hidden_layers"] == 7 and not domain.kinds_appear
+
+
+def test_a_trace_without_layers_of_a_kind_holds_none_and_tells_nothing_of_their_widths():
+    few = _cache(3)
+    assert costs._target_value(("layers", FULL), few) == 0
+    assert costs._target_value(("count", ("model.layers.*.self_attn", 0, "bmm")), few) == 0
+    assert costs._target_value(("dim", FULL, 0), few) is None
+    assert costs._target_value(("layers", SLIDING), few) == 3
+
+
+def _fit_domain(layers: set) -> SimpleNamespace:
+    found = SimpleNamespace(computed={}, relations=set())
+    return SimpleNamespace(names=sorted(layers), effects={}, binary=frozenset(), layer_counts=lambda: frozenset(layers),
+                           found=found, widths=set())
+
+
+def test_a_pattern_of_layers_no_move_showed_is_fitted_in_the_layer_counts_alone():
+    # HY-V4's shared indexers: every layer past the first but one in every 4 from the second, L - 1 - ceil((L - 1)/4);
+    # no discovery move changed it (effects empty), and the phases of the period 4 are dependent on any points
+    points = [{"L": n} for n in range(1, 13)]
+    values = [n - 1 - -(-(n - 1) // 4) for n in range(1, 13)]
+    found = costs._fit_target(_fit_domain({"L"}), ("layers", FULL), points, values)
+    L = sp.Symbol("L")
+    formula = expression(found, {"L": L})
+    assert [formula.subs(L, n) for n in range(1, 60)] == [n - 1 - -(-(n - 1) // 4) for n in range(1, 60)]
+
+
+def test_a_configuration_whose_parameter_counts_go_negative_is_no_verification():
+    L, dense = sp.symbols("L dense")
+    inferred = SimpleNamespace(parameters=[SimpleNamespace(count=L - dense, shape=(sp.Integer(8),)),
+                                           SimpleNamespace(count=dense, shape=(L,))])
+    refused = _differences(inferred)
+    assert refused == (L - dense,)
+    assert _negative(refused[0], {L: sp.Integer(1), dense: sp.Integer(4)})
+    assert not _negative(refused[0], {L: sp.Integer(4), dense: sp.Integer(4)})
+
+
+def test_a_tiny_size_that_does_not_trace_with_one_product_per_key_is_passed_over():
+    # EXAONE 4: a head width of 1 takes another path on its rotary layers only, so their copies differ
+    from symparams.analysis.inference.real_check import tiny_values
+    from symparams.analysis.inference.tracing import Untraceable
+
+    found = SimpleNamespace(free=["head_dim"], relations=set(), fields={"head_dim": _field("head_dim", 64)})
+
+    def observe(values, seq, batch):
+        if values["head_dim"] == 3:
+            raise Untraceable("the products of layers.*.self_attn differ between its copies")
+        return Observed(seq, batch, {("dim", FULL, 0): values["head_dim"]})
+
+    domain = SimpleNamespace(found=found, start={"head_dim": 64}, cost_fields={}, low={}, observe=observe)
+    assert tiny_values(domain, Observed(7, 2, {("dim", FULL, 0): 64}))["head_dim"] == 5

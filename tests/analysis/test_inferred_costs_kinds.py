@@ -1,0 +1,38 @@
+"""Costs of stacks whose layers are of several kinds (sliding-window and full attention by a pattern), read from the
+data alone, against tiny real models at widths no fit saw and layers of both kinds:
+the FLOPs under ``FlopCounterMode`` forward and training, and every tensor the cache holds, at a length inside the
+sliding window and one past it."""
+
+from __future__ import annotations
+
+import pytest
+
+from symparams.families.inferred import model as inferred_model
+from tests.analysis.test_inferred_costs import _config, _held_bytes, _inputs, _lengths, _real
+from tests.reference.flops import counted
+
+pytestmark = pytest.mark.crosscheck
+
+#: (model_type, class, the layer fields changed): each with layers of both kinds
+CASES = [
+    # a full-attention layer in every 6 (a period of the config class's own): 1 of 8, the other 7 sliding
+    ("gemma3_text", "causal-lm", {"num_hidden_layers": 8}),
+    # a full-attention layer in every global_attn_every_n_layers, moved off its default 4; two dense layers first
+    ("afmoe", "causal-lm", {"num_hidden_layers": 7, "global_attn_every_n_layers": 3, "num_dense_layers": 2}),
+]
+
+
+@pytest.mark.parametrize("model_type, cls, layers", CASES, ids=[c[0] for c in CASES])
+def test_a_pattern_of_sliding_and_full_layers_costs_what_a_tiny_real_model_counts(model_type, cls, layers):
+    config = {**_config(model_type, cls), **layers}
+    m = inferred_model(config, head=cls)
+    module = _real(model_type, cls, config)
+    assert m.count == sum(p.numel() for p in module.parameters())
+    short, long = _lengths(m)
+    assert long > min(kept for kept, _ in m.kv_cache("fp32")._sizes.windows) + 1  # the window does bound the cache
+    for seq, batch in ((short, 2), (long, 1)):
+        inputs = _inputs(module, seq, batch)
+        forward, training = counted(module, inputs)
+        flops = m.flops(seq, batch)
+        assert (flops.forward, flops.training) == (forward, training), (seq, batch)
+        assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)
