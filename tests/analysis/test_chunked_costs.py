@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 from symparams.analysis.inference import chunks
-from symparams.analysis.inference.costs import backward_of
+from symparams.analysis.inference.cost_fitting import backward_of
 from symparams.analysis.inference.fitting import products_of_names
 from symparams.analysis.inference.observing import Observed, fold_loops, observe
 from symparams.analysis.inference.tracing import Product, Trace, Untraceable

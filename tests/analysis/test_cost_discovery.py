@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from symparams.analysis.inference import costs
+from symparams.analysis.inference import cost_fitting, costs
 from symparams.analysis.inference.costs import Domain, _divided, fit_samples, lowest_layers
 from symparams.analysis.inference.discovered import Discovery, Field
 from symparams.analysis.inference.observing import Observed
@@ -123,7 +123,7 @@ def test_a_flag_whose_effect_the_base_hides_is_fitted_with_the_field_it_chooses(
                "d_model": 16 * rng.randint(1, 8), "tie_word_embeddings": rng.randint(0, 1), costs.S: 7, costs.B: 2}
               for _ in range(24)]
     widths = [p["decoder_vocab_size"] if p["tie_word_embeddings"] else p["vocab_size"] for p in points]
-    found_terms = costs._fit_target(domain, target, points, widths)
+    found_terms = cost_fitting._fit_target(domain, target, points, widths)
     fresh = {"vocab_size": 300, "decoder_vocab_size": 700, "d_model": 16, costs.S: 7, costs.B: 2}
     at = {tie: sum(c * t.value({**fresh, "tie_word_embeddings": tie}) for t, c in found_terms.items()) for tie in (0, 1)}
     assert at == {0: 300, 1: 700}  # untied: the shared vocabulary; tied: the decoder's

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from symparams.analysis.inference import costs
+from symparams.analysis.inference import cost_fitting, costs
 from symparams.analysis.inference.cost_engine import _differences, _negative
 from symparams.analysis.inference.discovered import Field
 from symparams.analysis.inference.fitting import expression
@@ -60,10 +60,10 @@ def test_a_base_that_holds_every_kind_already_stays():
 
 def test_a_trace_without_layers_of_a_kind_holds_none_and_tells_nothing_of_their_widths():
     few = _cache(3)
-    assert costs._target_value(("layers", FULL), few) == 0
-    assert costs._target_value(("count", ("model.layers.*.self_attn", 0, "bmm")), few) == 0
-    assert costs._target_value(("dim", FULL, 0), few) is None
-    assert costs._target_value(("layers", SLIDING), few) == 3
+    assert cost_fitting._target_value(("layers", FULL), few) == 0
+    assert cost_fitting._target_value(("count", ("model.layers.*.self_attn", 0, "bmm")), few) == 0
+    assert cost_fitting._target_value(("dim", FULL, 0), few) is None
+    assert cost_fitting._target_value(("layers", SLIDING), few) == 3
 
 
 def _fit_domain(layers: set) -> SimpleNamespace:
@@ -77,7 +77,7 @@ def test_a_pattern_of_layers_no_move_showed_is_fitted_in_the_layer_counts_alone(
     # no discovery move changed it (effects empty), and the phases of the period 4 are dependent on any points
     points = [{"L": n} for n in range(1, 13)]
     values = [n - 1 - -(-(n - 1) // 4) for n in range(1, 13)]
-    found = costs._fit_target(_fit_domain({"L"}), ("layers", FULL), points, values)
+    found = cost_fitting._fit_target(_fit_domain({"L"}), ("layers", FULL), points, values)
     L = sp.Symbol("L")
     formula = expression(found, {"L": L})
     assert [formula.subs(L, n) for n in range(1, 60)] == [n - 1 - -(-(n - 1) // 4) for n in range(1, 60)]

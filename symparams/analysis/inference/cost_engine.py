@@ -15,8 +15,9 @@ from ...core.symbols import H
 from .cost_result import AttentionModule, Costs, CostVerification, TracedProduct
 from . import chunks
 from .cpu_base import on_real_tensors
-from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw, _symbols,
-                    assemble, backward_of, discover_costs, fit_samples, fitted)
+from .cost_fitting import _symbols, assemble, backward_of, fitted
+from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw,
+                    discover_costs, fit_samples)
 from .discovered import Uninferable
 from .probing import Builder
 from .real_check import check_real
