@@ -244,6 +244,19 @@ def test_a_config_is_counted_by_the_branch_its_values_are_in(shared):
     assert (chosen is entry) == (shared == 0)
 
 
+@pytest.mark.parametrize("head_dim", [128, 512])
+def test_a_head_width_the_config_keeps_per_layer_is_refused_where_the_formula_never_moved_it(head_dim):
+    """Gemma 4's sliding layers are built at the head_dim a file gives, though the config reads it back as no one
+    value (its full-attention layers override it): the formula, fitted at 256, was printed for any head_dim
+    (5,077,177,856 for a head_dim of 512, where transformers builds 5,431,085,056); it is refused instead."""
+    config = {"model_type": "gemma4_text", "head_dim": head_dim}
+    with torch.device("meta"):
+        built = transformers.AutoModel.from_config(transformers.AutoConfig.for_model("gemma4_text", head_dim=head_dim))
+    assert totals(built)[0] != inferred.model({"model_type": "gemma4_text"}).count
+    with pytest.raises(inferred.OutsideConditions, match="head_dim is"):
+        inferred.model(config)
+
+
 class _Reader:
     """The part of a config reader :func:`inferred.branch_of` asks."""
 
