@@ -22,9 +22,9 @@ from symparams.families.inferred_data import DATA
 
 transformers.logging.set_verbosity_error()
 
-#: dense (OLMo), fused experts (OLMoE), layers of two kinds (Gemma 4, Bailing's hybrid with latent attention),
+#: dense (OLMo), fused experts (OLMoE), layers of two kinds (Gemma 4, Kimi's linear and latent attention),
 #: encoders (GTE; RoFormer with a frozen table), encoder-decoder (UMT5), GPT-2's Conv1D (GPT-SW3)
-SAMPLE = [("olmo", "base"), ("olmoe", "causal-lm"), ("gemma4_text", "base"), ("bailing_hybrid", "causal-lm"),
+SAMPLE = [("olmo", "base"), ("olmoe", "causal-lm"), ("gemma4_text", "base"), ("kimi_linear", "causal-lm"),
           ("gte", "base"), ("roformer", "masked-lm"), ("umt5", "base"), ("gpt-sw3", "causal-lm")]
 AUTO = {"base": "AutoModel", "causal-lm": "AutoModelForCausalLM", "masked-lm": "AutoModelForMaskedLM"}
 
