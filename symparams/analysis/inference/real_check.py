@@ -144,7 +144,7 @@ def check_real(domain: Domain, costs: Costs, symbols: dict, base) -> RealCheck:
     for least, more_layers in TRIES:
         values = tiny_values(domain, base, least, more_layers)
         if more_layers:
-            obs = domain.observe(values, BASE_SEQ, BASE_BATCH)
+            obs = _observed(domain, values)
             if obs is None or obs.structure != base.structure:
                 break
         check = _checked(domain, costs, symbols, values)
