@@ -211,7 +211,8 @@ def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -
         left, kind, right = parse_relation(text)
         sides = {n: known[n] if n in known else _costs_field(reader, costs, n) for n in (left, right)}
         if None in sides.values():
-            return f"the inferred costs need {text}, and the config does not give {left if sides[left] is None else right}"
+            missing = left if sides[left] is None else right
+            return f"the inferred costs need {text}, and the config does not give {missing}"
         if not _holds(kind, sides[left], sides[right]):
             return f"the inferred costs need {text} ({left} is {sides[left]}, {right} is {sides[right]})"
     return _kinds_refused(costs, reader, {**values, **numbers}) or _width_refused(costs, {**values, **numbers})

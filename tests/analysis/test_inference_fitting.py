@@ -118,14 +118,23 @@ def test_layers_at_one_place_in_every_fixed_number_are_fitted_and_stored_with_a_
     assert formula(data, {"L": 13}) == 3 * 3 - 3
 
 
-def test_layers_at_an_offset_in_every_period_of_the_config_are_fitted():
-    # Jamba: an attention layer at every i with i % period == offset, both fields; an offset of 0 divides nothing
+def _offset_points(shortest_period: int, keep=lambda point: True) -> list[dict]:
+    """45 Jamba-like points: ``l`` layers, a layer of a kind at every i with i % ``p`` == ``o``; those ``keep``
+    takes."""
     rng = random.Random(1)
     points = []
     while len(points) < 45:
-        period = rng.randint(1, 8)
+        period = rng.randint(shortest_period, 8)
         offset = rng.randint(0, period - 1)
-        points.append({"l": rng.randint(offset + 1, 30), "p": period, "o": offset})
+        point = {"l": rng.randint(offset + 1, 30), "p": period, "o": offset}
+        if keep(point):
+            points.append(point)
+    return points
+
+
+def test_layers_at_an_offset_in_every_period_of_the_config_are_fitted():
+    # Jamba: an attention layer at every i with i % period == offset, both fields; an offset of 0 divides nothing
+    points = _offset_points(shortest_period=1)
     attention = [sum(1 for i in range(p["l"]) if i % p["p"] == p["o"]) for p in points]
     found = fit(points, attention, ["l", "p", "o"], layers=frozenset({"l"}))
     assert {str(t): c for t, c in found.items()} == {"1": 1, "floor((l - o - 1)/p)": 1}
@@ -143,14 +152,7 @@ def test_layers_at_an_offset_are_refused_where_no_point_shows_where_the_pattern_
     # Jamba's causal LM: its biases fitted on the half of the points with the flag on, none of which had L - offset
     # a multiple of the period, where floor((L - o)/p) and floor((L - o - 1)/p) part; the solver kept the first and
     # counted a config with L = 4, offset 4, period 5 one recurrent layer short
-    rng = random.Random(1)
-    points = []
-    while len(points) < 45:
-        period = rng.randint(2, 8)
-        offset = rng.randint(0, period - 1)
-        layers = rng.randint(offset + 1, 30)
-        if (layers - offset) % period:
-            points.append({"l": layers, "p": period, "o": offset})
+    points = _offset_points(shortest_period=2, keep=lambda p: (p["l"] - p["o"]) % p["p"])
     recurrent = [sum(1 for i in range(p["l"]) if i % p["p"] != p["o"]) for p in points]
     found = fit(points, recurrent, ["l", "p", "o"], layers=frozenset({"l"}))
     assert found is None or all(t.less is None for t in found)

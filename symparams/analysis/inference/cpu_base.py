@@ -8,6 +8,7 @@ import copy
 from .costs import BASE_BATCH, BASE_SEQ, _closure, layer_fields
 from .real_check import SMALL, _candidates, _kinds, _partners
 from .real_tensors import LEAST_POSITIONS, SHRINKS, data_independent
+from .sampling import layer_floor
 from .tracing import Untraceable
 
 #: the widest factor of a product taken as degenerate (a head of 1 or 2 channels)
@@ -50,7 +51,7 @@ def shrink(builder, found, least: int = 0, step: int = 1, positions: bool = True
     base = builder.observe(found.base)
     start = {**{n: f.base for n, f in found.fields.items()}, **found.base}
     values, chosen, kinds = dict(start), {}, _kinds(found)
-    floor = {**found.minimum, **found.lowest, **found.least}
+    floor = layer_floor(found)
     layers = layer_fields(found)  # lowered already, and lowered further by the cost discovery
     order = sorted(found.free, key=lambda n: (len(_closure(found, n)), n), reverse=True)
     kept = layers | set(found.lifted) | (set() if positions else {n for n in order if "position" in n})
@@ -75,9 +76,10 @@ def shrink(builder, found, least: int = 0, step: int = 1, positions: bool = True
 def lift_until_it_runs(domain, found, changed: dict, original, step: int = 1) -> None:
     """Where the shrunk configuration builds but its forward pass does not run, or runs with a product narrower
     than 3 (see :func:`_narrow`), one of the fields :func:`shrink` ``changed`` raised to the first larger small
-    value (below its value in ``original``, a multiple of ``step``) with which it runs: a build checks no relation the parameters
-    do not show (DBRX's fused projection builds whatever width its heads divide), and a head width of 1 runs
-    another path (a rotary half of it broadcast) than the default's.  Written into ``found`` as its base."""
+    value (below its value in ``original``, a multiple of ``step``) with which it runs: a build checks no
+    relation the parameters do not show (DBRX's fused projection builds whatever width its heads divide), and a
+    head width of 1 runs another path (a rotary half of it broadcast) than the default's.  Written into
+    ``found`` as its base."""
     base = domain.builder.observe(original.base)
     if _runs_wide(domain, found.base, base):
         return

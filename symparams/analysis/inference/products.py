@@ -22,10 +22,11 @@ import random
 from .discovered import Discovery, effects, same
 from .probing import Builder
 
+
 def product_equalities(builder: Builder, found: Discovery) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """The product equalities of two fields against two, among the fields that moved only with a partner or
-    took one along (``(left, right)``, each side sorted, the left first), found as the module says; their fields made free, and
-    the pairwise relations among them dropped.  (A width against a head count times a head width is left to the
+    took one along (``(left, right)``, each side sorted, the left first), found as the module says; their fields
+    made free, and the pairwise relations among them dropped.  (A width against a head count times a head width is left to the
     pairwise relations, which hold it already: the width is a multiple of either.)"""
     partnered = sorted({n for pair in found.relations for n in pair if _size(found, n)})
     out: list[tuple[tuple[str, ...], tuple[str, ...]]] = []

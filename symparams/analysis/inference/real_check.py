@@ -22,7 +22,8 @@ from ...core.compute import BATCH, SEQ
 from .cost_result import Costs
 from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure
 from .probing import config_for_class, libraries, quiet
-from .tracing import ATTENTION, Untraceable, _can_set_experts, cache_tensors, inputs, scalar, shapes_only, takes, with_language
+from .tracing import (ATTENTION, Untraceable, _can_set_experts, cache_tensors, inputs, scalar, shapes_only, takes,
+                      with_language)
 
 #: small values tried for a size field, odd ones first (a width that must be even, a rotary half, takes the next);
 #: the last ones for a width divided by many heads chosen first (18 heads of an even rotary width of 4 or more)

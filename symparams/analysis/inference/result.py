@@ -91,10 +91,10 @@ def symbols_for(fields) -> dict[str, sp.Symbol]:
 @dataclass(frozen=True)
 class Relation:
     """A discovered relation between two fields (or two products of fields, equal: see :mod:`.products`), as the
-    sampled domain held it: divides, equals or below; or,
-    where the structure changes as two fields meet (a projection between two widths only where they differ),
-    differs or equals, one formula on each side; or, where a bound stops mattering past another field (the last
-    layer with experts past the last layer), below or at least, one formula on each side."""
+    sampled domain held it: divides, equals or below; or, where the structure changes as two fields meet (a
+    projection between two widths only where they differ), differs or equals, one formula on each side; or, where
+    a bound stops mattering past another field (the last layer with experts past the last layer), below or at
+    least, one formula on each side."""
 
     left: str
     kind: str

@@ -112,7 +112,7 @@ def _following(found: Discovery) -> set[str]:
 def below_minimum(found: Discovery, values: dict) -> bool:
     """Whether a drawn configuration leaves a branch (a field below the branch's lowest value), or has fewer
     layers (or experts) than the formula holds for."""
-    return any(values.get(n, v) < v for n, v in {**found.minimum, **found.lowest, **found.least}.items())
+    return any(values.get(n, v) < v for n, v in layer_floor(found).items())
 
 
 def layer_floor(found: Discovery) -> dict:
