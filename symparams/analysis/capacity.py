@@ -14,7 +14,7 @@ from .memory import Memory
 #: byte units a budget may be written in: decimal (GB = 10^9, as disk and GPU makers write it) and binary (GiB)
 BYTE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-_BYTES = re.compile(r"(?P<number>\d[\d_,]*(?:\.\d+)?(?:[eE]\d{1,3})?)\s*(?P<unit>[a-zA-Z]*)")
+_BYTES = re.compile(r"(?P<number>\d[\d_,]*(?:\.\d+)?(?:[eE]\d{1,3})?)\s*(?P<unit>[a-zA-Z]*)", re.ASCII)
 
 
 def parse_bytes(text) -> int:

@@ -80,9 +80,9 @@ def parse_zero(stage) -> int:
     >>> parse_zero("3")
     3
     """
-    if isinstance(stage, str) and re.fullmatch(r"\s*\d\s*", stage):
+    if isinstance(stage, str) and re.fullmatch(r"\s*[0-9]\s*", stage):
         stage = int(stage)
-    if isinstance(stage, bool) or stage not in ZERO_STAGES:
+    if type(stage) is not int or stage not in ZERO_STAGES:  # not 1.0 nor True, which compare equal to 1
         raise SymparamsError(f"the ZeRO stage must be 0, 1, 2 or 3, not {_shown(stage)}")
     return int(stage)
 

@@ -6,6 +6,7 @@ Every problem with the input is one line on stderr and exit status 2.
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import sys
 import threading
@@ -29,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("symparams: terminated", file=sys.stderr)
         return 128 + signal.SIGTERM
     except SymparamsError as exc:
-        print(f"symparams: error: {exc}", file=sys.stderr)
+        print(f"symparams: error: {_clipped(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
@@ -37,6 +38,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("symparams: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+def _clipped(message: str) -> str:
+    """``message`` with any very long run of characters (a 100,000-character name the user typed, echoed back)
+    cut to its start and its length, so the error stays one readable line."""
+    return re.sub(r"[^\s'\"]{200,}", lambda m: f"{m[0][:60]}… ({len(m[0]):,} characters)", message)
 
 
 class _Terminated(BaseException):

@@ -72,14 +72,15 @@ def sweep_command(m, args) -> None:
         if plotter is not None:
             plotted.extend(chunk.rows())
 
+    draw = (lambda: plotter(s, plotted)) if plotter is not None else (lambda: None)
     if args.json:
         _write_json(s, consume)
+        draw()
     elif args.csv:
-        _write_csv(s, args.csv, consume)
+        _write_csv(s, args.csv, consume, then=draw)
     else:
         _write_table(s, consume)
-    if plotter is not None:
-        plotter(s, plotted)
+        draw()
     def why(label):
         if label in ("count", "active count"):
             return f"the {label} is not whole"
@@ -122,7 +123,9 @@ def _value_width(axis: Axis) -> int:
     return len(str(axis.max)) + 1 + len(str(axis.den))  # a reduced fraction is never wider
 
 
-def _write_csv(s: Sweep, path: str, consume) -> None:
+def _write_csv(s: Sweep, path: str, consume, then) -> None:
+    """The sweep as CSV into ``path``; ``then`` runs before the file takes the old one's place, so a plot that
+    fails leaves the old CSV as it was."""
     with replacing(path) as fh:
         fh.write(",".join(s.columns) + "\n")
         for chunk in s.chunks():
@@ -130,6 +133,7 @@ def _write_csv(s: Sweep, path: str, consume) -> None:
             cols = chunk.text_columns()
             if cols[0]:
                 fh.write("\n".join(map(",".join, zip(*cols))) + "\n")
+        then()
 
 
 def _write_json(s: Sweep, consume) -> None:
@@ -185,10 +189,10 @@ def _plotter(path: str):
         for label, points in series.items():
             points.sort()
             name = ", ".join(f"{k} = {ratio(v)}" for k, v in zip(s.keys[1:], label)) or s.model.name
-            ax.plot([float(x) for x, _ in points], [float(n) for _, n in points], marker=".", label=name)
+            ax.plot(_floats(x for x, _ in points), _floats(n for _, n in points), marker=".", label=_plain(name))
         ax.set_xlabel(f"{s.keys[0]} ({PASS_SIZE_NAMES.get(s.keys[0]) or describe(s.keys[0])})")
         ax.set_ylabel(QUANTITIES[s.of])
-        ax.set_title(f"{s.model.name}: {QUANTITIES[s.of]} against {s.keys[0]}")
+        ax.set_title(_plain(f"{s.model.name}: {QUANTITIES[s.of]} against {s.keys[0]}"))
         ax.grid(True, alpha=0.3)
         if len(series) > 1 or len(s.keys) > 1:
             ax.legend()
@@ -197,3 +201,21 @@ def _plotter(path: str):
             fig.savefig(fh, format="svg", metadata={"Date": None})
 
     return draw
+
+
+def _floats(values) -> list[float]:
+    """The values as the plot's floats; one beyond a float's range is refused rather than drawn at infinity."""
+    out = []
+    for v in values:
+        try:
+            out.append(float(v))
+        except OverflowError:
+            raise SymparamsError(f"--plot cannot draw {thousands(v)[:40]}…: beyond a float's range "
+                                 "(about 1.8e308); narrow the grid") from None
+    return out
+
+
+def _plain(text: str) -> str:
+    """``text`` as matplotlib prints it literally: a ``$`` would start its mathtext, which a model's name or a
+    config folder's must never do."""
+    return text.replace("$", r"\$")

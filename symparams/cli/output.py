@@ -3,9 +3,12 @@
 A file is written next to its target under a temporary name and renamed over
 the target only once it is complete, so an error, a full disk or Ctrl-C
 midway never leaves a partial file or destroys the old one, and two writers
-never interleave.  A character device (``/dev/null``, ``/dev/stdout``) is
-written directly; a FIFO (which could wait forever for a reader), a folder or
-anything else in the target's place is refused.
+never interleave.  A symbolic link is written through, as editors do: the
+file it points to is replaced and the link stays.  A read-only file is
+refused (even for root, who could write it: its mode says not to).  A
+character device (``/dev/null``, ``/dev/stdout``) is written directly; a FIFO
+(which could wait forever for a reader), a folder or anything else in the
+target's place is refused.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ def replacing(path: str, binary: bool = False) -> Iterator[IO]:
         with _device(path, binary) as fh:
             yield fh
         return
+    target = os.path.realpath(path)
     try:
-        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".symparams-",
+        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".symparams-",
                                          suffix=".part")
     except OSError as exc:
         raise SymparamsError(f"cannot write {path}: {exc.strerror}") from None
@@ -36,7 +40,7 @@ def replacing(path: str, binary: bool = False) -> Iterator[IO]:
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as fh:
             yield fh
         os.chmod(temporary, mode)
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except OSError as exc:
         _remove(temporary)
         raise SymparamsError(f"cannot write {path}: {exc.strerror or exc}") from None
@@ -48,7 +52,7 @@ def replacing(path: str, binary: bool = False) -> Iterator[IO]:
 def check_target(path: str) -> None:
     """Refuse now a path that :func:`replacing` would refuse later (before any other file is written)."""
     _mode_for(path)
-    folder = os.path.dirname(os.path.abspath(path))
+    folder = os.path.dirname(os.path.realpath(path))
     if not os.path.isdir(folder):
         raise SymparamsError(f"cannot write {path}: no such folder {folder}")
 
@@ -82,6 +86,8 @@ def _mode_for(path: str) -> int | None:
         return None
     if not stat.S_ISREG(st.st_mode):
         raise SymparamsError(f"cannot write {path}: not a regular file")
+    if not (st.st_mode & 0o222 and os.access(path, os.W_OK)):
+        raise SymparamsError(f"cannot write {path}: the file is read-only")
     return stat.S_IMODE(st.st_mode)
 
 

@@ -175,7 +175,7 @@ def _memory_options(p) -> None:
                    help="the weights' type (default bf16: mixed precision when training)")
     p.add_argument("--optimizer", default="adam", choices=("adam", "sgd", "none"),
                    help="adam (default), sgd with momentum, or none: serving, no gradients")
-    p.add_argument("--zero", default=0, type=int, choices=(0, 1, 2, 3), help="ZeRO stage (default 0)")
+    p.add_argument("--zero", default="0", metavar="{0,1,2,3}", help="ZeRO stage (default 0)")
     p.add_argument("--ranks", default=1, type=_positive, metavar="N", help="data-parallel ranks ZeRO spreads over")
     p.add_argument("--seq", type=_positive, metavar="S", help="tokens per sequence (activations, KV cache)")
     p.add_argument("--batch", default=1, type=_positive, metavar="B", help="sequences (default 1)")

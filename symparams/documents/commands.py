@@ -19,10 +19,14 @@ Commands(target='', costs=False)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..core.errors import SymparamsError
 from ..core.model import Model
+
+#: a name a command can show as it is: no space, quote, backtick or markup
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@/-]*", re.ASCII)
 
 #: the sequence length at which :func:`costs_answer` asks (any length answers alike)
 _PROBE_SEQ = 128
@@ -43,9 +47,13 @@ def suggested(m: Model) -> Commands:
 
 
 def _target(m: Model) -> str:
-    """``m``'s name where the command line resolves it to a model of the same family (a preset, a family)."""
+    """``m``'s name where the command line resolves it to a model of the same family (a preset, a family) and
+    it can be printed as one shell word in a code span; else ``""`` (a folder named with a backtick, a blank line
+    or markup would break out of the span, and one with a space would need quoting)."""
     from ..families.lookup import model
 
+    if not _PLAIN_WORD.fullmatch(m.name):
+        return ""
     try:
         return m.name if model(m.name).family.name == m.family.name else ""
     except SymparamsError:

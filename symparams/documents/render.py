@@ -57,6 +57,16 @@ def _user_template(path: str, fmt: str, ctx: dict) -> str:
         raise SymparamsError(f"template {path}: {exc}") from None
 
 
+def _encodable(text: str) -> str:
+    """``text`` if UTF-8 can write it; a lone surrogate (``{{ "%c" % 55296 }}``) cannot be in any file."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SymparamsError(f"the output holds U+{ord(text[exc.start]):04X}, a lone surrogate no UTF-8 text "
+                             "can hold") from None
+    return text
+
+
 def _render_user(source: str, fmt: str, ctx: dict) -> str:
     """The user's template rendered in the sandbox (in the bounded child); its failures as one line."""
     try:
@@ -67,7 +77,7 @@ def _render_user(source: str, fmt: str, ctx: dict) -> str:
             size += len(chunk)
             if size > RENDER_BYTES:
                 raise SymparamsError(f"the output is over {RENDER_BYTES >> 20} MiB")
-        return "".join(out)
+        return _encodable("".join(out))
     except jinja2.TemplateSyntaxError as exc:
         raise SymparamsError(f"line {exc.lineno}: {exc.message}") from None
     except jinja2.sandbox.SecurityError as exc:

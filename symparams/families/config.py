@@ -75,6 +75,7 @@ class ConfigReader:
 
     def __init__(self, data: Mapping[str, Any], source: str = "config.json", head: str | None = None,
                  fields=None):
+        _refuse_keys_not_text(data, source)
         self.data = data
         self.source = source
         self.head = head
@@ -194,6 +195,16 @@ class ConfigReader:
                 raise SymparamsError(f"{self.source}: key id2label must be a non-empty object")
             return len(id2label)
         return default
+
+
+def _refuse_keys_not_text(data: Mapping, source: str) -> None:
+    """A config.json's keys are text; a dict built in Python may hold others (``{5: 1}``), which no field of any
+    config class can be: refused in one line rather than failing deep in the reading."""
+    for key, value in data.items():
+        if not isinstance(key, str):
+            raise SymparamsError(f"{source}: a config's keys are field names (text), not {key!r}"[:300])
+        if isinstance(value, Mapping):
+            _refuse_keys_not_text(value, source)
 
 
 def is_sub_config(key: str, value: Any) -> bool:

@@ -186,6 +186,98 @@ def test_control_characters_never_reach_a_document():
         assert "abcd" in out
 
 
+# -- what a command writes, and user text it echoes -------------------------------------------------------------
+
+def test_a_read_only_file_is_refused_and_kept(tmp_path):
+    doc, csv = tmp_path / "doc.md", tmp_path / "grid.csv"
+    for path in (doc, csv):
+        path.write_text("old\n")
+        path.chmod(0o444)  # root could still write it (as this suite may run): its mode says not to
+    assert_one_line_error(*run("derive", "bert-base", "--format", "md", "-o", str(doc))[::2], "read-only")
+    assert_one_line_error(*run("sweep", "bert-base", "--grid", "L=1:3:1", "--csv", str(csv))[::2], "read-only")
+    assert doc.read_text() == csv.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.md", "grid.csv"]
+
+
+def test_a_symbolic_link_is_written_through(tmp_path):
+    (tmp_path / "real.csv").write_text("old\n")
+    (tmp_path / "link.csv").symlink_to("real.csv")
+    code, out, err = run("sweep", "bert-base", "--grid", "L=1:2:1", "--csv", str(tmp_path / "link.csv"))
+    assert code == 0 and err == ""
+    assert (tmp_path / "link.csv").is_symlink() and os.readlink(tmp_path / "link.csv") == "real.csv"
+    assert (tmp_path / "real.csv").read_text() == "L,parameters\n1,31515648\n2,38603520\n"  # BERT-base, L = 1, 2
+
+
+def test_a_failing_plot_leaves_the_old_csv(tmp_path):
+    csv = tmp_path / "grid.csv"
+    csv.write_text("old\n")
+    huge = "1" + "0" * 160  # H = 10^160: a count near 10^321, beyond a float
+    assert_one_line_error(*run("sweep", "bert-base", "--set", "A=1", "--grid", f"H={huge},{huge}0", "--csv",
+                               str(csv), "--plot", str(tmp_path / "g.svg"))[::2], "beyond a float's range")
+    assert csv.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.csv"]
+
+
+def test_a_model_name_is_never_mathtext_in_a_plot(tmp_path):
+    folder = tmp_path / "m$\\frac{$"  # matplotlib would parse $...$ and fail on the unclosed brace
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 2}))
+    code, out, err = run("sweep", "--config", str(folder), "--grid", "L=1:2:1", "--plot", str(tmp_path / "g.svg"),
+                         cwd=str(tmp_path))
+    assert code == 0 and err == "", err
+    assert (tmp_path / "g.svg").read_text().startswith("<?xml")
+
+
+def test_a_template_writing_a_lone_surrogate_is_one_line(tmp_path):
+    (tmp_path / "t.j2").write_text('{{ "%c" % 55296 }}')
+    for output in ((), ("-o", str(tmp_path / "out.md"))):
+        assert_one_line_error(*run("derive", "bert-base", "--format", "md", "--template", str(tmp_path / "t.j2"),
+                                   *output)[::2], "U+D800")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.j2"]
+
+
+@pytest.mark.parametrize("config", [{"model_type": "bert", "num_hidden_layers": 2}, {"model_type": "olmo"}],
+                         ids=["hand-written", "inferred"])
+def test_a_folder_name_never_becomes_markup_in_a_document(tmp_path, config):
+    folder = tmp_path / "evil`\n\n# Injected\n<img src=x onerror=alert(1)>"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    code, out, err = run("derive", "--config", str(folder), "--format", "md", cwd=str(tmp_path))
+    assert code == 0 and err == "", err
+    assert not [line for line in out.splitlines() if line.startswith(("# Injected", "<img"))]
+    assert "`symparams formula --config PATH`" in out  # the name cannot be shown as a command: PATH stands in
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["memory", "bert-base", "--zero", "\uff13"], "ZeRO stage must be 0, 1, 2 or 3"),  # a fullwidth 3
+    (["memory", "bert-base", "--zero", "\u0663"], "ZeRO stage must be 0, 1, 2 or 3"),  # an Arabic-Indic 3
+    (["memory", "bert-base", "--zero", "1.0"], "ZeRO stage must be 0, 1, 2 or 3"),
+    (["memory", "bert-base", "--fit", "\u0668\u0660GB"], "a memory budget is a number of bytes"),
+    (["memory", "bert-base", "--fit", "\uff18\uff10GB"], "a memory budget is a number of bytes"),
+], ids=["fullwidth zero", "arabic zero", "float zero", "arabic fit", "fullwidth fit"])
+def test_digits_are_ascii_digits(args, needle):
+    assert_one_line_error(*run(*args)[::2], needle)
+
+
+def test_a_very_long_name_is_cut_in_the_error_line():
+    code, out, err = run("count", "x" * 100_000)
+    assert_one_line_error(code, err, "… (100,000 characters)")
+    assert len(err) < 300
+
+
+def test_the_api_refuses_a_key_that_is_not_text_and_a_float_zero_stage():
+    from symparams import SymparamsError, model
+
+    with pytest.raises(SymparamsError, match="keys are field names"):
+        model({"model_type": "olmo", 5: 1})
+    with pytest.raises(SymparamsError, match="keys are field names"):
+        model({"model_type": "llava", "text_config": {None: 1}})
+    with pytest.raises(SymparamsError, match="ZeRO stage"):
+        model("bert-base").memory(zero=1.0)
+    with pytest.raises(SymparamsError, match="ZeRO stage"):
+        model("bert-base").memory(zero=True)
+
+
 # -- races and kills: eight writers of one file, kill -9 mid-write ----------------------------------------------
 # each a fresh interpreter: signals sent to a command while it runs, and eight commands at once, are what a
 # runner's one-case-at-a-time forks cannot stand for
