@@ -7,22 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from symparams.families.inferred_status import all_sizes_free, held_sizes
+
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "docs" / "inferred.md"
-
-
-def held_sizes(entry: dict) -> dict:
-    """The size fields an exact entry holds at a value (flags do not count), but those a branch takes on from the
-    next value up and those the config class admits at that value only."""
-    conditions = entry.get("conditions") or {}
-    branched = {k for b in entry.get("branches", ()) if not held_sizes(b) for k in b["conditions"].get("minimum", {})}
-    return {k: v for k, v in conditions.get("fixed", {}).items()
-            if not isinstance(v, bool) and k not in branched and k not in conditions.get("sole", ())}
-
-
-def all_sizes_free(entry: dict) -> bool:
-    """Exact with no size field held at a value, where no branch takes the field on."""
-    return entry["exact"] and not held_sizes(entry)
 
 
 def table(entries: dict, version: str, seconds: dict, not_reached: list[str], note: str) -> str:

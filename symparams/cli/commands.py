@@ -61,19 +61,43 @@ def _from_config(path: str, head, sets: dict, build: bool):
 
 
 def cmd_list(args) -> None:
+    from ..families.inferred_status import statuses
     from ..families.presets import all_presets
     from ..families.registry import all_families
 
-    presets = all_presets()
+    presets, families = all_presets(), all_families()
+    if args.json:
+        print_json({"presets": [{"name": p.name, "family": p.family, "description": p.en} for p in presets.values()],
+                    "families": [{"name": f.name, "switches": [s.name for s in f.switches], "heads": list(f.heads)}
+                                 for f in families.values()],
+                    "inferred": [s.to_dict() for s in statuses()]})
+        return
+    if args.inferred:
+        _list_inferred(statuses())
+        return
     print("presets:")
     width = max(map(len, presets))
     for p in presets.values():
         print(f"  {p.name:<{width}}  {p.family:<12} {p.en}")
     print("families:")
-    for f in all_families().values():
+    for f in families.values():
         heads = f"  heads: {', '.join(f.heads)}" if f.heads else ""
         switches = ", ".join(s.name for s in f.switches) or "none"
         print(f"  {f.name:<{width}}  switches: {switches}{heads}")
+    print("inferred: the model types counted by formulas inferred from transformers' builds: "
+          "`symparams list --inferred`")
+
+
+def _list_inferred(found) -> None:
+    from ..families.inferred_data import version
+
+    print(f"model types counted by formulas inferred from transformers {version()} meta-device builds "
+          f"({len(found)}: {sum(s.exact for s in found)} exact, {sum(s.free for s in found)} with every size free, "
+          f"{sum(s.costs for s in found)} with FLOPs and memory):")
+    width = max(len(s.model_type) for s in found)
+    for s in found:
+        costs = "; FLOPs and memory" if s.costs else ""
+        print(f"  {s.model_type:<{width}}  {', '.join(s.classes)}: {s.verdict}{costs}")
 
 
 def cmd_count(args) -> None:

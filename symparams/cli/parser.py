@@ -73,8 +73,9 @@ def command_named(argv: Sequence[str]) -> str | None:
 
 #: each command: its one-line summary, its description, an example
 COMMANDS = {
-    "list": ("presets and families", "The presets (named models with their values) and the families, with each "
-             "family's switches and task heads.", "symparams list"),
+    "list": ("presets, families and inferred types", "The presets (named models with their values) and the "
+             "families, with each family's switches and task heads; with --inferred, the model types counted by "
+             "formulas inferred from transformers' builds, each with its status.", "symparams list --inferred"),
     "count": ("count parameters, with a breakdown", "The exact number of parameters of a model, with each "
               "component's count and share.", "symparams count bert-base --set L=24 --set H=1024 --set A=16"),
     "formula": ("the simplified closed form", "The total as a formula in the model's symbols. A preset gives its "
@@ -226,6 +227,13 @@ def _levels(text: str) -> int:
     return int(text)
 
 
+def _list_options(p) -> None:
+    p.add_argument("--inferred", action="store_true",
+                   help="the model types known only through inferred formulas, each with its status: exact, the "
+                        "sizes held, why a class is not exact, whether FLOPs and memory answer")
+    p.add_argument("--json", action="store_true", help="the presets, families and inferred types as JSON")
+
+
 def _infer_options(p) -> None:
     from .infer import options
 
@@ -255,7 +263,7 @@ def joined_values(argv: Sequence[str]) -> list[str]:
 
 
 #: what each command adds to its parser
-_OPTIONS = {"list": lambda p: None, "count": _count_options, "formula": _formula_options,
+_OPTIONS = {"list": _list_options, "count": _count_options, "formula": _formula_options,
             "prove": lambda p: _model_options(p, json_=True), "flops": _flops_options, "memory": _memory_options,
             "explain": _explain_options, "derive": _document_options, "solve": _solve_options,
             "sweep": _sweep_options, "infer": _infer_options, "shell": _shell_options}

@@ -254,7 +254,7 @@ def family_for(model_type: str, source: str, remote_code: bool = False) -> Famil
     why = ", a model with its own code (auto_map), which symparams does not run" if remote_code else ""
     raise SymparamsError(f"{source}: unknown model_type {model_type!r}{why} (symparams reads: "
                          f"{', '.join(sorted(known))}; and, inferred from transformers' builds, the types "
-                         f"docs/inferred.md lists)")
+                         f"`symparams list --inferred` lists)")
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,8 @@ def test_list_names_presets_and_families():
     assert lines[0] == "presets:" and lines.count("families:") == 1
     cut = lines.index("families:")
     presets = [line.split()[0] for line in lines[1:cut]]
-    families = [line.split()[0] for line in lines[cut + 1:]]
+    families = [line.split()[0] for line in lines[cut + 1:-1]]
+    assert "symparams list --inferred" in lines[-1]
     assert presets == list(all_presets())
     for name in ("bert-base", "bert-large", "bert-base-chinese", "transformer-base", "transformer-big"):
         assert name in presets
@@ -175,6 +176,69 @@ def test_every_command_has_a_description_and_a_working_example(command):
         argv = [a for a in example.split()[1:] if not a.endswith(".tex") and a != "-o"]
         code, _, err = run(*argv)
         assert code == 0, (example, err)
+
+
+def _listed_types() -> set:
+    """The model types the data file of inferred formulas holds, read as plain JSON lines."""
+    from symparams.families.inferred_data import DATA
+
+    with open(DATA, encoding="utf-8") as fh:
+        return {json.loads(line.rstrip().rstrip(","))["model_type"] for line in fh.read().splitlines()[1:]
+                if line.startswith("{")}
+
+
+def _config_with(model_type: str, dotted: str, value: int) -> dict:
+    config: dict = {"model_type": model_type}
+    *outer, last = dotted.split(".")
+    inner = config
+    for key in outer:
+        inner = inner.setdefault(key, {})
+    inner[last] = value
+    return config
+
+
+def test_list_inferred_says_what_each_type_refuses():
+    from symparams.families.inferred import model
+    from symparams.families.inferred_data import OutsideConditions
+
+    code, out, err = run("list", "--inferred")
+    assert code == 0 and err == ""
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert set(rows) == _listed_types()
+    # a type said to hold a size refuses another value of it, naming it; one said not exact refuses its config
+    held = [line.split(": exact, holding ", 1) for line in rows.values()
+            if ": exact, holding " in line and " = 0" not in line]  # a size held at 0 may be all its config allows
+    held = [(named, holding) for named, holding in held if "." not in holding.split(" = ")[0]]  # a top-level field
+    not_exact = [(t, line.split(": not exact: ", 1)[1].split(":")[0]) for t, line in rows.items()
+                 if ": not exact: " in line]  # (the type, its first class not exact)
+    assert held and not_exact
+    for named, holding in held[:4]:
+        model_type, classes = named.split(None, 1)
+        first = classes.split(", ")[0]
+        field, value = holding.split(";")[0].split(", ")[0].split(" = ")
+        with pytest.raises(OutsideConditions, match=f"{field} is {2 * int(value)}"):
+            model(_config_with(model_type, field, 2 * int(value)), head=None if first == "base" else first)
+    for model_type, cls in not_exact[:4]:
+        with pytest.raises(OutsideConditions, match="was not inferred"):
+            model({"model_type": model_type}, head=None if cls == "base" else cls)
+    # a type said to be free with its costs counts at other sizes and answers for FLOPs (OLMo: G = A, H/A = 128)
+    assert rows["olmo"].endswith("exact, every size free; FLOPs and memory")
+    olmo = model({"model_type": "olmo", "hidden_size": 256, "num_attention_heads": 2, "intermediate_size": 512,
+                  "num_hidden_layers": 3, "vocab_size": 1000})
+    assert olmo.count == 1000 * 256 + 3 * (4 * 256 * 256 + 3 * 256 * 512)  # tied embeddings, no biases or norms
+    assert olmo.flops(16).forward > 0
+
+
+def test_list_json_holds_presets_families_and_inferred_types():
+    code, out, err = run("list", "--json")
+    data = json.loads(out)
+    assert code == 0 and err == ""
+    assert [p["name"] for p in data["presets"]] == list(all_presets())
+    assert [f["name"] for f in data["families"]] == list(all_families())
+    assert {t["model_type"] for t in data["inferred"]} == _listed_types()
+    olmo = next(t for t in data["inferred"] if t["model_type"] == "olmo")
+    assert olmo == {"model_type": "olmo", "classes": ["base", "causal-lm"], "exact": True, "free": True, "held": {},
+                    "reasons": {}, "costs": True}
 
 
 def test_set_help_lists_every_symbol():
