@@ -16,7 +16,7 @@ True
 >>> from symparams import model
 >>> print(banner(model("bert-base")))  # doctest: +ELLIPSIS
 symparams shell: bert-base (BERT): V=30522 P=512 S=2 H=768 L=12 A=12 r=4 pooler=true
-  N = H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
+  m.closed_form = H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
   m.count = 109,482,240
 Substitute values for a new model (m itself never changes):
   m.subs(L=24, H=1024, A=16).count    # 335,141,888
@@ -91,11 +91,11 @@ def banner(m=None) -> str:
                 '  m = model("bert-base")\n'
                 "  m.subs(L=24, H=1024, A=16).count\n"
                 f"Loaded: model, Model, solve, sweep, sp, presets[...] and bert_base, ..., the symbols {symbols}")
-    lines = [f"symparams shell: {heading(m)}", f"  N = {sp.sstr(m.closed_form)}"]
+    lines = [f"symparams shell: {heading(m)}", f"  m.closed_form = {sp.sstr(m.closed_form)}"]
     if not m.free:
         lines.append(f"  m.count = {thousands(m.count)}")
     elif m.values:
-        lines.append(f"  with the values given: N = {sp.sstr(m.total)}")
+        lines.append(f"  m.total = {sp.sstr(m.total)}")
     example = _example(m)
     if example is not None:
         args, result = example

@@ -30,7 +30,7 @@ def test_plain_console_banner_and_substitution(home):
     child.expect(">>> ")
     banner = child.before
     assert "bert-base (BERT)" in banner
-    assert "N = H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)" in banner
+    assert "m.closed_form = H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)" in banner
     assert f"m.subs(L=24, H=1024, A=16).count    # {BERT_LARGE:,}" in banner
     child.sendline("m.subs(L=24, H=1024, A=16).count")
     child.expect(">>> ")
@@ -110,3 +110,20 @@ def test_shell_with_a_bad_model_is_one_line(home):
     child.close()
     assert child.exitstatus == 2
     assert "unknown model 'bert-bsae'" in child.before and child.before.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize("name,values", [("bert-base", {}), ("bert", {}), ("bert", {"L": 24})])
+def test_every_name_the_banner_shows_is_defined_with_that_value(name, values):
+    import sympy as sp
+
+    from symparams import model
+    from symparams.cli.shell import banner, namespace
+
+    m = model(name).subs(**values) if values else model(name)
+    ns = namespace(m)
+    lines = [line.strip() for line in banner(m).splitlines() if line.startswith("  ")]  # every name = value
+    assert lines
+    for line in lines:  # "m.closed_form = ..." or an example call "m.subs(...).count    # its result"
+        expression, value = line.split("    # ") if "    # " in line else line.split(" = ", 1)
+        result = eval(expression, dict(ns))  # the banner's own text, not user input
+        assert (f"{result:,}" if isinstance(result, int) else sp.sstr(result)) == value, expression
