@@ -160,8 +160,21 @@ def cmd_derive(args) -> None:
     from ..documents.render import render
 
     m = load(args)
-    text = render(m, format=args.format, lang=args.lang, title=args.title, template=args.template)
+    text = render(m, format=document_format(args.format, args.output), lang=args.lang, title=args.title,
+                  template=args.template)
     _write(text, args.output)
+
+
+def document_format(given: str | None, output: str | None) -> str:
+    """The format asked for; else the one the output file's name ends with; else Markdown.
+
+    >>> document_format(None, "bert.zh.tex"), document_format(None, None), document_format("html", "x.md")
+    ('tex', 'md', 'html')
+    """
+    if given:
+        return given
+    ending = os.path.splitext(output or "")[1].lower().lstrip(".")
+    return ending if ending in ("md", "tex", "html") else "md"
 
 
 def _write(text: str, output: str | None) -> None:

@@ -150,7 +150,8 @@ def _model_options(p, json_: bool) -> None:
 
 def _document_options(p) -> None:
     _model_options(p, json_=False)
-    p.add_argument("--format", required=True, choices=("md", "tex", "html"), help="Markdown, LaTeX or HTML")
+    p.add_argument("--format", choices=("md", "tex", "html"),
+                   help="Markdown, LaTeX or HTML (default: from -o's ending, .md, .tex or .html; else md)")
     p.add_argument("--lang", default="en", choices=("en", "zh"), help="English or Chinese")
     p.add_argument("--title", help="the document's title")
     p.add_argument("-o", "--output", help="write to this file (default: standard output)")

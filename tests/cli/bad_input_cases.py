@@ -211,7 +211,6 @@ def option_cases():
     out += [case("count", "bert-base", "--head", "--json"),
             case("derive", "bert-base", "--format", "--lang", "en", needle="--format"),
             case("count", "bert-base", "extra", needle="extra"), case("formula", "bert-base", "--json"),
-            case("derive", "bert-base", needle="--format"),
             case("derive", "bert-base", "--format", "pdf", needle="pdf"),
             case("derive", "bert-base", "--format", "md", "--lang", "fr", needle="fr"),
             case("solve", "bert-base", "--for", "H", needle="--target")]

@@ -25,3 +25,14 @@ def test_derive_with_set_and_head(capsys):
     text = capsys.readouterr().out
     assert "### 2.4 Task head: Classifier (`classifier`)" in text  # as BertForSequenceClassification names it
     assert "1,538" in text  # 768 × 2 + 2: the classifier of two labels
+
+
+def test_derive_takes_its_format_from_the_output_name_else_markdown(tmp_path, capsys):
+    for name, start in (("a.tex", "\\documentclass"), ("b.HTML", "<!DOCTYPE html>"), ("c.md", "# Counting"),
+                        ("d.txt", "# Counting")):
+        assert main(["derive", "bert-base", "-o", str(tmp_path / name)]) == 0
+        assert (tmp_path / name).read_text(encoding="utf-8").startswith(start), name
+    assert main(["derive", "bert-base"]) == 0
+    assert capsys.readouterr().out.startswith("# Counting the parameters of bert-base")
+    assert main(["derive", "bert-base", "--format", "tex", "-o", str(tmp_path / "e.md")]) == 0  # asked: kept
+    assert (tmp_path / "e.md").read_text(encoding="utf-8").startswith("\\documentclass")
