@@ -99,6 +99,14 @@ def _parse_number(key: str, text: str):
     return to_python(parse_value(key, text))  # positive; whole for sizes, rational for r
 
 
+def _parse_end(key: str, spec: str, what: str, text: str):
+    """A range's start or stop, an error naming which it is (``H=1:0:1``: the stop is 0, not a value of H)."""
+    try:
+        return _parse_number(key, text)
+    except SymparamsError as exc:
+        raise SymparamsError(f"{key}={spec}: the {what}: {exc}") from None
+
+
 def _rational(key: str) -> bool:
     return key not in PASS_SIZES and SYMBOLS[key].rational
 
@@ -128,7 +136,7 @@ def parse_axis(key: str, spec) -> Axis:
             parts = [p.strip() for p in text.split(":")]
             if len(parts) not in (2, 3) or not all(parts):
                 raise SymparamsError(f"{key}={spec}: a range is start:stop:step (or start:stop)")
-            start, stop = (_parse_number(key, p) for p in parts[:2])
+            start, stop = (_parse_end(key, spec, what, p) for what, p in zip(("start", "stop"), parts))
             if len(parts) == 3:
                 try:
                     if not all(c in "0123456789/." for c in parts[2]):

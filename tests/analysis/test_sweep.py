@@ -214,3 +214,12 @@ def test_a_model_without_routed_experts_has_no_active_column():
     assert all(len(row) == 2 for row in s)
     with pytest.raises(SymparamsError, match="bert-base has no routed experts"):
         s.active_counts()
+
+
+@pytest.mark.parametrize("spec,needle", [("1:0:1", "H=1:0:1: the stop: H must be a positive whole number, not '0'"),
+                                         ("0:4:1", "H=0:4:1: the start: H must be"),
+                                         ("1:x", "H=1:x: the stop:")])
+def test_a_bad_end_of_a_range_is_named_start_or_stop(spec, needle):
+    with pytest.raises(SymparamsError) as caught:
+        parse_axis("H", spec)
+    assert needle in str(caught.value)
