@@ -388,6 +388,7 @@ class Ledger:
     count: int
     terms: tuple[Term, ...]
     reason: str
+    history: str = ""  # what the claim's own source later said of it (GPT-2's 117M)
 
     @property
     def remainder(self) -> int:
@@ -404,7 +405,8 @@ class Ledger:
         return {"model": self.model, "claim_text": self.text, "exact": self.exact, "claim": self.claim,
                 "explained": self.explained, "equal": self.equal, "count": self.count,
                 "remainder": self.remainder, "digits": self.digits, "unit": self.unit,
-                "terms": [t.to_dict() for t in self.terms], "reason": self.reason}
+                "terms": [t.to_dict() for t in self.terms], "reason": self.reason,
+                **({"history": self.history} if self.history else {})}
 
     def __str__(self) -> str:
         precision = "exact" if self.digits is None else _digits(self.digits)
@@ -414,7 +416,7 @@ class Ledger:
         rows += [("counted", thousands(self.count), ""), ("claim", thousands(self.claim), ""),
                  ("remainder", thousands(self.remainder), "")]
         table = text_table(("term", "count", "counted"), rows, "lrl", rule_before=len(self.terms))
-        return f"{title}\n{table}\n{self.reason}"
+        return f"{title}\n{table}\n{self.reason}" + (f"\nhistory: {self.history}" if self.history else "")
 
     def __repr__(self) -> str:
         return (f"Ledger({self.model}, claim={self.text!r}, exact={self.exact}, count={self.count}, "
@@ -480,15 +482,27 @@ def explain(model, claim) -> Ledger:
     terms = [Term(name, parts[name], name in kept) for name in (*optional, OTHER)]
     if tied_heads:
         terms.append(Term(TIED_AGAIN, tied_heads, again))
-    for i, multiple in enumerate(PAD_MULTIPLES):
+    same_padding: dict[int, list[int]] = {}  # padded rows → the multiples that give them (64 and 128 often agree)
+    for i in range(len(PAD_MULTIPLES)):
         if paddable and padding(kept, i):
-            terms.append(Term(PAD.format(multiple), padding(kept, i), pad == i))
+            same_padding.setdefault(padding(kept, i), []).append(i)
+    for rows, which in same_padding.items():
+        terms.append(Term(PAD.format(" or ".join(str(PAD_MULTIPLES[i]) for i in which)), rows, pad in which))
     assert sum(t.count for t in terms if t.included) == count
     explained = best_key[0] == 0
     equal = parsed.equals(count, binary)
     return Ledger(model.name, parsed.text, exact, parsed.value, parsed.digits, parsed.unit_name(binary), binary,
                   explained, equal, count, tuple(terms),
-                  _reason(parsed, terms, count, binary, explained, equal))
+                  _reason(parsed, terms, count, binary, explained, equal), PUBLISHED.get((exact, parsed.value), ""))
+
+
+#: published claims whose authors later said they were wrong: (the released model's exact count, the claim) → what
+#: the source says.  openai/gpt-2's README: "our original parameter counts were wrong due to an error (in our
+#: previous blog posts and paper). Thus you may have seen small referred to as 117M and medium referred to as 345M."
+_GPT2 = ("OpenAI's GPT-2 repository says the paper's and first blog posts' counts were wrong, from an error of "
+         "theirs: small was called 117M and medium 345M; the released models have {} and {} parameters")
+PUBLISHED = {(124_439_808, 117_000_000): _GPT2.format("124,439,808", "354,823,168"),
+             (354_823_168, 345_000_000): _GPT2.format("124,439,808", "354,823,168")}
 
 
 def _reason(claim: Claim, terms, count: int, binary: bool, explained: bool, equal: bool) -> str:
