@@ -28,6 +28,7 @@ import sympy as sp
 from ..core.blocks import Block, tree_fact
 from ..core.compute import (BATCH, SEQ, Attention, Cached, costed, declares_attention, self_attentions, traced,
                             untraced)
+from ..core.display import Reported
 from ..core.errors import SymparamsError
 from ..core.formatting import thousands
 from ..core.symbols import H
@@ -161,7 +162,7 @@ def _attention(model) -> _Attention:
 
 # -- the KV cache ----------------------------------------------------------------------------------
 
-class KVCache:
+class KVCache(Reported):
     """The key/value cache of ``model`` serving ``batch`` sequences of ``seq`` tokens in ``dtype``.
 
     ``per_token`` is the bytes one token of context leaves while every token
@@ -188,6 +189,10 @@ class KVCache:
     >>> kv.windows, kv.total == 131072 * 4095
     (((4095, 131072),), True)
     """
+
+    def __repr__(self) -> str:
+        return (f"<KVCache {self.model.name}: {self.per_token:,} bytes per token ({self.dtype}, seq={self.seq}, "
+                f"batch={self.batch})>")
 
     def __init__(self, model, dtype: str = "bf16", seq=None, batch=1):
         self.model = model

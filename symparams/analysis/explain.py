@@ -75,8 +75,9 @@ from typing import Any
 
 import sympy as sp
 
+from ..core.display import Reported
 from ..core.errors import SymparamsError
-from ..core.formatting import text_table, thousands
+from ..core.formatting import thousands
 from ..core.symbols import B, P, S, V, V_d
 from ..core.values import MAX_DIGITS
 
@@ -366,7 +367,7 @@ class Term:
 
 
 @dataclass(frozen=True)
-class Ledger:
+class Ledger(Reported):
     """The reconciliation of a claimed count with a model's exact count (see the module's conventions).
 
     ``exact`` is the model's exact count, ``claim`` the claim in decimal
@@ -408,22 +409,12 @@ class Ledger:
                 "terms": [t.to_dict() for t in self.terms], "reason": self.reason,
                 **({"history": self.history} if self.history else {})}
 
-    def __str__(self) -> str:
-        precision = "exact" if self.digits is None else _digits(self.digits)
-        units = f", binary units of {self.unit}" if self.binary else ""
-        title = f"{self.model}: claim {self.text} ({precision}{units}) against the exact count {thousands(self.exact)}"
-        rows = [(t.name, thousands(t.count), "yes" if t.included else "no") for t in self.terms]
-        rows += [("counted", thousands(self.count), ""), ("claim", thousands(self.claim), ""),
-                 ("remainder", thousands(self.remainder), "")]
-        table = text_table(("term", "count", "counted"), rows, "lrl", rule_before=len(self.terms))
-        return f"{title}\n{table}\n{self.reason}" + (f"\nhistory: {self.history}" if self.history else "")
-
     def __repr__(self) -> str:
         return (f"Ledger({self.model}, claim={self.text!r}, exact={self.exact}, count={self.count}, "
                 f"explained={self.explained})")
 
 
-def _digits(n: int) -> str:
+def digits_text(n: int) -> str:
     return f"{n} significant digit{'s' if n != 1 else ''}"
 
 
@@ -516,7 +507,7 @@ def _reason(claim: Claim, terms, count: int, binary: bool, explained: bool, equa
     conditions = ", ".join(how)
     units = f" in binary units (1{claim.unit_letter} = {claim.unit_name(True)})" if binary else ""
     digits = claim.digits
-    precision = f" to {_digits(digits)}" if digits else ""
+    precision = f" to {digits_text(digits)}" if digits else ""
     if explained and equal:
         return f"exact: {conditions + ', ' if conditions else ''}{thousands(count)} is the claim{units}"
     if explained:

@@ -48,6 +48,7 @@ from ..core.algebra import closed_form
 from ..core.blocks import Block, tree_fact
 from ..core.compute import (BATCH, SEQ, Attention, Product, Traced, costed, declares_attention, self_attentions,
                             traced, untraced)
+from ..core.display import Reported
 from ..core.errors import SymparamsError
 from ..core.symbols import A
 from ..core.values import parse_whole
@@ -160,13 +161,17 @@ def _elementwise(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
     return tuple(terms)
 
 
-class Flops:
+class Flops(Reported):
     """The FLOPs of ``model`` on ``batch`` sequences of ``seq`` positions (see the module's conventions).
 
     ``forward``, ``backward`` and ``training`` are exact integers;
     ``formula`` is the forward count as a simplified SymPy expression in the
     model's symbols and ``s``, ``b``; ``terms`` lists each component's share.
     """
+
+    def __repr__(self) -> str:
+        return (f"<Flops {self.model.name}: forward {self.forward:,}, training {self.training:,} "
+                f"(seq={self.seq}, batch={self.batch})>")
 
     def __init__(self, model, seq, batch=1, causal: bool = False, recompute: bool = False,
                  elementwise: bool = False):

@@ -48,6 +48,7 @@ import sympy as sp
 
 from ..core.algebra import closed_form
 from ..core.compute import BATCH, SEQ, untraced
+from ..core.display import Reported
 from ..core.errors import SymparamsError
 from ..core.symbols import H
 from ..core.values import parse_whole
@@ -186,7 +187,7 @@ def _ceil(value) -> int:
 
 # -- the memory of training or serving -----------------------------------------------------------
 
-class Memory:
+class Memory(Reported):
     """Bytes one rank holds to train (``optimizer`` adam or sgd) or serve (``optimizer="none"``) ``model``.
 
     Parameters
@@ -227,6 +228,10 @@ class Memory:
     >>> mem.activations == 32 * 4096 * 4096 * 34 // 2
     True
     """
+
+    def __repr__(self) -> str:
+        return (f"<Memory {self.model.name}: {self.total:,} bytes ({self.dtype}, {self.optimizer_name}, "
+                f"seq={self.seq}, batch={self.batch})>")
 
     def __init__(self, model, dtype: str = "bf16", optimizer: str = "adam", zero=0, ranks=1, seq=None, batch=1,
                  **options):

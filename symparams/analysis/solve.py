@@ -32,6 +32,7 @@ from typing import Any
 import sympy as sp
 
 from ..core.algebra import small_divisors
+from ..core.display import Displayable
 from ..core.errors import SymparamsError
 from ..core.formatting import json_number, ratio, table_row, thousands
 from ..core.symbols import SYMBOLS
@@ -50,7 +51,7 @@ from .variables import (
 
 
 @dataclass(frozen=True)
-class Solution:
+class Solution(Displayable):
     """The admissible value of ``symbol`` whose count is nearest ``target``.
 
     ``below`` and ``above`` are the admissible neighbours ``(value, count)``
@@ -96,16 +97,21 @@ class Solution:
         lines = [f"{self.model}: {x} = {ratio(self.value)} gives {thousands(self.count)} {what}, "
                  f"nearest to {thousands(self.target)}",
                  f"  at {fixed}; {where}"]
-        rows = [(p, mark) for p, mark in ((self.below, ""), ((self.value, self.count), "  <- nearest"),
-                                          (self.above, "")) if p is not None]
-        cells = [(ratio(v), thousands(n), f"{n - self.target:+,}", mark) for (v, n), mark in rows]
+        cells = self.rows()
         head = (x, what, "vs target", "")
         widths = [max(len(c[i]) for c in [head, *cells]) for i in range(3)]
         lines += [("  " + table_row(c[:3], widths, "rrr") + c[3]).rstrip() for c in [head, *cells]]
         return "\n".join(lines)
 
-    def _repr_pretty_(self, p, cycle):
-        p.text(str(self))
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """The neighbours and the nearest value as text: value, count, difference from the target, and a mark
+        on the nearest."""
+        found = [(p, mark) for p, mark in ((self.below, ""), ((self.value, self.count), "  <- nearest"),
+                                           (self.above, "")) if p is not None]
+        return [(ratio(v), thousands(n), f"{n - self.target:+,}", mark) for (v, n), mark in found]
+
+    def __repr__(self) -> str:
+        return f"<Solution {self.model}: {self.symbol} = {ratio(self.value)} gives {self.count:,}>"
 
 
 def _lcm(a: Fraction, b: Fraction) -> Fraction:

@@ -42,6 +42,7 @@ from typing import Any, Iterator, Mapping
 
 import sympy as sp
 
+from ..core.display import Displayable
 from ..core.errors import SymparamsError
 from ..core.family import Constraint
 from ..core.formatting import ratio, thousands
@@ -311,7 +312,7 @@ class Chunk:
         return out
 
 
-class Sweep:
+class Sweep(Displayable):
     """The count of a model over a grid of values of some of its symbols.
 
     Parameters
@@ -381,6 +382,10 @@ class Sweep:
         self._np = _numpy() if numpy else None
         self.dtype = ("int64" if widest <= INT64_MAX else "object") if self._np is not None else "python"
         self._compile()
+
+    def __repr__(self) -> str:
+        grid = ", ".join(f"{a.key} ({a.count:,} values)" for a in self.axes)
+        return f"<Sweep {self.model.name}: {self.of} over {grid}, {self.points:,} points>"
 
     def __len__(self) -> int:
         return self.points

@@ -38,3 +38,12 @@ class Displayable:
 
     def _repr_pretty_(self, p, cycle):
         p.text(presentation().cycle_text(self) if cycle else presentation().text(self))
+
+
+class Reported(Displayable):
+    """A result shown as a report, a title, a table and notes (memory, FLOPs, a KV cache, an explanation): its
+    text is the command line's, its notebook display that table in HTML or Markdown
+    (:mod:`symparams.documents.results_view`)."""
+
+    def __str__(self) -> str:
+        return presentation().text(self)

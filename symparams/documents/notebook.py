@@ -6,7 +6,9 @@ r"""Notebook and console display of models, breakdowns and proofs.
 :class:`~symparams.analysis.proof.Proof`) call these functions from the
 methods Jupyter (``_repr_latex_``, ``_repr_markdown_``, ``_repr_html_``) and
 IPython (``_repr_pretty_``) use, so that ``m``, ``m.breakdown()`` and
-``m.prove()`` show as formulas and tables.
+``m.prove()`` show as formulas and tables; the results of ``m.memory()``,
+``m.flops()``, ``m.kv_cache()``, ``m.explain()``, a solution and a sweep show
+as the tables of :mod:`.results_view`.
 
 >>> from symparams import model
 >>> m = model("bert-base")
@@ -42,6 +44,7 @@ from ..core.model import Breakdown, Model
 from .escape import escape_html, escape_md, escape_tex
 from .mathml import mathml, mathml_chain
 from .proof_text import conclusion, note_lines, premise_lines, proof_equations, proof_lines, verdict
+from .results_view import REPORTED, report
 
 
 def derive(m: Model, **options) -> str:
@@ -51,15 +54,22 @@ def derive(m: Model, **options) -> str:
     return render(m, **options)
 
 
-def latex(obj) -> str:
-    return {Model: _model_latex, Breakdown: _breakdown_latex, Proof: _proof_latex}[type(obj)](obj)
+def latex(obj) -> str | None:
+    """A model's, a breakdown's or a proof's LaTeX; None for a result shown as a table (Jupyter then takes its
+    HTML)."""
+    shown = {Model: _model_latex, Breakdown: _breakdown_latex, Proof: _proof_latex}.get(type(obj))
+    return None if shown is None else shown(obj)
 
 
 def markdown(obj) -> str:
+    if type(obj) in REPORTED:
+        return report(obj).markdown()
     return {Model: _model_markdown, Breakdown: _breakdown_markdown, Proof: _proof_markdown}[type(obj)](obj)
 
 
 def html(obj) -> str:
+    if type(obj) in REPORTED:
+        return report(obj).html()
     return {Model: _model_html, Breakdown: _breakdown_html, Proof: _proof_html}[type(obj)](obj)
 
 
@@ -70,6 +80,8 @@ def text(obj) -> str:
     if isinstance(obj, Model):
         chain = " = ".join(thousands(p) if isinstance(p, int) else sp.sstr(p) for p in _chain(obj))
         return f"{heading(obj)}\nN = {chain}\n{obj.breakdown()}"
+    if type(obj) in REPORTED:
+        return report(obj).text()
     return str(obj)
 
 
