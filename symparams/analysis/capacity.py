@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from fractions import Fraction
 
 from ..core.errors import SymparamsError
 from ..core.values import parse_whole
 from ..core.formatting import thousands
 from .dtypes import _shown
-from .memory import Memory
+from .memory import RECOMPUTE, Memory
 
 #: byte units a budget may be written in: decimal (GB = 10^9, as disk and GPU makers write it) and binary (GiB)
 BYTE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -102,3 +103,84 @@ def _last_true(fits) -> int | None:
         low, high = (mid, high) if fits(mid) else (low, mid)
     return low
 
+
+
+# -- when nothing fits -------------------------------------------------------------------------------------------
+
+#: the changes tried when nothing fits, each alone: the smallest of each kind that fits is suggested
+_ZERO_RANKS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+_TENSOR_PARALLEL = (2, 4, 8, 16, 32, 64)
+_SMALLER_DTYPES = {"fp32": ("bf16", "int8", "int4"), "bf16": ("int8", "int4"), "fp16": ("int8", "int4"),
+                   "int8": ("int4",), "int4": ()}
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """One change of the memory options (``{"zero": 3, "ranks": 8}``) under which the budget holds the
+    smallest size; ``value``: the longest sequence (or largest batch) it then holds, None for every one."""
+
+    change: dict
+    value: int | None
+
+    def to_dict(self) -> dict:
+        return {"change": self.change, "value": self.value}
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """What the smallest size needs when nothing fits (``needed`` bytes, ``needed − budget`` too many), and the
+    smallest change of each kind that fits: ZeRO over the given ranks, ZeRO-3 over more ranks, tensor
+    parallelism, a smaller type, activation recomputation."""
+
+    needed: int
+    budget: int
+    remedies: tuple[Remedy, ...]
+
+    @property
+    def excess(self) -> int:
+        return self.needed - self.budget
+
+    def to_dict(self) -> dict:
+        return {"needed": self.needed, "excess": self.excess, "fits_with": [r.to_dict() for r in self.remedies]}
+
+
+def shortfall(model, budget_bytes, name: str, **memory_args) -> Shortfall:
+    """Why nothing fits ``budget_bytes`` when solving for ``name`` (``"seq"`` or ``"batch"``), and what would.
+
+    >>> from symparams import model
+    >>> s = shortfall(model("llama-3-8b"), 80 * 10**9, "seq", dtype="bf16", optimizer="adam")
+    >>> s.needed, s.excess, [(r.change, r.value) for r in s.remedies]
+    (120083256320, 40083256320, [({'zero': 3, 'ranks': 2}, 1586)])
+    """
+    budget = parse_whole("the memory budget in bytes", budget_bytes)
+    needed = Memory(model, **{**memory_args, name: 1}).total
+    return Shortfall(needed, budget, tuple(r for r in map(lambda c: _remedy(model, budget, name, memory_args, c),
+                                                            _first_of_each_kind(memory_args)) if r is not None))
+
+
+def _first_of_each_kind(memory_args: dict):
+    """The changes to try, kind by kind, smallest first: each kind a list, of which the first that fits counts."""
+    zero, ranks = int(memory_args.get("zero", 0)), int(memory_args.get("ranks", 1))
+    if ranks > 1:
+        yield [{"zero": stage} for stage in range(zero + 1, 4)]
+    yield [{"zero": 3, "ranks": n} for n in _ZERO_RANKS if n > ranks]
+    tensor = int(memory_args.get("tensor_parallel", 1))
+    yield [{"tensor_parallel": t} for t in _TENSOR_PARALLEL if t > tensor]
+    yield [{"dtype": d} for d in _SMALLER_DTYPES.get(memory_args.get("dtype", "bf16"), ())]
+    recompute = memory_args.get("recompute", "none")
+    yield [{"recompute": r} for r in ("selective", "full") if RECOMPUTE.index(r) > RECOMPUTE.index(recompute)]
+
+
+def _remedy(model, budget: int, name: str, memory_args: dict, changes: list[dict]) -> Remedy | None:
+    for change in changes:
+        args = {**memory_args, **change}
+        try:
+            if Memory(model, **{**args, name: 1}).total > budget:
+                continue
+        except SymparamsError:  # a change this model or optimizer refuses (int8 weights with an optimizer)
+            continue
+        try:
+            return Remedy(change, _largest(model, budget, name, args))
+        except SymparamsError:  # the total stops growing below the budget: every size fits
+            return Remedy(change, None)
+    return None

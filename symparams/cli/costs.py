@@ -33,27 +33,33 @@ def cmd_memory(args, m) -> None:
 
 
 def _fit(args, m, settings: dict) -> None:
-    """``--fit BYTES``: the longest sequence that fits (at --batch), or with --seq the largest batch."""
-    from ..analysis.capacity import largest_batch, longest_context, parse_bytes
+    """``--fit BYTES``: the longest sequence that fits (at --batch), or with --seq the largest batch; when nothing
+    does, the bytes the smallest needs and the smallest change of each kind that would fit."""
+    from ..analysis.capacity import largest_batch, longest_context, parse_bytes, shortfall
 
     budget = parse_bytes(args.fit)
-    if args.seq is None:
-        what, found = "seq", longest_context(m, budget, batch=args.batch, **settings)
-    else:
-        what, found = "batch", largest_batch(m, budget, seq=args.seq, **settings)
-    fitted = None if found is None else m.memory(**{"seq": args.seq, "batch": args.batch, **{what: found}},
-                                                 **settings).to_dict()
+    what, given = ("seq", {"batch": args.batch}) if args.seq is None else ("batch", {"seq": args.seq})
+    found = (longest_context if what == "seq" else largest_batch)(m, budget, **given, **settings)
+    fitted = None if found is None else m.memory(**given, **{what: found}, **settings).to_dict()
+    missing = None if found is not None else shortfall(m, budget, what, **given, **settings)
     if args.json:
-        print_json({"model": m.name, "budget": budget, "solved_for": what, "value": found,
-                    "memory": fitted})
+        print_json({"model": m.name, "budget": budget, "solved_for": what, "value": found, "memory": fitted,
+                    **({"nothing_fits": missing.to_dict()} if missing else {})})
         return
     print(heading(m))
-    if found is None:
-        print(f"nothing fits {thousands(budget)} bytes: even {what} = 1 needs more")
-        return
     name = "tokens per sequence" if what == "seq" else "sequences"
-    print(f"fits {thousands(budget)} bytes: at most {thousands(found)} {name} "
-          f"({thousands(fitted['total'])} bytes; one more needs more)")
+    if missing is None:
+        print(f"fits {thousands(budget)} bytes: at most {thousands(found)} {name} "
+              f"({thousands(fitted['total'])} bytes; one more needs more)")
+        return
+    print(f"nothing fits {thousands(budget)} bytes: even {what} = 1 needs {thousands(missing.needed)} bytes, "
+          f"{thousands(missing.excess)} more")
+    if not missing.remedies:
+        print("no single change of ZeRO, ranks, tensor parallelism, type or recomputation makes it fit")
+    for remedy in missing.remedies:
+        options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in remedy.change.items())
+        holds = f"every {what} fits" if remedy.value is None else f"at most {thousands(remedy.value)} {name}"
+        print(f"fits with {options}: {holds}")
 
 
 def cmd_explain(args, m) -> None:
