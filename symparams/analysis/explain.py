@@ -251,8 +251,13 @@ class Claim:
         """``count`` rounded half up to the claim's last significant digit, as a coefficient."""
         return math.floor(Fraction(count) / self.resolution(binary) + Fraction(1, 2))
 
-    def explains(self, count: int, binary: bool) -> bool:
-        return self.rounded(count, binary) == self.coefficient
+    def truncated(self, count: int, binary: bool) -> int:
+        """``count`` cut (rounded down) to the claim's last significant digit, as a coefficient: how some model
+        cards write a size (Qwen2.5-7B's 7,615,616,512 as 7.61B)."""
+        return math.floor(Fraction(count) / self.resolution(binary))
+
+    def explains(self, count: int, binary: bool, cut: bool = False) -> bool:
+        return (self.truncated if cut else self.rounded)(count, binary) == self.coefficient
 
     def equals(self, count: int, binary: bool) -> bool:
         return self.resolution(binary) * self.coefficient == count
@@ -390,6 +395,8 @@ class Ledger(Reported):
     terms: tuple[Term, ...]
     reason: str
     history: str = ""  # what the claim's own source later said of it (GPT-2's 117M)
+    head: str | None = None  # the task head counted (a generative model's LM head, as its checkpoint has it)
+    truncated: bool = False  # the claim is the count cut, not rounded, to its digits
 
     @property
     def remainder(self) -> int:
@@ -406,7 +413,7 @@ class Ledger(Reported):
         return {"model": self.model, "claim_text": self.text, "exact": self.exact, "claim": self.claim,
                 "explained": self.explained, "equal": self.equal, "count": self.count,
                 "remainder": self.remainder, "digits": self.digits, "unit": self.unit,
-                "terms": [t.to_dict() for t in self.terms], "reason": self.reason,
+                "head": self.head, "truncated": self.truncated, "terms": [t.to_dict() for t in self.terms], "reason": self.reason,
                 **({"history": self.history} if self.history else {})}
 
     def __repr__(self) -> str:
@@ -461,15 +468,17 @@ def explain(model, claim) -> Ledger:
             pads = [None] + [i for i in range(len(PAD_MULTIPLES)) if paddable and padding(kept, i)]
             for pad in pads:
                 count = base + (tied_heads if again else 0) + (padding(kept, pad) if pad is not None else 0)
-                for binary in parsed.units():
-                    departures = len(left_out) + again + (pad is not None) + binary
-                    if parsed.explains(count, binary):
+                for binary, cut in itertools.product(parsed.units(), (False, True) if parsed.digits else (False,)):
+                    departures = len(left_out) + again + (pad is not None) + binary + cut
+                    if cut and departures > 1:  # a cut count only as it is: cut and rearranged, anything fits
+                        continue
+                    if parsed.explains(count, binary, cut):
                         key = (0, not parsed.equals(count, binary), departures, abs(parsed.value - count))
                     else:
                         key = (1, abs(parsed.value - count), departures, 0)
                     if best_key is None or key < best_key:
-                        best_key, best = key, (kept, again, pad, binary, count)
-    kept, again, pad, binary, count = best
+                        best_key, best = key, (kept, again, pad, binary, cut, count)
+    kept, again, pad, binary, cut, count = best
     terms = [Term(name, parts[name], name in kept) for name in (*optional, OTHER)]
     if tied_heads:
         terms.append(Term(TIED_AGAIN, tied_heads, again))
@@ -484,7 +493,8 @@ def explain(model, claim) -> Ledger:
     equal = parsed.equals(count, binary)
     return Ledger(model.name, parsed.text, exact, parsed.value, parsed.digits, parsed.unit_name(binary), binary,
                   explained, equal, count, tuple(terms),
-                  _reason(parsed, terms, count, binary, explained, equal), PUBLISHED.get((exact, parsed.value), ""))
+                  _reason(parsed, terms, count, binary, explained and cut, explained, equal),
+                  PUBLISHED.get((exact, parsed.value), ""), model.head, explained and cut)
 
 
 #: published claims whose authors later said they were wrong: (the released model's exact count, the claim) → what
@@ -496,7 +506,7 @@ PUBLISHED = {(124_439_808, 117_000_000): _GPT2.format("124,439,808", "354,823,16
              (354_823_168, 345_000_000): _GPT2.format("124,439,808", "354,823,168")}
 
 
-def _reason(claim: Claim, terms, count: int, binary: bool, explained: bool, equal: bool) -> str:
+def _reason(claim: Claim, terms, count: int, binary: bool, cut: bool, explained: bool, equal: bool) -> str:
     left_out = [t.name for t in terms if t.name in OPTIONAL and not t.included]
     added = [t.name for t in terms if t.name not in OPTIONAL and t.name != OTHER and t.included]
     how = []
@@ -510,6 +520,10 @@ def _reason(claim: Claim, terms, count: int, binary: bool, explained: bool, equa
     precision = f" to {digits_text(digits)}" if digits else ""
     if explained and equal:
         return f"exact: {conditions + ', ' if conditions else ''}{thousands(count)} is the claim{units}"
+    if cut:
+        rounded = claim.written(claim.rounded(count, binary))
+        return (f"truncation: {conditions + ', ' if conditions else ''}{thousands(count)} is {claim.text}{units} "
+                f"cut (not rounded) to {digits_text(digits)}; rounded, it is {rounded}")
     if explained:
         return (f"rounding: {conditions + ', ' if conditions else ''}{thousands(count)} is {claim.text}{units}"
                 f"{precision}")

@@ -374,10 +374,18 @@ class Model(Displayable):
 
     def explain(self, claim):
         """The ledger that reconciles a published count (``"110M"``, ``6.74e9``) with this exact one
-        (see :mod:`symparams.analysis.explain`).  A call-time hook into the analysis layer."""
+        (see :mod:`symparams.analysis.explain`): a generative model without a head is counted as its released
+        checkpoint is, with its LM head (:meth:`as_released`).  A call-time hook into the analysis layer."""
         from ..analysis.explain import explain
 
-        return explain(self, claim)
+        return explain(self.as_released(), claim)
+
+    def as_released(self) -> "Model":
+        """The model a published size counts: a generative model's checkpoint with its LM head
+        (``LlamaForCausalLM``, ``T5ForConditionalGeneration``), an encoder as it is (BERT's 110M is
+        ``BertModel``'s), a model with a head as it is."""
+        generative = self.head is None and self.lm_head in ("causal-lm", "seq2seq-lm")
+        return self.with_head(self.lm_head) if generative else self
 
     def derive(self, format: str = "md", lang: str = "en", title: str | None = None,
                template: str | None = None) -> str:

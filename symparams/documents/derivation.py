@@ -116,7 +116,7 @@ def _published(m: Model, preset) -> dict | None:
     head; an encoder as it is)."""
     if preset is None or not preset.published:
         return None
-    counted = m.with_head(m.lm_head) if m.head is None and m.lm_head in ("causal-lm", "seq2seq-lm") else m
+    counted = m.as_released()
     ledger = counted.explain(preset.published)
     return {"claim": preset.published, "explained": ledger.explained, "equal": ledger.equal,
             "count": ledger.count, "digits": ledger.digits, "head": counted.head if counted is not m else None,

@@ -236,8 +236,9 @@ def _fraction(value) -> str:
 def ledger_report(ledger: Ledger) -> Report:
     precision = "exact" if ledger.digits is None else digits_text(ledger.digits)
     units = f", binary units of {ledger.unit}" if ledger.binary else ""
+    counted = f" with the {ledger.head} head" if ledger.head else ""
     title = (f"{printable(ledger.model)}: claim {ledger.text} ({precision}{units}) against the exact count "
-             f"{thousands(ledger.exact)}")
+             f"{thousands(ledger.exact)}{counted}")
     rows = tuple((t.name, thousands(t.count), "yes" if t.included else "no") for t in ledger.terms)
     footer = (("counted", thousands(ledger.count), ""), ("claim", thousands(ledger.claim), ""),
               ("remainder", thousands(ledger.remainder), ""))

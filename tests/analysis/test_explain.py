@@ -268,13 +268,13 @@ def test_1_3e9_rounds_opt_1_3b():
 def test_every_preset_explains_its_own_count(name):
     m = model(name)
     for variant in {m, m.with_head(m.lm_head)}:
-        ledger = variant.explain(variant.count)
+        ledger = variant.explain(variant.as_released().count)  # a generative base: its released checkpoint
         assert ledger.explained and ledger.equal and ledger.departures == () and ledger.remainder == 0
         check_sums(ledger)
         data = json.loads(json.dumps(ledger.to_dict()))
         assert {"exact", "claim", "explained", "terms", "remainder"} <= set(data)
         assert all(set(t) == {"name", "count", "included"} for t in data["terms"])
-        assert variant.explain(variant.trainable).equal
+        assert variant.explain(variant.as_released().trainable).equal
 
 
 def test_the_ledger_prints_as_a_table():
@@ -300,3 +300,27 @@ def test_gpt2_117m_is_the_count_openai_withdrew():
     assert ledger.to_dict()["history"] == ledger.history
     assert explain(model("gpt2-medium"), "345M").history == ledger.history
     assert explain(model("gpt2"), "124M").history == "" and "history" not in explain(model("gpt2"), "124M").to_dict()
+
+
+@pytest.mark.parametrize("name,claim,checkpoint,reason", [
+    # the released checkpoints' counts, as transformers builds LlamaForCausalLM, MistralForCausalLM and
+    # Qwen2ForCausalLM from their config.json files (the model cards' sizes: 8.03B, 7.24B, 7.61B)
+    ("llama-3-8b", "8.03B", 8_030_261_248, "rounding: 8,030,261,248 is 8.03B to 3 significant digits"),
+    ("llama-3-8b", "8B", 8_030_261_248, "rounding: 8,030,261,248 is 8B to 1 significant digit"),
+    ("mistral-7b", "7.24B", 7_241_732_096, "rounding: 7,241,732,096 is 7.24B to 3 significant digits"),
+    # Qwen's card cuts its size: 7,615,616,512 rounds to 7.62B
+    ("qwen2.5-7b", "7.61B", 7_615_616_512,
+     "truncation: 7,615,616,512 is 7.61B cut (not rounded) to 3 significant digits; rounded, it is 7.62B"),
+])
+def test_a_generative_model_is_explained_against_its_released_checkpoint(name, claim, checkpoint, reason):
+    ledger = model(name).explain(claim)
+    assert (ledger.head, ledger.exact, ledger.count) == ("causal-lm", checkpoint, checkpoint)
+    assert ledger.explained and ledger.reason == reason
+    assert ledger.truncated == reason.startswith("truncation") == ledger.to_dict()["truncated"]
+    assert "against the exact count " + f"{checkpoint:,} with the causal-lm head" in str(ledger)
+
+
+def test_an_encoder_is_explained_as_it_is_and_a_cut_count_never_rearranged():
+    assert model("bert-base").explain("110M").head is None  # BERT's 110M is BertModel's 109,482,240
+    # 117M is no cut of GPT-2's 124,439,808, and a cut is never combined with leaving parts out or binary units
+    assert not model("gpt2").explain("117M").explained
