@@ -10,7 +10,13 @@ The helpers the tests share live in the :mod:`tests.reference` package
 package from the checkout's root.
 """
 
+import os
+
 import pytest
+
+# the suite never reaches the network: huggingface_hub (a hub id's config.json) reads its cache only; set before
+# any test imports the library, which reads it then, and inherited by every process a test starts
+os.environ["HF_HUB_OFFLINE"] = "1"
 
 MARKERS = (
     "tex: compiles LaTeX documents (needs TeX Live: latexmk, xelatex, ctex, pgfplots, and pdftotext)",

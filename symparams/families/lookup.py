@@ -15,13 +15,14 @@ A value of ``None`` leaves a symbol free (drops a preset's value):
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
 from ..core.model import Model
-from . import config
+from . import config, hub
 from .presets import aliases
 from .presets import find as find_preset
 from .registry import CONFIG_MODULES, MODULES, all_families, for_config_type
@@ -33,7 +34,9 @@ def model(name: "str | os.PathLike | Mapping", *, head: str | None = None, **val
     """A model from a preset or family name, with values and switches as keywords.
 
     A preset may also be named in any case or by its checkpoint's hub id
-    (``bert-base-uncased``, ``meta-llama/Meta-Llama-3-8B``).  ``name`` may
+    (``bert-base-uncased``, ``meta-llama/Meta-Llama-3-8B``); any other hub id
+    (``ORG/NAME[@REVISION]``) is read from its config.json, fetched through
+    ``huggingface_hub`` and its cache (:mod:`.hub`).  ``name`` may
     also be the path of a HuggingFace ``config.json`` (or of the folder
     holding one), or such a config as a dict; keywords then override its
     values (see :mod:`symparams.families.config`).
@@ -52,7 +55,10 @@ def model(name: "str | os.PathLike | Mapping", *, head: str | None = None, **val
         if preset is None and fam is None:
             if name.endswith(".json"):
                 return _from_config_source(name, head, values_and_switches)  # says: no such file
-            raise SymparamsError(_unknown(name))
+            found = hub.hub_id(name)
+            if found is None:
+                raise SymparamsError(_unknown(name))
+            return from_config(hub.config_path(*found), head, values_and_switches, name=name)
     if preset is not None:
         fam = get_family(preset.family)
         values, switches, name = dict(preset.values), dict(preset.switches), preset.name
@@ -82,11 +88,14 @@ def _unknown(name: str) -> str:
     return f"unknown model {name!r}{path}{hint} (`symparams list` shows every preset and family)"
 
 
-def from_config(path: str, head: str | None = None, overrides: Mapping[str, str] | None = None) -> Model:
-    """The model of the ``config.json`` at ``path`` (or in the folder ``path``)."""
+def from_config(path: str, head: str | None = None, overrides: Mapping[str, str] | None = None,
+                name: str | None = None) -> Model:
+    """The model of the ``config.json`` at ``path`` (or in the folder ``path``), called ``name`` (a hub id)
+    rather than after its folder."""
     if os.path.isdir(path):
         path = os.path.join(path, "config.json")
-    return _from_settings(_settings(config.read(path), head, overrides, path), path)
+    settings = _settings(config.read(path), head, overrides, path)
+    return _from_settings(settings if name is None else dataclasses.replace(settings, name=name), path)
 
 
 def _settings(data: Any, head, overrides, source: str) -> config.Settings:

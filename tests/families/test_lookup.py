@@ -108,8 +108,8 @@ def test_an_unknown_name_suggests_the_closest_three(name, suggestions):
 
 
 def test_an_unknown_path_says_it_is_not_a_config_either():
-    with pytest.raises(SymparamsError, match="unknown model 'someone/nothing', nor a config.json or a folder"):
-        model("someone/nothing")
+    with pytest.raises(SymparamsError, match="unknown model './someone/nothing', nor a config.json or a folder"):
+        model("./someone/nothing")
 
 
 def test_every_config_type_is_read_by_the_module_the_registry_names_for_it():
