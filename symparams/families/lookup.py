@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
 from ..core.model import Model
-from . import config, hub
+from . import config
 from .presets import aliases
 from .presets import find as find_preset
 from .registry import CONFIG_MODULES, MODULES, all_families, for_config_type
@@ -55,6 +55,8 @@ def model(name: "str | os.PathLike | Mapping", *, head: str | None = None, **val
         if preset is None and fam is None:
             if name.endswith(".json"):
                 return _from_config_source(name, head, values_and_switches)  # says: no such file
+            from . import hub  # a name that is nothing else: a cold count of a preset never imports it
+
             found = hub.hub_id(name)
             if found is None:
                 raise SymparamsError(_unknown(name))
