@@ -403,6 +403,26 @@ def test_a_value_the_config_class_refuses_to_change_is_its_only_one():
     assert found.fields["num_layers"].kind == "fixed" and not found.fields["num_layers"].sole
 
 
+def test_a_size_the_config_class_validates_to_0_is_its_only_value_not_one_the_model_fails_on():
+    class ValidatedBuilder(ToyBuilder):  # Gemma 4's assistant: "hidden_size_per_layer_input must be 0, got 1"
+        DEFAULTS = {**ToyBuilder.DEFAULTS, "per_layer_width": 0, "adapter_width": 0}
+
+        def read_back(self, values, others=()):
+            return None if self.refusal(values) else super().read_back(values, others)
+
+        def refusal(self, values):
+            width = values.get("per_layer_width", 0)
+            return None if width == 0 else f"per_layer_width must be 0, got {width}"
+
+        def observe(self, values):
+            # the config takes any adapter width; the model builds none but 0 (a failure, not a refusal)
+            return None if self.refusal(values) or values.get("adapter_width", 0) else super().observe(values)
+
+    found = discover(ValidatedBuilder())
+    assert found.fields["per_layer_width"].kind == "fixed" and found.fields["per_layer_width"].sole
+    assert found.fields["adapter_width"].kind == "fixed" and not found.fields["adapter_width"].sole
+
+
 class SparseStepBuilder(ToyBuilder):
     """Switch Transformers' sparse layers: a router on every layer i with i % step == 1, the step ``num_layers //
     num_sparse`` unless given, and the routers' biases only with ``router_bias`` on."""
