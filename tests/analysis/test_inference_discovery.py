@@ -630,3 +630,36 @@ def test_a_product_relation_is_read_and_refused_in_one_line():
     with pytest.raises(OutsideConditions, match=r"expand\*hidden_size = 128, head_dim\*num_heads = 192") as refused:
         _check_relations(conditions, {"expand": 2, "hidden_size": 64, "head_dim": 48, "num_heads": 4}, "c.json")
     assert "\n" not in str(refused.value)
+
+
+def test_a_formula_in_kind_counts_is_verified_with_the_list_in_another_order():
+    """The last ``shared`` layers lack their keys (Gemma 4's layers reusing others' keys and values): the fit's
+    lists, written kind by kind, end in full layers, where a key is 10 wide; in another order the last layers hold
+    a sliding one too, and the count differs from a formula that took the tail for full layers."""
+    from types import SimpleNamespace
+
+    from symparams.analysis.inference.engine import _in_another_order, kinds_of_lists
+    from symparams.analysis.inference.probing import Observation, with_kinds
+
+    kinds = {"layer_types": ("num_layers", ("sliding", "full"), ["sliding", "full"])}
+
+    class SharedTailBuilder:
+        def observe(self, values):
+            config = with_kinds(values, kinds)
+            keyed = config["layer_types"][:len(config["layer_types"]) - config["shared"]]
+            total = sum(10 if kind == "full" else 1 for kind in keyed)
+            return Observation({"layers.*.k": [(1,)] * len(keyed)}, total, total,
+                               values={"layer_types": config["layer_types"], "shared": config["shared"]})
+
+    found = SimpleNamespace(kinds=kinds, free=["layer_types#sliding", "layer_types#full", "shared"])
+    builder = SharedTailBuilder()
+    for shared, differs in ((0, False), (2, True)):
+        values = {"layer_types#sliding": 3, "layer_types#full": 3, "shared": shared}
+        sample = (values, builder.observe(values))
+        [(other, obs)] = _in_another_order(builder, found, sample)
+        assert other["layer_types"] == ["full", "full", "sliding", "sliding", "sliding", "full"]
+        assert kinds_of_lists(other, found.free) == {"layer_types#sliding": 3, "layer_types#full": 3}
+        # the formula the sorted lists fit, 3 sliding keys and 10 for each full one not among the last
+        assert (obs.total != 3 + 10 * (3 - shared)) == differs and sample[1].total == 3 + 10 * (3 - shared)
+    one_kind = {"layer_types#sliding": 0, "layer_types#full": 3, "shared": 1}
+    assert _in_another_order(builder, found, (one_kind, builder.observe(one_kind))) == []  # no other order
