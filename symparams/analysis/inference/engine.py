@@ -345,8 +345,7 @@ def branch_starts(main: Inferred, found: Discovery) -> list[Branch]:
     """The branches worth a formula of their own, most specific first (a config is counted by the first whose
     side it is on): fields the default leaves unset whose setting changes shapes (set: variables; several that
     build only together, together), the other side of two fields meeting, and a size field held at 0 or 1 whose
-    larger values build (Gemma 4's layers reusing others' keys and values, XLM's language embeddings), from the
-    next value up."""
+    larger values build (XLM's language embeddings), from the next value up."""
     given = [Branch(given=tuple((name, value) for name in names))
              for names, value in sorted(found.optional.items(), key=lambda item: -len(item[0]))]
     split = [Branch(split=((left, kind, right),), start=start) for left, kind, right, start in found.splits]
