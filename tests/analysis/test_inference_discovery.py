@@ -403,6 +403,26 @@ def test_a_value_the_config_class_refuses_to_change_is_its_only_one():
     assert found.fields["num_layers"].kind == "fixed" and not found.fields["num_layers"].sole
 
 
+def test_a_size_the_config_class_validates_to_0_is_its_only_value_not_one_the_model_fails_on():
+    class ValidatedBuilder(ToyBuilder):  # Gemma 4's assistant: "hidden_size_per_layer_input must be 0, got 1"
+        DEFAULTS = {**ToyBuilder.DEFAULTS, "per_layer_width": 0, "adapter_width": 0}
+
+        def read_back(self, values, others=()):
+            return None if self.refusal(values) else super().read_back(values, others)
+
+        def refusal(self, values):
+            width = values.get("per_layer_width", 0)
+            return None if width == 0 else f"per_layer_width must be 0, got {width}"
+
+        def observe(self, values):
+            # the config takes any adapter width; the model builds none but 0 (a failure, not a refusal)
+            return None if self.refusal(values) or values.get("adapter_width", 0) else super().observe(values)
+
+    found = discover(ValidatedBuilder())
+    assert found.fields["per_layer_width"].kind == "fixed" and found.fields["per_layer_width"].sole
+    assert found.fields["adapter_width"].kind == "fixed" and not found.fields["adapter_width"].sole
+
+
 class SparseStepBuilder(ToyBuilder):
     """Switch Transformers' sparse layers: a router on every layer i with i % step == 1, the step ``num_layers //
     num_sparse`` unless given, and the routers' biases only with ``router_bias`` on."""
@@ -610,3 +630,36 @@ def test_a_product_relation_is_read_and_refused_in_one_line():
     with pytest.raises(OutsideConditions, match=r"expand\*hidden_size = 128, head_dim\*num_heads = 192") as refused:
         _check_relations(conditions, {"expand": 2, "hidden_size": 64, "head_dim": 48, "num_heads": 4}, "c.json")
     assert "\n" not in str(refused.value)
+
+
+def test_a_formula_in_kind_counts_is_verified_with_the_list_in_another_order():
+    """The last ``shared`` layers lack their keys (Gemma 4's layers reusing others' keys and values): the fit's
+    lists, written kind by kind, end in full layers, where a key is 10 wide; in another order the last layers hold
+    a sliding one too, and the count differs from a formula that took the tail for full layers."""
+    from types import SimpleNamespace
+
+    from symparams.analysis.inference.engine import _in_another_order, kinds_of_lists
+    from symparams.analysis.inference.probing import Observation, with_kinds
+
+    kinds = {"layer_types": ("num_layers", ("sliding", "full"), ["sliding", "full"])}
+
+    class SharedTailBuilder:
+        def observe(self, values):
+            config = with_kinds(values, kinds)
+            keyed = config["layer_types"][:len(config["layer_types"]) - config["shared"]]
+            total = sum(10 if kind == "full" else 1 for kind in keyed)
+            return Observation({"layers.*.k": [(1,)] * len(keyed)}, total, total,
+                               values={"layer_types": config["layer_types"], "shared": config["shared"]})
+
+    found = SimpleNamespace(kinds=kinds, free=["layer_types#sliding", "layer_types#full", "shared"])
+    builder = SharedTailBuilder()
+    for shared, differs in ((0, False), (2, True)):
+        values = {"layer_types#sliding": 3, "layer_types#full": 3, "shared": shared}
+        sample = (values, builder.observe(values))
+        [(other, obs)] = _in_another_order(builder, found, sample)
+        assert other["layer_types"] == ["full", "full", "sliding", "sliding", "sliding", "full"]
+        assert kinds_of_lists(other, found.free) == {"layer_types#sliding": 3, "layer_types#full": 3}
+        # the formula the sorted lists fit, 3 sliding keys and 10 for each full one not among the last
+        assert (obs.total != 3 + 10 * (3 - shared)) == differs and sample[1].total == 3 + 10 * (3 - shared)
+    one_kind = {"layer_types#sliding": 0, "layer_types#full": 3, "shared": 1}
+    assert _in_another_order(builder, found, (one_kind, builder.observe(one_kind))) == []  # no other order

@@ -230,31 +230,18 @@ def test_a_multimodal_config_is_counted_through_its_sub_configs():
 
 
 
-@pytest.mark.parametrize("shared", [0, 1, 20])
-def test_a_config_is_counted_by_the_branch_its_values_are_in(shared):
-    """Gemma 4's last ``num_kv_shared_layers`` layers reuse other layers' keys and values: none (the last layer,
-    always a full-attention one, then has its own) and some are two formulas, picked by the config's value."""
-    config = {"model_type": "gemma4_text", "num_hidden_layers": 35, "num_kv_shared_layers": shared}
+@pytest.mark.parametrize("languages", [1, 2, 5])
+def test_a_config_is_counted_by_the_branch_its_values_are_in(languages):
+    """XLM's language embeddings exist only for more than one language: one language and several are two
+    formulas, picked by the config's value."""
+    config = {"model_type": "xlm", "n_langs": languages}
     values = {k: v for k, v in config.items() if k != "model_type"}
     with torch.device("meta"):
-        built = transformers.AutoModel.from_config(transformers.AutoConfig.for_model("gemma4_text", **values))
+        built = transformers.AutoModel.from_config(transformers.AutoConfig.for_model("xlm", **values))
     assert inferred.model(config).count == totals(built)[0]
-    entry = inferred.entries("gemma4_text")["base"]
+    entry = inferred.entries("xlm")["base"]
     chosen = inferred.in_branch(entry, inferred.branch_of(entry, _Reader(values)))
-    assert (chosen is entry) == (shared == 0)
-
-
-@pytest.mark.parametrize("head_dim", [128, 512])
-def test_a_head_width_the_config_keeps_per_layer_is_refused_where_the_formula_never_moved_it(head_dim):
-    """Gemma 4's sliding layers are built at the head_dim a file gives, though the config reads it back as no one
-    value (its full-attention layers override it): the formula, fitted at 256, was printed for any head_dim
-    (5,077,177,856 for a head_dim of 512, where transformers builds 5,431,085,056); it is refused instead."""
-    config = {"model_type": "gemma4_text", "head_dim": head_dim}
-    with torch.device("meta"):
-        built = transformers.AutoModel.from_config(transformers.AutoConfig.for_model("gemma4_text", head_dim=head_dim))
-    assert totals(built)[0] != inferred.model({"model_type": "gemma4_text"}).count
-    with pytest.raises(inferred.OutsideConditions, match="head_dim is"):
-        inferred.model(config)
+    assert (chosen is entry) == (languages == 1)
 
 
 class _Reader:

@@ -72,3 +72,21 @@ def test_a_head_width_set_away_from_the_default_is_counted_or_refused_never_coun
         assert "text_config.head_dim" in str(refused)
     else:
         assert ours == built(config, "causal-lm")
+
+
+@pytest.mark.parametrize("field", ["hidden_size_per_layer_input", "vocab_size_per_layer_input"])
+def test_a_per_layer_input_width_the_assistant_validates_to_0_is_its_only_value(field):
+    """Gemma 4's assistant's config class refuses any per-layer input width but 0: the formula holds 0, which
+    leaves no config transformers accepts out (the type counts as free), and a file with another is refused in one
+    line saying so, as transformers refuses it."""
+    conditions = entry("gemma4_assistant", "causal-lm")["conditions"]
+    assert f"text_config.{field}" in conditions["sole"] and conditions["fixed"][f"text_config.{field}"] == 0
+    config = small("gemma4_assistant", **{field: 16})
+    with pytest.raises(inferred.OutsideConditions, match=rf"{field} = 0 \(the only value transformers accepts\)") \
+            as refused:
+        inferred.counted(entry("gemma4_assistant", "causal-lm"), config)
+    assert "\n" not in str(refused.value)
+    with pytest.raises(Exception, match=f"{field} must be 0"):
+        transformers.AutoConfig.for_model("gemma4_assistant", **{k: v for k, v in config.items() if k != "model_type"})
+    assert inferred.counted(entry("gemma4_assistant", "causal-lm"), small("gemma4_assistant"))[0] \
+        == built(small("gemma4_assistant"), "causal-lm")

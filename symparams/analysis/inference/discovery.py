@@ -311,7 +311,8 @@ def _probe(builder: Builder, found: Discovery, name: str, start: dict) -> None:
         back = builder.read_back({**found.base, name: value}, others=found.fields)
         if back is not None and back[name] is None:
             # no one value to read back (Gemma 4's head width, which its full-attention layers override per
-            # layer): nothing says the config computed it, so it is held, and a file that changes it refused
+            # layer): nothing says the config computed it, so it is held here, and the partner search may yet
+            # move it (with the first partner it builds with: Gemma 4's head_dim with vocab_size, a relation)
             return
         if back is not None and back[name] != value:
             # the config computes it from others, not a variable; unless the value given shapes a tensor before

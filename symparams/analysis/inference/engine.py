@@ -23,6 +23,7 @@ from .computed import widths_at
 from .discovered import ORDERS, OTHER_SIDE, Branch, Discovery, Uninferable, common
 from .discovery import discover
 from .fitting import BOUNDED, LEVELS, expression, fit
+from .layers import reordered
 from .products import product_text
 from .relations import missed_relations
 from .probing import Builder, libraries
@@ -171,12 +172,15 @@ def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n:
     fresh = [(values, obs) for values, obs in admitted(builder, found, where, random.Random(seed + 1), n)
              if not any(evaluate(e, symbols, variables(found, values, obs)) < 0 for e in differences)]
     wrong, differs = [], ""
-    for values, obs in fresh:
-        point = variables(found, values, obs)
-        predicted = evaluate(total, symbols, point)
-        if predicted != obs.total or (trainable is not None and evaluate(trainable, symbols, point) != obs.trainable):
-            wrong.append((values, str(predicted), obs.total))
-            differs = differs or _difference(parts, symbols, point, obs)
+    for sample in fresh:
+        for values, obs in [sample, *_in_another_order(builder, found, sample)]:
+            point = variables(found, values, obs)
+            predicted = evaluate(total, symbols, point)
+            if predicted != obs.total or (trainable is not None
+                                          and evaluate(trainable, symbols, point) != obs.trainable):
+                wrong.append((values, str(predicted), obs.total))
+                differs = differs or _difference(parts, symbols, point, obs)
+                break  # one configuration, one mismatch
     default_real = builder.observe(found.branch.overrides)  # a branch: the default config where the branch starts
     defaults = {**found.defaults, **kinds_of_lists(found.defaults, found.free), **found.branch.overrides}
     point = {k: int(defaults.get(k, found.fields[k].base if k in found.fields else found.flags[k].base))
@@ -189,6 +193,16 @@ def verify(builder: Builder, found: Discovery, total: sp.Expr, symbols: dict, n:
                         None if default_real is None else default_real.total,
                         tuple(({k: v for k, v in w[0].items()}, w[1], w[2]) for w in wrong[:KEPT]),
                         tuple(where.violated({k: v for k, v in defaults.items() if v is not None})), differs)
+
+
+def _in_another_order(builder: Builder, found: Discovery, sample: Sample) -> list[Sample]:
+    """A fresh configuration whose per-layer lists of kinds come out otherwise in another order (see
+    :func:`~.layers.reordered`), built so (none where there is no other order or it does not build): a formula
+    in kind counts must count it alike, as it counts a config.json's list whatever its order."""
+    other = reordered(found.kinds, sample[0])
+    obs = builder.observe(other) if other is not None else None
+    # the kinds as the config holds them, with its list
+    return [] if obs is None else [({**other, **kinds_of_lists(obs.values, found.free)}, obs)]
 
 
 def _difference(parts: tuple[Parameter, ...], symbols: dict, point: dict, obs) -> str:
@@ -331,8 +345,7 @@ def branch_starts(main: Inferred, found: Discovery) -> list[Branch]:
     """The branches worth a formula of their own, most specific first (a config is counted by the first whose
     side it is on): fields the default leaves unset whose setting changes shapes (set: variables; several that
     build only together, together), the other side of two fields meeting, and a size field held at 0 or 1 whose
-    larger values build (Gemma 4's layers reusing others' keys and values, XLM's language embeddings), from the
-    next value up."""
+    larger values build (XLM's language embeddings), from the next value up."""
     given = [Branch(given=tuple((name, value) for name in names))
              for names, value in sorted(found.optional.items(), key=lambda item: -len(item[0]))]
     split = [Branch(split=((left, kind, right),), start=start) for left, kind, right, start in found.splits]

@@ -75,3 +75,29 @@ def kinds_matter(builder: Builder, base: dict, listed: str, entries: list, defau
              if (obs := builder.observe({**base, listed: relisted(default, [kind, *entries[1:]])})) is not None]
     return not built or any(obs.total != total for obs in built)
 
+
+
+def reordered(kinds: dict, values: dict) -> dict | None:
+    """``values`` with each per-layer list of ``kinds`` (list → its layer count, its kinds, its default) that they
+    give by kind counts written out in another order: the last layer kept (a config class may force its kind, as
+    Gemma 4 makes it full attention), the layers before it reversed.  None where no list is so given or the order
+    comes out the same.
+
+    A formula in kind counts counts a config.json by how many layers of each kind its list holds, in whatever
+    order; the fit's lists are written kind by kind, so a count that also follows the order (Gemma 4's last
+    ``num_kv_shared_layers`` layers reuse others' keys and values: the kinds among them) would go unseen.
+
+    >>> reordered({"layer_types": ("layers", ("sliding", "full"), [])}, {"layer_types#sliding": 2,
+    ...                                                                   "layer_types#full": 2, "width": 8})
+    {'width': 8, 'layer_types': ['full', 'sliding', 'sliding', 'full'], 'layers': 4}
+    """
+    out, changed = dict(values), False
+    for listed, (count, names, default) in kinds.items():
+        keys = [f"{listed}{KIND}{kind}" for kind in names]
+        if not any(key in out for key in keys):
+            continue
+        entries = [kind for kind, key in zip(names, keys) for _ in range(out.pop(key, 0))]
+        other = [*entries[-2::-1], *entries[-1:]]
+        changed = changed or other != entries
+        out[listed], out[count] = relisted(default, other), len(other)
+    return out if changed else None

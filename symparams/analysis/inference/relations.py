@@ -142,17 +142,20 @@ def _at_least(value, lowest: int) -> bool:
 
 
 def refused(builder: Builder, found: Discovery, name: str) -> bool:
-    """Whether the config class refuses every other value of ``name`` tried (×3, ×2, ½, ±1, +2) for the field's
-    own sake: no config transformers accepts has another, so holding it leaves none out.  A refusal that names
-    another field (a per-layer list of as many entries, another field of the same name it must equal) is a
-    relation, not this: the field is held as any other."""
+    """Whether the config class refuses every other value of ``name`` tried (×3, ×2, ½, ±1, +2; from 0, 1 and 2)
+    for the field's own sake: no config transformers accepts has another, so holding it leaves none out.  Only the
+    config class is asked (:meth:`~.probing.Builder.refusal` makes the config, never the model), so a value the
+    modeling code fails on is no refusal.  A size at 0 counts (Gemma 4's assistant validates its per-layer input
+    widths to be 0); a negative value is never tried, as a class may refuse it merely for being negative.  A
+    refusal that names another field (a per-layer list of as many entries, another field of the same name it must
+    equal) is a relation, not this: the field is held as any other."""
     value = found.fields[name].base
     leaf = name.rpartition(".")[2]
     others = {k.rpartition(".")[2] for k in found.defaults if k != name}
-    if not isinstance(value, int) or value < 1 or leaf in others or \
-            any(per_layer(v, value) for v in found.defaults.values()):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or leaf in others or \
+            value > 0 and any(per_layer(v, value) for v in found.defaults.values()):
         return False
-    tried = {value * 3, value * 2, value + 1, value + 2, value - 1, value // 2} - {value, 0}
+    tried = {v for v in (value * 3, value * 2, value + 1, value + 2, value - 1, value // 2) if v > 0} - {value}
     for v in tried:
         text = builder.refusal({**found.base, name: v})
         if text is None or any(re.search(rf"\b{re.escape(other)}\b", text) for other in others - {leaf}):
