@@ -209,7 +209,7 @@ def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -
             return f"the inferred costs hold only for {key} = {_json(held)}"
     for text in costs.get("relations", ()):
         left, kind, right = parse_relation(text)
-        sides = {n: known[n] if n in known else _costs_field(reader, costs, n) for n in (left, right)}
+        sides = {n: _costs_side(reader, costs, known, n) for n in (left, right)}
         if None in sides.values():
             missing = left if sides[left] is None else right
             return f"the inferred costs need {text}, and the config does not give {missing}"
@@ -241,6 +241,18 @@ def _kinds_refused(costs: dict, reader, values: Mapping[str, int]) -> str | None
             return (f"{listed} has {have} layers of kind {CACHE_KINDS[kind]!r}, the inferred costs hold only with "
                     f"{int(wanted)} (as transformers computes the list)")
     return None
+
+
+def _costs_side(reader, costs: dict, known: Mapping[str, int], side: str) -> int | None:
+    """A side of a relation of the costs: a field's value, or a product's (``head_dim*num_attention_heads``, which
+    Helium's forward pass needs equal to ``hidden_size``); None where a field of it has no value."""
+    out = 1
+    for name in side.split("*"):
+        value = known[name] if name in known else _costs_field(reader, costs, name)
+        if value is None:
+            return None
+        out *= value
+    return out
 
 
 def _costs_field(reader, costs: dict, name: str) -> int | None:

@@ -80,3 +80,81 @@ def test_a_scaled_field_whose_own_multiples_run_takes_no_partner():
     domain = _discover(found, lambda v: v["kv_heads"] <= v["heads"])  # grouped-query attention: any more heads
     assert found.relations == set()
     assert domain.effects["heads"] == {("factor", KEY, 2)}
+
+
+# -- a product of two fields equal to a third ----------------------------------------------------------------
+
+WIDTH_KEY = ("layers.*.self_attn.o_proj", 0, "mm")
+
+
+class ProductDomain(costs.Domain):
+    """A toy of Helium's attention: it runs only where the heads times the head width are the hidden width (its
+    output projection is hidden × hidden) and the key/value heads equal the heads (ESMC's config refuses others,
+    when ``equal_kv``); its targets the query projection's width and the output projection's input."""
+
+    def __init__(self, found: Discovery, equal_kv: bool = False):
+        super().__init__(builder=None, found=found)
+        self.equal_kv = equal_kv
+        self.start = {n: f.base for n, f in found.fields.items()}
+
+    def observe(self, values: dict, seq: int, batch: int, **_) -> Observed | None:
+        if values["heads"] * values["head_dim"] != values["hidden"] or \
+                self.equal_kv and values["kv_heads"] != values["heads"]:
+            return None
+        return Observed(seq, batch, targets={("count", KEY): 1, ("factor", KEY, 2): values["heads"] * values["head_dim"],
+                                             ("count", WIDTH_KEY): 1, ("factor", WIDTH_KEY, 1): values["hidden"]})
+
+
+def _product_found(equal_kv: bool = False) -> Discovery:
+    fields = {"hidden": Field("hidden", 32, "free", "scale"), "heads": Field("heads", 4, "free", "scale"),
+              "kv_heads": Field("kv_heads", 4, "free", "scale"), "head_dim": Field("head_dim", 8, "free", "scale")}
+    # ESMC's count found the key/value heads moving with the heads (its config holds them equal)
+    relations = {("kv_heads", "heads"), ("heads", "kv_heads")} if equal_kv else set()
+    return Discovery(base={}, observation=None, fields=fields, flags={}, relations=relations)
+
+
+def _discover_product(found: Discovery, equal_kv: bool = False) -> ProductDomain:
+    domain = ProductDomain(found, equal_kv)
+    base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
+    for name in found.fields:
+        if not costs._moved(domain, base, name, domain.start):
+            raise Untraceable(f"no move of {name} traces with the base structure")
+    return domain
+
+
+def test_a_head_width_that_runs_only_with_the_width_it_multiplies_into_is_a_product():
+    """The head width moves with neither the width's closure (the heads, found moving with it) nor alone: only
+    ``heads · head_dim = hidden`` lets it, a product the draws then solve.  Without it the fit's draws keep the
+    head width at its base (refused: no move of head_dim)."""
+    found = _product_found()
+    domain = _discover_product(found)
+    assert domain.products == [(("head_dim", "heads"), ("hidden",))] and found.products == domain.products
+    assert ("factor", KEY, 2) in domain.effects["head_dim"]
+    # the pairs the product makes moot (hidden ⊑ heads and back, from a move of both by 3) are no condition
+    assert costs._beside_product(domain, ("head_dim", "heads"), "hidden") == set()
+
+
+def test_a_product_moves_the_fields_a_relation_holds_equal_to_its_factors():
+    """ESMC's key/value heads must equal its heads: the heads ×3 of the product's moves take them along."""
+    found = _product_found(equal_kv=True)
+    domain = _discover_product(found, equal_kv=True)
+    assert domain.products == [(("head_dim", "heads"), ("hidden",))]
+
+
+def test_a_field_below_the_product_is_below_the_factor_its_draws_kept_equal_to_it():
+    """Key/value heads found moving with the width (and so with the heads, its closure then) divide the heads:
+    the draws kept the width's multiplier the heads', and the width is now their product with the head width."""
+    found = _product_found()
+    domain = _discover_product(found)
+    domain.relations = {("kv_heads", "hidden"), ("hidden", "heads"), ("heads", "hidden")}
+    assert costs._beside_product(domain, ("head_dim", "heads"), "hidden") == {("kv_heads", "heads")}
+
+
+def test_draws_solve_a_product_of_two_fields_for_the_third():
+    import random
+
+    from symparams.analysis.inference.products import solve_products
+
+    values = {"heads": 12, "head_dim": 24, "hidden": 32}
+    solve_products([(("head_dim", "heads"), ("hidden",))], values, random.Random(0))
+    assert values == {"heads": 12, "head_dim": 24, "hidden": 288}

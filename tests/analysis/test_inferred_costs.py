@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 
 import pytest
 import torch
@@ -69,6 +70,8 @@ SAMPLE = {
     "gptj": "causal-lm",  # parallel attention and MLP, rotary on part of each head
     "rwkv": "causal-lm",  # recurrent, no attention
     "mpnet": "masked-lm",  # encoder only, 32 relative-position buckets whatever the config says
+    "helium": "causal-lm",  # an H × H output projection after heads of A·D: the costs need A·D = H
+    "esmc": "masked-lm",  # query and key norms H wide on A·D channels: A·D = H too
 }
 #: how many times the generator's small widths the checked model's are
 SCALE = 3
@@ -83,7 +86,9 @@ def _config(model_type: str, cls: str) -> dict:
     config = {"model_type": model_type, **{k: v if "layer" in k or v < 3 else v * SCALE  # 1 dense layer stays 1
                                            for k, v in costs["check"]["values"].items()}, **GIVEN.get(model_type, {})}
     for left, _, right in (text.partition(" = ") for text in costs["relations"]):
-        if right and right not in config:  # a field no shape follows, equal to a size (MLA's key/value heads)
+        if right and "*" in left:  # a product the forward pass needs (Helium's A·D = H): solved for the right
+            config[right] = math.prod(config[n] for n in left.split("*"))
+        elif right and right not in config:  # a field no shape follows, equal to a size (MLA's key/value heads)
             config[right] = config[left]
     return config
 
@@ -219,3 +224,16 @@ def test_costs_that_need_two_fields_equal_refuse_a_config_where_they_differ():
         assert m.count == inferred_model(config, head="causal-lm").count
         with pytest.raises(SymparamsError, match="the inferred costs need num_attention_heads = num_key_value_heads"):
             m.flops(9)
+
+
+def test_costs_that_need_a_product_of_two_fields_refuse_a_config_that_breaks_it():
+    """Helium's output projection is H × H after A heads of D channels: transformers' forward runs only where
+    A·D = H, so the costs state it; a head width that breaks it keeps its count and has its FLOPs refused."""
+    config = _config("helium", "causal-lm")
+    assert config["head_dim"] * config["num_attention_heads"] == config["hidden_size"]
+    wider = {**config, "head_dim": 2 * config["head_dim"]}
+    m = inferred_model(wider, head="causal-lm")
+    assert m.count == sum(p.numel() for p in _real("helium", "causal-lm", wider).parameters())
+    with pytest.raises(SymparamsError, match=r"the inferred costs need head_dim\*num_attention_heads = hidden_size "
+                                             r"\(head_dim\*num_attention_heads is \d+, hidden_size is \d+\)"):
+        m.flops(9)

@@ -20,6 +20,7 @@ from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH
                     discover_costs, fit_samples)
 from .discovered import Uninferable
 from .probing import Builder
+from .products import product_text
 from .real_check import check_real
 from .result import Inferred
 from .sampling import variables
@@ -63,7 +64,8 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
     cost_symbols = {n: symbols[n] for n in domain.cost_fields}
     # the class's default of a field only a relation of the costs names too (the reader checks it when a config
     # leaves it out)
-    partners = sorted({n for pair in domain.relations for n in pair} - set(inferred.symbols))
+    partners = sorted({n for pair in [*domain.relations, *(left + right for left, right in domain.products)]
+                       for n in pair} - set(inferred.symbols))
     defaults = {n: inferred.discovery.defaults.get(n) for n in [*domain.cost_fields, *partners]}
     costs = Costs(None, cost_symbols, defaults, dict(domain.held), products, extra, cache, attention, why,
                   verification, domain.traces, 0.0, _relations(domain), incomplete, device=domain.device)
@@ -104,6 +106,7 @@ def _relations(domain: Domain) -> tuple[str, ...]:
                 out.append(f"{f} = {g}")
         else:
             out.append(f"{f} divides {g}" if a and b % a == 0 else f"{f} < {g}")
+    out += [f"{product_text(left)} = {product_text(right)}" for left, right in domain.products]
     return tuple(out)
 
 

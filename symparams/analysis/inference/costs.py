@@ -15,6 +15,7 @@ past every sliding window too.  Anything not exact leaves the class's costs
 
 from __future__ import annotations
 
+import itertools
 import random
 
 from . import chunks
@@ -73,6 +74,7 @@ class Domain:
         self.zeroed = False  # every weight zero (see real_tensors.data_independent)
         self.experts_loop = False  # each expert's products taken together (see real_tensors.routed_together)
         self.divides: dict = {}  # cost field → the free field it must divide (see _divided)
+        self.products: list = []  # (left, right): products of fields only the forward pass needs equal
         self.chunk: int | None = None  # a kernel's chunk of positions (see chunks.py); its loops folded
         self.loops = False  # a loop of several products in one call folded into one run of each
         self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
@@ -320,6 +322,8 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
         chunks.look_for_chunks(domain, start, base, longer)
     for name in domain.held.keys() & found.flags.keys():
         found.flags[name].kind = "fixed"
+    for left, right in domain.products:
+        domain.relations = _beside_product(domain, left, right[-1])
     # a field a relation found here ties to a layer count stays with it
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
     domain.seen_layers.add(tuple(sorted(domain.low.items())))
@@ -359,7 +363,75 @@ def _moved(domain: Domain, base: Observed, name: str, start: dict) -> bool:
         if f.kind == "free" or name in domain.cost_fields:
             domain.effects[name] = moved
         return True
-    return partnered and _partner(domain, base, name, start)
+    if partnered and _partner(domain, base, name, start):
+        return True
+    return f.kind == "free" and _product_partner(domain, base, name, start)
+
+
+def _product_partner(domain: Domain, base: Observed, name: str, start: dict) -> bool:
+    """A free field that traces only with another moved by its multiplier alone, the two tied by a third: the
+    forward pass needs ``name · third = other``, which no build needs (Helium's output projection is ``H × H``
+    after heads of ``A · D``; Falcon-H1's Mamba heads of ``d_head`` split ``d_ssm`` into ``n_heads``).  Found as
+    the count's product equalities are (see :mod:`.products`): ``name`` and ``other`` ×3 trace, ``third`` and
+    ``other`` ×3 too, and ``name`` and ``third`` ×3 with ``other`` ×9, which no pairwise relation admits.  Random
+    configurations then solve ``other`` as the product; the pairwise relations among the three, true only of the
+    moves tried, are no condition of the costs (``A ⊑ H`` and ``H ⊑ A`` both, from a move of both by 3)."""
+    found = domain.found
+    sizes = [n for n, g in found.fields.items() if n != name and g.kind == "free" and _size(start[n])]
+    for other, third in itertools.permutations(sizes, 2):
+        if start[name] * start[third] != start[other]:
+            continue
+        moves = ({name: start[name] * 3, other: start[other] * 3}, {third: start[third] * 3, other: start[other] * 3},
+                 {name: start[name] * 3, third: start[third] * 3, other: start[other] * 9})
+        traced = []
+        for move in moves:
+            tied = _tied(found, set(move) - {other}, {name, third, other})
+            obs = domain.observe({**start, **{g: start[g] * 3 for g in tied}, **move}, BASE_SEQ, BASE_BATCH)
+            if obs is None or obs.structure != base.structure:
+                break
+            traced.append(obs)
+        else:
+            domain.effects[name] = _changed(base, traced[0]) | _changed(base, traced[2])
+            product = (tuple(sorted((name, third))), (other,))
+            found.products.append(product)
+            domain.products.append(product)
+            return True
+    return False
+
+
+def _tied(found: Discovery, names: set, product: set) -> set:
+    """The fields outside ``product`` a relation ties to one of ``names``, moved with it (ESMC's key/value heads,
+    which its config holds equal to the heads)."""
+    return {g for pair in found.relations if set(pair) & names for g in pair} - product
+
+
+def _beside_product(domain: Domain, left: tuple, solved: str) -> set:
+    """The relations the forward pass needs beside ``product(left) = solved``: none among its fields (moved by one
+    multiplier, ``A ⊑ H`` and ``H ⊑ A`` say no more than the product), none of ``solved`` below another (it is
+    the product); a field below ``solved`` is below the field of ``left`` the fit's draws keep ``solved``'s
+    multiplier equal to, as they did (Helium's key/value heads, found with ``H`` and ``A`` moved together:
+    dividing ``A``, as ``repeat_kv`` needs), or none."""
+    relations = domain.found.relations
+    twin = next((x for x in left if {(solved, x), (x, solved)} <= relations), None)
+    out = set()
+    for f, g in domain.relations:
+        if {f, g} <= {*left, solved} or f == solved:
+            continue
+        if g != solved:
+            out.add((f, g))
+        elif twin is not None:
+            out.add((f, twin))
+    return out
+
+
+def in_product(domain: Domain, names) -> bool:
+    """Whether every one of ``names`` is a field of one product the forward pass needs equal (see
+    :func:`_product_partner`): their pairwise relations say no more than the product."""
+    return any(set(names) <= {*left, *right} for left, right in domain.products)
+
+
+def _size(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 1
 
 
 # -- sampling ---------------------------------------------------------------------------------------------

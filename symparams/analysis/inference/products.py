@@ -74,16 +74,16 @@ def _held_equal(builder: Builder, found: Discovery, left: tuple[str, ...], right
 
 
 def solve_products(products, values: dict, rng: random.Random) -> None:
-    """``values`` made to hold every product equality: the right side's second field set to the left's product
-    over its first; where the first does not divide that, it is first set to a random divisor of it (so the
-    fields still move on their own, and a width off its multiples still shows)."""
-    for left, (first, solved) in products:
-        if not all(isinstance(values.get(n), int) and values[n] > 0 for n in (*left, first)):
+    """``values`` made to hold every product equality: the right side's last field set to the left's product
+    over its first (if it has two); where the first does not divide that, it is first set to a random divisor of
+    it (so the fields still move on their own, and a width off its multiples still shows)."""
+    for left, (*first, solved) in products:  # a right side of one field (A·D = H) is the left's product
+        if not all(isinstance(values.get(n), int) and values[n] > 0 for n in (*left, *first)):
             continue
         total = math.prod(values[n] for n in left)
-        if total % values[first]:
-            values[first] = rng.choice(_divisors(total))
-        values[solved] = total // values[first]
+        if first and total % values[first[0]]:
+            values[first[0]] = rng.choice(_divisors(total))
+        values[solved] = total // math.prod(values[n] for n in first)
 
 
 def _divisors(n: int) -> list[int]:

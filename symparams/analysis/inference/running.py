@@ -16,10 +16,13 @@ runs that follow none are a reason to keep no costs at all.
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 
 from ...core.errors import SymparamsError
 from ...families.inferred import reading_of
+from ...families.inferred_conditions import parse_relation
 from ...families.inferred_data import formula, names_in
 from .long_check import default_config, small_config
 from .probing import config_class_of, libraries, quiet
@@ -106,9 +109,22 @@ def _runs(entry: dict, base: dict, quantity: list, setter: tuple) -> dict[int, b
     field, times = setter
     out = {}
     for value in range(start, start + SPAN):
-        config = {**base, field: value * (times if isinstance(times, int) else base[times])}
+        config = _solved(entry, {**base, field: value * (times if isinstance(times, int) else base[times])})
         if _value(entry, config, quantity) == value:
             out[value] = _forward_runs(entry, config)
+    return out
+
+
+def _solved(entry: dict, config: dict) -> dict:
+    """``config`` with each product the costs need equal to a field (``head_dim*num_attention_heads =
+    hidden_size``) solved for that field: a head width moved alone would break it, and the reader refuse it."""
+    out = dict(config)
+    for text in entry["costs"].get("relations", ()):
+        left, kind, right = parse_relation(text)
+        factors = left.split("*")
+        if kind == "equals" and len(factors) > 1 and "*" not in right \
+                and all(isinstance(out.get(n), int) for n in factors):
+            out[right] = math.prod(out[n] for n in factors)
     return out
 
 
