@@ -73,6 +73,8 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
         if check.reason is None and not check.passed:  # exact or refused: a real model the formulas miss refuses them
             wrong = next(f"{k} {a} by the formulas, {b} counted" for k, (a, b) in check.figures.items() if a != b)
             costs = replace(costs, reason=f"a tiny real model disagrees: {wrong}")
+        elif not check.passed:  # formulas no real model confirmed share the meta traces' assumptions: not shipped
+            costs = replace(costs, reason=f"no tiny real model checks the formulas: {check.reason}")
     return replace(costs, traces=domain.traces, seconds=time.perf_counter() - start)
 
 
