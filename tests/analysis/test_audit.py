@@ -11,7 +11,7 @@ import copy
 import pytest
 
 from symparams.analysis.inference.audit import audit
-from symparams.analysis.inference.long_check import LONG, long_sequence_check
+from symparams.analysis.inference.long_check import LONG, _with_unset, default_config, long_sequence_check
 from symparams.families import inferred
 from symparams.families.inferred_data import entries
 
@@ -61,6 +61,21 @@ def test_shipped_flops_hold_at_a_long_sequence():
     # one dense type here (5 s); the generator's audit ran the check on every class (Mamba's scan over 301
     # positions of its 32 default layers alone takes 40 s)
     assert long_sequence_check(shipped("olmo", "causal-lm")) is None
+
+
+def test_the_defaults_checked_at_a_long_sequence_give_the_field_the_costs_had_to_set():
+    """DeepSeek-V2's default leaves its top-k unset and does not run: costs that set it check the defaults with the
+    small configuration's top-k, every other value theirs."""
+    entry = {"model_type": "deepseek_v2", "class": "causal-lm",
+             "costs": {"symbols": {"num_experts_per_tok": "k_e"}, "defaults": {"num_experts_per_tok": None},
+                       "check": {"values": {"hidden_size": 9, "num_experts_per_tok": 3}}}}
+    default = default_config(entry)
+    filled = _with_unset(entry, default)
+    assert (default["num_experts_per_tok"], filled["num_experts_per_tok"]) == (None, 3)
+    assert {k: v for k, v in filled.items() if k != "num_experts_per_tok"} == \
+        {k: v for k, v in default.items() if k != "num_experts_per_tok"}
+    given = {**entry, "costs": {**entry["costs"], "defaults": {"num_experts_per_tok": 6}}}
+    assert _with_unset(given, default) is default  # a default the class has: checked as it is
 
 
 def test_a_projection_run_too_many_times_is_caught_at_a_long_sequence(monkeypatch):

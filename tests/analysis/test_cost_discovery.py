@@ -127,3 +127,28 @@ def test_a_flag_whose_effect_the_base_hides_is_fitted_with_the_field_it_chooses(
     fresh = {"vocab_size": 300, "decoder_vocab_size": 700, "d_model": 16, costs.S: 7, costs.B: 2}
     at = {tie: sum(c * t.value({**fresh, "tie_word_embeddings": tie}) for t, c in found_terms.items()) for tie in (0, 1)}
     assert at == {0: 300, 1: 700}  # untied: the shared vocabulary; tied: the decoder's
+
+
+def test_a_field_the_default_leaves_unset_is_set_where_the_forward_pass_needs_it():
+    """DeepSeek-V2's default leaves its top-k unset (None), which no shape follows: its router fails without it.
+    The base takes the parameter discovery's first try that traces (16 is more experts than the 8 here) and the
+    costs follow it as a field of their own."""
+    found = _discovery()
+    found.quiet = {"top_k", "n_group"}
+
+    def routed(values, seq, batch):
+        k = values.get("top_k")
+        return None if k is None or k > 8 else Observed(seq, batch, {("count", KEY): k})
+
+    domain = _domain(found, routed)
+    base = costs._with_unset_set(domain)
+    assert base.targets == {("count", KEY): 8}
+    assert found.base["top_k"] == 8 and "n_group" not in found.base  # the other unset field stays unset
+    assert (found.fields["top_k"].kind, found.fields["top_k"].base) == ("irrelevant", 8)
+
+
+def test_no_unset_field_making_the_base_trace_leaves_it_untraced():
+    found = _discovery()
+    found.quiet = {"top_k"}
+    domain = _domain(found, lambda values, seq, batch: None)
+    assert costs._with_unset_set(domain) is None and "top_k" not in found.fields

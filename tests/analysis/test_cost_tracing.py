@@ -68,6 +68,23 @@ def test_a_state_space_cache_holds_its_states():
         [("conv_states.0", (2, 32, 3)), ("recurrent_states.0", (2, 32, 5))]
 
 
+def test_a_hybrid_stack_of_state_space_layers_only_gives_its_cache():
+    """Bamba's default is every layer Mamba: transformers asks the cache the length its attention mask starts at,
+    and raises where no layer is attention's; traced, the length is 0 and the states are read as Mamba's are."""
+    config = transformers.BambaConfig(vocab_size=40, hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                                      num_attention_heads=2, num_key_value_heads=1, mamba_n_heads=4, mamba_d_head=8,
+                                      mamba_n_groups=1, mamba_d_state=5, mamba_d_conv=3, mamba_expand=2)
+    model = tracing.build(transformers.BambaForCausalLM, config)
+    with pytest.raises(ValueError, match="only contain LinearAttention"):  # why the patch exists
+        model(input_ids=torch.zeros((2, 6), dtype=torch.long, device="meta"), use_cache=True)
+    traced = tracing.trace(model, 6, 2)
+    # conv states: the inner width 2·16 plus the B and C groups' 2·1·5, over the kernel; SSM: 4 heads of 8 × 5
+    assert sorted({(t.attribute, t.shape) for t in traced.cache}) == \
+        [("conv_states.0", (2, 42, 3)), ("recurrent_states.0", (2, 4, 8, 5))]
+    assert transformers.cache_utils.Cache.get_seq_length is not None and \
+        transformers.cache_utils.Cache.get_seq_length.__name__ == "get_seq_length"  # restored after the trace
+
+
 def test_a_loop_of_equal_products_is_one_key_and_copies_that_differ_are_refused():
     loop = [Product("m", "bmm", (2, 3, 4, 1), 48, call=1) for _ in range(5)] + [Product("m", "mm", (2, 3, 4), 48,
                                                                                         call=1)]

@@ -21,7 +21,7 @@ from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH
 from .discovered import Uninferable
 from .probing import Builder
 from .products import product_text
-from .real_check import check_real
+from .real_check import RealCheck, check_real
 from .result import Inferred
 from .sampling import variables
 from .tracing import Untraceable
@@ -70,12 +70,20 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
     costs = Costs(None, cost_symbols, defaults, dict(domain.held), products, extra, cache, attention, why,
                   verification, domain.traces, 0.0, _relations(domain), incomplete, device=domain.device)
     if real and costs.exact:
-        check = check_real(domain, costs, symbols, base)
-        costs = replace(costs, real=check.to_dict())
-        if check.reason is None and not check.passed:  # exact or refused: a real model the formulas miss refuses them
-            wrong = next(f"{k} {a} by the formulas, {b} counted" for k, (a, b) in check.figures.items() if a != b)
-            costs = replace(costs, reason=f"a tiny real model disagrees: {wrong}")
+        costs = checked_by(costs, check_real(domain, costs, symbols, base))
     return replace(costs, traces=domain.traces, seconds=time.perf_counter() - start)
+
+
+def checked_by(costs: Costs, check: RealCheck) -> Costs:
+    """``costs`` with the tiny real model's ``check``: refused where the model counts otherwise (exact or refused),
+    or where no real model was run (formulas only meta traces confirmed share the modeling code's assumptions)."""
+    costs = replace(costs, real=check.to_dict())
+    if check.reason is None and not check.passed:
+        wrong = next(f"{k} {a} by the formulas, {b} counted" for k, (a, b) in check.figures.items() if a != b)
+        return replace(costs, reason=f"a tiny real model disagrees: {wrong}")
+    if not check.passed:
+        return replace(costs, reason=f"no tiny real model checks the formulas: {check.reason}")
+    return costs
 
 
 def _fit(domain: Domain, base, samples: list, symbols: dict) -> tuple:

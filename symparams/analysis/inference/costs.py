@@ -19,7 +19,8 @@ import itertools
 import random
 
 from . import chunks
-from .discovered import Discovery
+from .discovered import Discovery, Field
+from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
 from .real_tensors import reads_data, routed_together, zero_weights
@@ -279,6 +280,8 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
             raise
         domain.by_names = True
         base = domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
+    if base is None and found.quiet:
+        base = _with_unset_set(domain)
     if base is None and on_real_tensors and domain.errors and reads_data(domain.errors[-1]):
         base = on_real_tensors(domain)
     if base is None:
@@ -328,6 +331,23 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
     domain.seen_layers.add(tuple(sorted(domain.low.items())))
     return domain, base
+
+
+def _with_unset_set(domain: Domain) -> Observed | None:
+    """The base traced with one of the fields the default config leaves unset and no shape follows set, as the
+    parameter discovery sets an unset field (the first of its tries that traces), written into the base: a forward
+    pass may need one (DeepSeek-V2's default leaves the experts a token is routed to unset, and its router fails on
+    it).  The costs then follow it as any other field; the class's default stays unset, a config that leaves it out
+    has no costs.  None: no such field makes the base trace."""
+    found = domain.found
+    for name in sorted(n for n in found.quiet if found.base.get(n) is None):
+        for value in UNSET_TRIES:
+            base = domain.observe({**found.base, name: value}, BASE_SEQ, BASE_BATCH, backward=True)
+            if base is not None:
+                found.base[name] = value
+                found.fields[name] = Field(name, value, kind="irrelevant", step="jitter")
+                return base
+    return None
 
 
 def _moved(domain: Domain, base: Observed, name: str, start: dict) -> bool:

@@ -48,7 +48,17 @@ def long_sequence_check(entry: dict) -> str | None:
         written = small_config(entry, default)
         past = past_windows(written)  # a model that pads its input to a window of more than LONG tokens
         return small or _checked(entry, _written(default, deeper)) or (past and _checked(entry, written, past))
-    return small if small is not None and small.startswith("at ") else _checked(entry, default)
+    return small if small is not None and small.startswith("at ") else _checked(entry, _with_unset(entry, default))
+
+
+def _with_unset(entry: dict, default: dict) -> dict:
+    """``default`` with each field only the costs follow that it leaves unset at the small configuration's value:
+    the costs set it where the default's forward pass fails without it (DeepSeek-V2's top-k), and a config.json
+    without it has no costs, so the defaults are checked as a config.json that gives it."""
+    costs, values = entry.get("costs") or {}, _values(entry)
+    unset = {k: values[k] for k in costs.get("symbols", {}) if costs.get("defaults", {}).get(k, 0) is None
+             and k in values}
+    return _written(default, unset) if unset else default
 
 
 def default_config(entry: dict) -> dict:

@@ -268,16 +268,38 @@ def shapes_only():
     """Mask building skips its checks of the data on meta tensors (packed sequences, an all-ones mask), as it
     does when compiling, and no warning reads the ids for padding: they choose between masks of one cost, or
     print, and a meta tensor has no data to check."""
-    from transformers import PreTrainedModel, masking_utils
+    from transformers import PreTrainedModel, cache_utils, masking_utils
 
     checked, warned = masking_utils.is_tracing, PreTrainedModel.warn_if_padding_and_no_attention_mask
+    lengths = {name: getattr(cache_utils.Cache, name) for name in ("get_seq_length", "get_mask_sizes")}
     masking_utils.is_tracing = lambda tensor=None: checked(tensor) or getattr(tensor, "is_meta", False)
     # a warning about padding tokens in the input ids, which reads them
     PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda self, *args, **kwargs: None
+    cache_utils.Cache.get_seq_length = _unless_attention_free(lengths["get_seq_length"], lambda layer_idx=0: 0)
+    cache_utils.Cache.get_mask_sizes = _unless_attention_free(lengths["get_mask_sizes"],
+                                                              lambda query_length, layer_idx=0: (query_length, 0))
     try:
         yield
     finally:
         masking_utils.is_tracing, PreTrainedModel.warn_if_padding_and_no_attention_mask = checked, warned
+        for name, method in lengths.items():
+            setattr(cache_utils.Cache, name, method)
+
+
+def _unless_attention_free(method, unseen):
+    """A cache's length ``method`` that answers as ``unseen`` does (what the cache answers for a layer not yet
+    created: nothing seen) where every layer is a state-space or linear-attention one, where transformers raises:
+    a hybrid model builds its attention mask from its first attention layer's cache, and a stack of none (Bamba's
+    default, every layer Mamba) tracks no length; the mask is for attention layers it does not have."""
+    from transformers.cache_utils import CacheLayerMixin
+
+    def answer(self, *args, **kwargs):
+        layers = getattr(self, "layers", None)
+        if layers and not any(isinstance(layer, CacheLayerMixin) for layer in layers):
+            return unseen(*args, **kwargs)
+        return method(self, *args, **kwargs)
+
+    return answer
 
 
 def scalar(output):
