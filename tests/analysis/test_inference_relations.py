@@ -85,3 +85,45 @@ def test_a_value_refused_beside_a_label_map_is_still_the_only_one():
     # keyed 0 and 1, below 4, the label map was taken for a list of one entry per layer
     found = discover(FourTilesBuilder())
     assert found.fields["max_num_tiles"].kind == "fixed" and found.fields["max_num_tiles"].sole
+
+
+class CodebookBuilder(ToyBuilder):
+    """Mimi's codebook size: "must be a power of 2", checked by the config class; a table of its rows only when
+    ``shapes``."""
+
+    DEFAULTS = {**ToyBuilder.DEFAULTS, "codebook_size": 2048}
+    shapes = False
+
+    def refusal(self, values):
+        size = {**self.DEFAULTS, **values}["codebook_size"]
+        return None if size > 0 and size & (size - 1) == 0 else "codebook_size must be a power of 2"
+
+    def read_back(self, values, others=()):
+        return None if self.refusal(values) else super().read_back(values, others)
+
+    def observe(self, values):
+        found = None if self.refusal(values) else super().observe(values)
+        if found is None or not self.shapes:
+            return found
+        rows = {**self.DEFAULTS, **values}["codebook_size"]
+        return type(found)({**found.shapes, "codebook": [(rows, 2)]}, found.total + 2 * rows,
+                           found.trainable + 2 * rows)
+
+
+def test_a_power_of_two_the_config_takes_only_doubled_that_shapes_nothing_is_irrelevant_and_drawn_doubled():
+    import random
+
+    from symparams.analysis.inference.sampling import draw
+
+    found = discover(CodebookBuilder())
+    assert found.fields["codebook_size"].kind == "irrelevant" and found.fields["codebook_size"].step == "double"
+    drawn = {draw(found, random.Random(seed), every=True)["codebook_size"] for seed in range(40)}
+    # moved as other irrelevant fields are (±2, or down to any value), every draw would be refused
+    assert drawn <= {1024, 2048, 4096, 8192} and len(drawn) > 1
+
+
+def test_a_power_of_two_that_shapes_a_tensor_stays_held():
+    builder = CodebookBuilder()
+    builder.shapes = True
+    # its formula would hold at powers of two only, a condition not written: held, and refused elsewhere
+    assert discover(builder).fields["codebook_size"].kind == "fixed"

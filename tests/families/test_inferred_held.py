@@ -1,6 +1,7 @@
 """Fields once held at their defaults, now free within what the config class enforces, against transformers on
-the meta device at other values: a top-k of router groups at most the groups (Dots3 Note), and a value the config
-class accepts alone (Mllama's tiles, with the default aspect ratios)."""
+the meta device at other values: a top-k of router groups at most the groups (Dots3 Note), a power of two no shape
+follows (Moshi's codebook size), and a value the config class accepts alone (Mllama's tiles, with the default
+aspect ratios)."""
 
 import pytest
 import transformers
@@ -75,3 +76,16 @@ def test_mllama_s_tiles_are_the_only_value_transformers_accepts_with_the_default
         transformers.AutoConfig.for_model("mllama", **{k: v for k, v in other.items() if k != "model_type"})
     with pytest.raises(OutsideConditions, match="max_num_tiles = 4 .the only value transformers accepts"):
         inferred.counted(entry("mllama", cls), other)
+
+
+#: a small Moshi (its audio encoder, Mimi, takes only powers of two as codebook sizes)
+MOSHI = {"model_type": "moshi", "vocab_size": 1000, "hidden_size": 64, "num_hidden_layers": 2,
+         "num_attention_heads": 4, "ffn_dim": 96}
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("cls", ["base", "causal-lm"])
+@pytest.mark.parametrize("codebook_size", [256, 1024, 4096])
+def test_moshi_is_counted_at_other_codebook_sizes_as_transformers_builds_it(codebook_size, cls):
+    config = {**MOSHI, "audio_encoder_config": {"codebook_size": codebook_size}}
+    assert inferred.counted(entry("moshi", cls), config)[0] == built(config, cls)

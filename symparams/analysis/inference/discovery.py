@@ -37,7 +37,7 @@ from .discovered import Branch, Discovery, Field, Uninferable, common, effects, 
 from .layers import kinds_matter, per_layer_lists
 from .probing import Builder, Observation, computed_when_unset, parent_written, retiled
 from .products import product_equalities
-from .relations import ceiling, deeper, least, liftable, partner, refused
+from .relations import ceiling, deeper, doubled, least, liftable, partner, refused
 
 #: the largest layer count of a base configuration, tried in turn: builds cost time per layer, not per width, so
 #: the base is the smallest of these that keeps every kind of layer the default config has (a full-attention layer
@@ -141,6 +141,9 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
     for name in fields:
         if fields[name].kind == "fixed":
             partner(builder, found, name, start)
+    for name in fields:
+        if fields[name].kind == "fixed":
+            doubled(builder, found, name)
     found.products = product_equalities(builder, found)
     deeper(builder, found)
     if not left_out and (freer := _left_out(builder, found, lift, lifted, branch)) is not None:

@@ -59,6 +59,20 @@ def ceiling(builder: Builder, found: Discovery, name: str) -> None:
             return
 
 
+def doubled(builder: Builder, found: Discovery, name: str) -> None:
+    """A held power of two whose every move the config class refuses, but which it takes doubled and halved (Mimi's
+    codebook size, "must be a power of 2"): where both build and change no shape, the field is irrelevant, moved
+    only by doubling (see :func:`~.sampling.draw`).  One that changes shapes stays held: its formula would hold
+    only at powers of two, a condition this engine does not write."""
+    f = found.fields[name]
+    if not _at_least(f.base, 2) or f.base & (f.base - 1) \
+            or any(builder.read_back({**found.base, name: v}) is not None for _, v in moves(f.base)):
+        return
+    builds = [builder.observe({**found.base, name: v}) for v in (f.base * 2, f.base // 2)]
+    if all(same(found, obs) and not effects(found.observation, obs) for obs in builds):
+        f.moved("double", set())
+
+
 def missed_relations(builder: Builder, found: Discovery) -> bool:
     """Relations the ×3 probe missed because 3 happened to divide (8 heads of a width of 2304): each scaled field
     moved by ×7 alone, and when that does not build, with one partner moved too.  Whether any was found."""
