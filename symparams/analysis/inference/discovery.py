@@ -18,7 +18,12 @@ discovery starts again with it at the larger value, so it becomes a variable,
 and the verification checks the formula at its default value too (the added
 parameters must vanish there, or the lift is dropped).  A held field the
 config class refuses to change at all is marked *sole*: holding it leaves no
-config out.  A *branch* (:class:`Branch`) starts discovery elsewhere, and the
+config out.  A held field the config class takes one higher only with another
+at the same value one higher too is kept at most that field (an order the
+reader enforces: DeepSeek-style ``topk_group ≤ n_group``); a held power of two
+it takes only doubled or halved, changing no shape there, is irrelevant and
+moved by doubling (Mimi's codebook size).  A *branch* (:class:`Branch`)
+starts discovery elsewhere, and the
 engine fits it as a formula of its own: a held field one above its default
 (kept there or higher), a field the default leaves unset (None) set, or two
 widths meeting (or parting) where that changes the structure.
