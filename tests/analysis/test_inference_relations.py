@@ -127,3 +127,12 @@ def test_a_power_of_two_that_shapes_a_tensor_stays_held():
     builder.shapes = True
     # its formula would hold at powers of two only, a condition not written: held, and refused elsewhere
     assert discover(builder).fields["codebook_size"].kind == "fixed"
+
+
+def test_the_costs_move_a_power_of_two_by_doubling_as_discovery_did():
+    from symparams.analysis.inference.costs import _moves
+
+    found = discover(CodebookBuilder())
+    start = {n: f.base for n, f in found.fields.items()}
+    # by one or ×3 the config refuses it: no move would trace, and the costs would hold it at 2048
+    assert _moves(found, "codebook_size", start) == [{"codebook_size": 4096}, {"codebook_size": 1024}]
