@@ -15,7 +15,7 @@ from symparams.analysis.inference.probing import (Builder, attribute, computed_w
                                                   configure, held_values, libraries, relisted, written_otherwise)
 from symparams.analysis.inference.seeds import SEEDS
 from symparams.families.config import flattened
-from symparams.families.inferred import expanded
+from symparams.families.inferred import expanded, parse_relation
 from symparams.families.inferred_widths import names_of
 from symparams.families.inferred_tree import TOP_K_FIELDS
 
@@ -55,7 +55,10 @@ def with_defaults(entry: dict) -> dict:
     # a width the modeling code computes with a float is no field: the data holds its rule, and the fields it reads
     computed = {k: v for k, v in computed_for(entry["model_type"]).items() if k in entry["symbols"]}
     read = sorted(set().union(*map(names_of, computed.values())) - set(entry["symbols"])) if computed else []
-    fields = [*(k for k in entry["symbols"] if k not in computed), *entry["flags"], *fixed, *read]
+    # a relation may name fields the formula does not count by (a top-k of router groups at most the groups)
+    related = sorted({n for text in entry.get("conditions", {}).get("relations", ())
+                      for side in parse_relation(text)[::2] for n in side.split("*")} - set(entry["symbols"]))
+    fields = [*(k for k in entry["symbols"] if k not in computed), *entry["flags"], *fixed, *read, *related]
     sizes = sorted([*(k for k in entry["symbols"] if k not in computed),
                     *(k for k, v in fixed.items() if not isinstance(v, bool))])
     known = set(fields).union(*(entry.get("conditions", {}).get(k, ()) for k in ("irrelevant", "derived", "unset")))

@@ -71,6 +71,18 @@ def _check_relations(conditions: dict, known: dict, source: str) -> None:
             raise OutsideConditions(f"{where} {left} = {a}, {right} = {b}; the formula needs {text}")
 
 
+def other_sides(conditions: dict, known: Mapping, defaults: Mapping, reader) -> dict:
+    """The fields a relation names that the formula does not count by (a top-k of router groups at most the
+    groups: both shape nothing), read from the config.json, else their defaults: the relation holds for them too."""
+    out = {}
+    for text in conditions.get("relations", ()):
+        left, _, right = parse_relation(text)
+        for name in {*left.split("*"), *right.split("*")} - set(known):
+            if reader.has(name) or isinstance(defaults.get(name), int):
+                out[name] = reader.int(name, default=defaults.get(name), minimum=0)
+    return out
+
+
 def side_value(side: str, values: Mapping):
     """A relation's side at ``values``: a field's value, or a product's (``expand*hidden_size``, a product of
     fields the config class holds equal to another); None when a field of it has no value."""

@@ -148,6 +148,8 @@ def _moves(found: Discovery, name: str, start: dict) -> list[dict]:
     scaled = {g: start[g] * 3 for g in _closure(found, name)}
     if f.kind == "free" and f.step == "scale":
         return [scaled, {name: value + 1}]
+    if f.step == "double":  # a power of two the config takes at no other value
+        return [{name: value * 2}, {name: value // 2}]
     return [{name: value + 1}] + ([{name: value - 1}] if value > 1 else []) + ([scaled] if value > 0 else [])
 
 

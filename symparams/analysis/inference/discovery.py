@@ -18,7 +18,12 @@ discovery starts again with it at the larger value, so it becomes a variable,
 and the verification checks the formula at its default value too (the added
 parameters must vanish there, or the lift is dropped).  A held field the
 config class refuses to change at all is marked *sole*: holding it leaves no
-config out.  A *branch* (:class:`Branch`) starts discovery elsewhere, and the
+config out.  A held field the config class takes one higher only with another
+at the same value one higher too is kept at most that field (an order the
+reader enforces: DeepSeek-style ``topk_group ≤ n_group``); a held power of two
+it takes only doubled or halved, changing no shape there, is irrelevant and
+moved by doubling (Mimi's codebook size).  A *branch* (:class:`Branch`)
+starts discovery elsewhere, and the
 engine fits it as a formula of its own: a held field one above its default
 (kept there or higher), a field the default leaves unset (None) set, or two
 widths meeting (or parting) where that changes the structure.
@@ -37,7 +42,7 @@ from .discovered import Branch, Discovery, Field, Uninferable, common, effects, 
 from .layers import kinds_matter, per_layer_lists
 from .probing import Builder, Observation, computed_when_unset, parent_written, retiled
 from .products import product_equalities
-from .relations import deeper, least, liftable, partner, refused
+from .relations import ceiling, deeper, doubled, least, liftable, partner, refused
 
 #: the largest layer count of a base configuration, tried in turn: builds cost time per layer, not per width, so
 #: the base is the smallest of these that keeps every kind of layer the default config has (a full-attention layer
@@ -135,9 +140,15 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
                       computed=computed_for(getattr(builder, "model_type", "")))
     for name in fields:
         _probe(builder, found, name, start)
+    for name in fields:  # an order first: moved ×3 with its bound, it would be taken to divide it
+        if fields[name].kind == "fixed":
+            ceiling(builder, found, name)
     for name in fields:
         if fields[name].kind == "fixed":
             partner(builder, found, name, start)
+    for name in fields:
+        if fields[name].kind == "fixed":
+            doubled(builder, found, name)
     found.products = product_equalities(builder, found)
     deeper(builder, found)
     if not left_out and (freer := _left_out(builder, found, lift, lifted, branch)) is not None:

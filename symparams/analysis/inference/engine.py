@@ -263,7 +263,8 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
     other = tuple(Relation(left, OTHER_SIDE[kind], right)
                   for left, kind, right, _ in found.splits if kind in ("equals", *ORDERS))
     products = tuple(Relation(product_text(left), "equals", product_text(right)) for left, right in found.products)
-    relations = tuple(dict.fromkeys((*_relations(found), *products, *split, *other)))
+    orders = tuple(Relation(high, "atleast", low) for low, high in sorted(found.orders))
+    relations = tuple(dict.fromkeys((*_relations(found), *products, *orders, *split, *other)))
     return Conditions(
         relations=relations, fixed=fixed,
         irrelevant=tuple(n for n, f in found.fields.items() if f.kind == "irrelevant") + tuple(sorted(found.quiet)),

@@ -36,6 +36,43 @@ def partner(builder: Builder, found: Discovery, name: str, start: dict) -> None:
             return
 
 
+def ceiling(builder: Builder, found: Discovery, name: str) -> None:
+    """A held field at the value of another that the config class takes one higher only with that other one higher
+    too, and not past it: the order ``name ≤ other`` it enforces (a router's groups chosen per token at most the
+    groups there are: DeepSeek-style ``topk_group ≤ n_group``, both 1 by default).  Only at equal bases: below its
+    bound a field would have moved up alone.  Its own effects are those of the pair moved against the other moved
+    alone; kept in ``found.orders``, a condition the reader enforces."""
+    f = found.fields[name]
+    up = f.base + 1 if _at_least(f.base, 1) else None
+    if up is None or builder.read_back({**found.base, name: up}) is not None:
+        return  # the config takes it higher alone: it fails to build for another reason than an order
+    for other, g in found.fields.items():
+        if other == name or g.kind == "derived" or g.base != f.base or isinstance(g.base, bool) \
+                or builder.read_back({**found.base, name: up, other: up}) is None \
+                or builder.read_back({**found.base, name: up + 1, other: up}) is not None:
+            continue
+        reference = builder.observe({**found.base, other: up})
+        both = builder.observe({**found.base, name: up, other: up})
+        if same(found, reference) and same(found, both):
+            f.moved("jitter", effects(reference, both))
+            found.orders.add((name, other))
+            return
+
+
+def doubled(builder: Builder, found: Discovery, name: str) -> None:
+    """A held power of two whose every move the config class refuses, but which it takes doubled and halved (Mimi's
+    codebook size, "must be a power of 2"): where both build and change no shape, the field is irrelevant, moved
+    only by doubling (see :func:`~.sampling.draw`).  One that changes shapes stays held: its formula would hold
+    only at powers of two, a condition this engine does not write."""
+    f = found.fields[name]
+    if not _at_least(f.base, 2) or f.base & (f.base - 1) \
+            or any(builder.read_back({**found.base, name: v}) is not None for _, v in moves(f.base)):
+        return
+    builds = [builder.observe({**found.base, name: v}) for v in (f.base * 2, f.base // 2)]
+    if all(same(found, obs) and not effects(found.observation, obs) for obs in builds):
+        f.moved("double", set())
+
+
 def missed_relations(builder: Builder, found: Discovery) -> bool:
     """Relations the ×3 probe missed because 3 happened to divide (8 heads of a width of 2304): each scaled field
     moved by ×7 alone, and when that does not build, with one partner moved too.  Whether any was found."""
@@ -152,8 +189,9 @@ def refused(builder: Builder, found: Discovery, name: str) -> bool:
     value = found.fields[name].base
     leaf = name.rpartition(".")[2]
     others = {k.rpartition(".")[2] for k in found.defaults if k != name}
+    # a label map is keyed by small numbers too, and no per-layer list
     if not isinstance(value, int) or isinstance(value, bool) or value < 0 or leaf in others or \
-            value > 0 and any(per_layer(v, value) for v in found.defaults.values()):
+            value > 0 and any(per_layer(v, value) for k, v in found.defaults.items() if not common(k)):
         return False
     tried = {v for v in (value * 3, value * 2, value + 1, value + 2, value - 1, value // 2) if v > 0} - {value}
     for v in tried:

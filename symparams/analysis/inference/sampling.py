@@ -71,11 +71,13 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
             values[n] = max(1, values[n] + rng.choice((-2, -1, 1, 2)))
     for n in moved:
         base = found.fields[n].base
-        if n not in scaled:
+        if found.fields[n].step == "double":  # a power of two the config takes at no other value
+            values[n] = base * 2 ** rng.randint(0, 2) // rng.choice((1, 2))
+        elif n not in scaled:
             values[n] = max(1 if base >= 1 else 0, base + rng.randint(-2, 2))
     for n in sorted(n for n in moved if found.fields[n].kind == "irrelevant"):
         base = found.fields[n].base
-        if isinstance(base, int) and base > 1 and rng.random() < 0.25:
+        if isinstance(base, int) and base > 1 and found.fields[n].step != "double" and rng.random() < 0.25:
             values[n] = rng.randint(1, base)  # down too: a bound of layers (the last expert layer) may be irrelevant
     _meet_pattern_starts(found, values, rng)
     solve_products(found.products, values, rng)
