@@ -8,6 +8,8 @@ repeats its keys ``heads // kv_heads`` times, so only ``kv_heads <= heads <
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from symparams.analysis.inference import costs
@@ -158,3 +160,54 @@ def test_draws_solve_a_product_of_two_fields_for_the_third():
     values = {"heads": 12, "head_dim": 24, "hidden": 32}
     solve_products([(("head_dim", "heads"), ("hidden",))], values, random.Random(0))
     assert values == {"heads": 12, "head_dim": 24, "hidden": 288}
+
+
+class RotaryDomain(costs.Domain):
+    """A domain whose trace runs only where the rotary embedding's width (``head_dim``, which no shape follows)
+    equals the rotated part of each head (``rope``), as DeepSeek-V3's does: its one target the score product's
+    width, ``nope + rope``."""
+
+    def __init__(self, found: Discovery):
+        super().__init__(builder=None, found=found)
+        self.start = {n: f.base for n, f in found.fields.items()}
+
+    def observe(self, values: dict, seq: int, batch: int, **_) -> Observed | None:
+        if values["head_dim"] != values["rope"]:
+            return None
+        width = values["nope"] + values["rope"]
+        return Observed(seq, batch, targets={("count", KEY): 1, ("factor", KEY, 2): width},
+                        forward={"": 2 * width})
+
+
+def _rotary() -> RotaryDomain:
+    fields = {"nope": Field("nope", 8, "free", "scale"), "rope": Field("rope", 4, "free", "scale"),
+              "head_dim": Field("head_dim", 4, "irrelevant", "jitter"),
+              "kv_heads": Field("kv_heads", 4, "irrelevant", "jitter")}
+    domain = RotaryDomain(Discovery(base={}, observation=None, fields=fields, flags={}, relations=set()))
+    base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
+    for name in fields:
+        assert costs._moved(domain, base, name, domain.start)
+    return domain
+
+
+def test_a_cost_field_equal_to_its_partner_is_drawn_equal_to_it_not_among_its_divisors():
+    """DeepSeek-V3's rotary embedding reads head_dim, which must equal qk_rope_head_dim: only their ×3 move together
+    traces.  Taken for a head count dividing its partner, head_dim was drawn among rope's divisors (most draws
+    did not run, and the verification found one configuration in eight); it is drawn equal to rope."""
+    domain = _rotary()
+    assert {("rope", "head_dim"), ("head_dim", "rope")} <= domain.found.relations
+    assert "head_dim" in domain.cost_fields and domain.divides == {}
+    rng = random.Random(0)
+    for every in (False, True):  # the fit's draws and the verification's
+        draws = [costs._draw(domain, rng, wide=every, every=every)[0] for _ in range(40)]
+        assert all(d["head_dim"] == d["rope"] for d in draws)
+        assert len({d["rope"] for d in draws}) > 1
+
+
+def test_the_verification_moves_no_quiet_field_a_relation_ties():
+    """MLA's key/value heads change no cost but must equal the heads: moved alone, as a quiet field is in the
+    verification, no configuration would trace."""
+    domain = _rotary()
+    domain.quiet["head_dim"] = 5  # as if its move by one had traced and changed nothing
+    rng = random.Random(1)
+    assert all(d["head_dim"] == d["rope"] for d, _, _ in (costs._draw(domain, rng, True, True) for _ in range(40)))

@@ -237,3 +237,33 @@ def test_costs_that_need_a_product_of_two_fields_refuse_a_config_that_breaks_it(
     with pytest.raises(SymparamsError, match=r"the inferred costs need head_dim\*num_attention_heads = hidden_size "
                                              r"\(head_dim\*num_attention_heads is \d+, hidden_size is \d+\)"):
         m.flops(9)
+
+
+#: a DeepSeek-V3 at sizes the generator's fit and check never used: latent ranks, rotary and plain parts of each
+#: head and a value width all different, two routing groups, one dense layer before two of experts
+DEEPSEEK_V3 = {"model_type": "deepseek_v3", "vocab_size": 11, "hidden_size": 15, "intermediate_size": 13,
+               "moe_intermediate_size": 7, "num_hidden_layers": 3, "first_k_dense_replace": 1,
+               "num_attention_heads": 5, "num_key_value_heads": 5, "n_shared_experts": 2, "n_routed_experts": 6,
+               "n_group": 2, "topk_group": 1, "num_experts_per_tok": 2, "kv_lora_rank": 7, "q_lora_rank": 9,
+               "qk_rope_head_dim": 4, "qk_nope_head_dim": 5, "v_head_dim": 3, "head_dim": 4}
+
+
+@pytest.mark.parametrize("cls", ["base", "causal-lm"])
+def test_deepseek_v3_costs_equal_a_tiny_real_model(cls):
+    """Multi-head latent attention: the score product's width is D_n + D_r, the weighted sum's D_v, the cache the
+    latent R_kv + D_r, and the experts count only the k a token is routed to.  The rotary embedding reads
+    head_dim, which must equal D_r: a file whose head_dim differs is refused, and so is one that leaves it out
+    with D_r other than the class's default 64 (the costs read the class default; the config would compute D_r)."""
+    head = None if cls == "base" else cls
+    left_out = {k: v for k, v in DEEPSEEK_V3.items() if k != "head_dim"}
+    for config in ({**DEEPSEEK_V3, "head_dim": 8}, left_out):
+        with pytest.raises(SymparamsError, match="the inferred costs need head_dim = qk_rope_head_dim"):
+            inferred_model(config, head=head).flops(5)
+    m = inferred_model(DEEPSEEK_V3, head=head)
+    module = _real("deepseek_v3", cls, DEEPSEEK_V3)
+    assert m.count == sum(p.numel() for p in module.parameters())
+    for seq, batch in ((5, 2), (12, 1)):
+        inputs = _inputs(module, seq, batch)
+        flops = m.flops(seq, batch)
+        assert (flops.forward, flops.training) == counted(module, inputs), (seq, batch)
+        assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)

@@ -378,7 +378,9 @@ def _moved(domain: Domain, base: Observed, name: str, start: dict) -> bool:
             domain.steady[name] = start[name]  # a chunk size: the same FLOPs in more products
         elif f.kind == "irrelevant" and moved:
             domain.cost_fields[name] = f.base
-            if 0 < i == len(moves) - 1:  # only ×3 traced: a head count that must divide a width
+            # only ×3 traced, alone: a head count that must divide a width (moved with a partner a relation
+            # already holds equal to it, a rotary width that is a head width, it is no divisor)
+            if 0 < i == len(moves) - 1 and len(_closure(found, name)) == 1:
                 _divided(domain, base, name, start)
         elif f.kind == "irrelevant":
             domain.quiet[name] = move[name]  # moved so in the verification: no cost may follow it
@@ -520,14 +522,18 @@ def lowest_layers(domain: Domain, base: Observed) -> dict:
 def _draw(domain: Domain, rng: random.Random, wide: bool = False, every: bool = False) -> tuple[dict, int, int]:
     found = domain.found
     values = draw(found, rng, wide, lattice=True)
+    related = {n for pair in found.relations for n in pair}
     for name, base in domain.cost_fields.items():
         if name in domain.divides:
             values[name] = divisor(base, values[domain.divides[name]], rng, 10 if wide else 8)
         else:
-            values[name] = max(1, base + rng.randint(-2, 2))
+            jittered = max(1, base + rng.randint(-2, 2))
+            if name not in related:  # one a relation ties to a field is drawn with it (a rotary width equal to D_r)
+                values[name] = jittered
     if every:  # the fields no cost was seen to follow, each half of the time as it was moved then
         for name, value in [*found.lifted.items(), *domain.quiet.items()]:
-            if rng.random() < 0.5:
+            # a field a relation ties to another stays with it (MLA's key/value heads, equal to the heads)
+            if rng.random() < 0.5 and name not in related:
                 values[name] = value
     return values, rng.randint(*domain.seq_range), rng.randint(*BATCH_RANGE)
 
