@@ -137,7 +137,8 @@ def _lists(entry: dict) -> dict:
     """``{"lists": ...}``: the class's lists of whole numbers that change its count (see :func:`lists_of`), and
     ``{"repeats": ...}``: those of them the config class computes as one of the formula's fields once per layer
     (see :func:`repeats_of`), read when they are that field's value on every layer."""
-    lists = {k: v for k, v in lists_of(entry["model_type"], entry["class"]).items() if k not in entry["symbols"]}
+    lists = {k: v for k, v in lists_of(entry["model_type"], entry["class"]).items()
+             if k not in entry["symbols"] and not any(name.startswith(k + KIND) for name in entry["symbols"])}
     repeats = repeats_of(entry["model_type"], tuple(lists), tuple(entry["symbols"]))
     return {"lists": {k: v for k, v in lists.items() if k not in repeats}, **({"repeats": repeats} if repeats else {})}
 
@@ -180,10 +181,11 @@ def _repeating(model_type: str, listed: str, field: str, fields: tuple) -> str |
 def lists_of(model_type: str, cls: str) -> dict:
     """The default config's lists of whole numbers whose other values change the count (TAPAS's
     ``type_vocab_sizes``, Reformer's ``axial_pos_embds_dim``, the layers Qwen3-Next keeps dense in
-    ``mlp_only_layers``), each → its default: the formulas were fitted with it, so a config.json that sets one
-    otherwise is refused."""
+    ``mlp_only_layers``), and its per-layer lists of kinds whose other orders do (LFM3's ``layer_types``), each →
+    its default: the formulas were fitted with it, so a config.json that sets one otherwise is refused (a list
+    the formula counts by its kinds is read instead: see :func:`_lists`)."""
     flat = flattened(default_config(model_type).to_dict())
-    lists = {k: v for k, v in flat.items() if _whole_numbers(v) and "token_id" not in k}
+    lists = {k: v for k, v in flat.items() if (_whole_numbers(v) or _layer_kinds(v)) and "token_id" not in k}
     if not lists:
         return {}
     builder = Builder(model_type, cls)
@@ -286,11 +288,30 @@ def _whole_numbers(value) -> bool:
         for x in value)
 
 
+def _layer_kinds(value) -> bool:
+    """A per-layer list of kinds: text entries, at least two (``["conv", "attention", ...]``)."""
+    return isinstance(value, (list, tuple)) and len(value) > 1 and all(isinstance(x, str) for x in value)
+
+
+def _other_orders(value: list) -> list[list]:
+    """Other per-layer lists of the same kinds: the layers before the last reversed, the list turned by one, and
+    the first two kinds swapped (a count that follows the list's kinds or their order changes).
+
+    >>> _other_orders(["conv", "conv", "attention", "conv"])
+    [['attention', 'conv', 'conv', 'conv'], ['conv', 'attention', 'conv', 'conv'], ['attention', 'attention', 'conv', 'attention']]
+    """
+    kinds = sorted(set(value))
+    swap = {kinds[0]: kinds[-1], kinds[-1]: kinds[0]}
+    return [[*reversed(value[:-1]), value[-1]], [*value[1:], value[0]], [swap.get(k, k) for k in value]]
+
+
 def _other_lists(value: list) -> list[list]:
     """Other values of a list of whole numbers to try: emptied, one entry more, each entry doubled or one more, one
     moved from the last entry to the first (Reformer's axial widths must sum to the hidden size); for an empty
     list, the first layers' numbers.  A list of lists: emptied, its last entry once more, or left out (how many
-    aspect ratios Mllama's tile embeddings have a row for)."""
+    aspect ratios Mllama's tile embeddings have a row for); a list of layer kinds: :func:`_other_orders`."""
+    if _layer_kinds(value):
+        return _other_orders(value)
     if any(isinstance(x, (list, tuple)) for x in value):
         return [[], [*value, value[-1]], value[:-1]]
     if not value:
