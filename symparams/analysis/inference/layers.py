@@ -12,6 +12,10 @@ full attention) is free.
 
 A kind count is written ``layer_types#full_attention``: the list's field, ``#``
 and the kind.
+
+A list of layer indices (GOT-OCR2's vision ``global_attn_indexes``) names
+layers by their place instead: below its last index + 1 layers, fewer layers
+are named than it lists (:func:`index_floors`).
 """
 
 from __future__ import annotations
@@ -74,7 +78,6 @@ def kinds_matter(builder: Builder, base: dict, listed: str, entries: list, defau
     built = [obs for kind in others if kind != entries[0]
              if (obs := builder.observe({**base, listed: relisted(default, [kind, *entries[1:]])})) is not None]
     return not built or any(obs.total != total for obs in built)
-
 
 
 def index_lists(values: dict) -> dict[str, str]:
