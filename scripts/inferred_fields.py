@@ -10,7 +10,7 @@ import random
 import sympy as sp
 
 from symparams.analysis.inference.computed import computed_for
-from symparams.analysis.inference.layers import KIND, kind_counts
+from symparams.analysis.inference.layers import KIND, index_lists, kind_counts
 from symparams.analysis.inference.probing import (Builder, attribute, computed_when_unset, config_class_of,
                                                   configure, held_values, libraries, relisted, written_otherwise)
 from symparams.analysis.inference.seeds import SEEDS
@@ -254,31 +254,6 @@ def _kind_rule(model_type: str, name: str, sizes: tuple, unset: dict, flat: dict
         if all(t is not None and t[name] is not None and t[name] == t[kind] for t in tries):
             return kind
     return None
-
-
-def index_lists(values: dict) -> dict[str, str]:
-    """Each list of ``values`` (a config's, dotted) that holds layer indices → the layer count it indexes: its name
-    says layers or indices (a list of resolutions or widths may hold small distinct numbers too), its entries are
-    distinct whole numbers, the largest below one layer count of its (sub-)config and only one.
-
-    >>> index_lists({"num_hidden_layers": 8, "moe_layers": [1, 3, 5, 7], "widths": [8, 8], "resolutions": [4]})
-    {'moe_layers': 'num_hidden_layers'}
-    >>> index_lists({"num_hidden_layers": 8, "layer_dilations": [[1, 3], [1, 5]]})  # lists of lists index nothing
-    {}
-    """
-    out = {}
-    for listed, value in values.items():
-        leaf = listed.rpartition(".")[2]
-        if not _whole_numbers(value) or not value or any(isinstance(x, (list, tuple)) for x in value) \
-                or len(set(value)) != len(value) or min(value) < 0 \
-                or not any(word in leaf for word in ("layer", "index", "indices")):
-            continue
-        prefix = listed.rpartition(".")[0]
-        counts = [k for k, v in values.items() if k.rpartition(".")[0] == prefix and "layer" in k.rpartition(".")[2]
-                  and _size(v) and v > max(value)]
-        if len(counts) == 1:
-            out[listed] = counts[0]
-    return out
 
 
 def _whole_numbers(value) -> bool:

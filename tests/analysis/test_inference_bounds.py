@@ -118,3 +118,43 @@ def test_a_range_of_expert_layers_up_to_a_last_one_gets_a_formula_on_each_side()
     both_sides(ExpertRangeBuilder(), "moe_layer_end",
                {"num_layers": 10, "moe_layer_start": 2, "moe_layer_end": 6, "moe_layer_interval": 2},
                {"num_layers": 5, "moe_layer_start": 1, "moe_layer_end": 30, "moe_layer_interval": 2})
+
+
+class GlobalIndexesBuilder(BoundBuilder):
+    """SAM's (GOT-OCR2's) vision layers: global attention on the layers a list of indices the config keeps as it
+    is names (2, 5, 8 and 11 of 12), windowed attention, with another table, on the others; past the last layer
+    an index names nothing."""
+
+    DEFAULTS = {**BoundBuilder.DEFAULTS, "global_attn_indexes": (2, 5, 8, 11)}
+    WIDTHS = {"layers.*.w": 1, "layers.*.global": 3}
+
+    def count(self, config: dict) -> dict:
+        layers = config["num_layers"]
+        listed = sum(1 for i in config["global_attn_indexes"] if i < layers)
+        return {"layers.*.w": layers - listed, "layers.*.global": listed}
+
+    def observe(self, values):
+        from symparams.analysis.inference.probing import Observation
+
+        self.builds += 1
+        config = {**self.DEFAULTS, **values}
+        if min(v for v in config.values() if isinstance(v, int)) < 1:
+            self.failures += 1
+            return None
+        h = config["hidden_size"]
+        shapes = {name: [(h, self.WIDTHS[name] * h)] * n for name, n in self.count(config).items() if n}
+        shapes["embed"] = [(100, h)]
+        total = sum(math.prod(s) for found in shapes.values() for s in found)
+        return Observation(shapes, total, total, values=config)
+
+
+def test_a_list_of_layer_indices_the_config_holds_gives_a_formula_from_its_last_index_up():
+    builder = GlobalIndexesBuilder()
+    main, _ = _inferred(builder, 10, 0)
+    assert main.exact, main.reason
+    # from 12 layers every listed index names a layer: 4 global layers, the rest windowed, at any depth from there
+    assert main.conditions.minimum == {"num_layers": 12}
+    for layers in (12, 13, 14, 17, 20, 31):
+        assert len(set(counted(main, builder, {"num_layers": layers}))) == 1, layers
+    # below 12 fewer layers are global than the formula counts: a condition it needs, not a formality
+    assert len(set(counted(main, builder, {"num_layers": 8}))) == 2

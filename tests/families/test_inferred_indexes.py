@@ -121,3 +121,42 @@ def test_llama4_counts_its_text_model_s_moe_layers_through_its_sub_config(tmp_pa
     assert inferred.model(json.loads(path.read_text())).count == built(config, "base")
     with pytest.raises(inferred.OutsideConditions, match="text_config.moe_layers names 1 layers"):
         inferred.model({**config, "text_config": {**text, "moe_layers": [2]}})
+
+
+# -- GOT-OCR2 against meta builds -----------------------------------------------------------------------------------
+
+#: a small GOT-OCR2: its vision tower's global-attention layers are those global_attn_indexes names (2, 5, 8 and 11
+#: by default), the others windowed, with relative-position tables of another size
+GOT_VISION = {"hidden_size": 32, "output_channels": 16, "num_attention_heads": 2, "image_size": 64, "patch_size": 8,
+              "window_size": 3, "mlp_dim": 48}
+GOT_TEXT = {"vocab_size": 1000, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 4,
+            "num_attention_heads": 4, "num_key_value_heads": 2}
+
+
+def got_ocr2(layers: int, indexes=None) -> dict:
+    vision = {**GOT_VISION, "num_hidden_layers": layers}
+    if indexes is not None:
+        vision["global_attn_indexes"] = indexes
+    return {"model_type": "got_ocr2", "vision_config": vision, "text_config": GOT_TEXT}
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("cls", ["base", "causal-lm"])
+@pytest.mark.parametrize("layers", [12, 13, 14, 20])
+def test_got_ocr2_counts_four_global_layers_from_its_list_s_last_index_up(cls, layers):
+    """From 12 vision layers on every default index names a layer: 4 global layers and the rest windowed (at 14
+    layers a pattern of one global layer in every 3 would have 5, at 20 layers 7)."""
+    config = got_ocr2(layers)
+    assert inferred.model(config, head=None if cls == "base" else cls).count == built(config, cls)
+
+
+@pytest.mark.crosscheck
+def test_got_ocr2_refuses_fewer_layers_than_its_list_names_and_a_list_of_its_own():
+    """At 8 vision layers the default list names 2 and 5 only: 2 global layers, not the 4 the formula counts.  The
+    formula holds for the default's list only: a file's own is refused (it may name other layers than there are)."""
+    assert built(got_ocr2(8), "base") != built(got_ocr2(8, [0, 1, 2, 3]), "base")  # the list shapes the model
+    with pytest.raises(inferred.OutsideConditions, match="vision_config.num_hidden_layers is 8") as refused:
+        inferred.model(got_ocr2(8))
+    assert "\n" not in str(refused.value)
+    with pytest.raises(inferred.OutsideConditions, match="global_attn_indexes is \\[3, 7, 11, 15\\]"):
+        inferred.model(got_ocr2(16, [3, 7, 11, 15]))

@@ -23,7 +23,7 @@ from .computed import widths_at
 from .discovered import ORDERS, OTHER_SIDE, Branch, Discovery, Uninferable, common
 from .discovery import discover
 from .fitting import BOUNDED, LEVELS, expression, fit
-from .layers import reordered
+from .layers import index_floors, reordered
 from .products import product_text
 from .relations import missed_relations
 from .probing import Builder, libraries
@@ -401,6 +401,9 @@ def _bounded(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any
     if first is not None and first[3].passed or found.branch != Branch() and not found.sides:
         return _given(first, error)  # another type's branches stay as they were
     after = _state(found)
+    floored = _from_index_floors(builder, found, n, seed)
+    if floored is not None:
+        return floored
     found.last_resort = True
     # a bound the base's layers hid is tried first: the last levels alone would fail there, and take as long
     shown = bounds(found) if found.branch == Branch() else []
@@ -418,6 +421,27 @@ def _bounded(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any
     found.last_resort = False
     _restore(found, after)
     return _given(first, error)
+
+
+def _from_index_floors(builder: Builder, found: Discovery, n: int, seed: int):
+    """:func:`_attempt` with each layer count drawn no lower than the layers a list of layer indices the config
+    holds names (see :func:`~.layers.index_floors`), where that raises one: the attempt when it holds, else None
+    (the discovery as it was).  Tried only once the formula failed without: a type exact without it keeps its
+    formula and its conditions."""
+    floors = {name: value for name, value in index_floors(builder, found).items()
+              if value > found.lowest.get(name, 0)}
+    if not floors:
+        return None
+    state = _state(found)
+    found.lowest.update(floors)
+    try:
+        attempt = _attempt(builder, found, n, seed)
+    except Uninferable:
+        attempt = None
+    if attempt is not None and attempt[3].passed:
+        return attempt
+    _restore(found, state)
+    return None
 
 
 def _given(result, error):

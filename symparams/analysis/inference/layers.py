@@ -12,6 +12,10 @@ full attention) is free.
 
 A kind count is written ``layer_types#full_attention``: the list's field, ``#``
 and the kind.
+
+A list of layer indices (GOT-OCR2's vision ``global_attn_indexes``) names
+layers by their place instead: below its last index + 1 layers, fewer layers
+are named than it lists (:func:`index_floors`).
 """
 
 from __future__ import annotations
@@ -101,3 +105,52 @@ def reordered(kinds: dict, values: dict) -> dict | None:
         changed = changed or other != entries
         out[listed], out[count] = relisted(default, other), len(other)
     return out if changed else None
+
+
+def index_lists(values: dict) -> dict[str, str]:
+    """Each list of ``values`` (a config's, dotted) that holds layer indices → the layer count it indexes: its name
+    says layers or indices (a list of resolutions or widths may hold small distinct numbers too), its entries are
+    distinct whole numbers, the largest below one layer count of its (sub-)config and only one.
+
+    >>> index_lists({"num_hidden_layers": 8, "moe_layers": [1, 3, 5, 7], "widths": [8, 8], "resolutions": [4]})
+    {'moe_layers': 'num_hidden_layers'}
+    >>> index_lists({"num_hidden_layers": 8, "layer_dilations": [[1, 3], [1, 5]]})  # lists of lists index nothing
+    {}
+    """
+    out = {}
+    for listed, value in values.items():
+        leaf = listed.rpartition(".")[2]
+        if not isinstance(value, (list, tuple)) or not value or not all(_index(x) for x in value) \
+                or len(set(value)) != len(value) or not any(word in leaf for word in ("layer", "index", "indices")):
+            continue
+        prefix = listed.rpartition(".")[0]
+        counts = [k for k, v in values.items() if k.rpartition(".")[0] == prefix and "layer" in k.rpartition(".")[2]
+                  and _size(v) and v > max(value)]
+        if len(counts) == 1:
+            out[listed] = counts[0]
+    return out
+
+
+def index_floors(builder: Builder, found) -> dict[str, int]:
+    """Each free layer count with a list of layer indices the config class keeps as it is while the count moves
+    (GOT-OCR2's vision ``global_attn_indexes``, 2, 5, 8 and 11 of 12 layers) → one more than the list's last index.
+    Below that the layers the list names past the last one are not built, and the count of the layers it names
+    follows the layer count (a pattern that stops at the list's end); from there on every index names a layer, so
+    a formula of as many listed layers as the list has holds from there up (a condition)."""
+    out = {}
+    for listed, count in index_lists(found.defaults).items():
+        field = found.fields.get(count)
+        if field is None or not (field.free and field.counts):
+            continue
+        held = builder.read_back(found.base, others=[listed])
+        if held is not None and list(held[listed] or ()) == list(found.defaults[listed]):
+            out[count] = max(found.defaults[listed]) + 1
+    return out
+
+
+def _size(value) -> bool:
+    return _index(value) and value > 0
+
+
+def _index(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

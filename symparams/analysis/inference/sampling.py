@@ -66,7 +66,8 @@ def draw(found: Discovery, rng: random.Random, wide: bool = False, every: bool =
         values[n] = found.fields[n].base * multiplier[n]
         if n not in related and found.fields[n].counts and "layer" in n:
             # any layer count up to the same top, not only multiples: a layer in every 6 shows as such
-            values[n] = rng.randint(found.lowest.get(n, 1), found.fields[n].base * (top // 2))
+            low = found.lowest.get(n, 1)  # a floor may pass the top (a list's last layer index past it)
+            values[n] = rng.randint(low, max(low, found.fields[n].base * (top // 2)))
         elif not lattice and (n not in related or n in ordered or loose) and n in moved and rng.random() < 1 / 3:
             values[n] = max(1, values[n] + rng.choice((-2, -1, 1, 2)))
     for n in moved:
