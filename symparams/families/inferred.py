@@ -70,6 +70,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     listed = _kinds_listed(entry["symbols"], reader, source)
     _refuse_layers_without_list(entry, reader, listed, source)
     computed = entry.get("computed", {})
+    _refuse_nulls(entry, reader, listed, source)
     ints = {f: reader.int(f, default=defaults.get(f, REQUIRED), minimum=0 if defaults.get(f) == 0 else 1)
             for f in entry["symbols"] if f not in listed and f not in computed and (reader.has(f) or f not in follows)}
     ints.update(listed)
@@ -102,6 +103,19 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     _refuse_negative_counts(entry, {**numbers, **values}, flags, source)
     refused = _read_costs(entry, reader, {**known, **flags}, values, numbers)
     return Reading(values, numbers, flags, refused)
+
+
+def _refuse_nulls(entry: dict, reader, listed, source: str) -> None:
+    """One line for a size the formula counts by that a config.json sets to null where the type's default is a
+    number: transformers then builds without it (DeepSeek-V3's ``q_lora_rank: null``, no query compression),
+    which no formula fitted with it counts, and reading the default would count the compressed query instead.  A
+    size the formula computes when left out (``follows``) or a branch takes on as unset is read as before."""
+    defaults, follows = entry.get("defaults", {}), entry.get("follows", {})
+    for f in entry["symbols"]:
+        if f not in listed and f not in follows and f not in entry.get("computed", {}) and reader.null(f) \
+                and defaults.get(f) is not None:
+            raise OutsideConditions(f"{source}: key {f} is null; transformers then builds without it, and the "
+                                    f"inferred formula holds only with it set (its default is {defaults[f]})")
 
 
 def _refuse_negative_counts(entry: dict, numbers: Mapping[str, int], flags: Mapping[str, bool], source: str) -> None:
