@@ -198,12 +198,14 @@ class ConfigReader:
 
 
 def _refuse_keys_not_text(data: Mapping, source: str) -> None:
-    """A config.json's keys are text; a dict built in Python may hold others (``{5: 1}``), which no field of any
-    config class can be: refused in one line rather than failing deep in the reading."""
+    """A config's field names are text; a dict built in Python may hold others (``{5: 1}``), which no field of any
+    config class can be: refused in one line rather than failing deep in the reading.  A sub-config's fields are
+    field names too; a value that is a mapping of its own (``id2label``, keyed 0, 1 by ``to_dict()``) is no
+    config."""
     for key, value in data.items():
         if not isinstance(key, str):
             raise SymparamsError(f"{source}: a config's keys are field names (text), not {key!r}"[:300])
-        if isinstance(value, Mapping):
+        if is_sub_config(key, value):
             _refuse_keys_not_text(value, source)
 
 
