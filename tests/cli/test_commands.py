@@ -206,18 +206,19 @@ def test_list_inferred_says_what_each_type_refuses():
     rows = {line.split()[0]: line for line in out.splitlines()[1:]}
     assert set(rows) == _listed_types()
     # a type said to hold a size refuses another value of it, naming it; one said not exact refuses its config
-    held = [line.split(": exact, holding ", 1) for line in rows.values()
-            if ": exact, holding " in line and " = 0" not in line]  # a size held at 0 may be all its config allows
-    held = [(named, holding) for named, holding in held if "." not in holding.split(" = ")[0]]  # a top-level field
+    held = []  # (type, its first class, a field held at a value other than 0, that value)
+    for line in rows.values():
+        if ": exact, holding " in line:
+            named, holding = line.split(": exact, holding ", 1)
+            fields = [f.split(" = ") for f in holding.split(";")[0].split(", ")]
+            held += [(*named.split(None, 1), f, int(v)) for f, v in fields if v != "0"][:1]  # 0: maybe all it allows
     not_exact = [(t, line.split(": not exact: ", 1)[1].split(":")[0]) for t, line in rows.items()
                  if ": not exact: " in line]  # (the type, its first class not exact)
     assert held and not_exact
-    for named, holding in held[:4]:
-        model_type, classes = named.split(None, 1)
+    for model_type, classes, field, value in held[:4]:
         first = classes.split(", ")[0]
-        field, value = holding.split(";")[0].split(", ")[0].split(" = ")
-        with pytest.raises(OutsideConditions, match=f"{field} is {2 * int(value)}"):
-            model(_config_with(model_type, field, 2 * int(value)), head=None if first == "base" else first)
+        with pytest.raises(OutsideConditions, match=f"{field} is {2 * value}"):
+            model(_config_with(model_type, field, 2 * value), head=None if first == "base" else first)
     for model_type, cls in not_exact[:4]:
         with pytest.raises(OutsideConditions, match="was not inferred"):
             model({"model_type": model_type}, head=None if cls == "base" else cls)
