@@ -58,7 +58,9 @@ def with_defaults(entry: dict) -> dict:
     # a relation may name fields the formula does not count by (a top-k of router groups at most the groups)
     related = sorted({n for text in entry.get("conditions", {}).get("relations", ())
                       for side in parse_relation(text)[::2] for n in side.split("*")} - set(entry["symbols"]))
-    fields = [*(k for k in entry["symbols"] if k not in computed), *entry["flags"], *fixed, *read, *related]
+    # a list whose entries must add up to a size: its default is what a config.json that leaves it out adds up
+    summed = list(entry.get("conditions", {}).get("sums", {}))
+    fields = [*(k for k in entry["symbols"] if k not in computed), *entry["flags"], *fixed, *read, *related, *summed]
     sizes = sorted([*(k for k in entry["symbols"] if k not in computed),
                     *(k for k, v in fixed.items() if not isinstance(v, bool))])
     known = set(fields).union(*(entry.get("conditions", {}).get(k, ()) for k in ("irrelevant", "derived", "unset")))
