@@ -139,7 +139,12 @@ def _lists(entry: dict) -> dict:
     """``{"lists": ...}``: the class's lists of whole numbers that change its count (see :func:`lists_of`), and
     ``{"repeats": ...}``: those of them the config class computes as one of the formula's fields once per layer
     (see :func:`repeats_of`), read when they are that field's value on every layer."""
-    lists = {k: v for k, v in lists_of(entry["model_type"], entry["class"]).items()
+    # a list whose entries must add up to a size was fitted with all but its last entry at their defaults (the last
+    # took up the size's moves): held so, whether or not another split changes the count (the per-tensor shapes it
+    # does change); the reader checks the last entry with the sum
+    summed = defaults_of(entry["model_type"], entry.get("conditions", {}).get("sums", {}))
+    lists = {**lists_of(entry["model_type"], entry["class"]), **{k: list(v) for k, v in summed.items()}}
+    lists = {k: v for k, v in lists.items()
              if k not in entry["symbols"] and not any(name.startswith(k + KIND) for name in entry["symbols"])}
     repeats = repeats_of(entry["model_type"], tuple(lists), tuple(entry["symbols"]))
     return {"lists": {k: v for k, v in lists.items() if k not in repeats}, **({"repeats": repeats} if repeats else {})}

@@ -108,7 +108,7 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
         for text in conditions.get("relations", ()):
             _hold(parse_relation(text), values, rng)
     for listed, size in conditions.get("sums", {}).items():
-        _add_up(listed, size, values, flat, rng)
+        _add_up(listed, size, values, flat)
     _top_k_within(values, flat)
     write_kinds(values, flat, rng)
     for listed, count in per_layer_lists(flat).items():
@@ -129,18 +129,12 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
     return values
 
 
-def _add_up(listed: str, size: str, values: dict, flat: dict, rng: random.Random) -> None:
-    """A list whose entries must add up to a size (Reformer's axial position widths), written for the size drawn:
-    the default's entries, the last taking up the size's move, and one time in two some of the last entry's share
-    moved to the first (a file may split the size otherwise; the count must not care, or the reader refuse)."""
+def _add_up(listed: str, size: str, values: dict, flat: dict) -> None:
+    """A list whose entries must add up to a size (Reformer's axial position widths), written for the size drawn
+    as the fit had it: the default's entries, the last taking up the size's move."""
     default = list(flat.get(listed) or ())
-    if not isinstance(values.get(size), int) or len(default) < 2:
-        return
-    entries = [*default[:-1], values[size] - sum(default[:-1])]
-    if entries[-1] > 1 and rng.random() < 0.5:
-        moved = rng.randint(1, entries[-1] - 1)
-        entries[0], entries[-1] = entries[0] + moved, entries[-1] - moved
-    values[listed] = entries
+    if isinstance(values.get(size), int) and default:
+        values[listed] = [*default[:-1], values[size] - sum(default[:-1])]
 
 
 def _top_k_within(values: dict, flat: dict) -> None:
