@@ -6,7 +6,6 @@ tables on and off, the causal LM too); a list that does not add up to the size, 
 one split otherwise than the fit's (whose tables have other shapes), are refused in one line."""
 
 import pytest
-import transformers
 
 from symparams.families import inferred
 from symparams.families.inferred_data import OutsideConditions
