@@ -58,7 +58,9 @@ def with_defaults(entry: dict) -> dict:
     # a relation may name fields the formula does not count by (a top-k of router groups at most the groups)
     related = sorted({n for text in entry.get("conditions", {}).get("relations", ())
                       for side in parse_relation(text)[::2] for n in side.split("*")} - set(entry["symbols"]))
-    fields = [*(k for k in entry["symbols"] if k not in computed), *entry["flags"], *fixed, *read, *related]
+    # a list whose entries must add up to a size: its default is what a config.json that leaves it out adds up
+    summed = list(entry.get("conditions", {}).get("sums", {}))
+    fields = [*(k for k in entry["symbols"] if k not in computed), *entry["flags"], *fixed, *read, *related, *summed]
     sizes = sorted([*(k for k in entry["symbols"] if k not in computed),
                     *(k for k, v in fixed.items() if not isinstance(v, bool))])
     known = set(fields).union(*(entry.get("conditions", {}).get(k, ()) for k in ("irrelevant", "derived", "unset")))
@@ -137,7 +139,12 @@ def _lists(entry: dict) -> dict:
     """``{"lists": ...}``: the class's lists of whole numbers that change its count (see :func:`lists_of`), and
     ``{"repeats": ...}``: those of them the config class computes as one of the formula's fields once per layer
     (see :func:`repeats_of`), read when they are that field's value on every layer."""
-    lists = {k: v for k, v in lists_of(entry["model_type"], entry["class"]).items()
+    # a list whose entries must add up to a size was fitted with all but its last entry at their defaults (the last
+    # took up the size's moves): held so, whether or not another split changes the count (the per-tensor shapes it
+    # does change); the reader checks the last entry with the sum
+    summed = defaults_of(entry["model_type"], entry.get("conditions", {}).get("sums", {}))
+    lists = {**lists_of(entry["model_type"], entry["class"]), **{k: list(v) for k, v in summed.items()}}
+    lists = {k: v for k, v in lists.items()
              if k not in entry["symbols"] and not any(name.startswith(k + KIND) for name in entry["symbols"])}
     repeats = repeats_of(entry["model_type"], tuple(lists), tuple(entry["symbols"]))
     return {"lists": {k: v for k, v in lists.items() if k not in repeats}, **({"repeats": repeats} if repeats else {})}

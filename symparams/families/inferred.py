@@ -19,7 +19,7 @@ from ..core.errors import SymparamsError
 from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_conditions import (_check_conditions, _check_forced, _check_kinds, _check_minimum,  # noqa: F401
-                                  _check_relations, _followed, _holds, _json, _kinds_listed, _read_costs,
+                                  _check_relations, _check_sums, _followed, _holds, _json, _kinds_listed, _read_costs,
                                   _refuse_layers_without_list, expanded, other_sides, parse_relation,
                                   run_length)
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
@@ -85,6 +85,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
             ints[f] = known[f] = _followed(f, follows[f], known, source)
     _check_minimum(conditions, known, source)  # again: a value left out and computed may be below one too
     _check_relations(conditions, {**other_sides(conditions, known, defaults, reader), **known}, source)
+    _check_sums(conditions, known, defaults, reader, source)
     refuse_unrepeated_lists(entry, reader, known, source)
     for f, rule in computed.items():  # a width the modeling code computes with a float, computed as it does
         read = {n: known[n] if n in known else reader.data.get(n, defaults.get(n)) for n in names_of(rule)}

@@ -71,6 +71,19 @@ def _check_relations(conditions: dict, known: dict, source: str) -> None:
             raise OutsideConditions(f"{where} {left} = {a}, {right} = {b}; the formula needs {text}")
 
 
+def _check_sums(conditions: dict, known: dict, defaults: dict, reader, source: str) -> None:
+    """One line for a list of whole numbers whose entries do not add up to the size they must (Reformer's axial
+    position widths to its hidden size; transformers refuses to build it): read from the config.json, else its
+    default."""
+    for listed, size in sorted(conditions.get("sums", {}).items()):
+        entries = reader.data[listed] if reader.has(listed) else defaults.get(listed)
+        whole = isinstance(entries, (list, tuple)) and all(type(x) is int for x in entries)
+        if not whole or sum(entries) != known.get(size):
+            raise OutsideConditions(f"{source}: outside the inferred formula's conditions: {listed} is "
+                                    f"{_json(entries)}, the formula holds only where its entries add up to "
+                                    f"{size} = {_json(known.get(size))}")
+
+
 def other_sides(conditions: dict, known: Mapping, defaults: Mapping, reader) -> dict:
     """The fields a relation names that the formula does not count by (a top-k of router groups at most the
     groups: both shape nothing), read from the config.json, else their defaults: the relation holds for them too."""

@@ -36,10 +36,15 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
                                     f"{_json(default)}")
     for key, default in entry.get("lists", {}).items():
         value = config.get(key)
-        if value is not None and key not in entry.get("indexes", {}) \
-                and (not isinstance(value, (list, tuple)) or list(value) != default):
+        # a list whose entries must add up to a size was fitted with its last entry taking up the size's moves:
+        # the others are held, and the sum is checked with the size (see inferred_conditions._check_sums)
+        kept = slice(-1) if key in conditions.get("sums", {}) else slice(None)
+        if value is not None and key not in entry.get("indexes", {}) and (
+                not isinstance(value, (list, tuple)) or len(value) != len(default)
+                or list(value)[kept] != default[kept]):
+            but = " but for its last entry" if kept.stop else ""
             raise OutsideConditions(f"{source}: key {key} is {_json(value)}; the inferred formula holds only for "
-                                    f"its default {_json(default)}")
+                                    f"its default {_json(default)}{but}")
     for key, value in config.items():
         name = key.rpartition(".")[2]  # a sub-config's field is judged by its own name
         if isinstance(value, int) and not isinstance(value, bool) and key not in known and "token_id" not in key \

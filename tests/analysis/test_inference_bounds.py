@@ -22,7 +22,7 @@ class BoundBuilder:
 
     def __init__(self):
         self.errors, self.builds, self.failures = {}, 0, 0
-        self.companions, self.kinds = {}, {}
+        self.companions, self.kinds, self.sums = {}, {}, {}
 
     def defaults(self):
         return dict(self.DEFAULTS)

@@ -79,7 +79,7 @@ class ToyBuilder:
 
     def __init__(self):
         self.errors, self.builds = {}, 0
-        self.companions, self.kinds = {}, {}
+        self.companions, self.kinds, self.sums = {}, {}, {}
 
     def defaults(self):
         return dict(self.DEFAULTS)
@@ -663,3 +663,49 @@ def test_a_formula_in_kind_counts_is_verified_with_the_list_in_another_order():
         assert (obs.total != 3 + 10 * (3 - shared)) == differs and sample[1].total == 3 + 10 * (3 - shared)
     one_kind = {"layer_types#sliding": 0, "layer_types#full": 3, "shared": 1}
     assert _in_another_order(builder, found, (one_kind, builder.observe(one_kind))) == []  # no other order
+
+
+class AxialWidthsBuilder(ToyBuilder):
+    """Reformer's axial position tables: two widths in a list the width must equal the sum of (the model refuses
+    any other), a table of 4 rows at the first and one of 8 rows at the second."""
+
+    DEFAULTS = {**ToyBuilder.DEFAULTS, "hidden_size": 96, "widths": [32, 64]}
+    checked = True  # whether the model refuses widths that do not add up to the hidden size
+
+    def __init__(self):
+        super().__init__()
+        self.built = {}
+
+    def observe(self, values):
+        from symparams.analysis.inference.probing import with_sums
+
+        values = with_sums(values, self.sums)
+        config = {**self.DEFAULTS, **values}
+        if self.checked and sum(config["widths"]) != config["hidden_size"]:
+            return None
+        found = super().observe({k: v for k, v in values.items() if k != "widths"})
+        if found is not None:
+            w0, w1 = config["widths"]
+            found.shapes.update({"pos.first": [(4, w0)], "pos.second": [(8, w1)]})
+            found.total += 4 * w0 + 8 * w1
+        return found
+
+
+def test_a_width_a_list_must_add_up_to_moves_with_the_list_s_last_entry():
+    from symparams.analysis.inference.engine import conditions
+
+    builder = AxialWidthsBuilder()
+    found = discover(builder)
+    assert builder.sums == {"hidden_size": ("widths", [32, 64])}
+    assert found.fields["hidden_size"].free and found.sums == builder.sums
+    tripled = builder.observe({"hidden_size": 288})
+    assert tripled.shapes["pos.first"] == [(4, 32)] and tripled.shapes["pos.second"] == [(8, 256)]
+    assert conditions(builder, found).sums == {"widths": "hidden_size"}
+
+
+def test_a_width_that_moves_without_its_list_is_not_tied_to_it():
+    builder = AxialWidthsBuilder()
+    builder.checked = False  # widths that add up to the hidden size only by chance
+    found = discover(builder)
+    assert builder.sums == {} and found.fields["hidden_size"].free
+    assert builder.observe({"hidden_size": 288}).shapes["pos.second"] == [(8, 64)]

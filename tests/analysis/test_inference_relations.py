@@ -136,3 +136,34 @@ def test_the_costs_move_a_power_of_two_by_doubling_as_discovery_did():
     start = {n: f.base for n, f in found.fields.items()}
     # by one or ×3 the config refuses it: no move would trace, and the costs would hold it at 2048
     assert _moves(found, "codebook_size", start) == [{"codebook_size": 4096}, {"codebook_size": 1024}]
+
+
+class _Body:
+    """A module the head builds: it fails on a negative width (the modeling code failing, no refusal)."""
+
+    def __init__(self, config):
+        if config["width"] < 0:
+            raise ValueError("negative dimensions are not allowed")
+
+
+class _CausalHead:
+    """Reformer's causal LM head in miniature: its own ``__init__`` asserts a value its config class takes."""
+
+    @classmethod
+    def _from_config(cls, config):
+        return cls(config)
+
+    def __init__(self, config):
+        assert config["after"] == 0, f"make sure that `config.after` is set to 0 and not {config['after']}"
+        self.body = _Body(config)
+
+
+def test_a_value_the_model_class_refuses_in_its_own_init_is_a_refusal_and_a_module_failing_is_not():
+    from symparams.analysis.inference.probing import Builder
+
+    builder = object.__new__(Builder)  # no transformers class: the toy head is built as one would be
+    builder.model_class = _CausalHead
+    # (pytest's rewritten assert adds its own lines to the message)
+    assert builder.class_refusal({"after": 1, "width": 4}).startswith("make sure that `config.after` is set to 0")
+    assert builder.class_refusal({"after": 0, "width": -1}) is None
+    assert builder.class_refusal({"after": 0, "width": 4}) is None

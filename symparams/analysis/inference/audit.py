@@ -107,6 +107,8 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
     for _ in range(3):  # a relation made to hold may break one made before it: a few rounds
         for text in conditions.get("relations", ()):
             _hold(parse_relation(text), values, rng)
+    for listed, size in conditions.get("sums", {}).items():
+        _add_up(listed, size, values, flat)
     _top_k_within(values, flat)
     write_kinds(values, flat, rng)
     for listed, count in per_layer_lists(flat).items():
@@ -125,6 +127,14 @@ def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
                 and rng.random() < 0.5:
             del values[name]  # left out: the config computes it, the reader by the rule the data holds
     return values
+
+
+def _add_up(listed: str, size: str, values: dict, flat: dict) -> None:
+    """A list whose entries must add up to a size (Reformer's axial position widths), written for the size drawn
+    as the fit had it: the default's entries, the last taking up the size's move."""
+    default = list(flat.get(listed) or ())
+    if isinstance(values.get(size), int) and default:
+        values[listed] = [*default[:-1], values[size] - sum(default[:-1])]
 
 
 def _top_k_within(values: dict, flat: dict) -> None:

@@ -40,6 +40,7 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
     builder = Builder(inferred.model_type, inferred.cls)
     builder.companions.update(inferred.discovery.companions)
     builder.kinds.update(inferred.discovery.kinds)
+    builder.sums.update(inferred.discovery.sums)
     domain = None
     try:
         domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery), on_real_tensors)

@@ -124,6 +124,7 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
     ints = {k: v for k, v in ints.items() if k not in left_out}
     ints.update(dict(branch.given))
     _companions(builder, ints, defaults)
+    _sums(builder, ints, defaults)
     lifted = lifted or {}
     base, observation = base_values(builder, ints, {**lifted, **branch.overrides})
     if observation is None and lifted:  # the lifted values do not build together: hold the fields instead
@@ -136,7 +137,7 @@ def discover(builder: Builder, lift: bool = True, lifted: dict | None = None, br
     start = {**ints, **base}
     fields = {n: Field(n, v) for n, v in start.items()}
     found = Discovery(base, observation, fields, {}, set(), defaults, {n: ints[n] for n in lifted}, branch,
-                      companions=dict(builder.companions), kinds=dict(builder.kinds),
+                      companions=dict(builder.companions), kinds=dict(builder.kinds), sums=dict(builder.sums),
                       computed=computed_for(getattr(builder, "model_type", "")))
     for name in fields:
         _probe(builder, found, name, start)
@@ -203,6 +204,30 @@ def _companions(builder: Builder, ints: dict, defaults: dict) -> None:
                     and builder.read_back({count: layers + 1, listed: retiled(value, layers + 1)}) is not None:
                 builder.companions[count] = (listed, value)
                 break
+
+
+def _sums(builder: Builder, ints: dict, defaults: dict) -> None:
+    """Sizes that do not build moved alone because a list of whole numbers the config does not compute must add
+    up to them (Reformer's axial position widths to the hidden size): moved ×3 with the list's last entry taking
+    up the difference, they build (the builder writes the list so from then on, and the reader checks the sum).
+    Only such a size is moved so: one that builds alone, or not even with the list, is left as it was."""
+    for size, value in ints.items():
+        if value < 2 or common(size) or "layer" in size.rpartition(".")[2]:
+            continue
+        for listed, entries in defaults.items():
+            if not _whole_numbers(entries) or len(entries) < 2 or sum(entries) != value \
+                    or listed.rpartition(".")[0] != size.rpartition(".")[0] or size in builder.sums:
+                continue
+            moved = {size: value * 3}
+            if builder.observe(moved) is None and \
+                    builder.observe({**moved, listed: [*entries[:-1], entries[-1] + 2 * value]}) is not None:
+                builder.sums[size] = (listed, list(entries))
+                builder.built.clear()  # the builds cached with the size alone now write the list too
+                break
+
+
+def _whole_numbers(value) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
 
 
 def _kind_variables(builder: Builder, base: dict, observation: Observation, defaults: dict) -> tuple[dict, Observation]:

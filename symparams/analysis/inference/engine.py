@@ -272,7 +272,7 @@ def conditions(builder: Builder, found: Discovery) -> Conditions:
         unset=unset, regime=tuple(sorted(found.observation.regime)),
         minimum={**found.minimum, **found.lowest, **found.least},
         sole=tuple(n for n, f in found.fields.items() if f.kind == "fixed" and f.sole), given=given,
-        split=tuple(str(r) for r in split))
+        split=tuple(str(r) for r in split), sums={listed: size for size, (listed, _) in found.sums.items()})
 
 
 def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tuple, dict]:

@@ -134,6 +134,7 @@ class Builder:
     built: dict = field(default_factory=dict)  # values → observation: the base search and the checks repeat builds
     companions: dict = field(default_factory=dict)  # layer count → (its per-layer list, the list's default)
     kinds: dict = field(default_factory=dict)  # per-layer list → (its layer count, its kinds, the list's default)
+    sums: dict = field(default_factory=dict)  # size → (the list of whole numbers adding up to it, the list's default)
 
     def __post_init__(self):
         found = auto_class(self.model_type, self.cls)
@@ -142,9 +143,10 @@ class Builder:
 
     def config(self, values: Mapping[str, Any]):
         """The config of ``values`` (see :func:`configure`), each per-layer list the config does not compute
-        itself retiled to a layer count that moved (see :func:`retiled`)."""
-        return configure(self.model_type, with_kinds(with_companions(values, self.companions), self.kinds),
-                         self.cls)
+        itself retiled to a layer count that moved (see :func:`retiled`), and each list that must add up to a size
+        that moved written to (see :func:`with_sums`)."""
+        values = with_sums(with_companions(values, self.companions), self.sums)
+        return configure(self.model_type, with_kinds(values, self.kinds), self.cls)
 
     def defaults(self) -> dict[str, Any]:
         """The default config's fields (``num_labels`` among them), a sub-config's as dotted keys."""
@@ -191,11 +193,26 @@ class Builder:
         return re.search(r"\bint\b", declared(self.config({}), name)) is not None
 
     def refusal(self, values: Mapping[str, Any]) -> str | None:
-        """Why the config class refuses ``values`` (its error's text), or None when it takes them."""
+        """Why the config class refuses ``values`` (its error's text), or the model class in its own ``__init__``
+        (see :meth:`class_refusal`); None when both take them."""
         try:
-            self.config(values)
+            config = self.config(values)
         except Exception as exc:  # whatever the config class raises: its text says what it refuses
             return str(exc)
+        return self.class_refusal(config)
+
+    def class_refusal(self, config) -> str | None:
+        """Why the model class refuses ``config`` in its own ``__init__`` (Reformer's causal LM: no later chunk), or
+        None: an error a module the class builds raises is the modeling code failing, not the class refusing."""
+        torch, _ = libraries()
+        try:
+            with quiet(), torch.device("meta"):
+                self.model_class._from_config(config_for_class(self.model_class, config))
+        except Exception as exc:  # whatever the model class raises: where it was raised says whose refusal it is
+            last = exc.__traceback__
+            while last.tb_next is not None:
+                last = last.tb_next
+            return str(exc) if last.tb_frame.f_code is self.model_class.__init__.__code__ else None
         return None
 
 
@@ -420,6 +437,21 @@ def with_companions(values: Mapping[str, Any], companions: Mapping[str, tuple]) 
     for count, (listed, default) in companions.items():
         if count in out and listed not in out:
             out[listed] = retiled(default, out[count])
+    return out
+
+
+def with_sums(values: Mapping[str, Any], sums: Mapping[str, tuple]) -> dict[str, Any]:
+    """``values`` with each list of ``sums`` (size → the list whose entries must add up to it, the list's default)
+    written where the size is given and the list is not: the default's entries, the last taking up the size's
+    move (Reformer's axial position widths must add up to the hidden size).
+
+    >>> with_sums({"hidden": 100}, {"hidden": ("widths", [16, 48])})
+    {'hidden': 100, 'widths': [16, 84]}
+    """
+    out = dict(values)
+    for size, (listed, default) in sums.items():
+        if isinstance(out.get(size), int) and listed not in out:
+            out[listed] = [*default[:-1], out[size] - sum(default[:-1])]
     return out
 
 

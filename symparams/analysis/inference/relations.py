@@ -179,13 +179,14 @@ def _at_least(value, lowest: int) -> bool:
 
 
 def refused(builder: Builder, found: Discovery, name: str) -> bool:
-    """Whether the config class refuses every other value of ``name`` tried (×3, ×2, ½, ±1, +2; from 0, 1 and 2)
+    """Whether transformers refuses every other value of ``name`` tried (×3, ×2, ½, ±1, +2; from 0, 1 and 2)
     for the field's own sake: no config transformers accepts has another, so holding it leaves none out.  Only the
-    config class is asked (:meth:`~.probing.Builder.refusal` makes the config, never the model), so a value the
-    modeling code fails on is no refusal.  A size at 0 counts (Gemma 4's assistant validates its per-layer input
-    widths to be 0); a negative value is never tried, as a class may refuse it merely for being negative.  A
-    refusal that names another field (a per-layer list of as many entries, another field of the same name it must
-    equal) is a relation, not this: the field is held as any other."""
+    config class and the model class's own ``__init__`` are asked (:meth:`~.probing.Builder.refusal`: a head class
+    may refuse what its config class takes, as Reformer's causal LM refuses attention to later chunks), so a value
+    a module the class builds fails on is no refusal.  A size at 0 counts (Gemma 4's assistant validates its
+    per-layer input widths to be 0); a negative value is never tried, as a class may refuse it merely for being
+    negative.  A refusal that names another field (a per-layer list of as many entries, another field of the same
+    name it must equal) is a relation, not this: the field is held as any other."""
     value = found.fields[name].base
     leaf = name.rpartition(".")[2]
     others = {k.rpartition(".")[2] for k in found.defaults if k != name}

@@ -124,6 +124,7 @@ class Conditions:
     sole: tuple[str, ...] = ()  # held fields whose every other value tried the config class refuses
     given: tuple[str, ...] = ()  # a branch: fields the default leaves unset, set here (variables of this formula)
     split: tuple[str, ...] = ()  # a branch: the relation on its side of a change of structure (also in relations)
+    sums: dict = field(default_factory=dict)  # list of whole numbers → the size its entries must add up to
 
     def violated(self, values: Mapping[str, Any]) -> list[str]:
         """The conditions ``values`` (config field → value, a field left unset None or absent) breaks, each as a
@@ -135,6 +136,9 @@ class Conditions:
         out += [f"{k} ≥ {v!r}" for k, v in self.minimum.items() if k in values and values[k] < v]
         out += [f"{k} unset" for k in self.unset if values.get(k) not in (None, [])]  # an empty list sets nothing
         out += [f"{k} set" for k in self.given if k not in values]
+        out += [f"sum({k}) = {v}" for k, v in self.sums.items()
+                if isinstance(values.get(v), int) and isinstance(values.get(k), (list, tuple))
+                and sum(values[k]) != values[v]]
         return out
 
 
@@ -240,7 +244,7 @@ class Inferred:
             "conditions": {"relations": [str(r) for r in c.relations], "fixed": c.fixed,
                            "irrelevant": list(c.irrelevant), "derived": list(c.derived), "unset": list(c.unset),
                            "regime": [list(r) for r in c.regime], "minimum": c.minimum, "sole": list(c.sole),
-                           "given": list(c.given), "split": list(c.split)},
+                           "given": list(c.given), "split": list(c.split), **({"sums": c.sums} if c.sums else {})},
             "verification": None if v is None else {
                 "configurations": v.configurations, "exact": v.exact, "seed": v.seed,
                 "default_formula": v.default_formula, "default_real": v.default_real,
