@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 
-from .computed import drawn_float, floats_of, widths_at
+from .computed import drawn_float, floats_of, ingredients, whole_number, widths_at
 from .discovered import Discovery
 from .probing import Builder, Observation
 from .products import solve_products
@@ -176,6 +176,39 @@ def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide
                 and on_sides(found, {**values, **variables(found, values, obs)}):
             out.append((values, obs))
     return out
+
+
+#: the steps a field a whole-number width is computed from takes off a fit's point, and from how many points
+PARTING_STEPS = (-2, -1, 1, 2)
+PARTED_POINTS = 12
+
+
+def parted(builder: Builder, found: Discovery, fitted: list[Sample]) -> list[Sample]:
+    """The fit's points again, each field a width computed with whole numbers reads (see :mod:`.computed`) moved
+    off them by one or two, irrelevant ones too, each kept where it builds with the base structure.  The draws keep
+    those fields on multiples where the width may equal a polynomial in them (ConvBERT's kept heads' width is H/2
+    wherever H over the heads is even): a fit shown only those could take either for the other."""
+    names = sorted(ingredients({k: r for k, r in found.computed.items() if whole_number(r)}) & found.fields.keys())
+    names = [n for n in names if found.fields[n].kind in ("free", "irrelevant")]
+    regimes = _Regimes(builder, found)
+    out: list[Sample] = []
+    for values, _ in fitted[:PARTED_POINTS]:
+        for name, step in ((n, s) for n in names for s in PARTING_STEPS):
+            moved = {**values, **{n: values.get(n, found.fields[n].base) + step for n in _equal(found, name)}}
+            if moved[name] < 1 or below_minimum(found, moved):
+                continue
+            obs = builder.observe(moved)
+            if obs is not None and not obs.uneven() and obs.regime == regimes.of(moved) \
+                    and on_sides(found, {**moved, **variables(found, moved, obs)}):
+                out.append((moved, obs))
+    return out
+
+
+def _equal(found: Discovery, name: str) -> list[str]:
+    """``name`` and the fields it is held equal to (each divides the other, from one base): they move together."""
+    base = found.fields[name].base
+    return [name, *sorted(g for g, f in found.fields.items() if g != name and f.base == base
+                          and (name, g) in found.relations and (g, name) in found.relations)]
 
 
 def on_sides(found: Discovery, point: dict) -> bool:
