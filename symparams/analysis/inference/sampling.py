@@ -193,9 +193,9 @@ def parted(builder: Builder, found: Discovery, fitted: list[Sample]) -> list[Sam
     regimes = _Regimes(builder, found)
     out: list[Sample] = []
     for values, _ in fitted[:PARTED_POINTS]:
-        for name, step in ((n, s) for n in names for s in PARTING_STEPS):
-            moved = {**values, **{n: values.get(n, found.fields[n].base) + step for n in _equal(found, name)}}
-            if moved[name] < 1 or below_minimum(found, moved):
+        for together, step in ((t, s) for n in names for t in _together(found, n, values) for s in PARTING_STEPS):
+            moved = {**values, **{n: values.get(n, found.fields[n].base) + step for n in together}}
+            if min(moved[n] for n in together) < 1 or below_minimum(found, moved):
                 continue
             obs = builder.observe(moved)
             if obs is not None and not obs.uneven() and obs.regime == regimes.of(moved) \
@@ -204,11 +204,13 @@ def parted(builder: Builder, found: Discovery, fitted: list[Sample]) -> list[Sam
     return out
 
 
-def _equal(found: Discovery, name: str) -> list[str]:
-    """``name`` and the fields it is held equal to (each divides the other, from one base): they move together."""
-    base = found.fields[name].base
-    return [name, *sorted(g for g, f in found.fields.items() if g != name and f.base == base
-                          and (name, g) in found.relations and (g, name) in found.relations)]
+def _together(found: Discovery, name: str, values: dict) -> list[tuple[str, ...]]:
+    """``name`` alone, and with the fields related to it that are equal to it at ``values`` (ConvBERT's embedding
+    width, built without a projection only equal to H): a width tied to another moves only with it."""
+    at = {n: values.get(n, f.base) for n, f in found.fields.items()}
+    tied = sorted(g for f, g in found.relations | {(g, f) for f, g in found.relations}
+                  if f == name and g != name and at[g] == at[name])
+    return [(name,), (name, *tied)] if tied else [(name,)]
 
 
 def on_sides(found: Discovery, point: dict) -> bool:
