@@ -50,3 +50,14 @@ def test_convbert_refuses_in_one_line_a_kept_head_count_that_does_not_divide_the
     with pytest.raises(SymparamsError, match="hidden_size.*comes to 0") as refused:
         inferred.model(config)
     assert "\n" not in str(refused.value)
+
+
+@pytest.mark.crosscheck
+def test_convbert_refuses_in_one_line_an_embedding_width_other_than_the_hidden_size():
+    """No formula for a projected embedding was vouched for (the fit's branch for it failed the reading check):
+    YituTech/conv-bert-small's 128 against 256 is refused, not counted as if equal."""
+    config = {**SMALL, "hidden_size": 256, "embedding_size": 128, "num_attention_heads": 4, "head_ratio": 2}
+    assert built(config, "base") > 0
+    with pytest.raises(inferred.OutsideConditions, match="embedding_size = hidden_size") as refused:
+        inferred.model(config)
+    assert "\n" not in str(refused.value)

@@ -1,4 +1,5 @@
-"""Widths a type's modeling code computes from its config with a float, as its source writes them.
+"""Widths a type's modeling code computes from its config (with a float, or with floors no basis holds), as its source
+writes them.
 
 No polynomial in the sizes gives ``int(multiplier * int(2 * F / 3))`` rounded
 up to a multiple (LFM2's feed-forward width): the multiplier is a float of the
@@ -11,6 +12,13 @@ basis, fits it in the width instead; the verification and the audit build
 every configuration for real, the floats moved too, so a rule transcribed
 wrong fails there.  The data holds each rule beside the formula, and
 ``count --config`` computes the width from the config.json with it.
+
+A width computed with whole numbers only (ConvBERT's kept heads, ``max(1, A //
+head_ratio)``, and their width) has no float to move it apart from the fields
+it reads: on the multiples the draws keep, it may equal a polynomial in them
+(H/2 wherever H over the kept heads is even).  So the fit's points are also
+moved off those multiples (see :func:`~.sampling.parted`), and such a width is
+fitted in before the fields themselves.
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ class Discovery:
     # failed without them (a type exact without them keeps its formula)
     companions: dict = field(default_factory=dict)  # the builder's per-layer lists (see Builder): another builder
     kinds: dict = field(default_factory=dict)  # of the class (the costs') configures layer counts as this one did
-    computed: dict = field(default_factory=dict)  # widths the modeling code computes with a float → their rules
+    computed: dict = field(default_factory=dict)  # widths the modeling code computes (see .computed) → their rules
     products: list = field(default_factory=list)  # (left, right): products of fields the config holds equal
     orders: set = field(default_factory=set)  # (low, high): a field the config keeps at most another (see
     # relations.ceiling), held nowhere else
