@@ -1,4 +1,5 @@
-"""Widths the modeling code computes from a config with floats, computed here exactly as Python computes them.
+"""Widths the modeling code computes from a config (with floats, or floors of whole numbers), computed here exactly
+as Python computes them.
 
 LFM2's feed-forward width is ``int(multiplier * int(2 * F / 3))`` rounded up to a
 multiple; xLSTM's is ``hidden_size * ffn_proj_factor`` rounded up likewise.  A
@@ -64,8 +65,8 @@ def width(rule, values: Mapping[str, Any], source: str = "config") -> int:
     """The whole number ``rule`` computes from ``values`` (a config's fields: whole numbers, floats, flags, None).
 
     A rule is a whole number, a field's name, or ``[operation, operand, ...]``: ``"+"``, ``"*"``, ``"/"``,
-    ``"//"`` (Python's), ``"int"`` (truncation), ``"if"`` (a condition, then the value if it holds, else
-    another) and ``"none"`` (whether a field is unset).
+    ``"//"`` and ``"%"`` (Python's; ``%`` of whole numbers), ``"int"`` (truncation), ``"if"`` (a condition, then
+    the value if it holds, else another) and ``"none"`` (whether a field is unset).
 
     >>> width(["int", ["*", "f", ["int", ["/", ["*", 2, "n"], 3]]]], {"f": 1.1, "n": 3000})
     2200
@@ -158,8 +159,18 @@ def _truncated(a):
     return math.trunc(_exact(a))
 
 
+def _remainder(a, b):
+    """Python's ``a % b`` of whole numbers (whether a head count divides a width); a float has no place here."""
+    if isinstance(a, Float) or isinstance(b, Float):
+        raise SymparamsError(f"a remainder of {_shown(a)} by {_shown(b)} is taken of whole numbers only")
+    if b == 0:
+        raise ZeroDivisionError
+    return a % b
+
+
 _ARITHMETIC = {"+": _floating(lambda a, b: a + b), "*": _floating(lambda a, b: a * b), "/": _divided,
-               "//": _floor_divided, "int": _truncated}
+               "//": _floor_divided, "int": _truncated,
+               "%": _remainder}
 
 
 def _checked(value, rule, source: str):

@@ -94,3 +94,15 @@ def test_xlstm_is_counted_with_its_float_widths_as_transformers_computes_them(cl
     widths int(hidden_size * factor): counted as transformers builds them."""
     config = {**XLSTM, **moved}
     assert inferred.model(config, head=None if cls == "base" else cls).count == built(config, cls)
+
+
+def test_a_remainder_is_python_s_of_whole_numbers_and_refused_of_a_float():
+    """ConvBERT's attention width is 0 (refused) where the kept heads do not divide H: ``%`` decides it."""
+    rule = ["if", ["%", "h", "n"], 0, ["*", "n", ["//", ["//", "h", "n"], 2]]]
+    assert [width(rule, {"h": h, "n": 3}) for h in (9, 12, 45)] == [3, 6, 21]
+    with pytest.raises(SymparamsError, match="comes to 0"):
+        width(rule, {"h": 10, "n": 3})
+    with pytest.raises(SymparamsError, match="whole numbers only"):
+        width(["%", "h", "n"], {"h": 10.5, "n": 3})
+    with pytest.raises(SymparamsError, match="divides by zero"):
+        width(["%", "h", "n"], {"h": 10, "n": 0})

@@ -90,7 +90,7 @@ class Discovery:
     companions: dict = field(default_factory=dict)  # the builder's per-layer lists (see Builder): another builder
     kinds: dict = field(default_factory=dict)  # of the class (the costs') configures layer counts as this one did
     sums: dict = field(default_factory=dict)  # the builder's lists that add up to a size (see Builder)
-    computed: dict = field(default_factory=dict)  # widths the modeling code computes with a float → their rules
+    computed: dict = field(default_factory=dict)  # widths the modeling code computes (see .computed) → their rules
     products: list = field(default_factory=list)  # (left, right): products of fields the config holds equal
     orders: set = field(default_factory=set)  # (low, high): a field the config keeps at most another (see
     # relations.ceiling), held nowhere else

@@ -19,7 +19,7 @@ import sympy as sp
 
 from ...families.inferred import expanded
 from ...families.inferred_widths import names_of
-from .computed import widths_at
+from .computed import whole_number, widths_at
 from .discovered import ORDERS, OTHER_SIDE, Branch, Discovery, Uninferable, common
 from .discovery import discover
 from .fitting import BOUNDED, LEVELS, expression, fit
@@ -28,7 +28,7 @@ from .products import product_text
 from .relations import missed_relations
 from .probing import Builder, libraries
 from .result import Conditions, Inferred, Parameter, Relation, Verification, flag_symbol, own_symbol, symbols_for
-from .sampling import ATTEMPTS, Sample, admitted, samples, variables
+from .sampling import ATTEMPTS, Sample, admitted, parted, samples, variables
 
 #: random valid configurations the fit is solved on
 FIT_SAMPLES = 40
@@ -53,7 +53,10 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
     binary = frozenset(found.flag_variables)
     # a layer pattern is one of layers: only layer counts are divided by a fixed period, only in instance counts
     layers = frozenset(n for n in found.free if found.fields[n].counts) if target[0] == "count" else frozenset()
-    result = fit(points, values, own, binary, layers=layers) or _factored(points, values, own, binary, layers) \
+    # a width computed with whole numbers only is fitted in first: the draws move its fields on a lattice where
+    # the fields alone may give it too (ConvBERT's kept heads' width is H/2 wherever H over the heads is even)
+    result = _in_computed(found, points, values, own, binary, layers, whole=True) \
+        or fit(points, values, own, binary, layers=layers) or _factored(points, values, own, binary, layers) \
         or _in_computed(found, points, values, own, binary, layers)
     others = [n for n in [*found.free, *found.flag_variables] if n not in own]
     for extra in others:
@@ -89,10 +92,13 @@ def _fit_target(found: Discovery, target: tuple, points: list, values: list) -> 
 
 
 def _in_computed(found: Discovery, points: list, values: list, own: list, binary: frozenset,
-                 layers: frozenset) -> dict | None:
-    """A fit in a width the modeling code computes with a float (see :mod:`.computed`) in place of the fields it
-    is computed from, where those fields fit no basis (LFM2's feed-forward width)."""
+                 layers: frozenset, whole: bool = False) -> dict | None:
+    """A fit in a width the modeling code computes (see :mod:`.computed`) in place of the fields it is computed
+    from, where those fields fit no basis (LFM2's feed-forward width); ``whole``: in the widths computed with
+    whole numbers only, tried before the fields."""
     for name, rule in found.computed.items():
+        if whole and not whole_number(rule):
+            continue
         ingredients = names_of(rule)
         if not ingredients & set(own):
             continue
@@ -285,6 +291,7 @@ def _formula(builder: Builder, found: Discovery, seed: int) -> tuple[sp.Expr, tu
     if len(fitted) < wanted // 2:
         raise Uninferable(f"only {len(fitted)} of {ATTEMPTS * wanted} random configurations built with "
                           f"the default structure{_commonest(builder.errors)}")
+    fitted += parted(builder, found, fitted)
     symbols = {**symbols_for(found.free), **{n: own_symbol(n) for n in found.computed},
                **{n: flag_symbol(n) for n in found.flag_variables}}
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 
-from .computed import drawn_float, floats_of, widths_at
+from .computed import drawn_float, floats_of, ingredients, whole_number, widths_at
 from .discovered import Discovery
 from .probing import Builder, Observation
 from .products import solve_products
@@ -176,6 +176,41 @@ def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide
                 and on_sides(found, {**values, **variables(found, values, obs)}):
             out.append((values, obs))
     return out
+
+
+#: the steps a field a whole-number width is computed from takes off a fit's point, and from how many points
+PARTING_STEPS = (-2, -1, 1, 2)
+PARTED_POINTS = 12
+
+
+def parted(builder: Builder, found: Discovery, fitted: list[Sample]) -> list[Sample]:
+    """The fit's points again, each field a width computed with whole numbers reads (see :mod:`.computed`) moved
+    off them by one or two, irrelevant ones too, each kept where it builds with the base structure.  The draws keep
+    those fields on multiples where the width may equal a polynomial in them (ConvBERT's kept heads' width is H/2
+    wherever H over the heads is even): a fit shown only those could take either for the other."""
+    names = sorted(ingredients({k: r for k, r in found.computed.items() if whole_number(r)}) & found.fields.keys())
+    names = [n for n in names if found.fields[n].kind in ("free", "irrelevant")]
+    regimes = _Regimes(builder, found)
+    out: list[Sample] = []
+    for values, _ in fitted[:PARTED_POINTS]:
+        for together, step in ((t, s) for n in names for t in _together(found, n, values) for s in PARTING_STEPS):
+            moved = {**values, **{n: values.get(n, found.fields[n].base) + step for n in together}}
+            if min(moved[n] for n in together) < 1 or below_minimum(found, moved):
+                continue
+            obs = builder.observe(moved)
+            if obs is not None and not obs.uneven() and obs.regime == regimes.of(moved) \
+                    and on_sides(found, {**moved, **variables(found, moved, obs)}):
+                out.append((moved, obs))
+    return out
+
+
+def _together(found: Discovery, name: str, values: dict) -> list[tuple[str, ...]]:
+    """``name`` alone, and with the fields related to it that are equal to it at ``values`` (ConvBERT's embedding
+    width, built without a projection only equal to H): a width tied to another moves only with it."""
+    at = {n: values.get(n, f.base) for n, f in found.fields.items()}
+    tied = sorted(g for f, g in found.relations | {(g, f) for f, g in found.relations}
+                  if f == name and g != name and at[g] == at[name])
+    return [(name,), (name, *tied)] if tied else [(name,)]
 
 
 def on_sides(found: Discovery, point: dict) -> bool:
