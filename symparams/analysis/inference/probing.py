@@ -441,9 +441,8 @@ def with_companions(values: Mapping[str, Any], companions: Mapping[str, tuple]) 
 
 
 def with_sums(values: Mapping[str, Any], sums: Mapping[str, tuple]) -> dict[str, Any]:
-    """``values`` with each list of ``sums`` (size → the list whose entries must add up to it, the list's default)
-    written where the size is given and the list is not: the default's entries, the last taking up the size's
-    move (Reformer's axial position widths must add up to the hidden size).
+    """``values`` with each list of ``sums`` (size → the list that must add up to it, its default) written where the
+    size is given and the list is not, its last entry taking up the size's move (Reformer's axial widths).
 
     >>> with_sums({"hidden": 100}, {"hidden": ("widths", [16, 48])})
     {'hidden': 100, 'widths': [16, 84]}
