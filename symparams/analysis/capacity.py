@@ -154,8 +154,8 @@ def shortfall(model, budget_bytes, name: str, **memory_args) -> Shortfall:
     """
     budget = parse_whole("the memory budget in bytes", budget_bytes)
     needed = Memory(model, **{**memory_args, name: 1}).total
-    return Shortfall(needed, budget, tuple(r for r in map(lambda c: _remedy(model, budget, name, memory_args, c),
-                                                            _first_of_each_kind(memory_args)) if r is not None))
+    found = (_remedy(model, budget, name, memory_args, kind) for kind in _first_of_each_kind(memory_args))
+    return Shortfall(needed, budget, tuple(r for r in found if r is not None))
 
 
 def _first_of_each_kind(memory_args: dict):
@@ -172,6 +172,7 @@ def _first_of_each_kind(memory_args: dict):
 
 
 def _remedy(model, budget: int, name: str, memory_args: dict, changes: list[dict]) -> Remedy | None:
+    """The first of ``changes`` under which the smallest size fits, with what it then holds; None if none does."""
     for change in changes:
         args = {**memory_args, **change}
         try:

@@ -74,4 +74,5 @@ def config_path(repo: str, revision: str | None) -> str:
     except errors.EntryNotFoundError:
         raise SymparamsError(f"{where}: the model has no config.json") from None
     except (errors.HfHubHTTPError, OSError, ValueError) as exc:
-        raise SymparamsError(f"{where}: cannot fetch its config.json: {str(exc).splitlines()[0][:200]}") from None
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise SymparamsError(f"{where}: cannot fetch its config.json: {first[:200]}") from None
