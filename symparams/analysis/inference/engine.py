@@ -418,11 +418,8 @@ def _bounded(builder: Builder, found: Discovery, n: int, seed: int) -> tuple[Any
     for bound in [*hidden, None, *(b for b in shown if b not in hidden)]:
         _restore(found, state)
         found.splits += [bound] if bound else []
-        try:
-            attempt = _attempt(builder, found, n, seed)
-        except Uninferable:
-            attempt = None
-        if attempt is not None and attempt[3].passed:
+        attempt = _passed_attempt(builder, found, n, seed)
+        if attempt is not None:
             return attempt
         found.splits = [s for s in found.splits if s != bound]
     found.last_resort = False
@@ -441,14 +438,19 @@ def _from_index_floors(builder: Builder, found: Discovery, n: int, seed: int):
         return None
     state = _state(found)
     found.lowest.update(floors)
+    attempt = _passed_attempt(builder, found, n, seed)
+    if attempt is None:
+        _restore(found, state)
+    return attempt
+
+
+def _passed_attempt(builder: Builder, found: Discovery, n: int, seed: int):
+    """:func:`_attempt` where it fits and its verification passes, else None."""
     try:
         attempt = _attempt(builder, found, n, seed)
     except Uninferable:
-        attempt = None
-    if attempt is not None and attempt[3].passed:
-        return attempt
-    _restore(found, state)
-    return None
+        return None
+    return attempt if attempt is not None and attempt[3].passed else None
 
 
 def _given(result, error):
