@@ -217,9 +217,16 @@ def _sweep_options(p) -> None:
 
 
 def _positive(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or int(text) < 1 or len(text) > 9:
-        raise argparse.ArgumentTypeError(f"takes a positive whole number, not {text!r}")
-    return int(text)
+    """A positive whole number below 10⁹, in any notation a size takes (``2048``, ``2e3``)."""
+    from ..core.values import parse_whole  # imports SymPy: only once an option takes a number
+
+    try:
+        value = parse_whole("it", text)
+    except SymparamsError:
+        value = 0
+    if not 1 <= value < 10**9:
+        raise argparse.ArgumentTypeError(f"takes a positive whole number below 10^9, not {text!r}")
+    return value
 
 
 def _levels(text: str) -> int:

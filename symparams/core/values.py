@@ -25,7 +25,6 @@ MAX_DIGITS = 1000
 _LIMIT = 10**MAX_DIGITS
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?", re.ASCII)
 _FRACTION = re.compile(r"[+-]?\d+/\d+", re.ASCII)
-_WHOLE = re.compile(r"\+?\d+", re.ASCII)
 
 
 class NotANumber(SymparamsError):
@@ -116,13 +115,20 @@ def parse_value(name: str, raw: Any) -> sp.Expr:
 def parse_whole(what: str, raw: Any) -> int:
     """A positive whole number (a size, a sequence length, a rank count) given as text or a number.
 
-    >>> parse_whole("s", "2048"), parse_whole("b", 8)
-    (2048, 8)
+    Text may use the decimal notations a parameter count may (``1e3``, ``2.048e3``,
+    ``1024.0``), read exactly; its value must be whole.
+
+    >>> parse_whole("s", "2048"), parse_whole("b", 8), parse_whole("H", "1.024e3")
+    (2048, 8, 1024)
+    >>> parse_whole("H", "1.5")
+    Traceback (most recent call last):
+    ...
+    symparams.SymparamsError: H must be a positive whole number, not '1.5'
     """
     if isinstance(raw, bool):
         raise SymparamsError(f"{what} must be a positive whole number, not {raw!r}")
     try:
-        if isinstance(raw, str) and not _WHOLE.fullmatch(raw.strip()):
+        if isinstance(raw, str) and not _DECIMAL.fullmatch(raw.strip()):
             raise NotANumber(raw)
         value = exact_number(raw, what)
     except NotANumber:

@@ -71,7 +71,7 @@ COUNT_SWITCHES = {"hidden_groups", "inner_groups"}  # positive whole numbers
 CHOICE_SWITCHES = {"positions"}  # sinusoidal, learned, none
 
 DIGITS = "9" * 5000
-BAD_SIZES = ["0", "-1", "1.5", "1e3", "", " ", "abc", "٣", DIGITS, "1/0", "true", "0x10", "1_000", "inf", "nan",
+BAD_SIZES = ["0", "-1", "1.5", "1.55e1", "", " ", "abc", "٣", DIGITS, "1/0", "true", "0x10", "1_000", "inf", "nan",
              "+-1", "1,000", "²", "768 768", "-0", "12\x1b[2K"]
 BAD_RATIOS = ["0", "abc", "1e5000", "1/0", "-3/4"]  # r is a positive rational: 1.5 and 1e3 are good ones
 BAD_BOOLS = ["maybe", "", "2", "truee", "None", "t", "٣", "yes please", "-1", "null"]
@@ -427,7 +427,7 @@ def output_cases():
 def sweep_cases():
     s = ("sweep", "bert-base")
     specs = ["H=", "=768", "H", "H=768:1024:0", "H=768:1024:", "H=768:1024:-64", "H=1024:768:64", "H=768,,1024",
-             "H=1:1000000000000", "Q=1,2", "pooler=true,false", "E=128,256", "H=1:2:3:4", "H=768:1024:1e3",
+             "H=1:1000000000000", "Q=1,2", "pooler=true,false", "E=128,256", "H=1:2:3:4", "H=768:1024:6.4e-1",
              "H=768:1024:1.5", "r=3:4:1/0", "H=0:768:12", f"H=768:1024:{DIGITS}", f"r=3:4:1/{DIGITS}",
              "r=3:4:1/1000000000000", "H=768:1024:64\x1b[2K"]
     out = [case(*s, "--grid", spec) for spec in specs]
@@ -454,7 +454,7 @@ def solve_cases():
 def cost_cases():
     """flops, memory and explain: their own options, and FLOPs in solve and sweep."""
     flops, memory, explain = ("flops", "llama-3-8b"), ("memory", "llama-3-8b"), ("explain", "bert-base")
-    out = [case(*flops, "--seq", n) for n in ("0", "-1", "1.5", "abc", "", DIGITS, "1e3")]
+    out = [case(*flops, "--seq", n) for n in ("0", "-1", "1.5", "abc", "", DIGITS, "1.5e0", "1e9")]
     out += [case(*flops, needle="--seq"), case(*flops, "--seq", "8", "--batch", "0"),
             case("flops", "bert", "--seq", "8", needle="V"), case(*flops, "--seq", "8", "--macs", "2")]
     out += [case(*memory, "--dtype", "fp64"), case(*memory, "--optimizer", "lion"), case(*memory, "--zero", "4"),

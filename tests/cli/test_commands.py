@@ -286,3 +286,12 @@ def test_memory_holds_a_sliding_window_and_fit_says_when_every_length_fits():
     assert (data["kv_cache"], data["kv_cache_per_token"]) == (131072 * 4095, 131072)
     code, out, err = run("memory", "mistral-7b", "--optimizer", "none", "--fit", "80GB")
     assert code == 2 and out == "" and err.count("\n") == 1 and "4,095" in err
+
+
+def test_a_size_and_a_sequence_length_take_exponent_notation_as_a_claim_does():
+    # 24 layers of 768: 109,482,240 + 12 more layers of 7,087,872 (the article's per-layer count)
+    code, out, err = run("count", "bert-base", "--set", "L=2.4e1", "--json")
+    assert code == 0 and err == "" and json.loads(out)["total"] == 109_482_240 + 12 * 7_087_872
+    _, written_out, _ = run("flops", "bert-base", "--seq", "1e3", "--json")
+    _, in_digits, _ = run("flops", "bert-base", "--seq", "1000", "--json")
+    assert json.loads(written_out) == json.loads(in_digits) and json.loads(in_digits)["seq"] == 1000

@@ -194,7 +194,7 @@ MODEL_METHOD_CALLS = [
     _case("m.subs(A=7)", lambda: BERT.subs(A=7), "7"),
     _case("m.subs(Q=1)", lambda: BERT.subs(Q=1), "Q"),
     _case("m.subs(pooler=False)", lambda: BERT.subs(pooler=False), "pooler"),
-    _case("m.subs(H='1e3')", lambda: BERT.subs(H="1e3"), "H"),
+    _case("m.subs(H='7.68e1')", lambda: BERT.subs(H="7.68e1"), "H"),
     _case("m.subs(H=numpy.int64(-1))", lambda: BERT.subs(H=__import__("numpy").int64(-1)), "H"),
     _case("m.with_switches(bogus=True)", lambda: BERT.with_switches(bogus=True), "bogus"),
     _case("m.with_switches(pooler='maybe')", lambda: BERT.with_switches(pooler="maybe"), "pooler"),

@@ -1,5 +1,6 @@
 """User-given values and targets, parsed exactly and never evaluated as code."""
 
+import re
 from fractions import Fraction
 
 import pytest
@@ -33,6 +34,17 @@ def test_parse_count_reads_the_ways_a_count_is_written(text, value):
 def test_parse_count_refuses_anything_but_a_positive_whole_number(text):
     with pytest.raises(SymparamsError, match="the target must be a"):
         parse_count(text)
+
+
+@pytest.mark.parametrize("text,value", [("1e3", 1000), ("2.048e3", 2048), ("1024.0", 1024), ("+24", 24)])
+def test_a_size_reads_the_decimal_notations_a_count_does(text, value):
+    assert parse_value("H", text) == value
+
+
+@pytest.mark.parametrize("text", ["1.5", "7.68e1", "1e-3", "3/1", "0x10", "1_000"])
+def test_a_size_refuses_a_value_that_is_not_whole_or_not_decimal(text):
+    with pytest.raises(SymparamsError, match=f"H must be a positive whole number, not '{re.escape(text)}'"):
+        parse_value("H", text)
 
 
 def test_to_python_gives_int_or_fraction():
