@@ -10,7 +10,7 @@ import sympy as sp
 
 from ..core.errors import SymparamsError, printable
 from ..core.formatting import percent, text_table, thousands, values_line
-from ..core.symbols import SYMBOLS
+from ..core.symbols import SYMBOLS, legend
 from .output import write_text
 from .parser import parse_sets, print_json
 
@@ -143,7 +143,12 @@ def cmd_formula(args) -> None:
     # formula to a number); values given with --set are.
     given = {k: v for k, v in parse_sets(args.set).items() if k in {s.name for s in m.symbols}}
     expr = Model(m.family, given, m.switches, m.head, m.name).total
-    print(sp.latex(expr) if args.latex else sp.sstr(expr))
+    if args.latex:
+        print(sp.latex(expr))
+        return
+    print(sp.sstr(expr))
+    if expr.free_symbols:
+        print(legend(expr.free_symbols))
 
 
 def cmd_prove(args) -> None:

@@ -78,8 +78,9 @@ COMMANDS = {
              "formulas inferred from transformers' builds, each with its status.", "symparams list --inferred"),
     "count": ("count parameters, with a breakdown", "The exact number of parameters of a model, with each "
               "component's count and share.", "symparams count bert-base --set L=24 --set H=1024 --set A=16"),
-    "formula": ("the simplified closed form", "The total as a formula in the model's symbols. A preset gives its "
-                "switches, not its values; values given with --set are substituted.",
+    "formula": ("the simplified closed form", "The total as a formula in the model's symbols, then a line saying what "
+                "each symbol stands for (not with --latex). A preset gives its switches, not its values; values "
+                "given with --set are substituted.",
                 "symparams formula bert --set r=4 --latex"),
     "prove": ("prove whether the count depends on the head count A", "The proof that the count does (or does "
               "not) depend on the number of attention heads A: the per-head forms, the simplified total, dN/dA, "

@@ -128,3 +128,18 @@ def describe(name: str, lang: str = "en") -> str:
 def ordered(symbols) -> list[sp.Symbol]:
     """``symbols`` sorted in the house order (V P S H L A r C E G D B F)."""
     return sorted(symbols, key=lambda s: ORDER.index(s.name) if s.name in SYMBOLS else len(ORDER))
+
+
+def legend(symbols) -> str:
+    """What each of ``symbols`` stands for, in the house order, on one line (a symbol no family shares is a
+    config field of its own name).
+
+    >>> legend([H, sp.Symbol("state_size")])
+    'where H: hidden size; state_size: the config field of that name'
+    """
+    def meaning(symbol: sp.Symbol) -> str:
+        return describe(symbol.name) if symbol.name in SYMBOLS else "the config field of that name"
+
+    ranked = sorted(symbols, key=lambda s: (ORDER.index(s.name) if s.name in SYMBOLS else len(ORDER), s.name))
+    return "where " + "; ".join(f"{symbol.name}: {meaning(symbol)}" for symbol in ranked)
+

@@ -85,11 +85,23 @@ def test_count_of_a_family_without_heads_says_nothing_of_heads():
 
 def test_formula_keeps_symbols_free_and_substitutes_set_values():
     _, out, _ = run("formula", "bert")
-    assert out.strip() == "H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)"
+    assert out.splitlines()[0] == "H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)"
     _, out, _ = run("formula", "bert", "--set", "L=12", "--set", "r=4")
-    assert out.strip() == "145*H**2 + H*(P + S + V + 159)"  # 2·12·(4+2)+1, 12·(4+9)+3
+    assert out.splitlines()[0] == "145*H**2 + H*(P + S + V + 159)"  # 2·12·(4+2)+1, 12·(4+9)+3
     _, out, _ = run("formula", "bert", "--latex")
     assert out.startswith("H^{2}")
+
+
+def test_formula_says_what_each_of_its_symbols_stands_for():
+    _, out, _ = run("formula", "mixtral-8x7b")
+    formula, legend = out.splitlines()
+    assert "F_e*N_e" in formula
+    assert legend == ("where V: vocabulary size; H: hidden size; L: layers; A: attention heads; G: key/value heads; "
+                      "N_e: routed experts per mixture-of-experts layer; F_e: intermediate size of one expert")
+    _, out, _ = run("formula", "bert", "--set", "V=30522", "--set", "P=512", "--set", "S=2", "--set", "H=768",
+                    "--set", "L=12", "--set", "r=4")
+    assert out == "109482240\n"  # a number has no symbols to explain
+    assert len(run("formula", "mixtral-8x7b", "--latex")[1].splitlines()) == 1  # LaTeX to paste: the formula only
 
 
 def test_prove_json():
