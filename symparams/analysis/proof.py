@@ -175,10 +175,16 @@ class HeadTerm:
     @property
     def split(self) -> tuple[sp.Symbol, sp.Expr] | None:
         """(head count, one head's count) when written as heads × one head: ``(A, H·(H/A) + H/A)``,
-        ``(G, H·(H/A))`` for grouped key/value heads; None for any other form (``B·A``, ``H·(A·D)``)."""
+        ``(G, H·(H/A))`` for grouped key/value heads; an output projection read from the heads side by side,
+        ``(A·D)·H``, is ``(A, D·H)`` (each head's D rows); None for any other form (``B·A``)."""
         args = self.written.args
-        if self.written.is_Mul and len(args) > 1 and args[0] in (A, G):
+        if not self.written.is_Mul or len(args) < 2:
+            return None
+        if args[0] in (A, G):
             return args[0], product_as_written(*args[1:])
+        inner = args[0].args
+        if args[0].is_Mul and len(inner) > 1 and inner[0] in (A, G):
+            return inner[0], product_as_written(*inner[1:], *args[1:])
         return None
 
     @property
@@ -335,7 +341,9 @@ def _head_terms(tree, symbols=frozenset({A})) -> tuple[HeadTerm, ...]:
         counts.append(copies)
         paths.append(relative)
         titles.append(block.title_key)
-    return tuple(HeadTerm(w, sp.expand(w.doit()), sp.Add(*counts), tuple(paths), tuple(dict.fromkeys(titles)))
+    # a module in two kinds of layer (DeepSeek's dense and MoE layers) is one path: named once
+    return tuple(HeadTerm(w, sp.expand(w.doit()), sp.Add(*counts), tuple(dict.fromkeys(paths)),
+                          tuple(dict.fromkeys(titles)))
                  for w, (counts, paths, titles) in groups.items())
 
 

@@ -333,3 +333,24 @@ def test_every_family_lists_the_terms_holding_a_and_no_other_term_holds_it(name)
     assert sp.expand(p.collected.doit()) == sp.expand(p.written)  # collected, not changed
     # invariant exactly when each term loses A multiplied out (every term's copies hold no A)
     assert p.invariant == all(t.cancels for t in p.terms)
+
+
+@pytest.mark.parametrize("name,config_class,module_class,values", [
+    ("gemma2", "Gemma2Config", "Gemma2Model", dict(H=64, A=4, D=48, G=2)),
+    ("t5", "T5Config", "T5Model", dict(H=64, A=4, D=48)),
+])
+def test_the_output_projection_has_its_one_head_line_and_a_heads_of_it_are_the_built_module(name, config_class,
+                                                                                          module_class, values):
+    # each head's D outputs meet D rows of W^O: one head holds D·H, A heads the o_proj transformers builds
+    import transformers
+
+    p = model(name, **values).prove()
+    term = next(t for t in p.terms if t.paths[0].endswith(("self_attn.o_proj", "SelfAttention.o")))
+    heads, one = term.split
+    assert heads == A and sp.expand(one.doit()) == D * H
+    fields = dict(hidden_size=64, num_attention_heads=4, head_dim=48, num_key_value_heads=2, intermediate_size=96,
+                  num_hidden_layers=1, vocab_size=64) if name == "gemma2" else dict(
+        d_model=64, num_heads=4, d_kv=48, d_ff=96, num_layers=1, vocab_size=64)
+    built = build(module_class, getattr(transformers, config_class)(**fields))
+    o_proj = next(m for path, m in built.named_modules() if path.endswith(("self_attn.o_proj", "SelfAttention.o")))
+    assert o_proj.weight.numel() == values["A"] * (one.doit()).subs({D: 48, H: 64})
