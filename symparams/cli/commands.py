@@ -123,16 +123,32 @@ def cmd_count(args) -> None:
     print(f"{printable(m.name)} ({m.family.title['en']}): {values_line(m.values, m.switches, m.head)}")
     print(text_table(("component", "parameters", "share"), rows + footer, "lrr", rule_before=len(rows),
                      min_widths=(0, 0, 8)))
-    if m.head is not None:
-        print(f"counted: the base model with the {m.head} head")
-    elif m.lm_head is not None:
-        lm = m.with_head(m.lm_head)
-        adds = " (the head adds no parameters)" if lm.count == total else ""
-        active = f", {thousands(lm.active)} active" if m.routed else ""
-        print(f"counted: the base model, no task head; with the {m.lm_head} head (--head {m.lm_head}): "
-              f"{thousands(lm.count)}{active}{adds}")
+    for line in counted_lines(m):
+        print(line)
     for note in m.notes:
         print(f"note: {printable(note)}")
+
+
+def counted_lines(m) -> list[str]:
+    """What was counted: the base model or a head; beside the base model, the head the config's architectures
+    names (the released checkpoint's class), else the LM head, with its count."""
+    saved = m.saved_as if m.saved_as is not None and m.saved_as.known else None
+    named = f", the class the config names ({printable(saved.name)})" if saved else ""
+    unknown = [] if m.saved_as is None or saved else [
+        f"note: the config's architectures names {printable(m.saved_as.name)}, a class not counted here"]
+    if m.head is not None:
+        return [f"counted: the base model with the {m.head} head{named if saved.head == m.head else ''}"
+                if saved else f"counted: the base model with the {m.head} head", *unknown]
+    base = f"the base model{named}" if saved and saved.head is None else "the base model, no task head"
+    head = saved.head if saved and saved.head else m.lm_head
+    if head is None:
+        return [f"counted: {base}", *unknown] if saved else unknown
+    other = m.saved_model() if saved and saved.head else m.with_head(head)
+    adds = " (the head adds no parameters)" if other.count == m.count else ""
+    active = f", {thousands(other.active)} active" if m.routed else ""
+    as_saved = f"as saved ({printable(saved.name)}), " if saved and saved.head else ""
+    return [f"counted: {base}; {as_saved}with the {head} head (--head {head}): {thousands(other.count)}{active}"
+            f"{adds}", *unknown]
 
 
 def cmd_formula(args) -> None:

@@ -75,6 +75,10 @@ class Model(Displayable):
         How a config.json's count was cross-checked against a second
         derivation (``symparams.families.double_entry``); shown by
         :meth:`to_dict`, dropped by a variant with other values or head.
+    saved_as : SavedAs or None
+        The class a config.json's ``architectures`` names, as a head
+        (:mod:`symparams.families.architectures`): what its checkpoint
+        holds, shown beside the count.
     optional : set of str
         Keys of ``values`` that may go unused (a preset's, when switches
         drop a symbol); others must be used.
@@ -83,7 +87,7 @@ class Model(Displayable):
     def __init__(self, family: Family | str, values: Mapping[str, Any] | None = None,
                  switches: Mapping[str, Any] | None = None, head: str | None = None,
                  name: str | None = None, optional: frozenset[str] = frozenset(), notes: tuple[str, ...] = (),
-                 double_entry: Mapping[str, Any] | None = None):
+                 double_entry: Mapping[str, Any] | None = None, saved_as=None):
         if not isinstance(family, Family):
             raise SymparamsError(f"Model() takes a Family, not {type(family).__name__} "
                                  f"(symparams.model({family!r}) takes a name)")
@@ -97,6 +101,7 @@ class Model(Displayable):
         self.optional = frozenset(optional)  # values a preset gave, dropped where a variant does not use them
         self.notes = tuple(notes)
         self.double_entry = double_entry
+        self.saved_as = saved_as
         self.name = name or self.family.name
         self.tree: Block = _tree(self.family, self.switches, self.head)
         given = {k: parse_value(k, v) for k, v in (values or {}).items() if v is not None}  # None: leave free
@@ -307,7 +312,7 @@ class Model(Displayable):
         merged = {s.name: v for s, v in self.values.items()}
         merged.update(values)
         return Model(self.family, merged, self.switches, self.head, self.name, self.optional - set(values),
-                     self.notes)
+                     self.notes, saved_as=self.saved_as)
 
     def with_switches(self, **switches) -> "Model":
         """A new model with other switches; a preset's value the new variant does not use is dropped.
@@ -319,7 +324,7 @@ class Model(Displayable):
         merged = dict(self.switches)
         merged.update(switches)
         return Model(self.family, {s.name: v for s, v in self.values.items()}, merged, self.head, self.name,
-                     self.optional, self.notes)
+                     self.optional, self.notes, saved_as=self.saved_as)
 
     def with_head(self, head: str | None) -> "Model":
         """The same model with another task head (None: the base model); switches the head decides
@@ -330,7 +335,16 @@ class Model(Displayable):
         8030261248
         """
         return Model(self.family, {s.name: v for s, v in self.values.items()}, self.given_switches, head,
-                     self.name, self.optional, self.notes)
+                     self.name, self.optional, self.notes, saved_as=self.saved_as)
+
+    def saved_model(self) -> "Model":
+        """The model as its config.json's ``architectures`` says the checkpoint was saved: with that class's
+        head, read from the config anew; this model when the config names none, or the base model."""
+        saved = self.saved_as
+        if saved is None or not saved.known or saved.head is None or saved.head == self.head:
+            return self
+        read = saved.model()  # then this model's values over the file's (a variant made with subs)
+        return read.subs(**{s.name: v for s, v in self.values.items() if s in read.symbols})
 
     @property
     def lm_head(self) -> str | None:
@@ -419,6 +433,10 @@ class Model(Displayable):
             out["notes"] = list(self.notes)
         if self.double_entry is not None:
             out["double_entry"] = self.double_entry
+        if self.saved_as is not None:
+            saved = self.saved_as
+            out["saved_as"] = {"class": saved.name, "head": saved.head,
+                               "total": self.saved_model().count if saved.known else None}
         if self.head is None and self.lm_head is not None:
             lm = self.with_head(self.lm_head)
             out["with_lm_head"] = {"head": self.lm_head, "total": lm.count}

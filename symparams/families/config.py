@@ -275,6 +275,7 @@ class Settings:
     optional: frozenset
     notes: tuple = ()
     double_entry: dict | None = None  # how the count was cross-checked (:mod:`.double_entry`)
+    saved_as: Any = None  # the class the config's architectures names (:mod:`.architectures`)
 
 
 def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mapping[str, str] | None = None,

@@ -101,7 +101,19 @@ def from_config(path: str, head: str | None = None, overrides: Mapping[str, str]
 
 
 def _settings(data: Any, head, overrides, source: str) -> config.Settings:
-    """A config's settings: from its family, else (a model_type no family reads) from the inferred formulas."""
+    """A config's settings, with the class its ``architectures`` names: from its family, else (a model_type
+    no family reads) from the inferred formulas."""
+    from .architectures import saved_as
+
+    settings = _read_settings(data, head, overrides, source)
+    saved = saved_as(data, settings.family.heads)
+    if saved is not None and saved.head is not None:
+        saved = dataclasses.replace(saved, model=lambda: _from_settings(
+            _read_settings(data, saved.head, overrides, source, check=False), source))
+    return dataclasses.replace(settings, saved_as=saved)
+
+
+def _read_settings(data: Any, head, overrides, source: str, check: bool = True) -> config.Settings:
     model_type = data.get("model_type") if isinstance(data, Mapping) and isinstance(source, str) else None
     if isinstance(model_type, str) and not _has_family(model_type):
         from . import inferred  # the data file is read only here: a type without a family
@@ -110,7 +122,7 @@ def _settings(data: Any, head, overrides, source: str) -> config.Settings:
             return inferred.settings(data, head, overrides, source)
     from .double_entry import cross_check
 
-    return config.settings(data, head, overrides, source=source, check=cross_check)
+    return config.settings(data, head, overrides, source=source, check=cross_check if check else None)
 
 
 def _has_family(model_type: str) -> bool:
@@ -124,7 +136,7 @@ def _has_family(model_type: str) -> bool:
 def _from_settings(s: config.Settings, source: str) -> Model:
     try:
         return Model(s.family, s.values, s.switches, s.head, s.name, optional=s.optional, notes=s.notes,
-                     double_entry=s.double_entry)
+                     double_entry=s.double_entry, saved_as=s.saved_as)
     except SymparamsError as exc:  # H not divisible by A, ...: name the file
         raise SymparamsError(f"{source}: {exc}") from None
 

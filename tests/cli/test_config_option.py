@@ -130,7 +130,8 @@ def test_a_checkpoint_that_differs_from_what_from_config_builds_says_so_in_one_l
     code, out, err = run("count", "--config", str(FIXTURES / "google" / "flan-t5-base"))
     assert code == 0 and err == ""
     assert out.splitlines()[-2:] == [
-        "counted: the base model, no task head; with the seq2seq-lm head (--head seq2seq-lm): 247,577,856",
+        "counted: the base model, no task head; as saved (T5ForConditionalGeneration), with the seq2seq-lm head "
+        "(--head seq2seq-lm): 247,577,856",
         "note: the seq2seq-lm head is counted untied, as the checkpoint holds it; transformers' from_config ties it "
         "to the shared embedding (V·H fewer)"]
     assert 247_577_856 - 32128 * 768 == 222_903_552
