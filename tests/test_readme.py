@@ -5,14 +5,16 @@ The README's ```python block runs as a doctest (``--doctest-glob=README.md`` in 
 
 import json
 import re
+import shlex
+from fractions import Fraction
 
 import pytest
 
 from symparams.families.presets import all_presets
 from symparams.families.registry import all_families
 from tests.reference import ROOT
-from tests.reference.examples import (check_console, check_sh, check_shell, console_examples, dollar_commands,
-                                      sh_commands, shell_sessions)
+from tests.reference.examples import (blocks, check_console, check_sh, check_shell, console_examples,
+                                      dollar_commands, sh_commands, shell_sessions)
 
 README = ROOT / "README.md"
 EXAMPLES = console_examples(README)
@@ -42,6 +44,23 @@ def test_readme_console_example_output_is_what_the_program_prints(command, expec
 @pytest.mark.parametrize("command", SH)
 def test_readme_sh_command_runs(command):
     check_sh(command)
+
+
+@pytest.mark.browser
+def test_readme_chromium_line_opens_the_derived_page_at_the_values_it_gives(tmp_path):
+    from tests.documents.test_html_page import Page, dump_url
+
+    shown = next(line for block in blocks(README, "sh") for line in block.splitlines() if line.startswith("chromium"))
+    for command in (c for c in SH if c.startswith("symparams derive bert-base --format html")):
+        check_sh(command.replace("-o bert-base.html", f"-o {tmp_path / 'bert-base.html'}"))
+    argv = shlex.split(shown.replace("$PWD", str(tmp_path)), comments=True)
+    assert argv[0] == "chromium" and len(argv) == 2
+    page = Page(dump_url(argv[1]))
+    assert page.root.get("data-ready") == "1" and page.warnings == ""
+    # BERT at H = 1536, L = 24, r = 43/16 (A = 12): H²(2L(r+2)+1) + H(L(r+9)+P+S+V+3), worked by hand
+    r = Fraction(43, 16)
+    total = 1536**2 * (2 * 24 * (r + 2) + 1) + 1536 * (24 * (r + 9) + 512 + 2 + 30522 + 3)
+    assert page.root["data-total"] == str(total) == "581307648"
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=lambda s: " ".join(s[0]))

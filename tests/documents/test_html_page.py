@@ -86,8 +86,12 @@ class Page(HTMLParser):
 
 def dump_dom(page: Path, fragment: str = "", *flags: str) -> str:
     """Load ``page#fragment`` in headless Chromium, let its script run, and return the DOM it ends with."""
+    return dump_url(page.resolve().as_uri() + (f"#{fragment}" if fragment else ""), *flags)
+
+
+def dump_url(url: str, *flags: str) -> str:
+    """Load ``url`` in headless Chromium, let its script run, and return the DOM it ends with."""
     assert CHROMIUM, "chromium is not installed (apt-get install chromium; .ci/run installs it)"
-    url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.run(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
