@@ -137,8 +137,8 @@ def counted_lines(m) -> list[str]:
     unknown = [] if m.saved_as is None or saved else [
         f"note: the config's architectures names {printable(m.saved_as.name)}, a class not counted here"]
     if m.head is not None:
-        return [f"counted: the base model with the {m.head} head{named if saved.head == m.head else ''}"
-                if saved else f"counted: the base model with the {m.head} head", *unknown]
+        return [f"counted: the base model with the {m.head} head{named if saved and saved.head == m.head else ''}",
+                *unknown]
     base = f"the base model{named}" if saved and saved.head is None else "the base model, no task head"
     head = saved.head if saved and saved.head else m.lm_head
     if head is None:

@@ -142,4 +142,3 @@ def legend(symbols) -> str:
 
     ranked = sorted(symbols, key=lambda s: (ORDER.index(s.name) if s.name in SYMBOLS else len(ORDER), s.name))
     return "where " + "; ".join(f"{symbol.name}: {meaning(symbol)}" for symbol in ranked)
-

@@ -108,8 +108,10 @@ def _settings(data: Any, head, overrides, source: str) -> config.Settings:
     settings = _read_settings(data, head, overrides, source)
     saved = saved_as(data, settings.family.heads)
     if saved is not None and saved.head is not None:
-        saved = dataclasses.replace(saved, model=lambda: _from_settings(
-            _read_settings(data, saved.head, overrides, source, check=False), source))
+        def with_saved_head(head: str = saved.head) -> Model:  # read anew: a head may read keys the base leaves
+            return _from_settings(_read_settings(data, head, overrides, source, check=False), source)
+
+        saved = dataclasses.replace(saved, model=with_saved_head)
     return dataclasses.replace(settings, saved_as=saved)
 
 
