@@ -79,6 +79,7 @@ class Domain:
         self.chunk: int | None = None  # a kernel's chunk of positions (see chunks.py); its loops folded
         self.loops = False  # a loop of several products in one call folded into one run of each
         self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
+        self.regular: list = []  # the head widths the costs hold at, where the smallest run another way (regular.py)
 
     @property
     def seq_range(self) -> tuple[int, int]:
@@ -544,7 +545,16 @@ def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
         return False
     if any(values.get(n, 0) > VERIFY_LAYERS for n in domain.low):
         return False
+    if not regular_widths(domain, values):
+        return False
     return not fitting or not any(values[n] == v for n, v in found.lifted.items())
+
+
+def regular_widths(domain: Domain, values: dict) -> bool:
+    """Whether ``values`` (the base's where they leave a field out) are at head widths every rule of
+    ``domain.regular`` allows (see :mod:`.regular`)."""
+    full = {**domain.found.base, **domain.start, **values}
+    return all(rule.allows(full) for rule in domain.regular)
 
 
 def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int = WIDTH_TRACES,
