@@ -24,6 +24,7 @@ from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
 from .real_tensors import reads_data, routed_together, zero_weights
+from .regular import regular_widths
 from .sampling import _Regimes, below_minimum, divisor, draw, layer_floor, too_deep, variables
 from .tracing import Untraceable, build, trace
 
@@ -520,7 +521,21 @@ def lowest_layers(domain: Domain, base: Observed) -> dict:
     return low
 
 
+#: the draws tried for one at the head widths the rules keep (see :mod:`.regular`)
+REGULAR_DRAWS = 16
+
+
 def _draw(domain: Domain, rng: random.Random, wide: bool = False, every: bool = False) -> tuple[dict, int, int]:
+    """A random configuration, length and batch; at the head widths ``domain.regular`` keeps, where it has rules
+    (the draws they refuse spend no attempt at a trace)."""
+    for _ in range(REGULAR_DRAWS if domain.regular else 1):
+        drawn = _draw_once(domain, rng, wide, every)
+        if regular_widths(domain, drawn[0]):
+            break
+    return drawn
+
+
+def _draw_once(domain: Domain, rng: random.Random, wide: bool, every: bool) -> tuple[dict, int, int]:
     found = domain.found
     values = draw(found, rng, wide, lattice=True)
     related = {n for pair in found.relations for n in pair}
@@ -548,13 +563,6 @@ def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
     if not regular_widths(domain, values):
         return False
     return not fitting or not any(values[n] == v for n, v in found.lifted.items())
-
-
-def regular_widths(domain: Domain, values: dict) -> bool:
-    """Whether ``values`` (the base's where they leave a field out) are at head widths every rule of
-    ``domain.regular`` allows (see :mod:`.regular`)."""
-    full = {**domain.found.base, **domain.start, **values}
-    return all(rule.allows(full) for rule in domain.regular)
 
 
 def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int = WIDTH_TRACES,

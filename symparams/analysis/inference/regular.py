@@ -10,9 +10,9 @@ the modulus that parts the widths that run from those that fail (``D`` mod
 (see :mod:`.running`, which finds that rule again from the entry).  So when
 the costs do not fit or check on every width, each per-head width the
 parameters name (``floor(H/A)``, ``H/A``, a head width field) is traced at
-:data:`~.running.SPAN` consecutive values from the base; where the runs
-follow a modulus, the costs are fitted, verified and checked again at the
-widths it allows only.
+:data:`SPAN` consecutive values from the base; where the runs follow a
+modulus, the costs are fitted, verified and checked again at the widths it
+allows only.
 """
 
 from __future__ import annotations
@@ -21,9 +21,14 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .costs import BASE_BATCH, BASE_SEQ, Domain
-from .running import SPAN, _rule
 from .tracing import Untraceable
+
+#: consecutive values each width is traced at: every residue of the largest modulus, twice
+SPAN = 16
+#: the moduli runs may follow (a rotary embedding over a whole head, a half, a quarter)
+MODULI = (2, 4, 8)
+#: tokens of the traces (forward only: a width the forward accepts, the backward accepts)
+SEQ = 5
 
 
 @dataclass(frozen=True)
@@ -70,9 +75,9 @@ def head_widths(widths, names: dict) -> list[HeadWidth]:
     return list(dict.fromkeys(out))
 
 
-def regular_runs(domain: Domain, widths: list[HeadWidth]) -> list[Runs]:
-    """For each width, the modulus its runs follow from the base, where some of :data:`~.running.SPAN`
-    consecutive widths fail; none for a width at which every value runs, or whose runs follow no modulus."""
+def regular_runs(domain, widths: list[HeadWidth]) -> list[Runs]:
+    """For each width, the modulus its runs follow from the base of ``domain`` (a :class:`~.costs.Domain`), where
+    some of :data:`SPAN` consecutive widths fail; none for a width at which every value runs, or whose runs follow no modulus."""
     start = {**domain.found.base, **domain.start}
     out = []
     for width in widths:
@@ -88,8 +93,31 @@ def regular_runs(domain: Domain, widths: list[HeadWidth]) -> list[Runs]:
     return out
 
 
-def _runs(domain: Domain, values: dict) -> bool:
+def _runs(domain, values: dict) -> bool:
     try:
-        return domain.observe(values, BASE_SEQ, BASE_BATCH, regime=False, beyond=True) is not None
+        return domain.observe(values, SEQ, 1, regime=False, beyond=True) is not None
     except Untraceable:
         return False
+
+
+def regular_widths(domain, values: dict) -> bool:
+    """Whether ``values`` (the base's where they leave a field out) are at head widths every rule of
+    ``domain.regular`` allows."""
+    full = {**domain.found.base, **domain.start, **values}
+    return all(rule.allows(full) for rule in domain.regular)
+
+
+def _rule(ran: dict[int, bool]) -> tuple[int, list[int]] | None:
+    """The smallest modulus whose residues part the values that ran from those that did not, each residue seen
+    twice, and the residues that ran; ``(0, [value])`` where only the first value ran (NeoMMe's M-RoPE sections
+    sum to half of one head width); None when nothing parts them."""
+    if [v for v, ok in ran.items() if ok] == [min(ran)]:
+        return 0, [min(ran)]
+    for modulus in MODULI:
+        seen: dict[int, set] = {}
+        for value, ok in ran.items():
+            seen.setdefault(value % modulus, set()).add(ok)
+        twice = all(sum(1 for v in ran if v % modulus == r) >= 2 for r in range(modulus))
+        if twice and all(len(outcomes) == 1 for outcomes in seen.values()):
+            return modulus, sorted(r for r, outcomes in seen.items() if True in outcomes)
+    return None
