@@ -95,3 +95,22 @@ def test_phi_costs_are_refused_at_a_one_channel_rotation_where_transformers_runs
     assert wider - plain == 2 * config["num_hidden_layers"] * 5 * 5 * 5
     with pytest.raises(SymparamsError, match="head widths"):
         inferred_model(config, head="causal-lm").flops(5, 1)
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("rotary", [{"partial_rotary_factor": 0.4},
+                                    {"rope_parameters": {"partial_rotary_factor": 0.4, "rope_theta": 10000.0,
+                                                         "rope_type": "default"}}], ids=["top level", "rope_parameters"])
+def test_phi_costs_follow_a_config_s_own_rotary_share(rotary):
+    """Heads of 4 pass the rule traced at the default half (4 mod 4 = 0), but two fifths of 4 is one channel, which
+    transformers turns as two: refused, naming the key; heads of 16 turn 6 channels and are counted."""
+    narrow = {**{k: v for k, v in _phi(20, 5).items() if k != "partial_rotary_factor"}, **rotary}
+    inputs = {"input_ids": token_ids(64, 5, 1)}
+    wider, _ = counted(_model(narrow), inputs)
+    plain, _ = counted(_model({**narrow, "rope_parameters": None, "partial_rotary_factor": 0.0}), inputs)
+    assert wider - plain == 2 * narrow["num_hidden_layers"] * 5 * 5 * 5  # one channel more in each score
+    with pytest.raises(SymparamsError, match=r"int\(floor\(H/A\) \* partial_rotary_factor\) even \(it is 1\)"):
+        inferred_model(narrow, head="causal-lm").flops(5, 1)
+    wide = {**narrow, "hidden_size": 80}
+    flops = inferred_model(wide, head="causal-lm").flops(5, 1)
+    assert (flops.forward, flops.training) == counted(_model(wide), inputs)
