@@ -48,22 +48,33 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
         domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery), on_real_tensors)
         symbols = _symbols(domain, inferred)
         domain.widths = width_terms(p.shape for p in inferred.parameters)
-        seen_layers = set(domain.seen_layers)
-        try:
-            costs = _costs(domain, base, inferred, symbols, seed, verify_traces, real)
-        except Untraceable as exc:
-            costs = exc
-        if not isinstance(costs, Costs) or not costs.exact:
-            names = {s: n for n, s in symbols.items() if s.is_Symbol}
-            domain.regular = regular_runs(domain, head_widths(domain.widths, names))
-            if domain.regular:
-                domain.seen_layers = seen_layers  # the layer counts of the first try are drawn again
-                costs = _costs(domain, base, inferred, symbols, seed, verify_traces, real)
-        if isinstance(costs, Exception):
-            raise costs
+        costs = _at_regular_widths(domain, base, inferred, symbols, seed, verify_traces, real)
     except (Untraceable, Uninferable) as exc:
         return Costs(reason=str(exc), traces=domain.traces if domain else 0, seconds=time.perf_counter() - start)
     return replace(costs, traces=domain.traces, seconds=time.perf_counter() - start)
+
+
+def _at_regular_widths(domain, base, inferred: Inferred, symbols: dict, seed: int, verify_traces: int,
+                       real: bool) -> Costs:
+    """The costs of :func:`_costs`; where they do not fit, verify or check, those at the head widths the forward
+    pass runs at regularly, when some widths run otherwise (see :mod:`.regular`: a one-channel partial rotary runs
+    one channel wider); the first failure where no width does."""
+    seen_layers = set(domain.seen_layers)
+    try:
+        costs = _costs(domain, base, inferred, symbols, seed, verify_traces, real)
+        if costs.exact:
+            return costs
+        failure = None
+    except Untraceable as exc:
+        failure = exc
+    names = {s: n for n, s in symbols.items() if s.is_Symbol}
+    domain.regular = regular_runs(domain, head_widths(domain.widths, names))
+    if not domain.regular:
+        if failure is not None:
+            raise failure
+        return costs
+    domain.seen_layers = seen_layers  # the layer counts of the first try are drawn again
+    return _costs(domain, base, inferred, symbols, seed, verify_traces, real)
 
 
 def _costs(domain, base, inferred: Inferred, symbols: dict, seed: int, verify_traces: int, real: bool) -> Costs:
