@@ -240,7 +240,9 @@ def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -
             return f"the inferred costs need {text}, and the config does not give {missing}"
         if not _holds(kind, sides[left], sides[right]):
             return f"the inferred costs need {text} ({left} is {sides[left]}, {right} is {sides[right]})"
-    return _kinds_refused(costs, reader, {**values, **numbers}) or _width_refused(costs, {**values, **numbers})
+    known_values = {**values, **numbers}
+    return _kinds_refused(costs, reader, known_values) or _width_refused(costs, known_values) \
+        or _rotary_refused(costs, reader, known_values)
 
 
 #: the kind a per-layer list (``layer_types``) names a layer whose cache keeps a sliding window, or every token
@@ -301,6 +303,31 @@ def _width_refused(costs: dict, values: Mapping[str, int]) -> str | None:
                 else f"{name} to be {' or '.join(map(str, residues))} modulo {modulus}"
             return (f"the inferred costs need {need} ({name} is {value}): the model transformers builds does not "
                     f"run at other head widths (traced)")
+    return None
+
+
+def _rotary_refused(costs: dict, reader, values: Mapping[str, int]) -> str | None:
+    """Why a config's own ``partial_rotary_factor`` (top level, or in ``rope_parameters`` as transformers 5 writes
+    it) is outside the costs: the head widths they run at (``runs``)
+    were traced at the class's default share.  transformers turns ``int(W · factor)`` channels of a head of W, and
+    its cosine ``2·ceil`` of half of them: an odd number fails, or (one) runs a channel wider; so the costs need
+    that number even for the config's own factor too (the traced rules are that at the default)."""
+    share = reader.get("partial_rotary_factor")
+    nested = reader.get("rope_parameters")
+    if share is None and isinstance(nested, dict):
+        share = nested.get("partial_rotary_factor")
+    if share is None:
+        return None
+    if isinstance(share, bool) or not isinstance(share, (int, float)):
+        return f"key partial_rotary_factor is {_json(share)}, and the inferred costs need a number"
+    scope = {name: sp.Integer(v) for name, v in values.items()}
+    for quantity, modulus, _ in costs.get("runs", ()):
+        value = formula(quantity, scope) if modulus and names_in(quantity) <= set(scope) else None
+        if value is not None and value.is_integer and int(int(value) * share) % 2:  # as transformers rounds it
+            name = sp.sstr(formula(quantity, {n: sp.Symbol(n) for n in names_in(quantity)}))
+            return (f"the inferred costs need int({name} * partial_rotary_factor) even (it is "
+                    f"{int(int(value) * share)}): transformers' rotary embedding does not run at an odd rotated "
+                    f"width, or runs one channel wider")
     return None
 
 

@@ -68,6 +68,8 @@ SAMPLE = {
     "rembert": "masked-lm",  # encoder only, a smaller input embedding
     "bart": "seq2seq-lm",  # encoder-decoder, heads of another count in each stack
     "gptj": "causal-lm",  # parallel attention and MLP, rotary on part of each head
+    "phi": "causal-lm",  # half of each head rotated: fitted at the head widths where that half is even
+    "stablelm": "causal-lm",  # a quarter of each head rotated, likewise
     "rwkv": "causal-lm",  # recurrent, no attention
     "mpnet": "masked-lm",  # encoder only, 32 relative-position buckets whatever the config says
     "helium": "causal-lm",  # an H × H output projection after heads of A·D: the costs need A·D = H

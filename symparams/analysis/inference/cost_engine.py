@@ -22,6 +22,7 @@ from .discovered import Uninferable
 from .probing import Builder
 from .products import product_text
 from .real_check import RealCheck, check_real
+from .regular import head_widths, regular_runs
 from .result import Inferred
 from .sampling import variables
 from .tracing import Untraceable
@@ -33,7 +34,8 @@ KEPT = 3
 
 def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_TRACES, real: bool = False) -> Costs:
     """The FLOPs and cache of an exactly inferred class (its parameter discovery kept in ``inferred``); with
-    ``real``, checked against a tiny real model too (:mod:`.real_check`)."""
+    ``real``, checked against a tiny real model too (:mod:`.real_check`).  Costs that do not fit, verify or check
+    at every head width are tried again at the widths the forward pass runs at regularly (see :mod:`.regular`)."""
     start = time.perf_counter()
     if not inferred.exact or inferred.discovery is None:
         return Costs(reason="the parameter count was not inferred")
@@ -46,22 +48,52 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
         domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery), on_real_tensors)
         symbols = _symbols(domain, inferred)
         domain.widths = width_terms(p.shape for p in inferred.parameters)
-        rng, samples = random.Random(seed), []
-        for round_ in range(ROUNDS):
-            samples += fit_samples(domain, base, rng)
-            try:
-                products, extra, cache = _fit(domain, base, samples, symbols)
-                verification = verify_costs(domain, products, extra, cache, symbols, verify_traces, seed,
-                                            _differences(inferred))
-            except Untraceable:
-                if round_ == ROUNDS - 1:
-                    raise
-                continue
-            if verification.passed:
-                break
-        attention, incomplete, why = attention_modules(domain, products, cache, symbols)
+        costs = _at_regular_widths(domain, base, inferred, symbols, seed, verify_traces, real)
     except (Untraceable, Uninferable) as exc:
         return Costs(reason=str(exc), traces=domain.traces if domain else 0, seconds=time.perf_counter() - start)
+    return replace(costs, traces=domain.traces, seconds=time.perf_counter() - start)
+
+
+def _at_regular_widths(domain, base, inferred: Inferred, symbols: dict, seed: int, verify_traces: int,
+                       real: bool) -> Costs:
+    """The costs of :func:`_costs`; where they do not fit, verify or check, those at the head widths the forward
+    pass runs at regularly, when some widths run otherwise (see :mod:`.regular`: a one-channel partial rotary runs
+    one channel wider); the first failure where no width does."""
+    seen_layers = set(domain.seen_layers)
+    try:
+        costs = _costs(domain, base, inferred, symbols, seed, verify_traces, real)
+        if costs.exact:
+            return costs
+        failure = None
+    except Untraceable as exc:
+        failure = exc
+    names = {s: n for n, s in symbols.items() if s.is_Symbol}
+    domain.regular = regular_runs(domain, head_widths(domain.widths, names))
+    if not domain.regular:
+        if failure is not None:
+            raise failure
+        return costs
+    domain.seen_layers = seen_layers  # the layer counts of the first try are drawn again
+    return _costs(domain, base, inferred, symbols, seed, verify_traces, real)
+
+
+def _costs(domain, base, inferred: Inferred, symbols: dict, seed: int, verify_traces: int, real: bool) -> Costs:
+    """The costs fitted on random traces of ``domain`` (a second round of as many when the first does not fit or
+    verify), verified, and with ``real`` checked on a tiny real model."""
+    rng, samples = random.Random(seed), []
+    for round_ in range(ROUNDS):
+        samples += fit_samples(domain, base, rng)
+        try:
+            products, extra, cache = _fit(domain, base, samples, symbols)
+            verification = verify_costs(domain, products, extra, cache, symbols, verify_traces, seed,
+                                        _differences(inferred))
+        except Untraceable:
+            if round_ == ROUNDS - 1:
+                raise
+            continue
+        if verification.passed:
+            break
+    attention, incomplete, why = attention_modules(domain, products, cache, symbols)
     cost_symbols = {n: symbols[n] for n in domain.cost_fields}
     # the class's default of a field only a relation of the costs names too (the reader checks it when a config
     # leaves it out)
@@ -72,7 +104,7 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
                   verification, domain.traces, 0.0, _relations(domain), incomplete, device=domain.device)
     if real and costs.exact:
         costs = checked_by(costs, check_real(domain, costs, symbols, base))
-    return replace(costs, traces=domain.traces, seconds=time.perf_counter() - start)
+    return costs
 
 
 def checked_by(costs: Costs, check: RealCheck) -> Costs:

@@ -24,6 +24,7 @@ from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
 from .real_tensors import reads_data, routed_together, zero_weights
+from .regular import regular_widths
 from .sampling import _Regimes, below_minimum, divisor, draw, layer_floor, too_deep, variables
 from .tracing import Untraceable, build, trace
 
@@ -79,6 +80,7 @@ class Domain:
         self.chunk: int | None = None  # a kernel's chunk of positions (see chunks.py); its loops folded
         self.loops = False  # a loop of several products in one call folded into one run of each
         self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
+        self.regular: list = []  # the head widths the costs hold at, where the smallest run another way (regular.py)
 
     @property
     def seq_range(self) -> tuple[int, int]:
@@ -519,7 +521,21 @@ def lowest_layers(domain: Domain, base: Observed) -> dict:
     return low
 
 
+#: the draws tried for one at the head widths the rules keep (see :mod:`.regular`)
+REGULAR_DRAWS = 16
+
+
 def _draw(domain: Domain, rng: random.Random, wide: bool = False, every: bool = False) -> tuple[dict, int, int]:
+    """A random configuration, length and batch; at the head widths ``domain.regular`` keeps, where it has rules
+    (the draws they refuse spend no attempt at a trace)."""
+    for _ in range(REGULAR_DRAWS if domain.regular else 1):
+        drawn = _draw_once(domain, rng, wide, every)
+        if regular_widths(domain, drawn[0]):
+            break
+    return drawn
+
+
+def _draw_once(domain: Domain, rng: random.Random, wide: bool, every: bool) -> tuple[dict, int, int]:
     found = domain.found
     values = draw(found, rng, wide, lattice=True)
     related = {n for pair in found.relations for n in pair}
@@ -543,6 +559,8 @@ def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
     if too_deep(found, values) or below_minimum(found, values):
         return False
     if any(values.get(n, 0) > VERIFY_LAYERS for n in domain.low):
+        return False
+    if not regular_widths(domain, values):
         return False
     return not fitting or not any(values[n] == v for n, v in found.lifted.items())
 

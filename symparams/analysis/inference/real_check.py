@@ -21,6 +21,7 @@ import sympy as sp
 from ...core.compute import BATCH, SEQ
 from .cost_result import Costs
 from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure, in_product
+from .regular import regular_widths
 from .probing import config_for_class, libraries, quiet
 from .tracing import (ATTENTION, Untraceable, _can_set_experts, cache_tensors, inputs, scalar, shapes_only, takes,
                       with_language)
@@ -113,7 +114,8 @@ def tiny_values(domain: Domain, base, least: int = 0, more_layers: int = 0) -> d
                 continue
             trial = _products(domain, _partners({**values, name: v}, name, v, chosen, kinds))
             obs = _observed(domain, trial)
-            if obs is not None and obs.structure == base.structure and not _degenerate(obs, base):
+            if obs is not None and obs.structure == base.structure and not _degenerate(obs, base) \
+                    and regular_widths(domain, trial):
                 values, chosen[name] = trial, v
                 break
     return values

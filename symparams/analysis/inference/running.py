@@ -8,7 +8,7 @@ that ran, and would still give FLOPs there: a figure for a model that does
 not run.  So each quantity a head's query·key width is made of (``D``,
 ``H/A``, ``floor(H/A)``, MLA's rotary part) is traced at :data:`SPAN` consecutive
 values, the others as the real-model check had them; where some fail, the
-smallest modulus of :data:`MODULI` whose residues part the runs from the
+smallest modulus of :data:`~.regular.MODULI` whose residues part the runs from the
 failures becomes a rule the reader enforces (or the one value, where only
 it runs: NeoMMe's M-RoPE sections add up to half of one head width), and
 runs that follow none are a reason to keep no costs at all.
@@ -26,20 +26,15 @@ from ...families.inferred_conditions import parse_relation
 from ...families.inferred_data import formula, names_in
 from .long_check import default_config, small_config
 from .probing import config_class_of, libraries, quiet
+from .regular import SEQ, SPAN, _rule
 from .tracing import build, trace
 
-#: consecutive values each quantity is traced at: every residue of the largest modulus, twice
-SPAN = 16
-#: the moduli runs may follow (a rotary embedding over a whole head, a half, a quarter)
-MODULI = (2, 4, 8)
-#: tokens of the traces (forward only: a width the forward accepts, the backward accepts)
-SEQ = 5
 
 
 def width_rules(entry: dict) -> list | str | None:
     """``[[quantity, modulus, residues], ...]``: each quantity (encoded as the data encodes formulas) that the
     forward accepts only at some residues (modulus 0: at the one value); ``[]`` where every width traced runs; a
-    reason (a string) where the runs follow no modulus of :data:`MODULI`; None where neither the small
+    reason (a string) where the runs follow no modulus of :data:`~.regular.MODULI`; None where neither the small
     configuration nor the default, read as ``count --config`` reads it, runs to start from, or where no head
     width is found to move (nothing is known)."""
     for base in (small_config(entry), default_config(entry)):
@@ -152,19 +147,3 @@ def _forward_runs(entry: dict, config: dict) -> bool:
     except Exception:  # whatever the modeling code raises: this width does not run
         return False
     return True
-
-
-def _rule(ran: dict[int, bool]) -> tuple[int, list[int]] | None:
-    """The smallest modulus whose residues part the values that ran from those that did not, each residue seen
-    twice, and the residues that ran; ``(0, [value])`` where only the first value ran (NeoMMe's M-RoPE sections
-    sum to half of one head width); None when nothing parts them."""
-    if [v for v, ok in ran.items() if ok] == [min(ran)]:
-        return 0, [min(ran)]
-    for modulus in MODULI:
-        seen: dict[int, set] = {}
-        for value, ok in ran.items():
-            seen.setdefault(value % modulus, set()).add(ok)
-        twice = all(sum(1 for v in ran if v % modulus == r) >= 2 for r in range(modulus))
-        if twice and all(len(outcomes) == 1 for outcomes in seen.values()):
-            return modulus, sorted(r for r, outcomes in seen.items() if True in outcomes)
-    return None
