@@ -214,7 +214,7 @@ def _name_kinds(named: list, lists: set) -> dict[tuple[str, str], str]:
 def build(model_class, config, device: str = "meta", seed: int = 0):
     """``model_class`` from ``config`` with eager attention and batched experts, on ``device`` (meta: no weights)."""
     torch, _ = libraries()
-    config = with_language(config_for_class(model_class, config))
+    config = every_layer(with_language(config_for_class(model_class, config)))
     kwargs = {"attn_implementation": ATTENTION}
     if _can_set_experts(model_class):
         kwargs["experts_implementation"] = EXPERTS
@@ -231,6 +231,16 @@ def with_language(config):
     its language's adapter and refuses ids of no language; one language's costs are any language's."""
     if getattr(config, "languages", None) and getattr(config, "default_language", "") is None:
         config.default_language = list(config.languages)[0]
+    return config
+
+
+def every_layer(config):
+    """``config`` with every LayerDrop probability 0: in training mode LayerDrop skips a layer at random
+    (M2M-100's ``encoder_layerdrop`` of 0.05), so a trace would count a random number of layers; the costs count
+    every layer, as inference runs them and as the hand families count them."""
+    for key, value in vars(config).items():
+        if "layerdrop" in key and isinstance(value, (int, float)) and not isinstance(value, bool):
+            setattr(config, key, 0.0)
     return config
 
 
