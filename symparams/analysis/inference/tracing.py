@@ -349,9 +349,11 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
     model.train()
     given = inputs(model, seq, batch, device, decoder_seq, seed)
     cached = {"use_cache": together and cache} if takes(model, "use_cache") else {}
+    built = {name: (type(m).__name__, paths.get(id(m), name)) for name, m in model.named_modules()}
     try:
         with quiet(), shapes_only(), recorder:  # the FLOPs without a cache, as the house's cross-checks count them
             output = model(**given, **cached)
+            _unrebuilt(model, built, seq)
             loss = scalar(output) if backward else None
             recorder.in_backward = True
             if loss is not None:
@@ -375,6 +377,18 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
             where = _innermost(intervals, node)
             extra[where] = extra.get(where, 0) + flops
     return Trace(seq, batch, products, extra, held, backward)
+
+
+def _unrebuilt(model, built: dict[str, tuple[str, str]], seq: int) -> None:
+    """Refuses a forward pass that rebuilt some of its modules (``built``: name → class and path before it):
+    BigBird's block-sparse attention, its default, replaces itself by full attention on a pass of up to
+    (5 + 2·num_random_blocks)·block_size tokens and stays block-sparse above, so short traces say nothing of
+    longer inputs."""
+    for name, m in model.named_modules():
+        before, path = built.get(name, (type(m).__name__, name))
+        if before != type(m).__name__:
+            raise Untraceable(f"a forward pass of {seq} tokens rebuilt {path} from {before} into "
+                              f"{type(m).__name__}: its costs depend on the length beyond what short traces show")
 
 
 def _innermost(intervals: list[tuple[int, int, str]], node: int | None) -> str:
