@@ -146,3 +146,22 @@ def test_batched_experts_count_as_the_eager_loop():
             model(input_ids=ids, use_cache=False)
         totals[experts] = counter.get_total_flops()
     assert totals["batched_mm"] == totals["eager"]
+
+
+def test_a_forward_pass_that_rebuilds_its_attention_is_refused():
+    # BigBird's default block-sparse attention turns itself into full attention on a short input: a trace at 7
+    # tokens would give full attention's costs, which longer inputs do not run
+    config = transformers.BigBirdConfig(vocab_size=70, hidden_size=16, num_attention_heads=2, intermediate_size=32,
+                                        num_hidden_layers=2)
+    with pytest.raises(Untraceable, match="rebuilt encoder.layer.*.attention.self from BigBirdBlockSparseAttention"):
+        tracing.trace(tracing.build(transformers.BigBirdModel, config), 7, 2, cache=False)
+    config.attention_type = "original_full"  # full attention at every length: traced
+    assert tracing.trace(tracing.build(transformers.BigBirdModel, config), 7, 2, cache=False).products
+
+
+def test_a_period_keys_the_layers_apart_by_their_index_modulo_it():
+    model = torch.nn.Module()
+    model.layers = torch.nn.ModuleList(torch.nn.Linear(2, 2) for _ in range(3))
+    paths = tracing.module_paths(model, period=2)
+    assert [paths[id(m)] for m in model.layers] == ["layers.*~0", "layers.*~1", "layers.*~0"]
+    assert [tracing.module_paths(model)[id(m)] for m in model.layers] == ["layers.*"] * 3

@@ -73,6 +73,7 @@ SAMPLE = {
     "helium": "causal-lm",  # an H × H output projection after heads of A·D: the costs need A·D = H
     "esmc": "masked-lm",  # query and key norms H wide on A·D channels: A·D = H too
     "m2m_100": "seq2seq-lm",  # encoder-decoder, sinusoidal positions, LayerDrop by default (every layer counted)
+    "prophetnet": "seq2seq-lm",  # relative positions projected twice per call: the main stream, the predicted ones
 }
 #: how many times the generator's small widths the checked model's are
 SCALE = 3

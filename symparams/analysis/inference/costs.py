@@ -20,6 +20,7 @@ import random
 
 from . import chunks
 from .discovered import Discovery, Field
+from .cost_keying import keyed_apart
 from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
@@ -70,6 +71,7 @@ class Domain:
         self.together = False  # a forward with the cache has the products of one without: one pass for both
         self.by_names = False  # layers of other parameter names are of other kinds (see tracing.module_paths)
         self.by_calls = False  # a module's calls within one call of its parent keyed apart (see observing._products)
+        self.period = 0  # layers keyed apart by their index modulo this (see tracing.module_paths)
         self.widths: set = set()  # the terms of the parameters' dimensions (see widths.py)
         self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py, cpu_base.py)
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
@@ -126,7 +128,7 @@ class Domain:
                 return None
             traced = trace(model, seq, batch, self.device, backward=backward or self.backward_everywhere,
                            decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names,
-                           seed=seed)
+                           seed=seed, period=self.period)
             obs = observe(routed_together(traced) if self.experts_loop else traced, self.loops, self.by_calls)
         except Untraceable:
             raise
@@ -271,25 +273,12 @@ def _changed(a: Observed, b: Observed) -> set:
     return {t for t in a.targets.keys() | b.targets.keys() if a.targets.get(t) != b.targets.get(t)}
 
 
-def _base_keyed_apart(domain: Domain) -> Observed | None:
-    """The base trace; where a module's products differ between its copies, with layers of other parameter names
-    as other kinds (a hybrid stack's mixers), else its calls within one call of its parent keyed apart too."""
-    for keying in ("by_names", "by_calls"):
-        try:
-            return domain.observe(domain.found.base, BASE_SEQ, BASE_BATCH, backward=True)
-        except Untraceable as exc:
-            if "differ between its copies" not in str(exc):
-                raise
-            setattr(domain, keying, True)
-    return domain.observe(domain.found.base, BASE_SEQ, BASE_BATCH, backward=True)
-
-
 def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> tuple[Domain, Observed]:
     """Which targets each variable moves, from one trace per field moved at the base with its layer counts
     lowered; and the base trace (with its backward).  ``on_real_tensors(domain)``: the base traced on the CPU
     where the meta device cannot run the forward pass because it reads its data (see :mod:`.cpu_base`)."""
     domain = Domain(builder, found)
-    base = _base_keyed_apart(domain)
+    base = keyed_apart(domain, lambda: domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True))
     if base is None and found.quiet:
         base = _with_unset_set(domain)
     if base is None and on_real_tensors and domain.errors and reads_data(domain.errors[-1]):
@@ -346,11 +335,11 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
 
 def _chooses_what_runs(domain: Domain, name: str, start: dict) -> bool:
     """Whether a free field at its default traces when moved, with another structure (Qwen3-Next's
-    ``decoder_sparse_step``: which layers have experts): it chooses what runs, and the costs may hold it there (a
-    move that does not trace is a width the forward pass refuses; off its default, a config leaving it out)."""
+    ``decoder_sparse_step``: which layers have experts, another branch of the count): it chooses what runs, and
+    the costs may hold it there (a move that does not trace is a width the forward pass refuses)."""
     moves = _moves(domain.found, name, start)
     return start[name] == domain.found.defaults.get(name) and \
-        any(domain.observe({**start, **m}, BASE_SEQ, BASE_BATCH) is not None for m in moves)
+        any(domain.observe({**start, **m}, BASE_SEQ, BASE_BATCH, regime=False) is not None for m in moves)
 
 
 def _with_unset_set(domain: Domain) -> Observed | None:
