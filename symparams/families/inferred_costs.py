@@ -27,7 +27,6 @@ the reason: no cost is ever guessed.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Mapping
@@ -69,9 +68,7 @@ def with_costs(tree: Block, entry: dict, scope: Mapping[str, sp.Expr], refused: 
 
 def _owner(module: str, paths: Mapping[str, Block]) -> str:
     """The path of the block holding ``module``: the module's own, or its nearest ancestor's (a rotary table
-    holds no parameter, so no block); layers the costs tell apart by their index modulo a period (``*~1``) are
-    one block's."""
-    module = re.sub(r"\*~\d+", "*", module)
+    holds no parameter, so no block)."""
     while module not in paths:
         module = module.rpartition(".")[0] if "." in module else ""
     return module

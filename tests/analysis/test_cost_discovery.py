@@ -152,31 +152,3 @@ def test_no_unset_field_making_the_base_trace_leaves_it_untraced():
     found.quiet = {"top_k"}
     domain = _domain(found, lambda values, seq, batch: None)
     assert costs._with_unset_set(domain) is None and "top_k" not in found.fields
-
-
-def _sparse_step(values, seq, batch):
-    """Experts on every ``step``-th layer: another step runs another set of products (a layer of each kind)."""
-    kinds = {("count", ("layers.*1.mlp", 0, "mm")): 1} if values["step"] == 1 else \
-        {("count", ("layers.*1.mlp", 0, "mm")): 1, ("count", ("layers.*2.experts", 0, "mm")): 1}
-    return None if values["hidden_size"] % 64 else Observed(seq, batch, kinds)
-
-
-def _with_step(default: int) -> Discovery:
-    found = _discovery()
-    found.fields["step"] = Field("step", 1, "free", "jitter", {("count", "experts")})
-    found.base["step"], found.defaults["step"] = 1, default
-    return found
-
-
-def test_a_free_field_whose_moves_trace_only_with_another_structure_is_held_at_its_default():
-    found = _with_step(1)
-    domain = _domain(found, _sparse_step)
-    assert costs._chooses_what_runs(domain, "step", found.base)
-    # a width (at its default) whose moves do not trace at all is one the forward pass refuses: never held
-    found.defaults["hidden_size"] = 65
-    assert not costs._chooses_what_runs(domain, "hidden_size", {**found.base, "hidden_size": 65})
-
-
-def test_a_field_off_its_default_is_not_held_a_config_leaving_it_out_would_have_another():
-    found = _with_step(2)
-    assert not costs._chooses_what_runs(_domain(found, _sparse_step), "step", found.base)

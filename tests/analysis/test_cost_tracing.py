@@ -157,11 +157,3 @@ def test_a_forward_pass_that_rebuilds_its_attention_is_refused():
         tracing.trace(tracing.build(transformers.BigBirdModel, config), 7, 2, cache=False)
     config.attention_type = "original_full"  # full attention at every length: traced
     assert tracing.trace(tracing.build(transformers.BigBirdModel, config), 7, 2, cache=False).products
-
-
-def test_a_period_keys_the_layers_apart_by_their_index_modulo_it():
-    model = torch.nn.Module()
-    model.layers = torch.nn.ModuleList(torch.nn.Linear(2, 2) for _ in range(3))
-    paths = tracing.module_paths(model, period=2)
-    assert [paths[id(m)] for m in model.layers] == ["layers.*~0", "layers.*~1", "layers.*~0"]
-    assert [tracing.module_paths(model)[id(m)] for m in model.layers] == ["layers.*"] * 3

@@ -6,8 +6,7 @@ products are equal; where they differ the class has no costs, unless they
 are told apart by: the names of their layers' parameters (a hybrid stack's
 state-space and attention mixers under one name), then each call of the
 module within one call of its parent (a projection of the tokens, then of
-the global tokens), then the index of their layer modulo 2 or 3 (every
-other layer padding its blocks by half a block).
+the global tokens).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from __future__ import annotations
 from .tracing import Untraceable
 
 #: (the domain's attribute, its value): each way of telling copies apart, taken with those before it
-KEYINGS = (("by_names", True), ("by_calls", True), ("period", 2), ("period", 3))
+KEYINGS = (("by_names", True), ("by_calls", True))
 
 
 def keyed_apart(domain, trace_base):

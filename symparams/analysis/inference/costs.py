@@ -19,8 +19,8 @@ import itertools
 import random
 
 from . import chunks
-from .discovered import Discovery, Field
 from .cost_keying import keyed_apart
+from .discovered import Discovery, Field
 from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
@@ -71,7 +71,6 @@ class Domain:
         self.together = False  # a forward with the cache has the products of one without: one pass for both
         self.by_names = False  # layers of other parameter names are of other kinds (see tracing.module_paths)
         self.by_calls = False  # a module's calls within one call of its parent keyed apart (see observing._products)
-        self.period = 0  # layers keyed apart by their index modulo this (see tracing.module_paths)
         self.widths: set = set()  # the terms of the parameters' dimensions (see widths.py)
         self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py, cpu_base.py)
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
@@ -128,7 +127,7 @@ class Domain:
                 return None
             traced = trace(model, seq, batch, self.device, backward=backward or self.backward_everywhere,
                            decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names,
-                           seed=seed, period=self.period)
+                           seed=seed)
             obs = observe(routed_together(traced) if self.experts_loop else traced, self.loops, self.by_calls)
         except Untraceable:
             raise
@@ -296,11 +295,10 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
         if f.kind not in ("free", "irrelevant") or not isinstance(start[name], int):
             continue
         if not _moved(domain, base, name, start):
-            if f.kind == "free" and not _chooses_what_runs(domain, name, start):
+            if f.kind == "free":
                 raise Untraceable(f"no move of {name} traces with the base structure")
-            # the forward pass needs its value (no shape follows it, or it chooses what runs): the costs hold it
-            f.kind = "fixed" if f.kind == "free" else f.kind
-            domain.held[name] = start[name]
+            if f.kind == "irrelevant":  # no shape follows it, but the forward pass needs its value: the costs hold it
+                domain.held[name] = start[name]
     _, transformers = libraries()
     common = set(transformers.PretrainedConfig().to_dict())  # return_dict, output_attentions, ...: no architecture
     for name, flag in found.flags.items():
@@ -331,15 +329,6 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
     domain.seen_layers.add(tuple(sorted(domain.low.items())))
     return domain, base
-
-
-def _chooses_what_runs(domain: Domain, name: str, start: dict) -> bool:
-    """Whether a free field at its default traces when moved, with another structure (Qwen3-Next's
-    ``decoder_sparse_step``: which layers have experts, another branch of the count): it chooses what runs, and
-    the costs may hold it there (a move that does not trace is a width the forward pass refuses)."""
-    moves = _moves(domain.found, name, start)
-    return start[name] == domain.found.defaults.get(name) and \
-        any(domain.observe({**start, **m}, BASE_SEQ, BASE_BATCH, regime=False) is not None for m in moves)
 
 
 def _with_unset_set(domain: Domain) -> Observed | None:

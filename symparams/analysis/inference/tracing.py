@@ -181,21 +181,16 @@ class Recorder:
         return _Recorder()
 
 
-def module_paths(model, by_names: bool = False, period: int = 0) -> dict[int, str]:
+def module_paths(model, by_names: bool = False) -> dict[int, str]:
     """Each module's path, normalised as parameter names are (list indices ``*``, ``*k`` for layers of a kind);
     ``by_names``: layers whose parameters have other names are of other kinds too (a hybrid stack's mixers,
-    state-space or attention under one name, run other products); ``period``: the other elements of a list are
-    ``*~r`` by their index's remainder ``r`` (Pegasus-X's odd layers pad their blocks by half a block more)."""
+    state-space or attention under one name, run other products)."""
     from torch import nn
 
     lists = {name for name, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.ParameterList))
              or (isinstance(m, nn.ModuleDict) and _numbered(m))}
     named = [(name.split("."), tuple(int(d) for d in p.shape)) for name, p in model.named_parameters()]
     kinds = {**_layer_kinds(named, lists), **(_name_kinds(named, lists) if by_names else {})}
-    if period:
-        places = {(".".join(parts[:i]), part) for parts, _ in named for i, part in enumerate(parts)
-                  if ".".join(parts[:i]) in lists and _INDEX.match(part)}
-        kinds = {**{place: f"*~{_position(place[1]) % period}" for place in places}, **kinds}
     return {id(m): _normalise(name.split("."), lists, kinds) if name else "" for name, m in model.named_modules()}
 
 
@@ -330,16 +325,15 @@ def scalar(output):
 
 
 def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True, backward: bool = True,
-          decoder_seq: int | None = None, together: bool = False, by_names: bool = False, seed: int = 1,
-          period: int = 0) -> Trace:
+          decoder_seq: int | None = None, together: bool = False, by_names: bool = False, seed: int = 1) -> Trace:
     """The products of one forward pass over ``seq`` tokens of ``batch`` sequences without a cache and
     (``backward``) of its backward, and (``cache``) the cache a forward with ``use_cache=True`` leaves (another
     pass: a cache may change the products, Mamba's convolution padding its input; ``together``: one pass with
     the cache, where that changes no product); ``decoder_seq`` (fewer than ``seq``) gives an encoder-decoder's
-    decoder fewer tokens than its encoder; ``seed``: the token ids off the meta device; ``by_names``, ``period``:
-    how layers are told apart (see :func:`module_paths`)."""
+    decoder fewer tokens than its encoder; ``seed``: the token ids off the meta device; ``by_names``: how layers are
+    told apart (see :func:`module_paths`)."""
     torch, _ = libraries()
-    paths = module_paths(model, by_names, period)
+    paths = module_paths(model, by_names)
     recorder = Recorder(frozenset(id(p) for p in model.parameters()))
     intervals: list[tuple[int, int, str]] = []  # (first node, last node, module): backward not matched to a product
     opened: list[int] = []
