@@ -96,6 +96,32 @@ def test_a_loop_of_equal_products_is_one_key_and_copies_that_differ_are_refused(
         observe(Trace(5, 1, uneven, traced_backward=False))
 
 
+def test_calls_of_a_module_within_one_call_of_its_parent_are_keyed_apart_by_calls():
+    # a projection run on the tokens, then on 1 global token, in each of two layers (parent calls 10 and 20)
+    def layer(parent: int, first: int) -> list[Product]:
+        return [Product("q", "mm", (14, 8, 8), 2 * 14 * 64, call=first, outer=parent),
+                Product("q", "mm", (2, 8, 8), 2 * 2 * 64, call=first + 1, outer=parent)]
+
+    trace = Trace(7, 2, layer(10, 11) + layer(20, 21), traced_backward=False)
+    with pytest.raises(Untraceable, match="differ between its copies"):
+        observe(trace)
+    found = observe(trace, by_calls=True).targets
+    tokens, global_tokens = ("q", 0, "mm"), ("q", 1, "mm")
+    assert (found["count", tokens], found["count", global_tokens]) == (2, 2)
+    assert (found["factor", tokens, 0], found["factor", global_tokens, 0]) == (14, 2)
+
+
+def test_layerdrop_is_off_in_a_trace_so_every_layer_runs():
+    # M2M-100's default LayerDrop (0.05 per stack) skips layers at random in training mode; 60 layers of 0.5 would
+    # all run in a trace with a chance of 2**-60
+    config = transformers.M2M100Config(vocab_size=40, d_model=8, encoder_layers=30, decoder_layers=30,
+                                       encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=16,
+                                       decoder_ffn_dim=16, encoder_layerdrop=0.5, decoder_layerdrop=0.5)
+    traced = tracing.trace(tracing.build(transformers.M2M100Model, config), 5, 1, cache=False, backward=False)
+    q = [p for p in traced.products if p.module.endswith("self_attn.q_proj")]
+    assert len(q) == 60
+
+
 def test_a_fit_can_ask_for_terms_independent_on_the_points():
     # a never moves: its column is three times the constant's, and a level holding both fits with either
     points = [{"a": 3, "b": b, "c": c} for b in range(1, 6) for c in range(1, 6)]
@@ -120,3 +146,14 @@ def test_batched_experts_count_as_the_eager_loop():
             model(input_ids=ids, use_cache=False)
         totals[experts] = counter.get_total_flops()
     assert totals["batched_mm"] == totals["eager"]
+
+
+def test_a_forward_pass_that_rebuilds_its_attention_is_refused():
+    # BigBird's default block-sparse attention turns itself into full attention on a short input: a trace at 7
+    # tokens would give full attention's costs, which longer inputs do not run
+    config = transformers.BigBirdConfig(vocab_size=70, hidden_size=16, num_attention_heads=2, intermediate_size=32,
+                                        num_hidden_layers=2)
+    with pytest.raises(Untraceable, match="rebuilt encoder.layer.*.attention.self from BigBirdBlockSparseAttention"):
+        tracing.trace(tracing.build(transformers.BigBirdModel, config), 7, 2, cache=False)
+    config.attention_type = "original_full"  # full attention at every length: traced
+    assert tracing.trace(tracing.build(transformers.BigBirdModel, config), 7, 2, cache=False).products

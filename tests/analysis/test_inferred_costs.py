@@ -74,11 +74,15 @@ SAMPLE = {
     "mpnet": "masked-lm",  # encoder only, 32 relative-position buckets whatever the config says
     "helium": "causal-lm",  # an H × H output projection after heads of A·D: the costs need A·D = H
     "esmc": "masked-lm",  # query and key norms H wide on A·D channels: A·D = H too
+    "m2m_100": "seq2seq-lm",  # encoder-decoder, sinusoidal positions, LayerDrop by default (every layer counted)
+    "prophetnet": "seq2seq-lm",  # relative positions projected twice per call: the main stream, the predicted ones
 }
 #: how many times the generator's small widths the checked model's are
 SCALE = 3
 #: keys a config.json of a type gives beside its sizes (ESM's default leaves null what its checkpoints set)
-GIVEN = {"esm": {"emb_layer_norm_before": False, "pad_token_id": 1, "mask_token_id": 2}}
+GIVEN = {"esm": {"emb_layer_norm_before": False, "pad_token_id": 1, "mask_token_id": 2},
+         # the costs count every layer; the real model in training mode would skip 5% of them at random
+         "m2m_100": {"encoder_layerdrop": 0.0, "decoder_layerdrop": 0.0}}
 
 
 def _config(model_type: str, cls: str) -> dict:

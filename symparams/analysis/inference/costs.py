@@ -19,6 +19,7 @@ import itertools
 import random
 
 from . import chunks
+from .cost_keying import keyed_apart
 from .discovered import Discovery, Field
 from .discovery import UNSET_TRIES
 from .observing import Observed, observe
@@ -70,6 +71,7 @@ class Domain:
         self.seen_layers: set = set()  # the layer counts traced for the fit
         self.together = False  # a forward with the cache has the products of one without: one pass for both
         self.by_names = False  # layers of other parameter names are of other kinds (see tracing.module_paths)
+        self.by_calls = False  # a module's calls within one call of its parent keyed apart (see observing._products)
         self.widths: set = set()  # the terms of the parameters' dimensions (see widths.py)
         self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py, cpu_base.py)
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
@@ -128,7 +130,7 @@ class Domain:
             traced = trace(model, seq, batch, self.device, backward=backward or self.backward_everywhere,
                            decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names,
                            seed=seed)
-            obs = observe(routed_together(traced) if self.experts_loop else traced, self.loops)
+            obs = observe(routed_together(traced) if self.experts_loop else traced, self.loops, self.by_calls)
         except Untraceable:
             raise
         except Exception as exc:  # whatever the modeling code raises on this configuration: it does not trace
@@ -277,13 +279,7 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     lowered; and the base trace (with its backward).  ``on_real_tensors(domain)``: the base traced on the CPU
     where the meta device cannot run the forward pass because it reads its data (see :mod:`.cpu_base`)."""
     domain = Domain(builder, found)
-    try:
-        base = domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
-    except Untraceable as exc:  # a hybrid stack: its layers' kinds by the names of their parameters
-        if "differ between its copies" not in str(exc):
-            raise
-        domain.by_names = True
-        base = domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
+    base = keyed_apart(domain, lambda: domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True))
     if base is None and found.quiet:
         base = _with_unset_set(domain)
     if base is None and on_real_tensors and domain.errors and reads_data(domain.errors[-1]):

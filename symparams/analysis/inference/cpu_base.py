@@ -28,7 +28,8 @@ def on_real_tensors(domain):
             why = data_independent(domain, found.base, BASE_SEQ, BASE_BATCH)
         except Untraceable as exc:
             if "differ between its copies" not in str(exc) or domain.experts_loop:
-                raise Untraceable(f"on real tensors: {exc}") from None
+                together = ", each expert's products taken together" if domain.experts_loop else ""
+                raise Untraceable(f"on real tensors{together}: {exc}") from None
             # an experts loop: each expert's products run on the tokens routed to it
             domain.experts_loop = True
             try:

@@ -50,14 +50,15 @@ class Observed:
         return {t[1]: v for t, v in self.targets.items() if t[0] == "extra"}
 
 
-def observe(trace: Trace, loops: bool = False) -> Observed:
+def observe(trace: Trace, loops: bool = False, by_calls: bool = False) -> Observed:
     """The targets of one trace (see the module's introduction); with ``loops``, a loop of several products in
-    one call is folded into one run of each (see :func:`fold_loops`)."""
+    one call is folded into one run of each (see :func:`fold_loops`); with ``by_calls``, the calls of a module
+    within one call of the module around it are one call (see :func:`_products`)."""
     out = Observed(trace.seq, trace.batch)
     if loops:
         folded, runs = fold_loops(trace.products)
         trace = replace(trace, products=folded)
-    keys = _products(trace, out)
+    keys = _products(trace, out, by_calls)
     if loops:
         out.loops = {key: runs[id(p)] for p, key in zip(trace.products, keys) if id(p) in runs}
     if trace.cache is not None:
@@ -104,17 +105,22 @@ def _folded(call: list[Product], runs: dict) -> list[Product]:
     return out
 
 
-def _products(trace: Trace, out: Observed) -> list[ProductKey]:
-    """Each product's targets in ``out``; the key of each product, in order."""
+def _products(trace: Trace, out: Observed, by_calls: bool = False) -> list[ProductKey]:
+    """Each product's targets in ``out``; the key of each product, in order.  ``by_calls``: a product's ordinal
+    is its place among the products of every call of its module within one call of the module around it, so
+    that one module called twice there on other inputs (Pegasus-X's query projection of the tokens, then of the
+    global tokens; ProphetNet's relative positions of the main stream, then of the predicted one) keys each
+    call's products apart, as the products of one call are."""
     keys = []
     last: dict[tuple[str, int], tuple] = {}  # (module, call) → (ordinal, op, factors) of its latest product
     forward: dict[ProductKey, int] = {}
     backward: dict[ProductKey, int] = {}
     for p in trace.products:
-        ordinal, op, factors = last.get((p.module, p.call), (-1, None, None))
+        call = (p.module, p.outer if by_calls else p.call)
+        ordinal, op, factors = last.get(call, (-1, None, None))
         if (op, factors) != (p.op, p.factors):  # a loop of one product (a scan over positions) is one key
             ordinal += 1
-        last[p.module, p.call] = (ordinal, p.op, p.factors)
+        last[call] = (ordinal, p.op, p.factors)
         key = (p.module, ordinal, p.op)
         keys.append(key)
         count = ("count", key)

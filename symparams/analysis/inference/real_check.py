@@ -23,8 +23,8 @@ from .cost_result import Costs
 from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure, in_product
 from .regular import regular_widths
 from .probing import config_for_class, libraries, quiet
-from .tracing import (ATTENTION, Untraceable, _can_set_experts, cache_tensors, inputs, scalar, shapes_only, takes,
-                      with_language)
+from .tracing import (ATTENTION, Untraceable, _can_set_experts, cache_tensors, every_layer, inputs, scalar, shapes_only,
+                      takes, with_language)
 
 #: small values tried for a size field, odd ones first (a width that must be even, a rotary half, takes the next);
 #: the last ones for a width divided by many heads chosen first (18 heads of an even rotary width of 4 or more)
@@ -214,8 +214,8 @@ def _checked(domain: Domain, costs: Costs, symbols: dict, values: dict) -> RealC
 def _real_model(domain: Domain, values: dict):
     """The model of ``values`` on the CPU with random weights, eager attention and eager experts."""
     torch, _ = libraries()
-    config = with_language(config_for_class(domain.builder.model_class,
-                                            domain.builder.config({**values, **domain.held})))
+    config = every_layer(with_language(config_for_class(domain.builder.model_class,
+                                                        domain.builder.config({**values, **domain.held}))))
     torch.manual_seed(0)
     kwargs = {"experts_implementation": "eager"} if _can_set_experts(domain.builder.model_class) else {}
     with quiet():

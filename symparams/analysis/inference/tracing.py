@@ -214,7 +214,7 @@ def _name_kinds(named: list, lists: set) -> dict[tuple[str, str], str]:
 def build(model_class, config, device: str = "meta", seed: int = 0):
     """``model_class`` from ``config`` with eager attention and batched experts, on ``device`` (meta: no weights)."""
     torch, _ = libraries()
-    config = with_language(config_for_class(model_class, config))
+    config = every_layer(with_language(config_for_class(model_class, config)))
     kwargs = {"attn_implementation": ATTENTION}
     if _can_set_experts(model_class):
         kwargs["experts_implementation"] = EXPERTS
@@ -231,6 +231,16 @@ def with_language(config):
     its language's adapter and refuses ids of no language; one language's costs are any language's."""
     if getattr(config, "languages", None) and getattr(config, "default_language", "") is None:
         config.default_language = list(config.languages)[0]
+    return config
+
+
+def every_layer(config):
+    """``config`` with every LayerDrop probability 0: in training mode LayerDrop skips a layer at random
+    (M2M-100's ``encoder_layerdrop`` of 0.05), so a trace would count a random number of layers; the costs count
+    every layer, as inference runs them and as the hand families count them."""
+    for key, value in vars(config).items():
+        if "layerdrop" in key and isinstance(value, (int, float)) and not isinstance(value, bool):
+            setattr(config, key, 0.0)
     return config
 
 
@@ -320,7 +330,8 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
     (``backward``) of its backward, and (``cache``) the cache a forward with ``use_cache=True`` leaves (another
     pass: a cache may change the products, Mamba's convolution padding its input; ``together``: one pass with
     the cache, where that changes no product); ``decoder_seq`` (fewer than ``seq``) gives an encoder-decoder's
-    decoder fewer tokens than its encoder; ``seed``: the token ids off the meta device."""
+    decoder fewer tokens than its encoder; ``seed``: the token ids off the meta device; ``by_names``: how layers are
+    told apart (see :func:`module_paths`)."""
     torch, _ = libraries()
     paths = module_paths(model, by_names)
     recorder = Recorder(frozenset(id(p) for p in model.parameters()))
@@ -339,9 +350,11 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
     model.train()
     given = inputs(model, seq, batch, device, decoder_seq, seed)
     cached = {"use_cache": together and cache} if takes(model, "use_cache") else {}
+    built = {name: (type(m).__name__, paths.get(id(m), name)) for name, m in model.named_modules()}
     try:
         with quiet(), shapes_only(), recorder:  # the FLOPs without a cache, as the house's cross-checks count them
             output = model(**given, **cached)
+            _unrebuilt(model, built, seq)
             loss = scalar(output) if backward else None
             recorder.in_backward = True
             if loss is not None:
@@ -365,6 +378,18 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
             where = _innermost(intervals, node)
             extra[where] = extra.get(where, 0) + flops
     return Trace(seq, batch, products, extra, held, backward)
+
+
+def _unrebuilt(model, built: dict[str, tuple[str, str]], seq: int) -> None:
+    """Refuses a forward pass that rebuilt some of its modules (``built``: name → class and path before it):
+    BigBird's block-sparse attention, its default, replaces itself by full attention on a pass of up to
+    (5 + 2·num_random_blocks)·block_size tokens and stays block-sparse above, so short traces say nothing of
+    longer inputs."""
+    for name, m in model.named_modules():
+        before, path = built.get(name, (type(m).__name__, name))
+        if before != type(m).__name__:
+            raise Untraceable(f"a forward pass of {seq} tokens rebuilt {path} from {before} into "
+                              f"{type(m).__name__}: its costs depend on the length beyond what short traces show")
 
 
 def _innermost(intervals: list[tuple[int, int, str]], node: int | None) -> str:
