@@ -157,3 +157,49 @@ def test_a_forward_pass_that_rebuilds_its_attention_is_refused():
         tracing.trace(tracing.build(transformers.BigBirdModel, config), 7, 2, cache=False)
     config.attention_type = "original_full"  # full attention at every length: traced
     assert tracing.trace(tracing.build(transformers.BigBirdModel, config), 7, 2, cache=False).products
+
+
+class _Reads:
+    """A model whose forward reads ``features`` or token ids (nothing is run: only its signature is asked)."""
+
+    def __init__(self, forward):
+        self.forward = forward
+        self.config = transformers.PretrainedConfig(vocab_size=11)
+
+
+def test_a_forward_that_reads_features_in_place_of_ids_is_refused_by_name():
+    def whisper(input_features=None, decoder_input_ids=None, **kwargs): ...
+
+    def perceiver(inputs, attention_mask=None): ...
+
+    for forward, name in ((whisper, "input_features"), (perceiver, "inputs")):
+        with pytest.raises(Untraceable, match=f"reads {name}, not token ids"):
+            tracing.inputs(_Reads(forward), 7, 2)
+
+    # ids beside features or embeddings (a speech decoder, every text model): fed ids as before
+    def both(input_ids=None, input_features=None, inputs_embeds=None): ...
+
+    given = tracing.inputs(_Reads(both), 7, 2)
+    assert given["input_ids"].shape == (2, 7)
+
+
+class _CachelessDecoder(torch.nn.Module):
+    """Runs without a cache; with ``use_cache=True`` it fails from deep in its cache (as BlenderBot's causal LM
+    does, its cache sized by the encoder's layers)."""
+
+    def __init__(self):
+        super().__init__()
+        self.config = transformers.PretrainedConfig(vocab_size=11)
+        self.embed = torch.nn.Embedding(11, 4)
+
+    def forward(self, input_ids=None, use_cache=False):
+        if use_cache:
+            [][0]
+        return {"logits": self.embed(input_ids)}
+
+
+def test_a_forward_that_fails_only_with_a_cache_says_so():
+    model = _CachelessDecoder()
+    assert tracing.trace(model, 5, 2, device="cpu", cache=False).forward == 0  # no product, but it runs
+    with pytest.raises(tracing.CachedPassFailed, match=r"with use_cache=True the forward fails \(IndexError"):
+        tracing.trace(model, 5, 2, device="cpu")

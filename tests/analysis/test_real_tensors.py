@@ -28,9 +28,11 @@ from tests.reference.flops import counted, real, token_ids
 
 #: model_type → the class checked: a length read with Tensor.item() (XLM, I-BERT), a differential attention that
 #: copies out of a tensor (DiffLlama), a mixture of experts whose experts loop sizes its products by the tokens
-#: routed to each expert, with a mixture of attention heads routed alike (JetMoE)
+#: routed to each expert, with a mixture of attention heads routed alike (JetMoE), an encoder-decoder that
+#: asks whether its ids hold padding (a tensor's truth value, Tensor.item()) (FSMT)
 TRACED_ON_CPU = {
     "xlm": "causal-lm",
+    "fsmt": "seq2seq-lm",
     "ibert": "masked-lm",
     "diffllama": "causal-lm",
     "jetmoe": "causal-lm",

@@ -249,10 +249,20 @@ def _can_set_experts(model_class) -> bool:
     return bool(check and check())
 
 
+#: what a forward may read in place of token ids (audio features, raw vectors, images)
+NOT_IDS = ("input_features", "input_values", "inputs", "pixel_values")
+
+
 def inputs(model, seq: int, batch: int, device: str = "meta", decoder_seq: int | None = None, seed: int = 1) -> dict:
     """Token ids for ``batch`` sequences of ``seq`` tokens (an encoder-decoder's decoder reads as many, or
-    ``decoder_seq``), random from ``seed`` off the meta device."""
+    ``decoder_seq``), random from ``seed`` off the meta device.  A forward that names no ``input_ids`` but one of
+    :data:`NOT_IDS` is refused: its costs follow another input than ids (Whisper's encoder reads mel features of
+    a length its config fixes)."""
     torch, _ = libraries()
+    named = inspect.signature(model.forward).parameters
+    other = next((name for name in NOT_IDS if name in named), None)
+    if "input_ids" not in named and other:
+        raise Untraceable(f"its forward reads {other}, not token ids: the costs are traced over token ids")
     vocab = getattr(model.config.get_text_config(), "vocab_size", None) or 4
     generator = torch.Generator().manual_seed(seed)
     # an audio-code decoder (MusicGen) reads a row of ids per codebook of each sequence
@@ -366,7 +376,7 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
     if cache and cached:
         if not together:
             with quiet(), shapes_only(), torch.no_grad():
-                output = model(**given, use_cache=True)
+                output = _cached_forward(model, given)
         held = cache_tensors(getattr(output, "past_key_values", None))
     products = recorder.products
     by_node = {p.node: p for p in products if p.node is not None}
@@ -390,6 +400,19 @@ def _unrebuilt(model, built: dict[str, tuple[str, str]], seq: int) -> None:
         if before != type(m).__name__:
             raise Untraceable(f"a forward pass of {seq} tokens rebuilt {path} from {before} into "
                               f"{type(m).__name__}: its costs depend on the length beyond what short traces show")
+
+
+class CachedPassFailed(RuntimeError):
+    """The forward pass ran without a cache and failed with one (``use_cache=True``): said so, so that the reason
+    of a class whose cache transformers cannot build is not a bare error from deep in its cache."""
+
+
+def _cached_forward(model, given: dict):
+    try:
+        return model(**given, use_cache=True)
+    except Exception as exc:
+        first = (str(exc).splitlines() or [""])[0]
+        raise CachedPassFailed(f"with use_cache=True the forward fails ({type(exc).__name__}: {first})") from exc
 
 
 def _innermost(intervals: list[tuple[int, int, str]], node: int | None) -> str:
