@@ -10,7 +10,9 @@ bisection (one past the chunk), and confirmed one chunk further.  The fit
 then has one more variable, the number of chunks ``ceiling(s/c)``
 (:data:`CHUNKS`), the products of one call's loop folded into one run of each
 (:func:`.observing.fold_loops`), and traces drawn over three chunks, checked
-on both sides of a chunk's end.
+on both sides of a chunk's end.  Where the chunk is a config field's value
+(Mamba-2's ``chunk_size``), the field moved moves the chunk's end with it,
+and the number of chunks is ``ceiling(s/field)`` (:func:`follows_field`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ def count(seq: int, chunk: int) -> int:
     return -(-seq // chunk)
 
 
-def symbol(chunk: int) -> sp.Expr:
+def symbol(chunk: int | sp.Expr) -> sp.Expr:
+    """The number of chunks of ``s`` positions, chunks of a fixed length or of a field's symbol."""
     return sp.ceiling(SEQ / chunk)
 
 
@@ -52,7 +55,7 @@ def look_for_chunks(domain, start: dict, base, longer) -> None:
     two lengths (``base`` with its backward): looked for only where a trace at the probe's length shows another
     structure, or a target the length did not move moved (one trace, for a class with none)."""
     probe = domain.observe(start, PROBE, base.batch, beyond=True)
-    steady = {t for t, v in base.targets.items() if longer.targets.get(t) == v}
+    steady = _steady(base, longer)
     if probe is None or (probe.structure == base.structure
                          and all(probe.targets.get(t) == base.targets[t] for t in steady)):
         return
@@ -66,6 +69,39 @@ def look_for_chunks(domain, start: dict, base, longer) -> None:
     if folded[0].targets != base.targets:  # the fields were moved with the loops unfolded
         raise Untraceable("a loop of several products runs at the base length as well as per chunk")
     domain.chunk, domain.effects[CHUNKS] = found
+    domain.chunk_field = follows_field(lambda name, value, seq: domain.observe({**start, name: value}, seq, base.batch,
+                                                                               beyond=True),
+                                       base, longer, found[0], [n for n, v in domain.cost_fields.items()
+                                                                if start.get(n, v) == found[0]])
+
+
+def _steady(base, longer) -> set:
+    """The targets the length did not move between the base's two lengths."""
+    return {t for t, v in base.targets.items() if longer.targets.get(t) == v}
+
+
+def _moved(steady: set, obs, ref) -> bool | None:
+    """Whether ``obs`` moved a target of ``steady`` from ``ref`` (None: no trace, or another structure)."""
+    if obs is None or ref is None or obs.structure != ref.structure:
+        return None
+    return any(obs.targets.get(t) != ref.targets.get(t) for t in steady)
+
+
+def follows_field(observe, base, longer, chunk: int, candidates: list) -> str | None:
+    """The field among ``candidates`` (fields whose value is the ``chunk`` found) the chunk follows, or None.
+
+    ``observe(name, value, seq)`` traces the base with ``name`` at ``value``.  Set to a smaller chunk ``c``,
+    the field's chunk ends at ``c`` where the fixed one would not: ``c + 1`` positions move a steady target from
+    ``c``, ``2c`` do not from ``c + 1``, ``2c + 1`` do from ``2c`` (a fixed chunk of ``chunk`` shows none of the
+    first)."""
+    steady = _steady(base, longer)
+    moved_to = chunk // 2 if chunk >= 8 else chunk * 2
+    for name in candidates:
+        at = {seq: observe(name, moved_to, seq) for seq in (moved_to, moved_to + 1, 2 * moved_to, 2 * moved_to + 1)}
+        steps = [_moved(steady, at[seq + 1], at[seq]) for seq in (moved_to, 2 * moved_to)]
+        if steps == [True, True] and _moved(steady, at[2 * moved_to], at[moved_to + 1]) is False:
+            return name
+    return None
 
 
 def find_chunk(observe, base, longer) -> tuple[int, set] | None:
@@ -75,12 +111,10 @@ def find_chunk(observe, base, longer) -> tuple[int, set] | None:
     the base's two lengths.  The targets equal in both (the length moved none of them) are watched: the first
     length that moves one is one past a chunk, found by bisection, and a chunk further they move again (and
     not before)."""
-    steady = {t for t, v in base.targets.items() if longer.targets.get(t) == v}
+    steady = _steady(base, longer)
 
-    def moved(obs, ref) -> bool | None:  # None: no trace, or another structure
-        if obs is None or obs.structure != ref.structure:
-            return None
-        return any(obs.targets.get(t) != ref.targets[t] for t in steady)
+    def moved(obs, ref) -> bool | None:
+        return _moved(steady, obs, ref)
 
     low, high = longer.seq, PROBE
     if not moved(observe(high), base):

@@ -77,6 +77,7 @@ class Domain:
         self.divides: dict = {}  # cost field → the free field it must divide (see _divided)
         self.products: list = []  # (left, right): products of fields only the forward pass needs equal
         self.chunk: int | None = None  # a kernel's chunk of positions (see chunks.py); its loops folded
+        self.chunk_field: str | None = None  # the cost field the chunk is the value of (see chunks.follows_field)
         self.loops = False  # a loop of several products in one call folded into one run of each
         self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
 
@@ -104,8 +105,14 @@ class Domain:
         out.update({n: values.get(n, base) for n, base in self.cost_fields.items()})
         out[S], out[B] = obs.seq, obs.batch
         if self.chunk:
-            out[chunks.CHUNKS] = chunks.count(obs.seq, self.chunk)
+            out[chunks.CHUNKS] = chunks.count(obs.seq, self.chunk_of(values))
         return out
+
+    def chunk_of(self, values: dict) -> int:
+        """The chunk of a configuration: the field's value where the chunk follows one, else the one found."""
+        if self.chunk_field is None:
+            return self.chunk
+        return values.get(self.chunk_field, self.cost_fields[self.chunk_field])
 
     def observe(self, values: dict, seq: int, batch: int, backward: bool = False, regime: bool = True,
                 decoder_seq: int | None = None, beyond: bool = False, steady: bool = True) -> Observed | None:
@@ -166,11 +173,13 @@ def _partner(domain: Domain, base: Observed, name: str, start: dict) -> bool:
                 or start[other] <= 0:
             continue
         for kept in ({name: own[name]}, own) if len(own) > 1 else ({name: own[name]},):
-            move = {**kept, **{h: start[h] * 3 for h in _closure(found, other) - set(kept)}}
+            move = _balanced(found, {**kept, **{h: start[h] * 3 for h in _closure(found, other) - set(kept)}}, start)
             obs = domain.observe({**start, **move}, BASE_SEQ, BASE_BATCH)
             if obs is not None and obs.structure == base.structure:
                 apart = _apart(domain, base, name, move, set(kept))
                 domain.effects[name] = _changed(base, obs) | (apart or set())
+                if in_product(domain, (name, other)):  # the count's product equality holds them already
+                    return True
                 # equal values that must stay equal (a rotary width and a head width) do not trace further apart
                 equal = start[other] == start[name] and apart is None
                 pairs = {(name, other)} | ({(other, name)} if equal else set())
@@ -183,6 +192,18 @@ def _partner(domain: Domain, base: Observed, name: str, start: dict) -> bool:
 #: the factor a field that traces only at multiples is moved by to find what it divides (a prime that a base's
 #: ratio rarely holds already; 11 when 7 does)
 DIVIDING = (7, 11)
+
+
+def _balanced(found: Discovery, move: dict, start: dict) -> dict:
+    """``move`` (fields ×3) with as many fields of each side of the count's product equalities moved (the first
+    ones unmoved), so that it still holds (Mamba-2's heads ×3 with its width ×3: ``expand·H = A·D``)."""
+    out = dict(move)
+    for sides in found.products:
+        moved = [[n for n in side if n in out] for side in sides]
+        for side, other in ((0, 1), (1, 0)):
+            for n in [n for n in sides[side] if n not in out][:len(moved[other]) - len(moved[side])]:
+                out[n] = start[n] * 3
+    return out
 
 
 def _divided(domain: Domain, base: Observed, name: str, start: dict) -> None:
@@ -450,8 +471,14 @@ def _beside_product(domain: Domain, left: tuple, solved: str) -> set:
 
 def in_product(domain: Domain, names) -> bool:
     """Whether every one of ``names`` is a field of one product the forward pass needs equal (see
-    :func:`_product_partner`): their pairwise relations say no more than the product."""
-    return any(set(names) <= {*left, *right} for left, right in domain.products)
+    :func:`_product_partner`) or the config holds equal (the count's, see :mod:`.products`): their pairwise
+    relations say no more than the product."""
+    return any(set(names) <= {*left, *right} for left, right in all_products(domain))
+
+
+def all_products(domain: Domain) -> list:
+    """The product equalities the costs hold: the count's (Mamba-2's ``expand·H = A·D``), then the forward pass's."""
+    return [*domain.found.products, *domain.products]
 
 
 def _size(value) -> bool:
