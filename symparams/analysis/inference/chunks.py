@@ -90,17 +90,19 @@ def _moved(steady: set, obs, ref) -> bool | None:
 def follows_field(observe, base, longer, chunk: int, candidates: list) -> str | None:
     """The field among ``candidates`` (fields whose value is the ``chunk`` found) the chunk follows, or None.
 
-    ``observe(name, value, seq)`` traces the base with ``name`` at ``value``.  Set to a smaller chunk ``c``,
+    ``observe(name, value, seq)`` traces the base with ``name`` at ``value``.  Set to about half the chunk, ``c``,
     the field's chunk ends at ``c`` where the fixed one would not: ``c + 1`` positions move a steady target from
     ``c``, ``2c`` do not from ``c + 1``, ``2c + 1`` do from ``2c`` (a fixed chunk of ``chunk`` shows none of the
     first)."""
     steady = _steady(base, longer)
-    moved_to = chunk // 2 if chunk >= 8 else chunk * 2
+    # odd first: a length equal to a head width may merge attention's two products into one key (another structure)
+    tries = (chunk // 2 + 1, chunk // 2) if chunk >= 8 else (chunk * 2 + 1, chunk * 2)
     for name in candidates:
-        at = {seq: observe(name, moved_to, seq) for seq in (moved_to, moved_to + 1, 2 * moved_to, 2 * moved_to + 1)}
-        steps = [_moved(steady, at[seq + 1], at[seq]) for seq in (moved_to, 2 * moved_to)]
-        if steps == [True, True] and _moved(steady, at[2 * moved_to], at[moved_to + 1]) is False:
-            return name
+        for c in tries:
+            at = {seq: observe(name, c, seq) for seq in (c, c + 1, 2 * c, 2 * c + 1)}
+            steps = [_moved(steady, at[seq + 1], at[seq]) for seq in (c, 2 * c)]
+            if steps == [True, True] and _moved(steady, at[2 * c], at[c + 1]) is False:
+                return name
     return None
 
 

@@ -424,7 +424,7 @@ def _product_partner(domain: Domain, base: Observed, name: str, start: dict) -> 
     found = domain.found
     sizes = [n for n, g in found.fields.items() if n != name and g.kind == "free" and _size(start[n])]
     for other, third in itertools.permutations(sizes, 2):
-        if start[name] * start[third] != start[other]:
+        if start[name] * start[third] != start[other] or _traces_without(domain, base, name, other, third, start):
             continue
         moves = ({name: start[name] * 3, other: start[other] * 3}, {third: start[third] * 3, other: start[other] * 3},
                  {name: start[name] * 3, third: start[third] * 3, other: start[other] * 9})
@@ -442,6 +442,16 @@ def _product_partner(domain: Domain, base: Observed, name: str, start: dict) -> 
             domain.products.append(product)
             return True
     return False
+
+
+def _traces_without(domain: Domain, base: Observed, name: str, other: str, third: str, start: dict) -> bool:
+    """Whether ``name`` ×3 traces with the fields tied to it (see :func:`_tied`) and ``other`` left: then a tied
+    field holds what the forward pass needs, and ``other`` is no side of its product (Falcon-H1's Mamba head width
+    × the convolution's kernel is the attention heads by default, but the Mamba width, tied to the head width by
+    divisibility, is what moves with it)."""
+    tied = _tied(domain.found, {name}, {name, third, other})
+    obs = domain.observe({**start, **{g: start[g] * 3 for g in tied | {name}}}, BASE_SEQ, BASE_BATCH)
+    return obs is not None and obs.structure == base.structure
 
 
 def _tied(found: Discovery, names: set, product: set) -> set:
