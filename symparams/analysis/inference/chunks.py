@@ -124,12 +124,24 @@ def find_chunk(observe, base, longer) -> tuple[int, set] | None:
     while high - low > 1:
         middle = (low + high) // 2
         step = moved(observe(middle), base)
-        if step is None:
+        if step is None and middle + 1 < high:  # a length equal to a head width merges attention's two products
+            middle += 1
+            step = moved(observe(middle), base)
+        if step is None and high - low > 2:
             return None
+        if step is None:  # the one length between does not tell: either side may be the chunk
+            break
         low, high = (low, middle) if step else (middle, high)
-    chunk = low
+    return next((found for chunk in range(low, high) if (found := _confirmed(observe, steady, chunk))), None)
+
+
+def _confirmed(observe, steady: set, chunk: int) -> tuple[int, set] | None:
+    """``chunk`` and the targets the number of chunks moves, where a chunk further the steady targets move again
+    (and not before); None where they do not."""
     first, second, further = observe(chunk + 1), observe(2 * chunk), observe(2 * chunk + 1)
-    if moved(second, first) is not False or not moved(further, second):
+    if _moved(steady, second, first) is not False or not _moved(steady, further, second):
         return None
     edge = observe(chunk)
+    if _moved(steady, edge, first) is None:  # as above: the chunk's last length one below it
+        edge = observe(chunk - 1)
     return chunk, {t for t in steady if edge.targets.get(t) != first.targets.get(t)}
