@@ -200,7 +200,7 @@ def test_a_short_convolution_costs_its_unpadded_input_below_its_kernel():
 @pytest.mark.crosscheck
 def test_the_mamba2_scan_costs_per_chunk_of_its_chunk_size_on_both_sides_of_a_chunks_end():
     # chunk_size 6 (the fit's was 5): 6 tokens are one chunk, 7 two, 13 three; expand·H = D·A = 96
-    _checked_at("mamba2", "base", (6, 7, 13), {"num_hidden_layers": 2, "hidden_size": 48, "expand": 2,
+    _checked_at("mamba2", "base", (6, 7, 13), {"num_hidden_layers": 4, "hidden_size": 48, "expand": 2,
                                                "num_heads": 12, "head_dim": 8, "n_groups": 3, "state_size": 7,
                                                "conv_kernel": 3, "vocab_size": 50, "chunk_size": 6})
 
