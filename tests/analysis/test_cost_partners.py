@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from symparams.analysis.inference import costs
+from symparams.analysis.inference import costs, products
 from symparams.analysis.inference.discovered import Discovery, Field
 from symparams.analysis.inference.observing import Observed
 from symparams.analysis.inference.tracing import Untraceable
@@ -133,7 +133,7 @@ def test_a_head_width_that_runs_only_with_the_width_it_multiplies_into_is_a_prod
     assert domain.products == [(("head_dim", "heads"), ("hidden",))] and found.products == domain.products
     assert ("factor", KEY, 2) in domain.effects["head_dim"]
     # the pairs the product makes moot (hidden ⊑ heads and back, from a move of both by 3) are no condition
-    assert costs._beside_product(domain, ("head_dim", "heads"), "hidden") == set()
+    assert products.beside_product(domain, ("head_dim", "heads"), "hidden") == set()
 
 
 def test_a_product_moves_the_fields_a_relation_holds_equal_to_its_factors():
@@ -149,7 +149,7 @@ def test_a_field_below_the_product_is_below_the_factor_its_draws_kept_equal_to_i
     found = _product_found()
     domain = _discover_product(found)
     domain.relations = {("kv_heads", "hidden"), ("hidden", "heads"), ("heads", "hidden")}
-    assert costs._beside_product(domain, ("head_dim", "heads"), "hidden") == {("kv_heads", "heads")}
+    assert products.beside_product(domain, ("head_dim", "heads"), "hidden") == {("kv_heads", "heads")}
 
 
 def test_draws_solve_a_product_of_two_fields_for_the_third():
@@ -230,7 +230,8 @@ class MambaDomain(costs.Domain):
         if values["expand"] * values["hidden"] != values["head_dim"] * values["heads"] \
                 or values["heads"] % values["groups"]:
             return None
-        return Observed(seq, batch, targets={("count", KEY): 1, ("factor", KEY, 2): values["head_dim"] * values["heads"],
+        width = values["head_dim"] * values["heads"]
+        return Observed(seq, batch, targets={("count", KEY): 1, ("factor", KEY, 2): width,
                                              ("factor", KEY, 1): values["groups"]})
 
 
@@ -239,8 +240,8 @@ def test_a_move_keeps_the_counts_product_equalities():
     a move that holds it already is left as it is."""
     found = MambaDomain().found
     start = {"expand": 2, "hidden": 64, "head_dim": 4, "heads": 32}
-    assert costs._balanced(found, {"heads": 96}, start) == {"heads": 96, "expand": 6}
-    assert costs._balanced(found, {"heads": 96, "hidden": 192}, start) == {"heads": 96, "hidden": 192}
+    assert products.balanced(found, {"heads": 96}, start) == {"heads": 96, "expand": 6}
+    assert products.balanced(found, {"heads": 96, "hidden": 192}, start) == {"heads": 96, "hidden": 192}
 
 
 def test_the_groups_find_the_heads_they_divide_across_a_product_and_the_products_fields_no_relation():

@@ -23,6 +23,7 @@ from .discovered import Discovery, Field
 from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
+from .products import balanced, beside_product, in_product, tied
 from .real_tensors import reads_data, routed_together, zero_weights
 from .sampling import _Regimes, below_minimum, divisor, draw, layer_floor, too_deep, variables
 from .tracing import Untraceable, build, trace
@@ -173,7 +174,7 @@ def _partner(domain: Domain, base: Observed, name: str, start: dict) -> bool:
                 or start[other] <= 0:
             continue
         for kept in ({name: own[name]}, own) if len(own) > 1 else ({name: own[name]},):
-            move = _balanced(found, {**kept, **{h: start[h] * 3 for h in _closure(found, other) - set(kept)}}, start)
+            move = balanced(found, {**kept, **{h: start[h] * 3 for h in _closure(found, other) - set(kept)}}, start)
             obs = domain.observe({**start, **move}, BASE_SEQ, BASE_BATCH)
             if obs is not None and obs.structure == base.structure:
                 apart = _apart(domain, base, name, move, set(kept))
@@ -192,18 +193,6 @@ def _partner(domain: Domain, base: Observed, name: str, start: dict) -> bool:
 #: the factor a field that traces only at multiples is moved by to find what it divides (a prime that a base's
 #: ratio rarely holds already; 11 when 7 does)
 DIVIDING = (7, 11)
-
-
-def _balanced(found: Discovery, move: dict, start: dict) -> dict:
-    """``move`` (fields ×3) with as many fields of each side of the count's product equalities moved (the first
-    ones unmoved), so that it still holds (Mamba-2's heads ×3 with its width ×3: ``expand·H = A·D``)."""
-    out = dict(move)
-    for sides in found.products:
-        moved = [[n for n in side if n in out] for side in sides]
-        for side, other in ((0, 1), (1, 0)):
-            for n in [n for n in sides[side] if n not in out][:len(moved[other]) - len(moved[side])]:
-                out[n] = start[n] * 3
-    return out
 
 
 def _divided(domain: Domain, base: Observed, name: str, start: dict) -> None:
@@ -349,7 +338,7 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     for name in domain.held.keys() & found.flags.keys():
         found.flags[name].kind = "fixed"
     for left, right in domain.products:
-        domain.relations = _beside_product(domain, left, right[-1])
+        domain.relations = beside_product(domain, left, right[-1])
     # a field a relation found here ties to a layer count stays with it
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
     domain.seen_layers.add(tuple(sorted(domain.low.items())))
@@ -430,8 +419,8 @@ def _product_partner(domain: Domain, base: Observed, name: str, start: dict) -> 
                  {name: start[name] * 3, third: start[third] * 3, other: start[other] * 9})
         traced = []
         for move in moves:
-            tied = _tied(found, set(move) - {other}, {name, third, other})
-            obs = domain.observe({**start, **{g: start[g] * 3 for g in tied}, **move}, BASE_SEQ, BASE_BATCH)
+            along = tied(found, set(move) - {other}, {name, third, other})
+            obs = domain.observe({**start, **{g: start[g] * 3 for g in along}, **move}, BASE_SEQ, BASE_BATCH)
             if obs is None or obs.structure != base.structure:
                 break
             traced.append(obs)
@@ -445,50 +434,13 @@ def _product_partner(domain: Domain, base: Observed, name: str, start: dict) -> 
 
 
 def _traces_without(domain: Domain, base: Observed, name: str, other: str, third: str, start: dict) -> bool:
-    """Whether ``name`` ×3 traces with the fields tied to it (see :func:`_tied`) and ``other`` left: then a tied
-    field holds what the forward pass needs, and ``other`` is no side of its product (Falcon-H1's Mamba head width
-    × the convolution's kernel is the attention heads by default, but the Mamba width, tied to the head width by
-    divisibility, is what moves with it)."""
-    tied = _tied(domain.found, {name}, {name, third, other})
-    obs = domain.observe({**start, **{g: start[g] * 3 for g in tied | {name}}}, BASE_SEQ, BASE_BATCH)
+    """Whether ``name`` ×3 traces with the fields tied to it (see :func:`.products.tied`) and ``other`` left: then
+    a tied field holds what the forward pass needs, and ``other`` is no side of its product (Falcon-H1's Mamba head
+    width × the convolution's kernel is the attention heads by default, but the Mamba width, tied to the head
+    width by divisibility, is what moves with it)."""
+    along = tied(domain.found, {name}, {name, third, other})
+    obs = domain.observe({**start, **{g: start[g] * 3 for g in along | {name}}}, BASE_SEQ, BASE_BATCH)
     return obs is not None and obs.structure == base.structure
-
-
-def _tied(found: Discovery, names: set, product: set) -> set:
-    """The fields outside ``product`` a relation ties to one of ``names``, moved with it (ESMC's key/value heads,
-    which its config holds equal to the heads)."""
-    return {g for pair in found.relations if set(pair) & names for g in pair} - product
-
-
-def _beside_product(domain: Domain, left: tuple, solved: str) -> set:
-    """The relations the forward pass needs beside ``product(left) = solved``: none among its fields (moved by one
-    multiplier, ``A ⊑ H`` and ``H ⊑ A`` say no more than the product), none of ``solved`` below another (it is
-    the product); a field below ``solved`` is below the field of ``left`` the fit's draws keep ``solved``'s
-    multiplier equal to, as they did (Helium's key/value heads, found with ``H`` and ``A`` moved together:
-    dividing ``A``, as ``repeat_kv`` needs), or none."""
-    relations = domain.found.relations
-    twin = next((x for x in left if {(solved, x), (x, solved)} <= relations), None)
-    out = set()
-    for f, g in domain.relations:
-        if {f, g} <= {*left, solved} or f == solved:
-            continue
-        if g != solved:
-            out.add((f, g))
-        elif twin is not None:
-            out.add((f, twin))
-    return out
-
-
-def in_product(domain: Domain, names) -> bool:
-    """Whether every one of ``names`` is a field of one product the forward pass needs equal (see
-    :func:`_product_partner`) or the config holds equal (the count's, see :mod:`.products`): their pairwise
-    relations say no more than the product."""
-    return any(set(names) <= {*left, *right} for left, right in all_products(domain))
-
-
-def all_products(domain: Domain) -> list:
-    """The product equalities the costs hold: the count's (Mamba-2's ``expand·H = A·D``), then the forward pass's."""
-    return [*domain.found.products, *domain.products]
 
 
 def _size(value) -> bool:
