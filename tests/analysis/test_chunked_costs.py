@@ -63,6 +63,36 @@ def test_the_chunk_is_found_where_a_target_the_length_did_not_move_first_moves()
     assert chunks.find_chunk(lambda s: _observed(s, 10_000), _observed(7, 10_000), _observed(11, 10_000)) is None
 
 
+def test_a_length_of_another_structure_next_to_the_chunk_is_stepped_over():
+    """At a length equal to a head width attention's two products merge into one key (another structure):
+    NemotronH's chunk of 128 positions, with heads 128 wide, where the bisection comes to 128 between 127 and 129."""
+    def observe(seq):
+        obs = _observed(seq, 128)
+        if seq == 128:
+            obs.targets["count", ("a", 1, "bmm")] = 1
+        return obs
+
+    found = chunks.find_chunk(observe, observe(7), observe(11))
+    assert found == (128, {("factor", ("k", 0, "bmm"), 0)})
+
+
+def _with_field(name: str, value: int, seq: int, follows: bool = True) -> Observed:
+    """The kernel of :func:`_observed` with a field ``name`` at ``value``: its chunk (``follows``), or a width of
+    its products only, the chunk fixed at 40."""
+    obs = _observed(seq, value if follows else 40)
+    obs.targets["factor", ("k", 0, "bmm"), 1] = value
+    return obs
+
+
+def test_a_chunk_that_is_a_fields_value_moves_with_the_field():
+    base, longer = _observed(7), _observed(11)
+    found = chunks.follows_field(lambda n, v, s: _with_field(n, v, s), base, longer, 40, ["chunk_size"])
+    assert found == "chunk_size"
+    # a field equal to the chunk by chance (a width of 40): moved, the chunk stays at 40
+    fixed = chunks.follows_field(lambda n, v, s: _with_field(n, v, s, follows=False), base, longer, 40, ["width"])
+    assert fixed is None
+
+
 def test_a_step_that_does_not_recur_a_chunk_further_is_no_chunk():
     def once(seq):  # a table switched once, past 100 positions, to one twice as large: no period
         obs = _observed(seq, 10_000)
@@ -85,6 +115,22 @@ def test_a_loops_backward_is_a_multiple_of_its_forward_and_of_one_runs():
     assert sp.simplify(backward - 960 * 2 * (n - 1)) == 0  # every run's gradient but the last's
     with pytest.raises(Untraceable, match="other than once per chunk"):
         backward_of(samples, formulas, chunk=32)
+
+
+def test_a_loops_backward_counts_each_samples_own_chunk_when_the_chunk_is_a_field():
+    """Samples of chunks of 64 and 50 positions (the field drawn): each run's backward is one chunk's, the loop
+    runs once per chunk of the sample's own field; taken for a fixed chunk of 64, the samples of 50 run otherwise."""
+    key = ("m", 3, "bmm")
+    samples = []
+    for seq, size in ((7, 64), (70, 64), (130, 50), (101, 50), (9, 50), (200, 64)):
+        samples.append(({"chunk_size": size}, observe(Trace(seq, 1, _loop(chunks.count(seq, size))), loops=True)))
+    n = chunks.symbol(sp.Symbol("c", integer=True, positive=True))
+    formulas = {("count", key): sp.Integer(1), ("factor", key, 0): 4 * n, ("factor", key, 1): sp.Integer(3),
+                ("factor", key, 2): sp.Integer(8), ("factor", key, 3): sp.Integer(5)}
+    backward = backward_of(samples, formulas, 64, "chunk_size", sp.Symbol("c", integer=True, positive=True))[key]
+    assert sp.simplify(backward - 960 * 2 * (n - 1)) == 0
+    with pytest.raises(Untraceable, match="other than once per chunk"):
+        backward_of(samples, formulas, chunk=64)
 
 
 def test_the_chunk_count_is_a_ceiling_of_the_length():
@@ -110,6 +156,16 @@ def _checked(model_type: str, cls: str, lengths: tuple, **changes) -> None:
     """The shipped costs of ``model_type`` read from a config.json of three times the generator's small widths
     (as many layers of each kind, ``changes`` over them), against FlopCounterMode forward and training and the
     cache's bytes of a tiny real model, at ``lengths``."""
+    from symparams.families.inferred import entries
+
+    small = entries(model_type)[cls]["costs"]["check"]["values"]
+    values = {k: v if "layer" in k or v < 3 else v * 3 for k, v in small.items() if "position" not in k}
+    _checked_at(model_type, cls, lengths, {**values, **changes})
+
+
+def _checked_at(model_type: str, cls: str, lengths: tuple, values: dict) -> None:
+    """The shipped costs of ``model_type`` read from a config.json of ``values``, against FlopCounterMode forward
+    and training and the cache's bytes of a tiny real model, at ``lengths``."""
     from symparams.analysis.inference.long_check import _written, default_config
     from symparams.families.inferred import entries
     from symparams.families.inferred import model as inferred_model
@@ -117,9 +173,7 @@ def _checked(model_type: str, cls: str, lengths: tuple, **changes) -> None:
     from tests.reference.flops import counted
 
     entry = entries(model_type)[cls]
-    small = entry["costs"]["check"]["values"]
-    values = {k: v if "layer" in k or v < 3 else v * 3 for k, v in small.items() if "position" not in k}
-    config = _written(default_config(entry), {**values, **changes})
+    config = _written(default_config(entry), values)
     m = inferred_model(config, head=cls)
     module = _real(model_type, cls, config)
     assert m.count == sum(p.numel() for p in module.parameters())
@@ -141,3 +195,21 @@ def test_a_short_convolution_costs_its_unpadded_input_below_its_kernel():
     # a kernel of 7 is longer than 3 tokens: a forward with the cache pads its input to the kernel, one without
     # (the FLOPs counted) does not
     _checked("lfm2", "causal-lm", (3, 9), conv_L_cache=7)
+
+
+@pytest.mark.crosscheck
+def test_the_mamba2_scan_costs_per_chunk_of_its_chunk_size_on_both_sides_of_a_chunks_end():
+    # chunk_size 6 (the fit's was 5): 6 tokens are one chunk, 7 two, 13 three; expand·H = D·A = 96
+    _checked_at("mamba2", "base", (6, 7, 13), {"num_hidden_layers": 4, "hidden_size": 48, "expand": 2,
+                                               "num_heads": 12, "head_dim": 8, "n_groups": 3, "state_size": 7,
+                                               "conv_kernel": 3, "vocab_size": 50, "chunk_size": 6})
+
+
+@pytest.mark.crosscheck
+def test_the_falcon_h1_scan_costs_per_chunk_of_its_mamba_chunk_size():
+    # its Mamba heads split d_ssm = n_heads · d_head; chunks of 8: 8 tokens one chunk, 9 two
+    _checked_at("falcon_h1", "causal-lm", (8, 9), {"num_hidden_layers": 2, "hidden_size": 32,
+                                                   "intermediate_size": 40, "num_attention_heads": 4,
+                                                   "num_key_value_heads": 2, "mamba_d_ssm": 30, "mamba_n_heads": 6,
+                                                   "mamba_d_head": 5, "mamba_n_groups": 2, "mamba_d_state": 6,
+                                                   "mamba_d_conv": 3, "vocab_size": 60, "mamba_chunk_size": 8})

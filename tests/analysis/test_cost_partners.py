@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from symparams.analysis.inference import costs
+from symparams.analysis.inference import costs, products
 from symparams.analysis.inference.discovered import Discovery, Field
 from symparams.analysis.inference.observing import Observed
 from symparams.analysis.inference.tracing import Untraceable
@@ -133,7 +133,7 @@ def test_a_head_width_that_runs_only_with_the_width_it_multiplies_into_is_a_prod
     assert domain.products == [(("head_dim", "heads"), ("hidden",))] and found.products == domain.products
     assert ("factor", KEY, 2) in domain.effects["head_dim"]
     # the pairs the product makes moot (hidden ⊑ heads and back, from a move of both by 3) are no condition
-    assert costs._beside_product(domain, ("head_dim", "heads"), "hidden") == set()
+    assert products.beside_product(domain, ("head_dim", "heads"), "hidden") == set()
 
 
 def test_a_product_moves_the_fields_a_relation_holds_equal_to_its_factors():
@@ -149,7 +149,7 @@ def test_a_field_below_the_product_is_below_the_factor_its_draws_kept_equal_to_i
     found = _product_found()
     domain = _discover_product(found)
     domain.relations = {("kv_heads", "hidden"), ("hidden", "heads"), ("heads", "hidden")}
-    assert costs._beside_product(domain, ("head_dim", "heads"), "hidden") == {("kv_heads", "heads")}
+    assert products.beside_product(domain, ("head_dim", "heads"), "hidden") == {("kv_heads", "heads")}
 
 
 def test_draws_solve_a_product_of_two_fields_for_the_third():
@@ -211,3 +211,74 @@ def test_the_verification_moves_no_quiet_field_a_relation_ties():
     domain.quiet["head_dim"] = 5  # as if its move by one had traced and changed nothing
     rng = random.Random(1)
     assert all(d["head_dim"] == d["rope"] for d, _, _ in (costs._draw(domain, rng, True, True) for _ in range(40)))
+
+
+class MambaDomain(costs.Domain):
+    """Mamba-2's mixer as a toy: it runs where ``expand · hidden = head_dim · heads`` (the count's product
+    equality) and the groups divide the heads; its one target the scan's width ``head_dim · heads``."""
+
+    def __init__(self):
+        fields = {"expand": Field("expand", 2, "free", "scale"), "hidden": Field("hidden", 64, "free", "scale"),
+                  "head_dim": Field("head_dim", 4, "free", "scale"), "heads": Field("heads", 32, "free", "scale"),
+                  "groups": Field("groups", 8, "free", "scale")}
+        found = Discovery(base={}, observation=None, fields=fields, flags={}, relations=set())
+        found.products = [(("expand", "hidden"), ("head_dim", "heads"))]
+        super().__init__(builder=None, found=found)
+        self.start = {n: f.base for n, f in fields.items()}
+
+    def observe(self, values: dict, seq: int, batch: int, **_) -> Observed | None:
+        if values["expand"] * values["hidden"] != values["head_dim"] * values["heads"] \
+                or values["heads"] % values["groups"]:
+            return None
+        width = values["head_dim"] * values["heads"]
+        return Observed(seq, batch, targets={("count", KEY): 1, ("factor", KEY, 2): width,
+                                             ("factor", KEY, 1): values["groups"]})
+
+
+def test_a_move_keeps_the_counts_product_equalities():
+    """The heads ×3 take the first field of the other side along (expand), so ``expand · H = D · A`` still holds;
+    a move that holds it already is left as it is."""
+    found = MambaDomain().found
+    start = {"expand": 2, "hidden": 64, "head_dim": 4, "heads": 32}
+    assert products.balanced(found, {"heads": 96}, start) == {"heads": 96, "expand": 6}
+    assert products.balanced(found, {"heads": 96, "hidden": 192}, start) == {"heads": 96, "hidden": 192}
+
+
+def test_the_groups_find_the_heads_they_divide_across_a_product_and_the_products_fields_no_relation():
+    """Mamba-2's groups must divide its heads: ×3 they trace only with the heads ×3, which trace only with a field
+    of the other side of ``expand · H = D · A`` ×3 too.  The product's fields, each traced with another of them,
+    are tied by the product alone: a pairwise relation among them (``H < A`` from heads and width moved together)
+    would refuse the default config."""
+    domain = MambaDomain()
+    base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
+    for name in domain.found.fields:
+        assert costs._moved(domain, base, name, domain.start), name
+    assert domain.relations == {("groups", "heads")} and domain.products == []
+    assert ("factor", KEY, 2) in domain.effects["heads"] and ("factor", KEY, 1) in domain.effects["groups"]
+
+
+class TiedDomain(costs.Domain):
+    """Falcon-H1's Mamba heads as a toy: ``heads · head_dim = width`` (the count knew only that the head width
+    divides the width), the convolution's kernel × the head width equal to the attention heads by default."""
+
+    def __init__(self):
+        fields = {"attn_heads": Field("attn_heads", 32, "free", "scale"), "kernel": Field("kernel", 4, "free", "scale"),
+                  "width": Field("width", 1024, "free", "scale"), "heads": Field("heads", 128, "free", "scale"),
+                  "head_dim": Field("head_dim", 8, "free", "scale")}
+        found = Discovery(base={}, observation=None, fields=fields, flags={}, relations={("head_dim", "width")})
+        super().__init__(builder=None, found=found)
+        self.start = {n: f.base for n, f in fields.items()}
+
+    def observe(self, values: dict, seq: int, batch: int, **_) -> Observed | None:
+        if values["heads"] * values["head_dim"] != values["width"]:
+            return None
+        return Observed(seq, batch, targets={("count", KEY): 1, ("factor", KEY, 2): values["width"]})
+
+
+def test_a_product_the_tied_fields_hold_already_is_not_the_forward_passes():
+    """``kernel · head_dim = attn_heads`` holds at the defaults and its moves trace, but only because the width,
+    tied to the head width, moves with it: the product found is ``head_dim · heads = width``."""
+    domain = TiedDomain()
+    base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
+    assert costs._product_partner(domain, base, "head_dim", domain.start)
+    assert domain.products == [(("head_dim", "heads"), ("width",))]

@@ -10,7 +10,9 @@ bisection (one past the chunk), and confirmed one chunk further.  The fit
 then has one more variable, the number of chunks ``ceiling(s/c)``
 (:data:`CHUNKS`), the products of one call's loop folded into one run of each
 (:func:`.observing.fold_loops`), and traces drawn over three chunks, checked
-on both sides of a chunk's end.
+on both sides of a chunk's end.  Where the chunk is a config field's value
+(Mamba-2's ``chunk_size``), the field moved moves the chunk's end with it,
+and the number of chunks is ``ceiling(s/field)`` (:func:`follows_field`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ def count(seq: int, chunk: int) -> int:
     return -(-seq // chunk)
 
 
-def symbol(chunk: int) -> sp.Expr:
+def symbol(chunk: int | sp.Expr) -> sp.Expr:
+    """The number of chunks of ``s`` positions, chunks of a fixed length or of a field's symbol."""
     return sp.ceiling(SEQ / chunk)
 
 
@@ -52,7 +55,7 @@ def look_for_chunks(domain, start: dict, base, longer) -> None:
     two lengths (``base`` with its backward): looked for only where a trace at the probe's length shows another
     structure, or a target the length did not move moved (one trace, for a class with none)."""
     probe = domain.observe(start, PROBE, base.batch, beyond=True)
-    steady = {t for t, v in base.targets.items() if longer.targets.get(t) == v}
+    steady = _steady(base, longer)
     if probe is None or (probe.structure == base.structure
                          and all(probe.targets.get(t) == base.targets[t] for t in steady)):
         return
@@ -66,6 +69,41 @@ def look_for_chunks(domain, start: dict, base, longer) -> None:
     if folded[0].targets != base.targets:  # the fields were moved with the loops unfolded
         raise Untraceable("a loop of several products runs at the base length as well as per chunk")
     domain.chunk, domain.effects[CHUNKS] = found
+    domain.chunk_field = follows_field(lambda name, value, seq: domain.observe({**start, name: value}, seq, base.batch,
+                                                                               beyond=True),
+                                       base, longer, found[0], [n for n, v in domain.cost_fields.items()
+                                                                if start.get(n, v) == found[0]])
+
+
+def _steady(base, longer) -> set:
+    """The targets the length did not move between the base's two lengths."""
+    return {t for t, v in base.targets.items() if longer.targets.get(t) == v}
+
+
+def _moved(steady: set, obs, ref) -> bool | None:
+    """Whether ``obs`` moved a target of ``steady`` from ``ref`` (None: no trace, or another structure)."""
+    if obs is None or ref is None or obs.structure != ref.structure:
+        return None
+    return any(obs.targets.get(t) != ref.targets.get(t) for t in steady)
+
+
+def follows_field(observe, base, longer, chunk: int, candidates: list) -> str | None:
+    """The field among ``candidates`` (fields whose value is the ``chunk`` found) the chunk follows, or None.
+
+    ``observe(name, value, seq)`` traces the base with ``name`` at ``value``.  Set to about half the chunk, ``c``,
+    the field's chunk ends at ``c`` where the fixed one would not: ``c + 1`` positions move a steady target from
+    ``c``, ``2c`` do not from ``c + 1``, ``2c + 1`` do from ``2c`` (a fixed chunk of ``chunk`` shows none of the
+    first)."""
+    steady = _steady(base, longer)
+    # odd first: a length equal to a head width may merge attention's two products into one key (another structure)
+    tries = (chunk // 2 + 1, chunk // 2) if chunk >= 8 else (chunk * 2 + 1, chunk * 2)
+    for name in candidates:
+        for c in tries:
+            at = {seq: observe(name, c, seq) for seq in (c, c + 1, 2 * c, 2 * c + 1)}
+            steps = [_moved(steady, at[seq + 1], at[seq]) for seq in (c, 2 * c)]
+            if steps == [True, True] and _moved(steady, at[2 * c], at[c + 1]) is False:
+                return name
+    return None
 
 
 def find_chunk(observe, base, longer) -> tuple[int, set] | None:
@@ -75,12 +113,10 @@ def find_chunk(observe, base, longer) -> tuple[int, set] | None:
     the base's two lengths.  The targets equal in both (the length moved none of them) are watched: the first
     length that moves one is one past a chunk, found by bisection, and a chunk further they move again (and
     not before)."""
-    steady = {t for t, v in base.targets.items() if longer.targets.get(t) == v}
+    steady = _steady(base, longer)
 
-    def moved(obs, ref) -> bool | None:  # None: no trace, or another structure
-        if obs is None or obs.structure != ref.structure:
-            return None
-        return any(obs.targets.get(t) != ref.targets[t] for t in steady)
+    def moved(obs, ref) -> bool | None:
+        return _moved(steady, obs, ref)
 
     low, high = longer.seq, PROBE
     if not moved(observe(high), base):
@@ -88,12 +124,24 @@ def find_chunk(observe, base, longer) -> tuple[int, set] | None:
     while high - low > 1:
         middle = (low + high) // 2
         step = moved(observe(middle), base)
-        if step is None:
+        if step is None and middle + 1 < high:  # a length equal to a head width merges attention's two products
+            middle += 1
+            step = moved(observe(middle), base)
+        if step is None and high - low > 2:
             return None
+        if step is None:  # the one length between does not tell: either side may be the chunk
+            break
         low, high = (low, middle) if step else (middle, high)
-    chunk = low
+    return next((found for chunk in range(low, high) if (found := _confirmed(observe, steady, chunk))), None)
+
+
+def _confirmed(observe, steady: set, chunk: int) -> tuple[int, set] | None:
+    """``chunk`` and the targets the number of chunks moves, where a chunk further the steady targets move again
+    (and not before); None where they do not."""
     first, second, further = observe(chunk + 1), observe(2 * chunk), observe(2 * chunk + 1)
-    if moved(second, first) is not False or not moved(further, second):
+    if _moved(steady, second, first) is not False or not _moved(steady, further, second):
         return None
     edge = observe(chunk)
+    if _moved(steady, edge, first) is None:  # as above: the chunk's last length one below it
+        edge = observe(chunk - 1)
     return chunk, {t for t in steady if edge.targets.get(t) != first.targets.get(t)}

@@ -126,7 +126,9 @@ def _fit(domain: Domain, base, samples: list, symbols: dict) -> tuple:
                           + (f" ({domain.errors[-1]})" if domain.errors else ""))
     weights = {k: any(o.weights.get(k, False) for _, o in samples) for k in base.weights}
     formulas = fitted(domain, samples, symbols)
-    products, extra, cache = assemble(formulas, backward_of(samples, formulas, domain.chunk), weights)
+    field = domain.chunk_field
+    backward = backward_of(samples, formulas, domain.chunk, field, symbols[field] if field else None)
+    products, extra, cache = assemble(formulas, backward, weights)
     return products, extra, None if base.cache is None else cache
 
 
@@ -272,13 +274,13 @@ def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, 
     wrong = []
     windowed = sorted({s.name for t in cache or () if t.window is not None for s in t.window.free_symbols})
     names = {symbol.name: name for name, symbol in symbols.items() if symbol.is_Symbol}
-    edges = list(chunks.boundaries(domain.chunk)) if domain.chunk else []
     for _ in range(ATTEMPTS * n):
         if checked == n:
             break
         values, seq, batch = _draw(domain, rng, wide=True, every=True)
-        if edges:  # a chunked kernel: first at both sides of a chunk's end
-            seq = edges[checked % len(edges)] if checked < len(edges) else seq
+        edges = chunks.boundaries(domain.chunk_of(values)) if domain.chunk else ()
+        if checked < len(edges):  # a chunked kernel: first at both sides of a chunk's end (its own, with its field)
+            seq = edges[checked]
         for field in windowed:  # a window of a few tokens, so that a random length passes it at little cost
             values[names[field]] = rng.randint(4, 16)
         subs = _substitution(domain, values, seq, batch, symbols)

@@ -139,7 +139,7 @@ def _symbols(domain: Domain, inferred: Inferred) -> dict:
             out[name] = symbol if symbol not in taken else sp.Symbol(name, integer=True, positive=True)
     out[S], out[B] = SEQ, BATCH
     if domain.chunk:
-        out[chunks.CHUNKS] = chunks.symbol(domain.chunk)
+        out[chunks.CHUNKS] = chunks.symbol(out[domain.chunk_field] if domain.chunk_field else domain.chunk)
     return out
 
 
@@ -169,12 +169,17 @@ def _weight_inputs(factors: tuple) -> sp.Expr:
     return factors[2 + positions]
 
 
-def backward_of(samples: list, formulas: dict, chunk: int | None = None) -> dict:
+def backward_of(samples: list, formulas: dict, chunk: int | None = None, field: str | None = None,
+                field_symbol: sp.Expr | None = None) -> dict:
     """Each product's backward FLOPs (all its runs), as a formula: ``α`` times its forward (2: both factors
     need a gradient, 1, 0), plus for a convolution ``β`` times its forward × its input channels / its weight's
     (the weight's gradient is a convolution over the batch, grouped or not), plus for a loop run once per chunk
     (see :mod:`.chunks`) ``γ`` times one run's forward (the last run's result may need no gradient), ``α``,
-    ``β`` and ``γ`` solved exactly on every trace of the backward."""
+    ``β`` and ``γ`` solved exactly on every trace of the backward.  A chunk that is the value of ``field`` (its
+    symbol ``field_symbol``) is each sample's value of it, ``chunk`` where the sample leaves it out."""
+    def chunk_of(values: dict) -> int | None:
+        return values.get(field, chunk) if field else chunk
+
     out = {}
     for target in [t for t in formulas if t[0] == "count"]:
         key = target[1]
@@ -182,9 +187,9 @@ def backward_of(samples: list, formulas: dict, chunk: int | None = None) -> dict
         forward = sp.expand(2 * formulas[target] * sp.Mul(*factors))
         grouped = sp.expand(forward * formulas["channels", key] / _weight_inputs(factors)) \
             if ("channels", key) in formulas else None
-        looped = _looped(samples, key, chunk)
+        looped = _looped([(obs, chunk_of(v)) for v, obs in samples], key, chunk)
         rows, seen = [], []
-        for _, obs in samples:
+        for values, obs in samples:
             if obs.backward is None or key not in obs.by_key:
                 continue
             f, b = obs.by_key[key]
@@ -193,7 +198,7 @@ def backward_of(samples: list, formulas: dict, chunk: int | None = None) -> dict
                 inputs = obs.targets["factor", key, 2 + (len(factors) - 3) // 2]
                 row.append(Fraction(f * obs.targets["channels", key], inputs))
             if looped:
-                row.append(Fraction(f, chunks.count(obs.seq, chunk)))
+                row.append(Fraction(f, chunks.count(obs.seq, chunk_of(values))))
             rows.append(row)
             seen.append(Fraction(b))
         solved = solve(rows, seen) if rows else None
@@ -203,17 +208,18 @@ def backward_of(samples: list, formulas: dict, chunk: int | None = None) -> dict
         (alpha, *rest), _ = solved
         gamma = rest.pop() if looped else 0
         out[key] = sp.expand(_rational(alpha) * forward + (_rational(rest[0]) * grouped if rest else 0)
-                             + (_rational(gamma) * forward / chunks.symbol(chunk) if looped else 0))
+                             + (_rational(gamma) * forward / chunks.symbol(field_symbol if field else chunk)
+                                if looped else 0))
     return out
 
 
-def _looped(samples: list, key: tuple, chunk: int | None) -> bool:
-    """Whether ``key`` is a loop folded in some trace (see :func:`.observing.fold_loops`); it must run once per
-    chunk in every trace."""
-    runs = [(obs.loops.get(key, 1), obs.seq) for _, obs in samples if key in obs.by_key]
-    if all(n == 1 for n, _ in runs):
+def _looped(traced: list, key: tuple, chunk: int | None) -> bool:
+    """Whether ``key`` is a loop folded in some trace (see :func:`.observing.fold_loops`) of ``traced`` (each with
+    its chunk); it must run once per chunk in every trace."""
+    runs = [(obs.loops.get(key, 1), obs.seq, size) for obs, size in traced if key in obs.by_key]
+    if all(n == 1 for n, _, _ in runs):
         return False
-    if chunk is None or any(n != chunks.count(seq, chunk) for n, seq in runs):
+    if chunk is None or any(n != chunks.count(seq, size) for n, seq, size in runs):
         raise Untraceable(f"a loop of {key[2]} #{key[1]} of {key[0] or 'the model'} runs other than once per chunk")
     return True
 

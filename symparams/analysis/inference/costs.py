@@ -24,6 +24,7 @@ from .discovered import Discovery, Field
 from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
+from .products import balanced, beside_product, in_product, tied
 from .real_tensors import reads_data, routed_together, zero_weights
 from .regular import regular_widths
 from .sampling import _Regimes, below_minimum, divisor, draw, layer_floor, too_deep, variables
@@ -80,6 +81,7 @@ class Domain:
         self.divides: dict = {}  # cost field → the free field it must divide (see _divided)
         self.products: list = []  # (left, right): products of fields only the forward pass needs equal
         self.chunk: int | None = None  # a kernel's chunk of positions (see chunks.py); its loops folded
+        self.chunk_field: str | None = None  # the cost field the chunk is the value of (see chunks.follows_field)
         self.loops = False  # a loop of several products in one call folded into one run of each
         self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
         self.regular: list = []  # the head widths the costs hold at, where the smallest run another way (regular.py)
@@ -108,8 +110,14 @@ class Domain:
         out.update({n: values.get(n, base) for n, base in self.cost_fields.items()})
         out[S], out[B] = obs.seq, obs.batch
         if self.chunk:
-            out[chunks.CHUNKS] = chunks.count(obs.seq, self.chunk)
+            out[chunks.CHUNKS] = chunks.count(obs.seq, self.chunk_of(values))
         return out
+
+    def chunk_of(self, values: dict) -> int:
+        """The chunk of a configuration: the field's value where the chunk follows one, else the one found."""
+        if self.chunk_field is None:
+            return self.chunk
+        return values.get(self.chunk_field, self.cost_fields[self.chunk_field])
 
     def observe(self, values: dict, seq: int, batch: int, backward: bool = False, regime: bool = True,
                 decoder_seq: int | None = None, beyond: bool = False, steady: bool = True) -> Observed | None:
@@ -170,11 +178,13 @@ def _partner(domain: Domain, base: Observed, name: str, start: dict) -> bool:
                 or start[other] <= 0:
             continue
         for kept in ({name: own[name]}, own) if len(own) > 1 else ({name: own[name]},):
-            move = {**kept, **{h: start[h] * 3 for h in _closure(found, other) - set(kept)}}
+            move = balanced(found, {**kept, **{h: start[h] * 3 for h in _closure(found, other) - set(kept)}}, start)
             obs = domain.observe({**start, **move}, BASE_SEQ, BASE_BATCH)
             if obs is not None and obs.structure == base.structure:
                 apart = _apart(domain, base, name, move, set(kept))
                 domain.effects[name] = _changed(base, obs) | (apart or set())
+                if in_product(domain, (name, other)):  # the count's product equality holds them already
+                    return True
                 # equal values that must stay equal (a rotary width and a head width) do not trace further apart
                 equal = start[other] == start[name] and apart is None
                 pairs = {(name, other)} | ({(other, name)} if equal else set())
@@ -326,7 +336,7 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     for name in domain.held.keys() & found.flags.keys():
         found.flags[name].kind = "fixed"
     for left, right in domain.products:
-        domain.relations = _beside_product(domain, left, right[-1])
+        domain.relations = beside_product(domain, left, right[-1])
     # a field a relation found here ties to a layer count stays with it
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
     domain.seen_layers.add(tuple(sorted(domain.low.items())))
@@ -401,14 +411,14 @@ def _product_partner(domain: Domain, base: Observed, name: str, start: dict) -> 
     found = domain.found
     sizes = [n for n, g in found.fields.items() if n != name and g.kind == "free" and _size(start[n])]
     for other, third in itertools.permutations(sizes, 2):
-        if start[name] * start[third] != start[other]:
+        if start[name] * start[third] != start[other] or _traces_without(domain, base, name, other, third, start):
             continue
         moves = ({name: start[name] * 3, other: start[other] * 3}, {third: start[third] * 3, other: start[other] * 3},
                  {name: start[name] * 3, third: start[third] * 3, other: start[other] * 9})
         traced = []
         for move in moves:
-            tied = _tied(found, set(move) - {other}, {name, third, other})
-            obs = domain.observe({**start, **{g: start[g] * 3 for g in tied}, **move}, BASE_SEQ, BASE_BATCH)
+            along = tied(found, set(move) - {other}, {name, third, other})
+            obs = domain.observe({**start, **{g: start[g] * 3 for g in along}, **move}, BASE_SEQ, BASE_BATCH)
             if obs is None or obs.structure != base.structure:
                 break
             traced.append(obs)
@@ -421,35 +431,14 @@ def _product_partner(domain: Domain, base: Observed, name: str, start: dict) -> 
     return False
 
 
-def _tied(found: Discovery, names: set, product: set) -> set:
-    """The fields outside ``product`` a relation ties to one of ``names``, moved with it (ESMC's key/value heads,
-    which its config holds equal to the heads)."""
-    return {g for pair in found.relations if set(pair) & names for g in pair} - product
-
-
-def _beside_product(domain: Domain, left: tuple, solved: str) -> set:
-    """The relations the forward pass needs beside ``product(left) = solved``: none among its fields (moved by one
-    multiplier, ``A ⊑ H`` and ``H ⊑ A`` say no more than the product), none of ``solved`` below another (it is
-    the product); a field below ``solved`` is below the field of ``left`` the fit's draws keep ``solved``'s
-    multiplier equal to, as they did (Helium's key/value heads, found with ``H`` and ``A`` moved together:
-    dividing ``A``, as ``repeat_kv`` needs), or none."""
-    relations = domain.found.relations
-    twin = next((x for x in left if {(solved, x), (x, solved)} <= relations), None)
-    out = set()
-    for f, g in domain.relations:
-        if {f, g} <= {*left, solved} or f == solved:
-            continue
-        if g != solved:
-            out.add((f, g))
-        elif twin is not None:
-            out.add((f, twin))
-    return out
-
-
-def in_product(domain: Domain, names) -> bool:
-    """Whether every one of ``names`` is a field of one product the forward pass needs equal (see
-    :func:`_product_partner`): their pairwise relations say no more than the product."""
-    return any(set(names) <= {*left, *right} for left, right in domain.products)
+def _traces_without(domain: Domain, base: Observed, name: str, other: str, third: str, start: dict) -> bool:
+    """Whether ``name`` ×3 traces with the fields tied to it (see :func:`.products.tied`) and ``other`` left: then
+    a tied field holds what the forward pass needs, and ``other`` is no side of its product (Falcon-H1's Mamba head
+    width × the convolution's kernel is the attention heads by default, but the Mamba width, tied to the head
+    width by divisibility, is what moves with it)."""
+    along = tied(domain.found, {name}, {name, third, other})
+    obs = domain.observe({**start, **{g: start[g] * 3 for g in along | {name}}}, BASE_SEQ, BASE_BATCH)
+    return obs is not None and obs.structure == base.structure
 
 
 def _size(value) -> bool:

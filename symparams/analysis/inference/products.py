@@ -94,3 +94,55 @@ def _divisors(n: int) -> list[int]:
 def product_text(names) -> str:
     """A side of a product equality as the conditions write it (``expand*hidden_size``)."""
     return "*".join(names)
+
+
+# -- the costs' side (see :mod:`.costs`): a domain has the count's discovery ``found`` and the products only the
+# forward pass needs (``products``), each ``(left, right)`` as above
+
+def balanced(found: Discovery, move: dict, start: dict) -> dict:
+    """``move`` (fields ×3) with as many fields of each side of the count's product equalities moved (the first
+    ones unmoved), so that it still holds (Mamba-2's heads ×3 with its width ×3: ``expand·H = A·D``)."""
+    out = dict(move)
+    for sides in found.products:
+        moved = [[n for n in side if n in out] for side in sides]
+        for side, other in ((0, 1), (1, 0)):
+            for n in [n for n in sides[side] if n not in out][:len(moved[other]) - len(moved[side])]:
+                out[n] = start[n] * 3
+    return out
+
+
+def tied(found: Discovery, names: set, product: set) -> set:
+    """The fields outside ``product`` a relation ties to one of ``names``, moved with it (ESMC's key/value heads,
+    which its config holds equal to the heads)."""
+    return {g for pair in found.relations if set(pair) & names for g in pair} - product
+
+
+def beside_product(domain, left: tuple, solved: str) -> set:
+    """The relations the forward pass needs beside ``product(left) = solved``: none among its fields (moved by one
+    multiplier, ``A ⊑ H`` and ``H ⊑ A`` say no more than the product), none of ``solved`` below another (it is
+    the product); a field below ``solved`` is below the field of ``left`` the fit's draws keep ``solved``'s
+    multiplier equal to, as they did (Helium's key/value heads, found with ``H`` and ``A`` moved together:
+    dividing ``A``, as ``repeat_kv`` needs), or none."""
+    relations = domain.found.relations
+    twin = next((x for x in left if {(solved, x), (x, solved)} <= relations), None)
+    out = set()
+    for f, g in domain.relations:
+        if {f, g} <= {*left, solved} or f == solved:
+            continue
+        if g != solved:
+            out.add((f, g))
+        elif twin is not None:
+            out.add((f, twin))
+    return out
+
+
+def in_product(domain, names) -> bool:
+    """Whether every one of ``names`` is a field of one product the forward pass needs equal (see
+    :func:`.costs._product_partner`) or the config holds equal (the count's, above): their pairwise
+    relations say no more than the product."""
+    return any(set(names) <= {*left, *right} for left, right in all_products(domain))
+
+
+def all_products(domain) -> list:
+    """The product equalities the costs hold: the count's (Mamba-2's ``expand·H = A·D``), then the forward pass's."""
+    return [*domain.found.products, *domain.products]

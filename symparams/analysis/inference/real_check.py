@@ -20,7 +20,8 @@ import sympy as sp
 
 from ...core.compute import BATCH, SEQ
 from .cost_result import Costs
-from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure, in_product
+from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure
+from .products import all_products, in_product
 from .regular import regular_widths
 from .probing import config_for_class, libraries, quiet
 from .tracing import (ATTENTION, Untraceable, _can_set_experts, cache_tensors, every_layer, inputs, scalar, shapes_only,
@@ -103,7 +104,7 @@ def tiny_values(domain: Domain, base, least: int = 0, more_layers: int = 0) -> d
     values = {**domain.start, **{n: v + more_layers for n, v in domain.low.items()}}
     chosen: dict = {}
     kinds = {pair: kind for pair, kind in _kinds(found).items() if not in_product(domain, pair)}
-    solved = {right[-1] for _, right in domain.products}  # a product of the others: never chosen on its own
+    solved = {right[-1] for _, right in all_products(domain)}  # a product of the others: never chosen on its own
     order = sorted([n for n in [*found.free, *domain.cost_fields] if n not in domain.low and n not in solved],
                    key=lambda n: (len(_closure(found, n)), n), reverse=True)
     for name in order:
@@ -113,7 +114,7 @@ def tiny_values(domain: Domain, base, least: int = 0, more_layers: int = 0) -> d
             if v < least:
                 continue
             trial = _products(domain, _partners({**values, name: v}, name, v, chosen, kinds))
-            obs = _observed(domain, trial)
+            obs = trial and _observed(domain, trial)
             if obs is not None and obs.structure == base.structure and not _degenerate(obs, base) \
                     and regular_widths(domain, trial):
                 values, chosen[name] = trial, v
@@ -121,11 +122,15 @@ def tiny_values(domain: Domain, base, least: int = 0, more_layers: int = 0) -> d
     return values
 
 
-def _products(domain: Domain, values: dict) -> dict:
-    """``values`` with the right side of each product the forward pass needs (``H = A · D``) solved."""
+def _products(domain: Domain, values: dict) -> dict | None:
+    """``values`` with the last field of each product equality's right side solved (``H = A · D``, ``A = expand ·
+    H / D``); None where it is not a whole number."""
     out = dict(values)
-    for left, right in domain.products:
-        out[right[-1]] = math.prod(out[n] for n in left)
+    for left, (*first, solved) in all_products(domain):
+        total, other = math.prod(out[n] for n in left), math.prod(out[n] for n in first)
+        if total % other:
+            return None
+        out[solved] = total // other
     return out
 
 
