@@ -17,7 +17,7 @@ from . import chunks
 from .cpu_base import on_real_tensors
 from .cost_fitting import _symbols, assemble, backward_of, fitted
 from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw,
-                    discover_costs, fit_samples)
+                    discover_costs, fit_samples, relation_kind)
 from .discovered import Uninferable
 from .probing import Builder
 from .products import product_text
@@ -29,6 +29,8 @@ from .widths import width_terms
 
 #: mismatches kept in the verification record
 KEPT = 3
+#: a relation's kind as the reader reads it
+WORDS = {"equals": "=", "divides": "divides", "below": "<"}
 
 
 def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_TRACES, real: bool = False) -> Costs:
@@ -107,14 +109,11 @@ def _differences(inferred: Inferred) -> tuple[sp.Expr, ...]:
 
 def _relations(domain: Domain) -> tuple[str, ...]:
     """The relations only the forward pass needs, as the parameter conditions write theirs."""
-    found, out = domain.found, []
+    out = []
     for f, g in sorted(domain.relations):
-        a, b = found.fields[f].base, found.fields[g].base
-        if (g, f) in domain.relations and a == b:
-            if f < g:
-                out.append(f"{f} = {g}")
-        else:
-            out.append(f"{f} divides {g}" if a and b % a == 0 else f"{f} < {g}")
+        kind = relation_kind(domain.found, domain.relations, domain.orders, f, g)
+        if kind != "equals" or f < g:
+            out.append(f"{f} {WORDS[kind]} {g}")
     out += [f"{product_text(left)} = {product_text(right)}" for left, right in domain.products]
     return tuple(out)
 
