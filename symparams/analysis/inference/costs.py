@@ -565,14 +565,14 @@ def _draw(domain: Domain, rng: random.Random, wide: bool = False, every: bool = 
 
 
 def _off_multiples(domain: Domain, values: dict, rng: random.Random) -> None:
-    """One time in two, the greater field of each order (see :func:`_ordered`) moved up off the multiples of the
-    lesser that the draws' lattice keeps it on (a sparse layer in every 3 of 7 layers), unless another relation
-    needs it there: the formulas must hold wherever the order does, not only where it divides."""
+    """One time in two, the greater field of each order (see :func:`_ordered`) drawn anew above the lesser, up to
+    the multiple of it the draws' lattice gave (a sparse layer in every 3 of 7 layers), unless another relation
+    needs it on the multiples: the formulas must hold wherever the order does, not only where it divides."""
     found = domain.found
     divisible = {n for pair in found.relations | domain.relations if pair not in domain.orders for n in pair}
     for f, g in sorted(domain.orders):
-        if g not in divisible and values[f] > 1 and rng.random() < 0.5:
-            values[g] += rng.randint(1, values[f] - 1)
+        if g not in divisible and rng.random() < 0.5:
+            values[g] = rng.randint(values[f] + 1, max(values[f] + 1, values[g]))
 
 
 def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
