@@ -1,0 +1,91 @@
+"""The kind of a relation the cost discovery finds between two fields: an order or divisibility.
+
+A toy domain stands in for transformers: a stack of ``layers`` whose first
+``dense`` layers have a dense MLP and the others experts (DeepSeek-V2's
+``first_k_dense_replace``), at a base of one dense layer of two.  Its forward
+pass runs only with a layer of each kind, so ``dense`` ×3 needs ``layers``
+moved too; whether it also needs ``dense`` to divide ``layers`` is the toy's
+rule.  At the base (1 of 2) both kinds hold: only a trace where they differ
+tells them apart.
+"""
+
+from __future__ import annotations
+
+import random
+
+from symparams.analysis.inference import cost_engine, costs
+from symparams.analysis.inference.discovered import Discovery, Field
+from symparams.analysis.inference.observing import Observed
+
+DENSE, SPARSE = ("layers.*.mlp.up_proj", 0, "mm"), ("layers.*.mlp.experts", 0, "mm")
+
+
+class LayersDomain(costs.Domain):
+    """A domain whose trace runs where ``runs(dense, layers)``: the dense and the expert layers' counts its
+    targets."""
+
+    def __init__(self, runs):
+        fields = {"dense": Field("dense", 1, "free", "scale"), "layers": Field("layers", 2, "free", "scale")}
+        super().__init__(builder=None, found=Discovery(base={}, observation=None, fields=fields, flags={},
+                                                       relations=set()))
+        self.runs = runs
+        self.start = {n: f.base for n, f in fields.items()}
+
+    def observe(self, values: dict, seq: int, batch: int, **_) -> Observed | None:
+        dense, layers = values["dense"], values["layers"]
+        if not self.runs(dense, layers):
+            return None
+        return Observed(seq, batch, targets={("count", DENSE): dense, ("count", SPARSE): layers - dense})
+
+
+def _discovered(runs) -> LayersDomain:
+    domain = LayersDomain(runs)
+    base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
+    for name in ("dense", "layers"):
+        assert costs._moved(domain, base, name, domain.start)
+    return domain
+
+
+def _below(dense: int, layers: int) -> bool:
+    return 0 < dense < layers
+
+
+def _dividing(dense: int, layers: int) -> bool:
+    return 0 < dense < layers and layers % dense == 0
+
+
+def test_a_relation_at_a_base_of_one_that_traces_off_the_multiples_is_an_order():
+    """Three dense layers of seven run: the relation is ``dense < layers``, not ``dense divides layers`` (which
+    the base, 1 of 2, satisfies too, and which refused DeepSeek-V2's default of 0 dense layers of 32)."""
+    domain = _discovered(_below)
+    assert ("dense", "layers") in domain.relations and domain.orders == {("dense", "layers")}
+    assert cost_engine._relations(domain) == ("dense < layers",)
+
+
+def test_a_relation_that_traces_only_at_multiples_stays_divisibility():
+    domain = _discovered(_dividing)
+    assert ("dense", "layers") in domain.relations and domain.orders == set()
+    assert cost_engine._relations(domain) == ("dense divides layers",)
+
+
+def test_the_greater_field_of_an_order_is_drawn_off_the_multiples_and_above_the_lesser():
+    """The lattice keeps ``layers`` a multiple of ``dense``: the verification would never see 3 dense layers of 7.
+    Half the draws leave the multiples, every one stays above the lesser field."""
+    domain = _discovered(_below)
+    rng, drawn = random.Random(0), []
+    for _ in range(40):
+        values = {"dense": 3, "layers": 12}
+        costs._off_multiples(domain, values, rng)
+        drawn.append(values["layers"])
+    assert all(3 < v <= 12 for v in drawn)
+    assert any(v % 3 for v in drawn) and 12 in drawn
+
+
+def test_a_field_another_relation_needs_on_the_multiples_is_not_moved_off_them():
+    domain = _discovered(_below)
+    domain.found.relations.add(("heads", "layers"))  # as a head count dividing a width would
+    rng = random.Random(0)
+    for _ in range(20):
+        values = {"dense": 3, "layers": 12}
+        costs._off_multiples(domain, values, rng)
+        assert values["layers"] == 12
