@@ -190,7 +190,7 @@ def _ordered(domain: Domain, base: Observed, name: str, other: str, moved: dict)
     below two layers, of which only the order is true: three dense layers of seven trace).  Bases that do not
     divide show an order already (see :func:`relation_kind`)."""
     a, b = moved[name], moved[other]
-    if not _size(a) or not isinstance(b, int) or a >= b or b % a:
+    if not _size(a) or not isinstance(b, int) or a > b or b % a:
         return False
     obs = domain.observe({**moved, other: b + 1}, BASE_SEQ, BASE_BATCH)
     return obs is not None and obs.structure == base.structure
