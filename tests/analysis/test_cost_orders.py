@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 
 from symparams.analysis.inference import cost_engine, costs
+from symparams.analysis.inference.cost_orders import off_multiples
 from symparams.analysis.inference.discovered import Discovery, Field
 from symparams.analysis.inference.observing import Observed
 
@@ -24,8 +25,8 @@ class LayersDomain(costs.Domain):
     """A domain whose trace runs where ``runs(dense, layers)``: the dense and the expert layers' counts its
     targets."""
 
-    def __init__(self, runs):
-        fields = {"dense": Field("dense", 1, "free", "scale"), "layers": Field("layers", 2, "free", "scale")}
+    def __init__(self, runs, layers: int = 2):
+        fields = {"dense": Field("dense", 1, "free", "scale"), "layers": Field("layers", layers, "free", "scale")}
         super().__init__(builder=None, found=Discovery(base={}, observation=None, fields=fields, flags={},
                                                        relations=set()))
         self.runs = runs
@@ -38,8 +39,8 @@ class LayersDomain(costs.Domain):
         return Observed(seq, batch, targets={("count", DENSE): dense, ("count", SPARSE): layers - dense})
 
 
-def _discovered(runs) -> LayersDomain:
-    domain = LayersDomain(runs)
+def _discovered(runs, layers: int = 2) -> LayersDomain:
+    domain = LayersDomain(runs, layers)
     base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
     for name in ("dense", "layers"):
         assert costs._moved(domain, base, name, domain.start)
@@ -62,6 +63,13 @@ def test_a_relation_at_a_base_of_one_that_traces_off_the_multiples_is_an_order()
     assert cost_engine._relations(domain) == ("dense < layers",)
 
 
+def test_an_order_found_where_both_fields_are_equal_is_tested_one_up():
+    """Qwen2-MoE's sparse step of 1 in 1 layer: moved ×3 together (3 of 3) both kinds hold; a step of 3 in 4 layers
+    runs, so the relation is an order."""
+    domain = _discovered(lambda step, layers: 0 < step <= layers, layers=1)
+    assert domain.orders == {("dense", "layers")}
+
+
 def test_a_relation_that_traces_only_at_multiples_stays_divisibility():
     domain = _discovered(_dividing)
     assert ("dense", "layers") in domain.relations and domain.orders == set()
@@ -75,7 +83,7 @@ def test_the_greater_field_of_an_order_is_drawn_off_the_multiples_and_above_the_
     rng, drawn = random.Random(0), []
     for _ in range(40):
         values = {"dense": 3, "layers": 12}
-        costs._off_multiples(domain, values, rng)
+        off_multiples(domain, values, rng)
         drawn.append(values["layers"])
     assert all(3 < v <= 12 for v in drawn)
     assert any(v % 3 for v in drawn) and 12 in drawn
@@ -87,5 +95,33 @@ def test_a_field_another_relation_needs_on_the_multiples_is_not_moved_off_them()
     rng = random.Random(0)
     for _ in range(20):
         values = {"dense": 3, "layers": 12}
-        costs._off_multiples(domain, values, rng)
+        off_multiples(domain, values, rng)
         assert values["layers"] == 12
+
+
+def test_orders_whose_formulas_fail_off_the_multiples_fall_back_to_divisibility_one_at_a_time(monkeypatch):
+    """Qwen3-MoE's heads below the width trace at any width (a head width ``H // A``), but the fit, drawn on the
+    multiples, wrote ``H/A``: not whole off them.  That order is taken for divisibility again; the sparse step's,
+    whose formulas hold, stays an order."""
+    from symparams.analysis.inference.cost_result import CostVerification
+    from symparams.analysis.inference.tracing import Untraceable
+
+    def verify(domain, *args):
+        if ("heads", "hidden") in domain.orders:
+            raise Untraceable("a cost formula is not a whole number at a verification point (17589/2)")
+        return CostVerification(8, 8, 0, 0, (), 8)
+
+    monkeypatch.setattr(cost_engine, "verify_costs", verify)
+    domain = _discovered(_below)
+    domain.orders = {("heads", "hidden"), ("step", "layers")}
+    assert cost_engine._verified(domain).passed
+    assert domain.orders == {("step", "layers")}
+
+
+def test_a_failure_with_no_order_to_drop_is_the_verification_s_own(monkeypatch):
+    from symparams.analysis.inference.cost_result import CostVerification
+
+    monkeypatch.setattr(cost_engine, "verify_costs", lambda domain, *args: CostVerification(8, 5, 0, 0, (), 8))
+    domain = _discovered(_below)
+    domain.orders = {("dense", "layers")}
+    assert not cost_engine._verified(domain).passed and domain.orders == set()

@@ -16,8 +16,9 @@ from .cost_result import AttentionModule, Costs, CostVerification, TracedProduct
 from . import chunks
 from .cpu_base import on_real_tensors
 from .cost_fitting import _symbols, assemble, backward_of, fitted
+from .cost_orders import relation_kind
 from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw,
-                    discover_costs, fit_samples, relation_kind)
+                    discover_costs, fit_samples)
 from .discovered import Uninferable
 from .probing import Builder
 from .products import product_text
@@ -53,8 +54,8 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
             samples += fit_samples(domain, base, rng)
             try:
                 products, extra, cache = _fit(domain, base, samples, symbols)
-                verification = verify_costs(domain, products, extra, cache, symbols, verify_traces, seed,
-                                            _differences(inferred))
+                verification = _verified(domain, products, extra, cache, symbols, verify_traces, seed,
+                                         _differences(inferred))
             except Untraceable:
                 if round_ == ROUNDS - 1:
                     raise
@@ -265,6 +266,25 @@ def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, 
         else:
             exact += 1
     return CostVerification(checked, exact, seed, beyond, tuple(wrong[:KEPT]), n)
+
+
+def _verified(domain: Domain, *args) -> CostVerification:
+    """:func:`verify_costs` (``args`` its own); where it fails with the greater fields of orders drawn off the
+    multiples (see :func:`~.cost_orders.ordered`), again with one of those relations, then all, taken for divisibility,
+    the lattice the fit was drawn on: formulas that hold only there (a head width ``H/A`` fitted where a floor is)
+    are vouched for only there."""
+    orders = sorted(domain.orders)
+    fewer = [[o for o in orders if o != dropped] for dropped in orders] if len(orders) > 1 else []
+    for kept in [orders, *fewer] if orders else []:
+        domain.orders = set(kept)
+        try:
+            verification = verify_costs(domain, *args)
+        except Untraceable:  # a formula not whole off the multiples
+            continue
+        if verification.passed:
+            return verification
+    domain.orders = set()
+    return verify_costs(domain, *args)
 
 
 def _negative(expr: sp.Expr, subs: dict) -> bool:

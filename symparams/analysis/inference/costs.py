@@ -20,6 +20,7 @@ import random
 
 from . import chunks
 from .discovered import Discovery, Field
+from .cost_orders import off_multiples, ordered
 from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
@@ -75,7 +76,7 @@ class Domain:
         self.zeroed = False  # every weight zero (see real_tensors.data_independent)
         self.experts_loop = False  # each expert's products taken together (see real_tensors.routed_together)
         self.divides: dict = {}  # cost field → the free field it must divide (see _divided)
-        self.orders: set = set()  # relations (f, g) traced where f is below g and no divisor of it (see _ordered)
+        self.orders: set = set()  # relations (f, g) traced as orders, not divisibility (see cost_orders.py)
         self.products: list = []  # (left, right): products of fields only the forward pass needs equal
         self.chunk: int | None = None  # a kernel's chunk of positions (see chunks.py); its loops folded
         self.loops = False  # a loop of several products in one call folded into one run of each
@@ -177,32 +178,11 @@ def _partner(domain: Domain, base: Observed, name: str, start: dict) -> bool:
                 pairs = {(name, other)} | ({(other, name)} if equal else set())
                 found.relations |= pairs
                 domain.relations |= pairs
-                if not equal and _ordered(domain, base, name, other, {**start, **move}):
+                if not equal and ordered(lambda v: domain.observe(v, BASE_SEQ, BASE_BATCH), base, name, other,
+                                         {**start, **move}):
                     domain.orders.add((name, other))
                 return True
     return False
-
-
-def _ordered(domain: Domain, base: Observed, name: str, other: str, moved: dict) -> bool:
-    """Whether the relation ``name ⊑ other``, found at ``moved`` where ``name`` divides ``other``, is an order: whether
-    it traces with the base structure where ``name`` is below ``other`` and divides it not (``other`` one up).
-    Divisibility at the bases says nothing: at a base of 1 both kinds hold (DeepSeek-V2's one dense layer first,
-    below two layers, of which only the order is true: three dense layers of seven trace).  Bases that do not
-    divide show an order already (see :func:`relation_kind`)."""
-    a, b = moved[name], moved[other]
-    if not _size(a) or not isinstance(b, int) or a > b or b % a:
-        return False
-    obs = domain.observe({**moved, other: b + 1}, BASE_SEQ, BASE_BATCH)
-    return obs is not None and obs.structure == base.structure
-
-
-def relation_kind(found: Discovery, relations: set, orders: set, f: str, g: str) -> str:
-    """The kind of the relation ``f ⊑ g`` among ``relations``: ``equals`` (both ways, equal at the base), ``below``
-    where it is one of ``orders`` (see :func:`_ordered`) or the bases do not divide, else ``divides``."""
-    a, b = found.fields[f].base, found.fields[g].base
-    if (g, f) in relations and a == b:
-        return "equals"
-    return "below" if (f, g) in orders or not (a and b % a == 0) else "divides"
 
 
 #: the factor a field that traces only at multiples is moved by to find what it divides (a prime that a base's
@@ -555,24 +535,14 @@ def _draw(domain: Domain, rng: random.Random, wide: bool = False, every: bool = 
             jittered = max(1, base + rng.randint(-2, 2))
             if name not in related:  # one a relation ties to a field is drawn with it (a rotary width equal to D_r)
                 values[name] = jittered
-    _off_multiples(domain, values, rng)
+    if wide:  # the verification: the fit's lattice is where its products are polynomials
+        off_multiples(domain, values, rng)
     if every:  # the fields no cost was seen to follow, each half of the time as it was moved then
         for name, value in [*found.lifted.items(), *domain.quiet.items()]:
             # a field a relation ties to another stays with it (MLA's key/value heads, equal to the heads)
             if rng.random() < 0.5 and name not in related:
                 values[name] = value
     return values, rng.randint(*domain.seq_range), rng.randint(*BATCH_RANGE)
-
-
-def _off_multiples(domain: Domain, values: dict, rng: random.Random) -> None:
-    """One time in two, the greater field of each order (see :func:`_ordered`) drawn anew above the lesser, up to
-    the multiple of it the draws' lattice gave (a sparse layer in every 3 of 7 layers), unless another relation
-    needs it on the multiples: the formulas must hold wherever the order does, not only where it divides."""
-    found = domain.found
-    divisible = {n for pair in found.relations | domain.relations if pair not in domain.orders for n in pair}
-    for f, g in sorted(domain.orders):
-        if g not in divisible and rng.random() < 0.5:
-            values[g] = rng.randint(values[f] + 1, max(values[f] + 1, values[g]))
 
 
 def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:

@@ -20,7 +20,8 @@ import sympy as sp
 
 from ...core.compute import BATCH, SEQ
 from .cost_result import Costs
-from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure, in_product, relation_kind
+from .cost_orders import relation_kind
+from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure, in_product
 from .probing import config_for_class, libraries, quiet
 from .tracing import (ATTENTION, Untraceable, _can_set_experts, cache_tensors, inputs, scalar, shapes_only, takes,
                       with_language)
