@@ -554,6 +554,14 @@ def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
     return not fitting or not any(values[n] == v for n, v in found.lifted.items())
 
 
+def with_layers(domain: Domain) -> set:
+    """The fields other than the layer counts that move a factor a layer count moves too (Gemma 4's per-layer
+    projection, ``hidden_size_per_layer_input`` wide for each layer): layer traces that keep them at the base and
+    width traces that keep the layers low cannot tell ``w · L`` from ``w · L_0 + w_0 · L - w_0 · L_0``."""
+    factors = {t for n in domain.low for t in domain.effects.get(n, ()) if t[0] == "factor"}
+    return {n for n, targets in domain.effects.items() if n not in domain.low and n not in (S, B) and targets & factors}
+
+
 def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int = WIDTH_TRACES,
                 layer: int = LAYER_TRACES) -> list[tuple[dict, Observed]]:
     """Traces of the base structure for the fit: ``width`` random configurations, lengths and batches with the
@@ -569,7 +577,7 @@ def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int =
             obs = domain.observe(values, seq, batch, backward=len(out) % BACKWARD_EVERY == 0)
             if obs is not None and obs.structure == base.structure:
                 out.append((values, obs))
-    layers, seen = [], domain.seen_layers
+    layers, seen, mixed = [], domain.seen_layers, with_layers(domain)
     for _ in range(ATTEMPTS * layer if domain.low else 0):
         if len(layers) == layer:
             break
@@ -577,6 +585,8 @@ def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int =
         floor = layer_floor(domain.found)
         values = {**domain.found.base, **domain.low,
                   **{n: rng.randint(min(floor.get(n, 1), VERIFY_LAYERS), VERIFY_LAYERS) for n in domain.low}}
+        if mixed:  # the other fields drawn too, so that the fit tells their product with a layer count from a sum
+            values.update({n: v for n, v in _draw(domain, rng)[0].items() if n not in domain.low})
         combination = tuple(sorted((n, values[n]) for n in domain.low))
         if combination not in seen and _allowed(domain, values, True):  # a layer count seen twice tells nothing
             seen.add(combination)
