@@ -125,3 +125,44 @@ def test_a_failure_with_no_order_to_drop_is_the_verification_s_own(monkeypatch):
     domain = _discovered(_below)
     domain.orders = {("dense", "layers")}
     assert not cost_engine._verified(domain).passed and domain.orders == set()
+
+
+# -- a factor that is a width times a layer count ----------------------------------------------------------------
+
+PROJECTION = ("model.per_layer_model_projection", 0, "mm")
+
+
+class PerLayerDomain(costs.Domain):
+    """Gemma 4's per-layer projection: one product ``H → layers · width`` (the width each layer is given)."""
+
+    def __init__(self):
+        fields = {"width": Field("width", 4, "free", "scale"), "num_layers": Field("num_layers", 2, "free", "scale")}
+        found = Discovery(base={"width": 4, "num_layers": 2}, observation=None, fields=fields, flags={},
+                          relations=set())
+        super().__init__(builder=None, found=found)
+        self.start = {n: f.base for n, f in fields.items()}
+        self.low = {"num_layers": 2}
+
+    def observe(self, values: dict, seq: int, batch: int, **_) -> Observed | None:
+        return Observed(seq, batch, targets={("count", PROJECTION): 1,
+                                             ("factor", PROJECTION, 2): values["width"] * values["num_layers"]})
+
+
+def test_a_width_that_moves_a_factor_with_a_layer_count_is_drawn_in_the_layer_traces():
+    """Drawn only at its base there, ``width · L`` and ``4 · L + 2 · width - 8`` agree on every trace: the fit took
+    the second (Gemma 4 counted 7.5 layers' projections for 11)."""
+    domain = PerLayerDomain()
+    domain.effects = {"width": {("factor", PROJECTION, 2)}, "num_layers": {("factor", PROJECTION, 2)}}
+    assert costs.with_layers(domain) == {"width"}
+    base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
+    traced = costs.fit_samples(domain, base, random.Random(0), width=0, layer=6)
+    assert len(traced) == 6 and len({values["width"] for values, _ in traced}) > 1
+
+
+def test_a_width_that_moves_no_factor_of_a_layer_count_stays_at_its_base_in_the_layer_traces():
+    domain = PerLayerDomain()
+    domain.effects = {"width": {("factor", PROJECTION, 1)}, "num_layers": {("count", PROJECTION)}}
+    assert costs.with_layers(domain) == set()
+    base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
+    traced = costs.fit_samples(domain, base, random.Random(0), width=0, layer=6)
+    assert len(traced) == 6 and {values["width"] for values, _ in traced} == {4}
