@@ -17,8 +17,8 @@ from typing import Callable
 
 
 def ordered(observe: Callable, base, name: str, other: str, moved: dict) -> bool:
-    """Whether the relation ``name ⊑ other``, found at ``moved`` where ``name`` divides ``other``, is an order: whether
-    ``observe`` (a trace at the base length, None where it does not run) keeps the base structure where ``name`` is
+    """Whether the relation ``name ⊑ other``, found at ``moved`` where ``name`` divides ``other``, is an order:
+    whether ``observe`` (a trace at the base length, None where it does not run) keeps the base structure where ``name`` is
     at most ``other`` and no divisor of it (``other`` one up, ``name`` at least 2).  DeepSeek-V2's one dense layer
     first, below two layers, divides them; three dense layers of seven trace: only the order is true.  Bases that
     do not divide show an order already (see :func:`relation_kind`)."""
