@@ -9,7 +9,7 @@ import pytest
 
 from symparams.families.inferred import model as inferred_model
 from tests.analysis.test_inferred_costs import _config, _held_bytes, _inputs, _lengths, _real
-from tests.reference.flops import counted
+from tests.reference.flops import counted, token_ids
 
 pytestmark = pytest.mark.crosscheck
 
@@ -50,8 +50,9 @@ def test_gemma4_layers_of_each_kind_in_any_order_cost_what_a_tiny_real_model_cou
     module = _real("gemma4_text", "causal-lm", config)
     assert m.count == sum(p.numel() for p in module.parameters())
     short, long = _lengths(m)
+    rows = min(config["vocab_size"], config["vocab_size_per_layer_input"])  # the per-layer table is indexed too
     for seq, batch in ((short, 2), (long, 1)):
-        inputs = _inputs(module, seq, batch)
+        inputs = {"input_ids": token_ids(rows, seq, batch)}
         flops = m.flops(seq, batch)
         assert (flops.forward, flops.training) == counted(module, inputs), (seq, batch)
         assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)
