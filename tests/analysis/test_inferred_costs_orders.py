@@ -1,7 +1,8 @@
 """Costs whose relation between two fields is an order, not divisibility, read from the data alone, against tiny real
 models at configurations the earlier costs refused: the dense layers first below the layer count without dividing it
-(DeepSeek-V2, as its own default of 0 dense layers of 32), a sparse layer every few layers that do not divide the
-count (Qwen2-MoE).  FLOPs under ``FlopCounterMode`` forward and training, and the cache's tensors, at two lengths."""
+(DeepSeek-V2, as its own default of 0 dense layers of 32; GLM-4-MoE, Sarvam), a sparse layer every few layers that
+do not divide the count (Qwen2-MoE, Qwen3-MoE).  FLOPs under ``FlopCounterMode`` forward and training, and the
+cache's tensors, at two lengths."""
 
 from __future__ import annotations
 
@@ -22,6 +23,14 @@ CASES = [
      {"num_hidden_layers": 3, "first_k_dense_replace": 0}),
     ("qwen2_moe", "causal-lm", "decoder_sparse_step < num_hidden_layers",
      {"num_hidden_layers": 5, "decoder_sparse_step": 2}),
+    ("qwen3_moe", "causal-lm", "decoder_sparse_step < num_hidden_layers",
+     {"num_hidden_layers": 5, "decoder_sparse_step": 3}),
+    ("glm4_moe", "causal-lm", "first_k_dense_replace < num_hidden_layers",
+     {"num_hidden_layers": 3, "first_k_dense_replace": 2}),
+    ("sarvam_moe", "causal-lm", "first_k_dense_replace < num_hidden_layers",
+     {"num_hidden_layers": 3, "first_k_dense_replace": 2}),
+    ("sarvam_mla", "base", "first_k_dense_replace < num_hidden_layers",  # its count needs 1 dense layer at least
+     {"num_hidden_layers": 5, "first_k_dense_replace": 3}),
 ]
 
 
