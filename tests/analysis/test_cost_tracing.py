@@ -203,3 +203,14 @@ def test_a_forward_that_fails_only_with_a_cache_says_so():
     assert tracing.trace(model, 5, 2, device="cpu", cache=False).forward == 0  # no product, but it runs
     with pytest.raises(tracing.CachedPassFailed, match=r"with use_cache=True the forward fails \(IndexError"):
         tracing.trace(model, 5, 2, device="cpu")
+
+
+def test_token_ids_index_the_smallest_vocabulary_a_config_names():
+    """Gemma 4 looks its per-layer embeddings up by the token ids: ids drawn over the main vocabulary of 100 would
+    pass the 12 rows of the per-layer table (an IndexError on the CPU)."""
+    from types import SimpleNamespace
+
+    config = SimpleNamespace(vocab_size=100, vocab_size_per_layer_input=12, get_text_config=lambda: config)
+    ids = tracing.inputs(SimpleNamespace(config=config), 64, 4, device="cpu")["input_ids"]
+    assert int(ids.max()) < 12 and int(ids.max()) >= 3
+    assert tracing.smallest_vocabulary(SimpleNamespace(hidden_size=8)) == 4

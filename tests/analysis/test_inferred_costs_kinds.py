@@ -9,7 +9,7 @@ import pytest
 
 from symparams.families.inferred import model as inferred_model
 from tests.analysis.test_inferred_costs import _config, _held_bytes, _inputs, _lengths, _real
-from tests.reference.flops import counted
+from tests.reference.flops import counted, token_ids
 
 pytestmark = pytest.mark.crosscheck
 
@@ -35,4 +35,24 @@ def test_a_pattern_of_sliding_and_full_layers_costs_what_a_tiny_real_model_count
         forward, training = counted(module, inputs)
         flops = m.flops(seq, batch)
         assert (flops.forward, flops.training) == (forward, training), (seq, batch)
+        assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)
+
+
+def test_gemma4_layers_of_each_kind_in_any_order_cost_what_a_tiny_real_model_counts():
+    """Gemma 4's layers by kind, in an order no default pattern gives, and a per-layer input width no fit saw: the
+    per-layer projection is that width times every layer (a fit that kept the width at its base in its layer traces
+    took it for 7.5 layers of 11); full-attention layers hold the whole length in the cache, sliding ones a window."""
+    kinds = ["sliding_attention", "full_attention", "full_attention", "sliding_attention", "sliding_attention",
+             "full_attention"]
+    config = {k: v for k, v in _config("gemma4_text", "causal-lm").items() if "#" not in k}
+    config.update(layer_types=kinds, num_hidden_layers=len(kinds), hidden_size_per_layer_input=7)
+    m = inferred_model(config, head="causal-lm")
+    module = _real("gemma4_text", "causal-lm", config)
+    assert m.count == sum(p.numel() for p in module.parameters())
+    short, long = _lengths(m)
+    rows = min(config["vocab_size"], config["vocab_size_per_layer_input"])  # the per-layer table is indexed too
+    for seq, batch in ((short, 2), (long, 1)):
+        inputs = {"input_ids": token_ids(rows, seq, batch)}
+        flops = m.flops(seq, batch)
+        assert (flops.forward, flops.training) == counted(module, inputs), (seq, batch)
         assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)

@@ -16,6 +16,7 @@ from .cost_result import AttentionModule, Costs, CostVerification, TracedProduct
 from . import chunks
 from .cpu_base import on_real_tensors
 from .cost_fitting import _symbols, assemble, backward_of, fitted
+from .cost_orders import relation_kind
 from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw,
                     discover_costs, fit_samples)
 from .discovered import Uninferable
@@ -30,6 +31,8 @@ from .widths import width_terms
 
 #: mismatches kept in the verification record
 KEPT = 3
+#: a relation's kind as the reader reads it
+WORDS = {"equals": "=", "divides": "divides", "below": "<"}
 
 
 def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_TRACES, real: bool = False) -> Costs:
@@ -85,8 +88,8 @@ def _costs(domain, base, inferred: Inferred, symbols: dict, seed: int, verify_tr
         samples += fit_samples(domain, base, rng)
         try:
             products, extra, cache = _fit(domain, base, samples, symbols)
-            verification = verify_costs(domain, products, extra, cache, symbols, verify_traces, seed,
-                                        _differences(inferred))
+            verification = _verified(domain, products, extra, cache, symbols, verify_traces, seed,
+                                     _differences(inferred))
         except Untraceable:
             if round_ == ROUNDS - 1:
                 raise
@@ -141,14 +144,11 @@ def _differences(inferred: Inferred) -> tuple[sp.Expr, ...]:
 
 def _relations(domain: Domain) -> tuple[str, ...]:
     """The relations only the forward pass needs, as the parameter conditions write theirs."""
-    found, out = domain.found, []
+    out = []
     for f, g in sorted(domain.relations):
-        a, b = found.fields[f].base, found.fields[g].base
-        if (g, f) in domain.relations and a == b:
-            if f < g:
-                out.append(f"{f} = {g}")
-        else:
-            out.append(f"{f} divides {g}" if a and b % a == 0 else f"{f} < {g}")
+        kind = relation_kind(domain.found, domain.relations, domain.orders, f, g)
+        if kind != "equals" or f < g:
+            out.append(f"{f} {WORDS[kind]} {g}")
     out += [f"{product_text(left)} = {product_text(right)}" for left, right in domain.products]
     return tuple(out)
 
@@ -300,6 +300,25 @@ def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, 
         else:
             exact += 1
     return CostVerification(checked, exact, seed, beyond, tuple(wrong[:KEPT]), n)
+
+
+def _verified(domain: Domain, *args) -> CostVerification:
+    """:func:`verify_costs` (``args`` its own); where it fails with the greater fields of orders drawn off the
+    multiples (see :func:`~.cost_orders.ordered`), again with one of those relations, then all, taken for divisibility,
+    the lattice the fit was drawn on: formulas that hold only there (a head width ``H/A`` fitted where a floor is)
+    are vouched for only there."""
+    orders = sorted(domain.orders)
+    fewer = [[o for o in orders if o != dropped] for dropped in orders] if len(orders) > 1 else []
+    for kept in [orders, *fewer] if orders else []:
+        domain.orders = set(kept)
+        try:
+            verification = verify_costs(domain, *args)
+        except Untraceable:  # a formula not whole off the multiples
+            continue
+        if verification.passed:
+            return verification
+    domain.orders = set()
+    return verify_costs(domain, *args)
 
 
 def _negative(expr: sp.Expr, subs: dict) -> bool:

@@ -21,6 +21,7 @@ import random
 from . import chunks
 from .cost_keying import keyed_apart
 from .discovered import Discovery, Field
+from .cost_orders import off_multiples, ordered
 from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
@@ -79,6 +80,7 @@ class Domain:
         self.zeroed = False  # every weight zero (see real_tensors.data_independent)
         self.experts_loop = False  # each expert's products taken together (see real_tensors.routed_together)
         self.divides: dict = {}  # cost field → the free field it must divide (see _divided)
+        self.orders: set = set()  # relations (f, g) traced as orders, not divisibility (see cost_orders.py)
         self.products: list = []  # (left, right): products of fields only the forward pass needs equal
         self.chunk: int | None = None  # a kernel's chunk of positions (see chunks.py); its loops folded
         self.chunk_field: str | None = None  # the cost field the chunk is the value of (see chunks.follows_field)
@@ -190,6 +192,9 @@ def _partner(domain: Domain, base: Observed, name: str, start: dict) -> bool:
                 pairs = {(name, other)} | ({(other, name)} if equal else set())
                 found.relations |= pairs
                 domain.relations |= pairs
+                if not equal and ordered(lambda v: domain.observe(v, BASE_SEQ, BASE_BATCH), base, name, other,
+                                         {**start, **move}):
+                    domain.orders.add((name, other))
                 return True
     return False
 
@@ -531,6 +536,8 @@ def _draw_once(domain: Domain, rng: random.Random, wide: bool, every: bool) -> t
             jittered = max(1, base + rng.randint(-2, 2))
             if name not in related:  # one a relation ties to a field is drawn with it (a rotary width equal to D_r)
                 values[name] = jittered
+    if wide:  # the verification: the fit's lattice is where its products are polynomials
+        off_multiples(domain, values, rng)
     if every:  # the fields no cost was seen to follow, each half of the time as it was moved then
         for name, value in [*found.lifted.items(), *domain.quiet.items()]:
             # a field a relation ties to another stays with it (MLA's key/value heads, equal to the heads)
@@ -550,6 +557,14 @@ def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
     return not fitting or not any(values[n] == v for n, v in found.lifted.items())
 
 
+def with_layers(domain: Domain) -> set:
+    """The fields other than the layer counts that move a factor a layer count moves too (Gemma 4's per-layer
+    projection, ``hidden_size_per_layer_input`` wide for each layer): layer traces that keep them at the base and
+    width traces that keep the layers low cannot tell ``w · L`` from ``w · L_0 + w_0 · L - w_0 · L_0``."""
+    factors = {t for n in domain.low for t in domain.effects.get(n, ()) if t[0] == "factor"}
+    return {n for n, targets in domain.effects.items() if n not in domain.low and n not in (S, B) and targets & factors}
+
+
 def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int = WIDTH_TRACES,
                 layer: int = LAYER_TRACES) -> list[tuple[dict, Observed]]:
     """Traces of the base structure for the fit: ``width`` random configurations, lengths and batches with the
@@ -565,7 +580,7 @@ def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int =
             obs = domain.observe(values, seq, batch, backward=len(out) % BACKWARD_EVERY == 0)
             if obs is not None and obs.structure == base.structure:
                 out.append((values, obs))
-    layers, seen = [], domain.seen_layers
+    layers, seen, mixed = [], domain.seen_layers, with_layers(domain)
     for _ in range(ATTEMPTS * layer if domain.low else 0):
         if len(layers) == layer:
             break
@@ -573,6 +588,8 @@ def fit_samples(domain: Domain, base: Observed, rng: random.Random, width: int =
         floor = layer_floor(domain.found)
         values = {**domain.found.base, **domain.low,
                   **{n: rng.randint(min(floor.get(n, 1), VERIFY_LAYERS), VERIFY_LAYERS) for n in domain.low}}
+        if mixed:  # the other fields drawn too, so that the fit tells their product with a layer count from a sum
+            values.update({n: v for n, v in _draw(domain, rng)[0].items() if n not in domain.low})
         combination = tuple(sorted((n, values[n]) for n in domain.low))
         if combination not in seen and _allowed(domain, values, True):  # a layer count seen twice tells nothing
             seen.add(combination)

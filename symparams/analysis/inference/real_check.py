@@ -20,6 +20,7 @@ import sympy as sp
 
 from ...core.compute import BATCH, SEQ
 from .cost_result import Costs
+from .cost_orders import relation_kind
 from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure
 from .products import all_products, in_product
 from .regular import regular_widths
@@ -57,13 +58,9 @@ class RealCheck:
                 "figures": self.figures}
 
 
-def _kinds(found) -> dict:
-    """Each relation's kind at the base values: equal (both ways, equal values), divides or below."""
-    out = {}
-    for f, g in found.relations:
-        a, b = found.fields[f].base, found.fields[g].base
-        out[f, g] = "equals" if (g, f) in found.relations and a == b else "divides" if a and b % a == 0 else "below"
-    return out
+def _kinds(found, orders: set = frozenset()) -> dict:
+    """Each relation's kind (see :func:`~.costs.relation_kind`): equal, divides or below."""
+    return {(f, g): relation_kind(found, found.relations, orders, f, g) for f, g in found.relations}
 
 
 def _allows(kind: str, a: int, b: int) -> bool:
@@ -103,7 +100,7 @@ def tiny_values(domain: Domain, base, least: int = 0, more_layers: int = 0) -> d
     found = domain.found
     values = {**domain.start, **{n: v + more_layers for n, v in domain.low.items()}}
     chosen: dict = {}
-    kinds = {pair: kind for pair, kind in _kinds(found).items() if not in_product(domain, pair)}
+    kinds = {pair: kind for pair, kind in _kinds(found, domain.orders).items() if not in_product(domain, pair)}
     solved = {right[-1] for _, right in all_products(domain)}  # a product of the others: never chosen on its own
     order = sorted([n for n in [*found.free, *domain.cost_fields] if n not in domain.low and n not in solved],
                    key=lambda n: (len(_closure(found, n)), n), reverse=True)

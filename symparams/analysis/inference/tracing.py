@@ -263,7 +263,7 @@ def inputs(model, seq: int, batch: int, device: str = "meta", decoder_seq: int |
     other = next((name for name in NOT_IDS if name in named), None)
     if "input_ids" not in named and other:
         raise Untraceable(f"its forward reads {other}, not token ids: the costs are traced over token ids")
-    vocab = getattr(model.config.get_text_config(), "vocab_size", None) or 4
+    vocab = smallest_vocabulary(model.config.get_text_config())
     generator = torch.Generator().manual_seed(seed)
     # an audio-code decoder (MusicGen) reads a row of ids per codebook of each sequence
     rows = batch * (getattr(model.config, "num_codebooks", None) or 1)
@@ -275,6 +275,13 @@ def inputs(model, seq: int, batch: int, device: str = "meta", decoder_seq: int |
     if getattr(model.config, "is_encoder_decoder", False):
         out["decoder_input_ids"] = ids[:, :decoder_seq].clone() if decoder_seq else ids.clone()
     return out
+
+
+def smallest_vocabulary(config) -> int:
+    """The smallest of the vocabularies a config names (4 where none): token ids below it index every table (Gemma
+    4 looks its per-layer embeddings up by the token ids, in a table of ``vocab_size_per_layer_input`` rows)."""
+    sizes = [v for k, v in vars(config).items() if k.startswith("vocab_size") and type(v) is int and v > 0]
+    return min(sizes, default=4)
 
 
 def takes(model, name: str) -> bool:
