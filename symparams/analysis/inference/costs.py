@@ -20,6 +20,7 @@ import random
 
 from . import chunks
 from .cost_keying import keyed_apart
+from .cost_layers import BASE_BATCH, BASE_SEQ, VERIFY_LAYERS, _deepest, _with_every_kind, layer_fields, lowest_layers
 from .discovered import Discovery, Field
 from .cost_orders import off_multiples, ordered
 from .discovery import UNSET_TRIES
@@ -38,13 +39,10 @@ LAYER_TRACES = 8
 VERIFY_TRACES = 8
 #: fits tried, each on as many traces again as the last (a formula that does not fit, or not verify, on few)
 ROUNDS = 2
-#: the most layers a layer count has in a trace (a trace costs time per layer)
-VERIFY_LAYERS = 12
 #: every this many fit traces, the backward pass is traced too (a product's backward per forward FLOP is a
 #: constant: the other traces need not repeat it)
 BACKWARD_EVERY = 3
-#: the base trace's length and batch, and the ranges random ones are drawn from (below any sliding window)
-BASE_SEQ, BASE_BATCH = 7, 2
+#: the ranges random lengths and batches are drawn from (below any sliding window)
 SEQ_RANGE, BATCH_RANGE = (3, 23), (1, 3)
 #: the fit's names of the sequence length and the batch (no config field is spelled so)
 S, B = "<s>", "<b>"
@@ -451,65 +449,6 @@ def _size(value) -> bool:
 
 
 # -- sampling ---------------------------------------------------------------------------------------------
-
-def _layer_counts(found: Discovery) -> set:
-    """The layer counts: fields named for layers that change how many times something runs."""
-    return {n for n, f in found.fields.items() if f.free and f.counts and "layer" in n}
-
-
-def _deepest(found: Discovery, values: dict) -> set:
-    """The layer counts largest in ``values``: a smaller one is likely some of their layers (the dense ones first)."""
-    counts = {n: values.get(n, found.fields[n].base) for n in _layer_counts(found)}
-    top = max(counts.values(), default=None)
-    return {n for n, v in counts.items() if v == top}
-
-
-def layer_fields(found: Discovery) -> set:
-    """The layer counts, and the fields a relation ties to them (dense layers below the layer count): a trace
-    costs time per layer, so most traces keep these low."""
-    out = _layer_counts(found)
-    for a, b in found.relations:
-        if a in out or b in out:
-            out |= {a, b}
-    return out
-
-
-def _with_every_kind(domain: Domain, base: Observed) -> Observed:
-    """The base with its deepest layer counts raised to the fewest that hold every kind of layer more hold (Gemma 3:
-    a full-attention layer in every 6, the others sliding): the fields are moved where every kind shows."""
-    found = domain.found
-    counts = sorted(_deepest(found, found.base))
-    deepest = range(max([found.base.get(n, 0) for n in counts] or [VERIFY_LAYERS]) + 1, VERIFY_LAYERS + 1)
-    many = deepest and domain.observe({**found.base, **{n: VERIFY_LAYERS for n in counts}}, BASE_SEQ, BASE_BATCH)
-    if not many or not many.structure > base.structure:
-        return base
-    for value in deepest:
-        raised = {n: max(value, found.base.get(n, 0)) for n in counts}
-        obs = domain.observe({**found.base, **raised}, BASE_SEQ, BASE_BATCH, backward=True)
-        if obs is not None and obs.structure == many.structure:
-            found.base.update(raised)
-            domain.kinds_appear = True
-            return obs
-    return base
-
-
-def lowest_layers(domain: Domain, base: Observed) -> dict:
-    """The base's layer counts, each lowered to the fewest layers (1 or 2) that keep the traced structure."""
-    found = domain.found
-    floor = layer_floor(found)
-    low = {n: found.base.get(n, found.fields[n].base) for n in layer_fields(found)}
-    for name in sorted(low):
-        for value in (1, 2):
-            if value >= low[name]:
-                break
-            if value < floor.get(name, 1):  # the count holds from there up (a branch, a pattern's first layers)
-                continue
-            obs = domain.observe({**found.base, **low, name: value}, BASE_SEQ, BASE_BATCH)
-            if obs is not None and obs.structure == base.structure:
-                low[name] = value
-                break
-    return low
-
 
 #: the draws tried for one at the head widths the rules keep (see :mod:`.regular`)
 REGULAR_DRAWS = 16
