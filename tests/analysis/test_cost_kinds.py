@@ -98,12 +98,14 @@ def test_a_tiny_size_that_does_not_trace_with_one_product_per_key_is_passed_over
     from symparams.analysis.inference.real_check import tiny_values
     from symparams.analysis.inference.tracing import Untraceable
 
-    found = SimpleNamespace(free=["head_dim"], relations=set(), fields={"head_dim": _field("head_dim", 64)})
+    found = SimpleNamespace(free=["head_dim"], relations=set(), fields={"head_dim": _field("head_dim", 64)},
+                            products=[], base={"head_dim": 64})
 
     def observe(values, seq, batch):
         if values["head_dim"] == 3:
             raise Untraceable("the products of layers.*.self_attn differ between its copies")
         return Observed(seq, batch, {("dim", FULL, 0): values["head_dim"]})
 
-    domain = SimpleNamespace(found=found, start={"head_dim": 64}, cost_fields={}, low={}, observe=observe, products=[])
+    domain = SimpleNamespace(found=found, start={"head_dim": 64}, cost_fields={}, low={}, observe=observe, products=[],
+                             orders=set(), regular=())
     assert tiny_values(domain, Observed(7, 2, {("dim", FULL, 0): 64}))["head_dim"] == 5

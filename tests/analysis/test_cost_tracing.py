@@ -211,6 +211,9 @@ def test_token_ids_index_the_smallest_vocabulary_a_config_names():
     from types import SimpleNamespace
 
     config = SimpleNamespace(vocab_size=100, vocab_size_per_layer_input=12, get_text_config=lambda: config)
-    ids = tracing.inputs(SimpleNamespace(config=config), 64, 4, device="cpu")["input_ids"]
+    def forward(input_ids=None):  # what inputs() reads of a model: its config and the forward's parameters
+        return input_ids
+
+    ids = tracing.inputs(SimpleNamespace(config=config, forward=forward), 64, 4, device="cpu")["input_ids"]
     assert int(ids.max()) < 12 and int(ids.max()) >= 3
     assert tracing.smallest_vocabulary(SimpleNamespace(hidden_size=8)) == 4
