@@ -136,7 +136,7 @@ def test_configurations_the_formula_was_not_fitted_on_are_not_compared_and_say_w
         f"keys hidden_size and embedding_size are both {electra['hidden_size']}")
     qwen = model({"model_type": "qwen2_moe", "num_hidden_layers": 4, "mlp_only_layers": [1, 2]})
     assert qwen.double_entry["classes"]["Qwen2MoeModel"] == {
-        "not_compared": "key mlp_only_layers=[1, 2] is none of the fields the inferred formulas were fitted over"}
+        "not_compared": "key mlp_only_layers is [1, 2]; the inferred formula holds only for its default []"}
     t5 = model({"model_type": "t5", "num_hidden_layers": 2}, head="seq2seq-lm")
     assert t5.double_entry["classes"]["T5ForConditionalGeneration"] == {
         "not_compared": "key num_hidden_layers is an alias, which transformers applies after deriving "

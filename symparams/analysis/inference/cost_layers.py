@@ -1,16 +1,12 @@
 """The layer counts of a class's cost discovery: which fields they are, the fewest layers its traces keep, and
-its base raised until every kind of layer shows (a trace costs time per layer)."""
+its base raised until every kind of layer shows (a trace costs time per layer); ``domain`` is a
+:class:`~.costs.Domain`."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from .discovered import Discovery
 from .observing import Observed
 from .sampling import layer_floor
-
-if TYPE_CHECKING:
-    from .costs import Domain
 
 #: the most layers a layer count has in a trace
 VERIFY_LAYERS = 12
@@ -40,7 +36,7 @@ def layer_fields(found: Discovery) -> set:
     return out
 
 
-def _with_every_kind(domain: Domain, base: Observed) -> Observed:
+def _with_every_kind(domain, base: Observed) -> Observed:
     """The base with its deepest layer counts raised to the fewest that hold every kind of layer more hold (Gemma 3:
     a full-attention layer in every 6, the others sliding): the fields are moved where every kind shows."""
     found = domain.found
@@ -59,7 +55,7 @@ def _with_every_kind(domain: Domain, base: Observed) -> Observed:
     return base
 
 
-def lowest_layers(domain: Domain, base: Observed) -> dict:
+def lowest_layers(domain, base: Observed) -> dict:
     """The base's layer counts, each lowered to the fewest layers (1 or 2) that keep the traced structure."""
     found = domain.found
     floor = layer_floor(found)
