@@ -138,19 +138,24 @@ def _held_bytes(module, inputs: dict) -> int:
     return total
 
 
+def assert_costs_are_the_real_models(m, module, runs, inputs=None) -> None:
+    """``m``'s count, forward and training FLOPs and cache bytes equal ``module``'s (a tiny real model under
+    FlopCounterMode, its cache held after a ``use_cache=True`` pass) at each ``(seq, batch)`` of ``runs``;
+    ``inputs(seq, batch)`` gives the inputs where the token ids are not :func:`_inputs`'s."""
+    assert m.count == sum(p.numel() for p in module.parameters())
+    for seq, batch in runs:
+        given = inputs(seq, batch) if inputs else _inputs(module, seq, batch)
+        flops = m.flops(seq, batch)
+        assert (flops.forward, flops.training) == counted(module, given), (seq, batch)
+        assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, given), (seq, batch)
+
+
 @pytest.mark.parametrize("model_type", SAMPLE)
 def test_shipped_costs_equal_a_tiny_real_model(model_type):
     cls = SAMPLE[model_type]
     config = _config(model_type, cls)
     m = inferred_model(config, head=cls)
-    module = _real(model_type, cls, config)
-    assert m.count == sum(p.numel() for p in module.parameters())
-    for seq, batch in zip(_lengths(m), (2, 1)):
-        inputs = _inputs(module, seq, batch)
-        forward, training = counted(module, inputs)
-        flops = m.flops(seq, batch)
-        assert (flops.forward, flops.training) == (forward, training), (seq, batch)
-        assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)
+    assert_costs_are_the_real_models(m, _real(model_type, cls, config), zip(_lengths(m), (2, 1)))
 
 
 def test_every_shipped_cost_was_checked_against_a_tiny_real_model():
@@ -266,10 +271,4 @@ def test_deepseek_v3_costs_equal_a_tiny_real_model(cls):
         with pytest.raises(SymparamsError, match="the inferred costs need head_dim = qk_rope_head_dim"):
             inferred_model(config, head=head).flops(5)
     m = inferred_model(DEEPSEEK_V3, head=head)
-    module = _real("deepseek_v3", cls, DEEPSEEK_V3)
-    assert m.count == sum(p.numel() for p in module.parameters())
-    for seq, batch in ((5, 2), (12, 1)):
-        inputs = _inputs(module, seq, batch)
-        flops = m.flops(seq, batch)
-        assert (flops.forward, flops.training) == counted(module, inputs), (seq, batch)
-        assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)
+    assert_costs_are_the_real_models(m, _real("deepseek_v3", cls, DEEPSEEK_V3), ((5, 2), (12, 1)))

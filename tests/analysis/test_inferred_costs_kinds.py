@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from symparams.families.inferred import model as inferred_model
-from tests.analysis.test_inferred_costs import _config, _held_bytes, _inputs, _lengths, _real
-from tests.reference.flops import counted, token_ids
+from tests.analysis.test_inferred_costs import _config, _lengths, _real, assert_costs_are_the_real_models
+from tests.reference.flops import token_ids
 
 pytestmark = pytest.mark.crosscheck
 
@@ -27,15 +27,9 @@ def test_a_pattern_of_sliding_and_full_layers_costs_what_a_tiny_real_model_count
     config = {**_config(model_type, cls), **layers}
     m = inferred_model(config, head=cls)
     module = _real(model_type, cls, config)
-    assert m.count == sum(p.numel() for p in module.parameters())
     short, long = _lengths(m)
     assert long > min(kept for kept, _ in m.kv_cache("fp32")._sizes.windows) + 1  # the window does bound the cache
-    for seq, batch in ((short, 2), (long, 1)):
-        inputs = _inputs(module, seq, batch)
-        forward, training = counted(module, inputs)
-        flops = m.flops(seq, batch)
-        assert (flops.forward, flops.training) == (forward, training), (seq, batch)
-        assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)
+    assert_costs_are_the_real_models(m, module, ((short, 2), (long, 1)))
 
 
 def test_gemma4_layers_of_each_kind_in_any_order_cost_what_a_tiny_real_model_counts():
@@ -47,12 +41,7 @@ def test_gemma4_layers_of_each_kind_in_any_order_cost_what_a_tiny_real_model_cou
     config = {k: v for k, v in _config("gemma4_text", "causal-lm").items() if "#" not in k}
     config.update(layer_types=kinds, num_hidden_layers=len(kinds), hidden_size_per_layer_input=7)
     m = inferred_model(config, head="causal-lm")
-    module = _real("gemma4_text", "causal-lm", config)
-    assert m.count == sum(p.numel() for p in module.parameters())
     short, long = _lengths(m)
     rows = min(config["vocab_size"], config["vocab_size_per_layer_input"])  # the per-layer table is indexed too
-    for seq, batch in ((short, 2), (long, 1)):
-        inputs = {"input_ids": token_ids(rows, seq, batch)}
-        flops = m.flops(seq, batch)
-        assert (flops.forward, flops.training) == counted(module, inputs), (seq, batch)
-        assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)
+    assert_costs_are_the_real_models(m, _real("gemma4_text", "causal-lm", config), ((short, 2), (long, 1)),
+                                     lambda seq, batch: {"input_ids": token_ids(rows, seq, batch)})

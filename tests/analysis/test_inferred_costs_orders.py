@@ -10,8 +10,7 @@ import pytest
 
 from symparams.families.inferred import entries
 from symparams.families.inferred import model as inferred_model
-from tests.analysis.test_inferred_costs import _config, _held_bytes, _inputs, _real
-from tests.reference.flops import counted
+from tests.analysis.test_inferred_costs import _config, _real, assert_costs_are_the_real_models
 
 pytestmark = pytest.mark.crosscheck
 
@@ -41,10 +40,4 @@ def test_an_order_admits_configurations_off_the_multiples_and_costs_what_a_real_
     config = {**_config(model_type, cls), **layers}
     head = None if cls == "base" else cls
     m = inferred_model(config, head=head)
-    module = _real(model_type, cls, config)
-    assert m.count == sum(p.numel() for p in module.parameters())
-    for seq, batch in ((5, 2), (11, 1)):
-        inputs = _inputs(module, seq, batch)
-        flops = m.flops(seq, batch)
-        assert (flops.forward, flops.training) == counted(module, inputs), (seq, batch)
-        assert m.kv_cache("fp32", seq, batch).total == _held_bytes(module, inputs), (seq, batch)
+    assert_costs_are_the_real_models(m, _real(model_type, cls, config), ((5, 2), (11, 1)))

@@ -172,10 +172,16 @@ def samples(builder: Builder, found: Discovery, rng: random.Random, n: int, wide
                 (not every and any(values.get(n) == v for n, v in found.lifted.items())):
             continue
         obs = builder.observe(values)
-        if obs is not None and not obs.uneven() and obs.regime == regimes.of(values) \
-                and on_sides(found, {**values, **variables(found, values, obs)}):
+        if _fits_the_base(found, regimes, values, obs):
             out.append((values, obs))
     return out
+
+
+def _fits_the_base(found: Discovery, regimes: _Regimes, values: dict, obs) -> bool:
+    """Whether a build at ``values`` is a point for the fit: it builds, evenly, in the regime its values are in,
+    and on every side of an order the formula keeps to (:func:`on_sides`)."""
+    return obs is not None and not obs.uneven() and obs.regime == regimes.of(values) \
+        and on_sides(found, {**values, **variables(found, values, obs)})
 
 
 #: the steps a field a whole-number width is computed from takes off a fit's point, and from how many points
@@ -198,8 +204,7 @@ def parted(builder: Builder, found: Discovery, fitted: list[Sample]) -> list[Sam
             if min(moved[n] for n in together) < 1 or below_minimum(found, moved):
                 continue
             obs = builder.observe(moved)
-            if obs is not None and not obs.uneven() and obs.regime == regimes.of(moved) \
-                    and on_sides(found, {**moved, **variables(found, moved, obs)}):
+            if _fits_the_base(found, regimes, moved, obs):
                 out.append((moved, obs))
     return out
 
