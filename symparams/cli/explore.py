@@ -58,10 +58,10 @@ def sweep_command(m, args) -> None:
         raise SymparamsError(f"{', '.join(both)} given both by --set and by --grid")
     if args.csv and args.json:
         raise SymparamsError("choose one of --csv and --json")
-    plotter = _plotter(args.plot) if args.plot else None
     s = Sweep(m, grid, force=args.force, head_width=args.head_width, of=args.of, seq=args.seq, batch=args.batch)
-    if plotter is not None and s.points > MAX_PLOT:
+    if args.plot and s.points > MAX_PLOT:  # before matplotlib is imported: a bad grid is answered at once
         raise SymparamsError(f"--plot draws at most {thousands(MAX_PLOT)} points; this grid has {thousands(s.points)}")
+    plotter = _plotter(args.plot) if args.plot else None
     kept, skipped, plotted = 0, {}, []
 
     def consume(chunk):

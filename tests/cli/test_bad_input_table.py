@@ -8,15 +8,15 @@ hostile file) is checked against the product's promise for bad input:
   (with no control character in it, which could forge more lines on a terminal),
   naming the offending value where the row gives a ``needle``;
 * never ``Traceback``;
-* done within :data:`CASE_SECONDS` (10 s): each process runs in its own session
-  and the whole group is killed at the deadline;
-* peak memory at most :data:`MEMORY_KB` (500 MB).  It is measured, not capped:
-  the runner reads the child's peak resident set size (``ru_maxrss`` from
-  ``wait4``), and a fresh process runs under GNU ``/usr/bin/time -f %M -o FILE``,
-  which reports the same into a file of its own, so standard error stays the
-  program's.  (A cap with ``RLIMIT_AS`` would turn a memory bomb into a
-  ``MemoryError`` the program might report as a tidy one-line error, hiding
-  the bomb; and ``preexec_fn`` is unsafe in the threads that run the table.)
+* done within :data:`CASE_SECONDS` (10 s): the case is stopped at the
+  deadline (a process's whole session killed; an in-process case interrupted
+  by ``SIGALRM``);
+* peak memory at most :data:`MEMORY_KB` (500 MB).  It is measured, not
+  capped: for a process, its peak resident set size (``ru_maxrss`` from
+  ``wait4``); in-process, the most the case's Python objects took at once
+  (:mod:`tracemalloc`).  (A cap with ``RLIMIT_AS`` would turn a memory bomb
+  into a ``MemoryError`` the program might report as a tidy one-line error,
+  hiding the bomb.)
 * no file left behind and no file changed: every case runs in a fresh working
   directory holding the files it names (FIFOs, old outputs, hostile
   config.json files and templates, created from the tables below), and the
@@ -31,11 +31,21 @@ output with no control character and every special escaped.  A third
 (:data:`EITHER`) holds valid but extreme inputs (a 3,000-digit size, a
 4,300-digit target): a result or a one-line error, within the same limits.
 
-Cases run two at a time (two cores; each thread has a runner of its own): a
-module-scoped fixture submits every selected case to a
-``ThreadPoolExecutor(max_workers=2)`` when the first one is needed, and each
-parametrized test waits for its own result, so a failure names its exact
-case.  Known package bugs are listed in :data:`XFAIL` (case id → what goes
+Most cases need no process of their own: what a bad value, option, model or
+output path makes the command line say is decided by parsing and the
+library's checks, so they run in this process, as ``python -m symparams``
+would run (:mod:`tests.reference.in_process`), in milliseconds instead of a
+process's start.  The shell and the extreme inputs of :data:`EITHER` run as
+processes of their own (:func:`~tests.reference.cli_runner.run_forked`), two
+at a time, started when the first case is needed; so does a sample of the
+in-process cases (:data:`SAMPLED`, the first of each subcommand), which must
+give the same answer both ways.  Each parametrized test waits for its own
+result, so a failure names its exact case.  A user's template is stopped
+after :data:`TEMPLATE_SECONDS` here rather than the product's 5 s (which the
+API's bad-input table, ``tests/core/test_bad_api.py``, meets with a template
+that loops forever): what this table checks is that every hostile template is
+stopped, and answered as the promise says.
+Known package bugs are listed in :data:`XFAIL` (case id → what goes
 wrong) and marked ``xfail(strict=True)``; when the package is fixed, the case
 passes, the strict xfail fails, and the entry is to be removed.
 """
@@ -54,7 +64,10 @@ import pytest
 
 from tests.cli.bad_input_cases import (CASE_SECONDS, DIGITS, HOSTILE_FOLDER, MARKED, MEMORY_KB, SPECIALS,
                                        SUBCOMMANDS, TABLE, TEMPLATES, Case, case, materialize)
-from tests.reference.cli_runner import Outcome, close_runners, run_forked, run_fresh
+from tests.reference.cli_runner import Outcome, close_runners, run_forked
+from tests.reference.in_process import run_in_process
+
+from symparams.documents import render as render_module
 
 # -- must succeed safely: hostile titles and names are text, escaped for the format ----------------------------
 
@@ -194,19 +207,42 @@ def differences(before: dict, after: dict) -> list:
             + [f"changed {k!r}" for k in before.keys() & after.keys() if before[k] != after[k]])
 
 
-def run_case(c: Case) -> Result:
+def needs_a_process(c: Case) -> bool:
+    """Whether the promise can be checked only on a process of its own: the shell (its own HOME, and the threads
+    and exit work IPython would leave), and valid but extreme input (a memory or time bomb, which only a process
+    can be killed for, and measured by its resident size).  Every other case runs in-process
+    (:mod:`tests.reference.in_process`)."""
+    return c.group == "shell" or c.expect == "either"
+
+
+def _first_of_each_group(cases) -> set:
+    first = {}
+    for c in cases:
+        if not needs_a_process(c):
+            first.setdefault(c.group if c.expect == "error" else c.expect, c)
+    return set(first.values())
+
+
+#: the in-process cases also run as processes of their own, where both must answer the same: the first of each
+#: subcommand's errors, and the first case that must succeed
+SAMPLED = _first_of_each_group([*TABLE, *SAFE])
+
+
+def run_case(c: Case, forked: bool = False) -> Result:
+    """``c`` run in a fresh working directory: in this process, or as a process of its own when it needs one
+    or ``forked`` asks for one; what it did to the directory's tree is in the result."""
     with tempfile.TemporaryDirectory(prefix="symparams-bad-") as tmp:
         work = Path(tmp) / "work"
         work.mkdir()
         materialize(work, c.args)
         before = snapshot(work)
-        if c.group == "shell":
-            # a fresh interpreter: the shell imports IPython, which reads HOME and IPYTHONDIR when imported and
-            # leaves threads and atexit work behind; a shell that started anyway must not touch the real HOME
-            env = dict(os.environ, HOME=str(work), IPYTHONDIR=str(work / ".ipython"))
-            r = run_fresh(c.args, work, CASE_SECONDS, env)
+        if forked or needs_a_process(c):
+            # the shell imports IPython, which reads HOME and IPYTHONDIR when imported: a shell that started
+            # anyway must not touch the real HOME
+            home = {"HOME": str(work), "IPYTHONDIR": str(work / ".ipython")} if c.group == "shell" else None
+            r = run_forked(c.args, work, CASE_SECONDS, home)
         else:
-            r = run_forked(c.args, work, CASE_SECONDS)
+            r = run_in_process(c.args, work, CASE_SECONDS)
         return Result(**vars(r), changes=differences(before, snapshot(work)))
 
 
@@ -262,25 +298,44 @@ def problems(c: Case, r: Result) -> list:
 
 @pytest.fixture(scope="module")
 def outcome(request):
-    """``outcome(case)``: the case's :class:`Result`.  Every selected case of this module is started when the
-    first is asked for, two at a time, so later tests find theirs done.  Under pytest-xdist a worker runs only
-    the tests it is handed, which it cannot know in advance, and the workers already run two at a time: each
-    case is started when its test asks for it."""
+    """``outcome(case, forked=False)``: the case's :class:`Result`, run in this process unless it needs a process
+    of its own or ``forked`` asks for one.  The processes are started, two at a time, when the first case is asked
+    for, so later tests find theirs done; in-process cases run when their test asks (in the main thread, where
+    their deadline's signal reaches them).  Under pytest-xdist a worker runs only the tests it is handed, which it
+    cannot know in advance, and the workers already run two at a time: each process is started when its test asks
+    for it."""
     selected = []
     for item in [] if hasattr(request.config, "workerinput") else request.session.items:
         spec = getattr(item, "callspec", None)
         if spec is not None and item.module is request.module and isinstance(spec.params.get("case"), Case):
             selected.append(spec.params["case"])
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
-    futures = {c: pool.submit(run_case, c) for c in dict.fromkeys(selected)}
+    futures = {(c, True): pool.submit(run_case, c, True) for c in dict.fromkeys(selected)
+               if needs_a_process(c) or c in SAMPLED}
+    done = {}
 
-    def get(c):
-        if c not in futures:
-            futures[c] = pool.submit(run_case, c)
-        return futures[c].result()
+    def get(c, forked=False):
+        forked = forked or needs_a_process(c)
+        if not forked:
+            if c not in done:
+                done[c] = run_case(c)
+            return done[c]
+        if (c, True) not in futures:
+            futures[c, True] = pool.submit(run_case, c, True)
+        return futures[c, True].result()
 
     yield get
     pool.shutdown(wait=True, cancel_futures=True)
+
+
+TEMPLATE_SECONDS = 1
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _templates_stopped_sooner():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(render_module, "RENDER_SECONDS", TEMPLATE_SECONDS)
+        yield
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -300,6 +355,12 @@ def check(c: Case, outcome) -> None:
                        + f"\n  stderr: {r.err[-1500:].decode('utf-8', 'replace')!r}")
 
 
+def answer(r: Result) -> tuple:
+    """What a user sees of a run: status, output, error and the files it changed (the case's own folder, a new
+    one for each run, named alike)."""
+    def same_folder(data: bytes) -> bytes:
+        return re.sub(rb"/[^\s'\"]*/symparams-bad-[^/\s]+/work", b"WORK", data)
+    return r.code, same_folder(r.out), same_folder(r.err), r.changes
 
 
 #: cases that fail because of a bug in the package (case id -> what goes wrong); marked xfail(strict=True)
@@ -391,3 +452,12 @@ def test_must_succeed_safely(case, outcome):
 @pytest.mark.parametrize("case", params(EITHER))
 def test_extreme_but_valid(case, outcome):
     check(case, outcome)
+
+
+@pytest.mark.parametrize("case", params([c for c in [*TABLE, *SAFE] if c in SAMPLED]))
+def test_a_sample_answers_in_a_process_of_its_own_as_in_process(case, outcome):
+    """The in-process runs stand for processes: a sample of them, run as ``python -m symparams`` would run (a
+    process of its own, its real exit status and streams), gives the same answer and keeps the promise there too."""
+    forked = outcome(case, forked=True)
+    assert answer(forked) == answer(outcome(case))
+    assert not problems(case, forked)

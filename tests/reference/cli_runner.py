@@ -46,9 +46,9 @@ What a child shares with its runner and a fresh process would not have:
   still gets a seed that is random from one test run to the next, as with a
   fresh process; only the seeds of different cases are no longer independent.
 
-Cases that need a fresh interpreter (the environment read at import, the
-shell's own HOME) use :func:`run_fresh`, the old way: ``python -m symparams``
-under GNU ``/usr/bin/time -f %M``.
+A case's environment can be given variables of its own (the shell's HOME and
+IPYTHONDIR, which IPython reads when the case imports it); a variable read
+when sympy or the package is imported would need a fresh interpreter.
 """
 
 from __future__ import annotations
@@ -71,7 +71,6 @@ from pathlib import Path
 # socket, which it would not, is imported on the tests' side only
 
 GRACE = 30  # seconds the tests wait for a reply beyond the case's own deadline before giving up on a runner
-GNU_TIME = "/usr/bin/time"
 
 
 # == the tests' side ============================================================================================
@@ -88,41 +87,17 @@ class Outcome:
     peak_kb: int | None
 
 
-def run_forked(args, cwd, seconds: float) -> Outcome:
-    """``python -m symparams *args`` in ``cwd``, forked by this thread's runner, killed at ``seconds``."""
+def run_forked(args, cwd, seconds: float, environ: dict | None = None) -> Outcome:
+    """``python -m symparams *args`` in ``cwd``, forked by this thread's runner, killed at ``seconds``; ``environ``
+    holds variables set in the case's environment (before it imports anything of its own)."""
     argv = [os.fsdecode(os.fsencode(a)) for a in args]  # bytes as Python decodes them; str as subprocess checks
     with tempfile.TemporaryDirectory(prefix="symparams-out-") as tmp:
         out, err = Path(tmp, "stdout"), Path(tmp, "stderr")
-        request = {"argv": argv, "cwd": str(cwd), "seconds": seconds, "stdout": str(out), "stderr": str(err)}
+        request = {"argv": argv, "cwd": str(cwd), "seconds": seconds, "stdout": str(out), "stderr": str(err),
+                   "environ": environ or {}}
         reply = _runner().run(request)
         return Outcome(reply["code"], out.read_bytes(), err.read_bytes(), reply["seconds"], reply["timed_out"],
                        reply["peak_kb"])
-
-
-def run_fresh(args, cwd, seconds: float, env=None) -> Outcome:
-    """``python -m symparams *args`` as a new interpreter under GNU time, in its own session, killed at
-    ``seconds``."""
-    with tempfile.TemporaryDirectory(prefix="symparams-peak-") as tmp:
-        memory = Path(tmp) / "peak-kb"
-        start = time.monotonic()
-        proc = subprocess.Popen([GNU_TIME, "-f", "%M", "-o", str(memory), sys.executable, "-m", "symparams", *args],
-                                cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-        try:
-            out, err = proc.communicate(timeout=seconds)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-            timed_out = True
-        elapsed = time.monotonic() - start
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # anything the case left running
-        except ProcessLookupError:
-            pass
-        lines = memory.read_text().split() if memory.exists() else []
-        peak = int(lines[-1]) if lines and lines[-1].isdigit() else None
-    return Outcome(proc.returncode, out, err, elapsed, timed_out, peak)
 
 
 def text(data: bytes) -> str:
@@ -243,6 +218,7 @@ def _become_the_case(request: dict, out_w: int, err_w: int) -> None:
         os.dup2(fd, std)
         os.close(fd)
     os.chdir(request["cwd"])
+    os.environ.update(request["environ"])
     sys.argv[1:] = request["argv"]  # runpy sets sys.argv[0] to __main__.py's path, as -m does
     sys.path[0] = os.getcwd()
 
