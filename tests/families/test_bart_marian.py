@@ -57,7 +57,17 @@ def test_bart_base_is_139_420_416_and_matches_bart_model():
 
 
 def test_bart_large_is_406_291_456():
-    assert model("bart-large").count == 406_291_456
+    # facebook/bart-large's config.json: V 50265, d_model 1024, 12 + 12 layers of 16 heads, FFN 4096, 1024 positions
+    # (each table 2 rows longer); an encoder layer is 4 attention projections, 2 norms and the FFN, a decoder
+    # layer one attention and one norm more
+    attention, norm, ffn = 4 * (1024**2 + 1024), 2 * 1024, 2 * 1024 * 4096 + 4096 + 1024
+    by_hand = 50265 * 1024 + 2 * 1026 * 1024 + 2 * norm + 12 * (attention + 2 * norm + ffn) \
+        + 12 * (2 * attention + 3 * norm + ffn)
+    m = model("bart-large")
+    assert m.count == by_hand == 406_291_456
+    assert_matches(m, build("BartModel", transformers.BartConfig(
+        vocab_size=50265, d_model=1024, encoder_layers=12, decoder_layers=12, encoder_attention_heads=16,
+        decoder_attention_heads=16, encoder_ffn_dim=4096, decoder_ffn_dim=4096, max_position_embeddings=1024)))
 
 
 def test_distilbart_12_6_is_305_510_400_with_six_decoder_layers():

@@ -128,7 +128,14 @@ def test_llama_2_70b_causal_lm_total_is_68_976_648_192():
 
 
 def test_llama_2_13b_causal_lm_total_is_13_015_864_320():
-    assert model("llama-2-13b", head="causal-lm").count == 13_015_864_320
+    # meta-llama/Llama-2-13b-hf's config.json: V 32000, H 5120, 40 layers of 40 heads, intermediate 13824, untied
+    # 2·32000·5120 + 40·(4·5120² + 3·5120·13824 + 2·5120) + 5120
+    assert 2 * 32000 * 5120 + 40 * (4 * 5120**2 + 3 * 5120 * 13824 + 2 * 5120) + 5120 == 13_015_864_320
+    m = model("llama-2-13b", head="causal-lm")
+    assert m.count == 13_015_864_320
+    assert_matches(m, build("LlamaForCausalLM", transformers.LlamaConfig(
+        vocab_size=32000, hidden_size=5120, intermediate_size=13824, num_hidden_layers=40, num_attention_heads=40,
+        num_key_value_heads=40, tie_word_embeddings=False)), strip="model.")
 
 
 def test_t5_base_total_is_222_903_552_with_and_without_the_lm_head():
