@@ -32,6 +32,7 @@ from ..analysis.variables import as_model
 from ..core.errors import SymparamsError
 from ..core.files import read_text
 from .bounded import run_bounded
+from .commonmark import closing_strong
 from .context import context
 from .derivation import derive
 from .diagram import diagram
@@ -111,7 +112,7 @@ def render(m, format: str = "md", lang: str = "en", title: str | None = None, te
     if format == "tex":
         return latex_environment().get_template(TEMPLATES[format]).render(
             **ctx, format=format, table=summary_layout(ctx["doc"], ctx["t"]), numbered=numbered_tex)
-    return markdown_environment().get_template(TEMPLATES[format]).render(**ctx, format=format)
+    return closing_strong(markdown_environment().get_template(TEMPLATES[format]).render(**ctx, format=format))
 
 
 @lru_cache(maxsize=1)

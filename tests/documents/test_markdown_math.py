@@ -17,6 +17,7 @@ from html.parser import HTMLParser
 import pytest
 
 from symparams import Model, model
+from symparams.documents.commonmark import closing_strong
 from symparams.documents.context import context
 from symparams.documents.markup import plain
 from symparams.documents.math_layout import MD_LINE_EM, math_width
@@ -326,3 +327,28 @@ def test_lists_of_numbers_are_not_joined_by_commas_where_the_numbers_hold_commas
         if lang == "zh":  # Chinese lists numbers with 、
             assert not re.search(r"\d, \d", _prose(text)), (name, lang)
     assert "| 1 | 109,482,240 | 2 | 109,482,240 | 3 | 109,482,240 |" in documents["bert-base", "zh"]  # a table
+
+
+# -- bold that CommonMark closes ---------------------------------------------------------------------------------
+
+def literal_asterisks(html: str) -> list:
+    """The ``**`` runs markdown-it left as text (outside code and math): bold that did not open or close."""
+    text = re.sub(r"<pre>.*?</pre>|<code>.*?</code>", "", html, flags=re.S)
+    text = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", "", text, flags=re.S)
+    return [m.group(0) for m in re.finditer(r".{0,15}\*\*.{0,15}", text)]
+
+
+@pytest.mark.node
+def test_every_bold_of_every_document_is_bold_when_commonmark_renders_it(documents):
+    keys = sorted(documents)
+    rendered = node_check({"markdown": [documents[k] for k in keys]})["markdown"]
+    left = {key: literal_asterisks(out) for key, out in zip(keys, rendered) if literal_asterisks(out)}
+    assert not left, left
+
+
+@pytest.mark.node
+def test_a_chinese_title_in_parentheses_before_a_word_was_asterisks_and_is_bold():
+    source = "**嵌入层（Embedding）**总共 **23,837,184**"
+    before, after = node_check({"markdown": [source, closing_strong(source)]})["markdown"]
+    assert literal_asterisks(before) and not literal_asterisks(after)
+    assert "<strong>嵌入层</strong>（Embedding）总共 <strong>23,837,184</strong>" in after
