@@ -37,9 +37,61 @@ _SIDE_BY_SIDE = re.compile(r"(?<![\\A-Za-z])([A-Za-z](?:_\{\w+\})?) (?=(?:[A-Za-
 @lru_cache(maxsize=8192)
 def _latex(expr: sp.Expr, written: bool) -> str:
     if not written:
-        return sp.latex(expr)
+        return product_latex(*expr.args) if expr.is_Mul and expr != sp.Mul(*expr.args) else sp.latex(expr)
     # sizes multiplied as written keep a dot between letters: H \cdot H, H \cdot r \cdot H, H \cdot \frac{H}{A}
-    return _SIDE_BY_SIDE.sub(r"\1 \\cdot ", sp.latex(expr, order="none"))
+    return _SIDE_BY_SIDE.sub(r"\1 \\cdot ", sp.latex(coefficient_first(expr), order="none"))
+
+
+def coefficient_first(expr: sp.Expr) -> sp.Expr:
+    """``expr`` as written, with the whole-number coefficient of each product (its own and its factors')
+    multiplied into one in front: a number printed after a letter reads as a subscript or a digit of something
+    else (``L 2 H`` as "L2H").
+
+    >>> import sympy as sp
+    >>> L, H, F = sp.symbols("L H F")
+    >>> latex(sp.Mul(L, sp.Mul(2, H, F, evaluate=False), evaluate=False), written=True)
+    '2 L \\\\cdot H \\\\cdot F'
+    >>> latex(sp.Mul(H, sp.Mul(4, H, evaluate=False), evaluate=False), written=True)
+    '4 H \\\\cdot H'
+    """
+    if not isinstance(expr, sp.Basic) or expr.is_Atom:
+        return expr
+    if expr.is_Mul and not expr.args[0].is_Number:  # a number in front already reads as one: 2 \cdot 2 H
+        coefficient, factors = _coefficient_and_factors(expr.args)
+        factors = [coefficient_first(f) for f in factors]
+        if not factors:
+            return coefficient
+        return sp.Mul(*([coefficient] if coefficient != 1 else []), *factors, evaluate=False)
+    args = [coefficient_first(a) for a in expr.args]
+    return expr.func(*args, evaluate=False) if expr.is_Add or expr.is_Mul or expr.is_Pow else expr.func(*args)
+
+
+def product_latex(*factors: sp.Expr) -> str:
+    """A product kept as given (``L`` copies of one layer's count) in print: the coefficient first, then each
+    factor as sympy prints it, a sum in parentheses.
+
+    >>> import sympy as sp
+    >>> L, H, A, F = sp.symbols("L H A F")
+    >>> product_latex(L, 2 * H * (F + 1)), product_latex(2 * L, G := sp.Symbol("G") * H**2 / A)
+    ('2 L H \\\\left(F + 1\\\\right)', '2 L \\\\frac{G H^{2}}{A}')
+    """
+    coefficient, rest = _coefficient_and_factors(factors)
+    alone = len(rest) == 1 and coefficient == 1
+    shown = " ".join(rf"\left({sp.latex(f)}\right)" if f.is_Add and not alone else sp.latex(f) for f in rest)
+    if not shown or coefficient not in (1, -1):
+        return " ".join(filter(None, (sp.latex(coefficient), shown)))
+    return shown if coefficient == 1 else f"-{shown}"
+
+
+def _coefficient_and_factors(factors) -> tuple:
+    """The whole-number coefficients of ``factors`` multiplied into one, and what is left of each factor."""
+    coefficient, rest = sp.Integer(1), []
+    for f in map(sp.sympify, factors):
+        c, left = f.as_coeff_Mul() if f.is_Mul or f.is_Number else (sp.Integer(1), f)
+        coefficient *= c
+        if left != 1:
+            rest.append(left)
+    return coefficient, rest
 
 
 def latex_numbers(expr: sp.Expr, values: dict, *, written: bool = False) -> str:
@@ -56,7 +108,9 @@ def latex_numbers(expr: sp.Expr, values: dict, *, written: bool = False) -> str:
 def _numbers_pattern(expr: sp.Expr, written: bool) -> str:
     """:func:`latex_numbers`'s text with a hole ``⟦name⟧`` for each symbol, printed once per expression."""
     names = {s: f"\u27e6{s.name}\u27e7" for s in expr.free_symbols}
-    return sp.latex(expr, mul_symbol="times", symbol_names=names, **({"order": "none"} if written else {}))
+    if written:  # in the order the formula as written shows its factors
+        return sp.latex(coefficient_first(expr), mul_symbol="times", symbol_names=names, order="none")
+    return sp.latex(expr, mul_symbol="times", symbol_names=names)
 
 
 def fill_numbers(expr: sp.Expr, texts: dict, *, written: bool = False) -> str:

@@ -9,7 +9,7 @@ import sympy as sp
 
 from ..core.model import Model
 from ..core.symbols import A, D
-from .formulas import latex
+from .formulas import latex, product_latex
 from .walk import splits_into_heads
 
 
@@ -132,21 +132,13 @@ def _symbols_as_math(text: str) -> str:
     return _SYMBOL_IN_TEXT.sub(r"$\1$", text)
 
 
-def _times(copies: sp.Expr, count: sp.Expr) -> str:
-    r"""``copies`` × ``count`` in LaTeX as a person writes it: ``3 L (H^{2} + H)``."""
-    if copies == 1:
-        return latex(count)
-    shown = latex(count)
-    return f"{latex(copies)} " + (rf"\left({shown}\right)" if count.is_Add else shown)
-
-
 def _head_term(t) -> dict:
     """A part written with A (:class:`~symparams.analysis.proof.HeadTerm`) in LaTeX: one head, the heads
     side by side, multiplied out, and all its copies."""
     split = t.split
     return {"written": latex(t.written, written=True), "collapsed": latex(t.collapsed),
             "copies": "" if t.copies == 1 else latex(t.copies),
-            "total_written": latex(t.total_written, written=True), "total": _times(t.copies, t.collapsed),
+            "total_written": latex(t.total_written, written=True), "total": product_latex(t.copies, t.collapsed),
             # A·(H·D) = A·D·H is no step a reader needs: the form is multiplied out only where a head is H/A wide
             "multiplies_out": t.multiplies_out,
             "heads": "" if split is None else sp.latex(split[0]),
@@ -158,7 +150,7 @@ def _remaining_term(t, held: sp.Expr) -> dict:
     """A part that still holds A once G/A and A·D are held fixed: one copy's count then, all copies', and
     what it holds per head where it is a multiple of A (T5's relative bias: B per head)."""
     per_head = sp.cancel(held / A)
-    return {"written": latex(t.written, written=True), "held": latex(held), "total": _times(t.copies, held),
+    return {"written": latex(t.written, written=True), "held": latex(held), "total": product_latex(t.copies, held),
             "copies": latex(t.copies), "several": t.copies != 1,
             "per_head": "" if A in per_head.free_symbols else latex(per_head),
             "paths": t.paths, "titles": t.titles}
