@@ -291,7 +291,7 @@ def _costs(c, lang: str) -> dict:
         "product": thousands(c.product) if c.product else "", "backward": thousands(c.backward),
         "training": thousands(c.training), "forward_math": math_count(c.forward),
         "heads_invariant": c.heads_invariant, "heads_derivative": c.heads_derivative,
-        "held": r",\ ".join(c.held),
+        "held": r",\ ".join(c.held), "held_sentence": c.held_sentence,
         "kaplan": per_token(c.kaplan), "exact_per_token": per_token(c.exact_per_token),
         "kaplan_difference": c.kaplan_difference,
         "memory": [{"key": key, "bytes": thousands(n), "gib": "" if key.endswith("per_token") else gib(n)}

@@ -37,6 +37,8 @@ class CostsView:
     heads_invariant: bool
     heads_derivative: str        # LaTeX
     held: tuple[str, ...]        # what, held fixed, makes the FLOPs independent of A (LaTeX: \frac{G}{A})
+    #: the catalog's sentence for it: whether the parameter count, held the same way, is independent of A too
+    held_sentence: str
     kaplan: int | Fraction       # 2N + 2·n_layer·s·d_attn per token
     exact_per_token: int | Fraction
     kaplan_difference: str       # exact − Kaplan, LaTeX
@@ -87,6 +89,7 @@ def costs_view(m: Model) -> CostsView:
         product=kinds["product"], backward=f.backward, training=f.training,
         heads_invariant=f.heads_derivative == 0, heads_derivative=latex(f.heads_derivative),
         held=tuple(LATEX_OF_HELD[q] for q in held[0]) if held is not None and held[1] == 0 else (),
+        held_sentence=_held_sentence(m, held),
         kaplan=_number(kaplan["law_value"]), exact_per_token=_number(kaplan["exact_value"]),
         kaplan_difference=latex(kaplan_law.difference),
         weights_fp32=m.memory(dtype="fp32", optimizer="none").weights, weights_bf16=training_bytes.weights,
@@ -95,6 +98,15 @@ def costs_view(m: Model) -> CostsView:
         exprs={key: sp.expand(sp.sympify(e).xreplace(at)) for key, e in exprs.items()},
         formula_expr=f.formula, heads_derivative_expr=f.heads_derivative, kaplan_difference_expr=kaplan_law.difference)
 
+
+
+def _held_sentence(m: Model, held) -> str:
+    """The sentence of the catalog that says what holding G/A or A·D fixed does to the FLOPs beside what it does
+    to the count: the count may still depend on A (T5's relative attention bias has a table per head)."""
+    count = m.prove().fixed_ratio
+    if held is None or count is None or {h.quantity for h in count.held} != set(held[0]):
+        return "heads_held"
+    return "heads_held_like_count" if count.invariant else "heads_held_unlike_count"
 
 
 def _number(value) -> int | Fraction:

@@ -291,7 +291,7 @@ def _costs(d, lang: str, formulas: list) -> dict:
     c = d.costs
     heads = (sentence("heads_invariant") if c.heads_invariant else
              sentence("heads_dependent") + t["sp"] + _math(c.heads_derivative_expr) + t["stop"] +
-             (t["sp"] + prose_html(t["costs"]["heads_held"], held=text["held"]) if c.held else ""))
+             (t["sp"] + prose_html(t["costs"][c.held_sentence], held=text["held"]) if c.held else ""))
     return {
         "formula": _math(_FLOPS + "<mo>=</mo>" + mathml_inner(c.formula_expr), display=True),
         "forward": sentence("forward", seq=escape_html(text["seq"]), forward=outputs["forward"],

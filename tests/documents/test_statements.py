@@ -107,3 +107,34 @@ def test_the_published_size_is_reconciled_with_the_exact_count():
     gpt2 = md("gpt2")
     assert "Its published size, 117M, is not this count" in gpt2 and "123,532,032" in gpt2
     assert "published size" not in md("bert-base", L=24)  # a variant is not the published model
+
+
+# -- what holding G/A or A·D fixed does, said of the FLOPs beside the count ------------------------------------
+
+def _meta_count(config) -> int:
+    import torch
+    import transformers
+
+    with torch.device("meta"):
+        built = transformers.AutoModel.from_config(config)
+    return sum(p.numel() for p in built.parameters())
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,like,unlike", [
+    ("en", "as for the parameter count", "although the parameter count, held the same way, still depends on $A$"),
+    ("zh", "和参数量的情形一样", "而参数量在同样固定时仍与 $A$ 有关")])
+def test_the_flops_held_sentence_says_of_the_count_what_transformers_builds(lang, like, unlike):
+    """T5 with A·D held: twice the heads of half the width are another count (a relative-position table per
+    head); Llama with G/A held: the same count.  The FLOPs sentence of each document must say so."""
+    import transformers
+
+    t5 = dict(vocab_size=32128, d_model=512, d_ff=2048, num_layers=6, relative_attention_num_buckets=32)
+    assert _meta_count(transformers.T5Config(**t5, num_heads=8, d_kv=64)) != \
+        _meta_count(transformers.T5Config(**t5, num_heads=16, d_kv=32))
+    llama = dict(vocab_size=128256, hidden_size=512, intermediate_size=1024, num_hidden_layers=2)
+    assert _meta_count(transformers.LlamaConfig(**llama, num_attention_heads=8, num_key_value_heads=2)) == \
+        _meta_count(transformers.LlamaConfig(**llama, num_attention_heads=16, num_key_value_heads=4))
+    t5_text, llama_text = md("t5-small", lang), md("llama-3-8b", lang)
+    assert unlike in t5_text and like not in t5_text
+    assert like in llama_text and unlike not in llama_text
