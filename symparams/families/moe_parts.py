@@ -77,7 +77,8 @@ def decoder_model(name, layer_blocks, task) -> Block:
     them (the base model's modules at the top level)."""
     return group(name, [
         group("embeddings", [embedding("embed_tokens", V, H, title="token_embedding")], ref="", title="input"),
-        group("decoder", [*layer_blocks, rms_norm("norm", H, title="final_norm")], ref="", title="decoder"),
+        group("decoder", [*layer_blocks, rms_norm("norm", H, title="final_norm")], ref="",
+              title="decoder" if len(layer_blocks) == 1 else "mixed_decoder"),  # layers of more than one kind
         group("head", [task], ref="", title="task_head") if task is not None else None,
     ], ref="")
 

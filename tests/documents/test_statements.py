@@ -5,6 +5,7 @@ import re
 import pytest
 
 from symparams import model
+from symparams.core.symbols import L_f
 from symparams.documents.render import render
 
 
@@ -138,3 +139,12 @@ def test_the_flops_held_sentence_says_of_the_count_what_transformers_builds(lang
     t5_text, llama_text = md("t5-small", lang), md("llama-3-8b", lang)
     assert unlike in t5_text and like not in t5_text
     assert like in llama_text and unlike not in llama_text
+
+
+@pytest.mark.parametrize("lang,identical", [("en", "A stack of identical decoder layers"), ("zh", "结构一致的解码器层")])
+def test_a_decoder_of_dense_and_expert_layers_is_not_called_identical(lang, identical):
+    """DeepSeek-V3 stacks first_k_dense_replace = 3 dense layers before 58 with experts (its config.json);
+    Llama's 32 layers are all alike."""
+    deepseek = md("deepseek-v3", lang)
+    assert model("deepseek-v3").values[L_f] == 3
+    assert identical not in deepseek and identical in md("llama-3-8b", lang)
