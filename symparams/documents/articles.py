@@ -240,7 +240,7 @@ TRANSFORMER_PARAMETER_COUNT = Article(
          "选择（原文也提到论文发现两者效果几乎没有区别）。"),
         ("The article's accounting leaves out the biases and the LayerNorms (a scale and a shift of $H$ each per "
          "norm): the model has them, and the preset `transformer-base` counts them.",
-         "原文的口径不计偏置和 LayerNorm（每个归一化各有 $H$ 个缩放和平移参数）：模型里有这些参数，预设 "
+         "原文的口径不计偏置和 LayerNorm（每个归一化有 $H$ 个缩放参数和 $H$ 个平移参数，共 $2H$ 个）：模型里有这些参数，预设 "
          "`transformer-base` 把它们计算在内。"),
     ),
     related=("transformer-base",),

@@ -79,7 +79,7 @@ def self_attention(decoder=False):
     """
     cache = 2 * A * (H / A) if decoder else 0
     return group("self", [per_head_linear(n, H, A, H / A) for n in ("query", "key", "value")],
-                 title="multi_head_attention", computes=(Attention(A, H / A, H / A, cache=cache, causal=decoder),))
+                 title="qkv_projections", computes=(Attention(A, H / A, H / A, cache=cache, causal=decoder),))
 
 
 def ffn(inter):

@@ -45,7 +45,7 @@ def fused(name, parts):
     Every part is its own block (``query``, ``key``, ``value``) with ``ref=""``,
     so their weights and biases add up to ``c_attn.weight`` and ``c_attn.bias``.
     """
-    return group(name, [per_head_linear(p, H, A, H / A, ref="") for p in parts], title="multi_head_attention")
+    return group(name, [per_head_linear(p, H, A, H / A, ref="") for p in parts], title="qkv_projections")
 
 
 def attention(name, cross=False):

@@ -68,7 +68,7 @@ def attention(bias):
     window (``local_attention``, 128).
     """
     fused = group("Wqkv", [per_head_linear(part, H, A, H / A, bias=bias, ref="", title=part)
-                           for part in ("query", "key", "value")], title="multi_head_attention")
+                           for part in ("query", "key", "value")], title="qkv_projections")
     return group("attn", [fused, linear("Wo", H, H, bias=bias, title="attention_output")],
                  title="multi_head_attention", computes=(Attention(A, H / A, H / A),))
 
