@@ -8,7 +8,7 @@ The proof is a derivation a student can follow, not a lookup of ``free_symbols``
    ``A`` heads side by side (``A·(H·(H/A) + H/A)``), multiplied out (for
    BERT ``H² + H``: ``A`` cancels), and how many such parts the model holds
    (BERT: ``3·L``, the query, key and value of every layer);
-3. the total as written, identical terms collected (``collected``):
+3. the total as written, identical terms holding A collected (``collected``):
    ``… + L·(3·A·(H·H/A + H/A) + …) + …``; no term but those of step 2
    holds ``A`` (``rest`` is free of it), so ``N`` does not depend on ``A``
    exactly when every one of them cancels it;

@@ -32,7 +32,7 @@ class ProofView:
     counterexample_source: str = ""                          # "model", "preset NAME", "canonical"
     counterexample_values: tuple[tuple[str, str], ...] = ()  # (symbol LaTeX, value LaTeX)
     fixed_ratio: dict | None = None                          # G = ρA re-derived: LaTeX strings
-    #: every part written with A (see :func:`_head_term`), N(A) with identical terms collected
+    #: every part written with A (see :func:`_head_term`), N(A) with identical terms holding A collected
     terms: tuple[dict, ...] = ()
     collected: str = ""
     #: each head has a width D of its own, so the premise is not A | H

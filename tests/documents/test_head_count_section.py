@@ -1,6 +1,6 @@
 """The head-count section as a proof a student follows, and the rule of thumb closing the closed-form section.
 
-Order: the premise (A | H), one head and the heads side by side, N(A) with identical terms collected and the
+Order: the premise (A | H), one head and the heads side by side, N(A) with identical terms holding A collected and the
 terms holding A listed, the verdict (∎), the formal check ∂N/∂A, the numbers; where A does not cancel, a
 two-row counterexample and the re-derivation with G/A or A·D held fixed.
 """
