@@ -17,7 +17,7 @@ from ..core.algebra import closed_form, evaluated
 from ..core.blocks import Block, group, product_as_written, tree_fact
 from ..core.errors import SymparamsError
 from ..core.symbols import A
-from .formulas import latex
+from .formulas import latex, product_latex
 
 # -- the article's walk -------------------------------------------------------------
 
@@ -206,8 +206,8 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
         collapsed=latex(size) if per_head else None, counted=counted, repeats=chain, total_expr=total_expr,
         total_formula=latex(total_expr, written=written) if repeat != 1 else formula, tied=inner.tied_to,
         trainable=trainable, per_head=per_head, cancels=per_head and A not in size.free_symbols,
-        row_repeat="" if not summary_row or reps == 1 else latex(reps),
-        row_formula="" if not summary_row else "0" if inner.tied_to else latex(closed_form(sp.expand(reps * size))),
+        row_repeat="" if not summary_row or reps == 1 else rf"\left({latex(reps)}\right)" if reps.is_Add else latex(reps),
+        row_formula="" if not summary_row else "0" if inner.tied_to else _row_formula(reps, size),
         unit=inner.title_key if repeat != 1 else "", children=children)
 
 
@@ -238,3 +238,10 @@ def plans(tree: Block) -> tuple[Plan, ...]:
     """The plans of the tree's top-level components."""
     return tuple(_plan([child], child.name, 0, tree.repeat, tree.trainable) for child in tree.children)
 
+
+def _row_formula(copies: sp.Expr, size: sp.Expr) -> str:
+    """A summary row's count in LaTeX: multiplied out over a number of copies written as one symbol (``4 H^{2} L``),
+    kept as a product over a difference such as L - L_f, which multiplied out would read as negative terms."""
+    if copies.is_Add:
+        return product_latex(copies, closed_form(size))
+    return latex(closed_form(sp.expand(copies * size)))
