@@ -148,3 +148,19 @@ def test_a_decoder_of_dense_and_expert_layers_is_not_called_identical(lang, iden
     deepseek = md("deepseek-v3", lang)
     assert model("deepseek-v3").values[L_f] == 3
     assert identical not in deepseek and identical in md("llama-3-8b", lang)
+
+
+@pytest.mark.crosscheck
+def test_mixtrals_published_46_7b_is_transformers_causal_lm_rounded():
+    """Mistral AI announced Mixtral 8x7B at 46.7B parameters: MixtralForCausalLM at its config.json's sizes."""
+    import torch
+    import transformers
+
+    config = transformers.MixtralConfig(vocab_size=32000, hidden_size=4096, intermediate_size=14336,
+                                        num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                                        num_local_experts=8, num_experts_per_tok=2)
+    with torch.device("meta"):
+        built = transformers.MixtralForCausalLM(config)
+    total = sum(p.numel() for p in built.parameters())
+    assert round(total, -8) == 46_700_000_000
+    assert f"Its published size, 46.7B, is {total:,} with its causal-lm head" in md("mixtral-8x7b")
