@@ -360,7 +360,7 @@ def _equations(proof, ui: dict) -> str:
         lhs = holding if lhs_latex.startswith(r"\text{terms holding") else lhs
         rows.append(f'<tr><td class="lhs">{_math(lhs)}</td><td class="eq">{_math("<mo>=</mo>")}</td>'
                     f'<td class="rhs">{_math(rhs)}</td></tr>')
-    return f'<table class="proof">{"".join(rows)}</table>'
+    return f'<div class="wide"><table class="proof">{"".join(rows)}</table></div>'
 
 
 def _proof_words(d, proof, t: dict, lang: str) -> dict:

@@ -18,6 +18,7 @@ from symparams.core.formatting import percent
 from symparams.documents.context import title_of
 from symparams.documents.derivation import derive
 from symparams.documents.environment import catalog
+from symparams.documents.escape import escape_html
 from symparams.documents.html import contribution_formula
 from symparams.families.presets import all_presets
 from symparams.families.registry import all_families
@@ -465,3 +466,37 @@ def test_the_compute_and_memory_section_follows_new_values(tmp_path):
     assert changed.kv_cache().per_token == hand
     page = path.read_text(encoding="utf-8")
     assert 'data-copy="costs-kv_per_token"' in page and "计算量与内存" in page
+
+
+# -- on a phone ---------------------------------------------------------------------------------------------------
+
+PHONE = (390, 844)
+
+
+def on_a_phone(page: Path, script: str) -> dict:
+    """``page`` in a frame of a phone's width (headless Chromium's window is at least 500 px wide, a frame is
+    not), with ``script`` run in it after its own; ``script`` sets ``data-*`` on the frame's ``parent``, whose
+    root's attributes are returned once the page settles."""
+    framed = page.read_text().replace("</body>", f"<script>{script}</script></body>")
+    outer = page.with_name("phone-" + page.name)
+    outer.write_text(f'<!DOCTYPE html><html><body style="margin:0"><iframe width="{PHONE[0]}" height="{PHONE[1]}" '
+                     f'style="border:0" srcdoc="{escape_html(framed)}"></iframe></body></html>')
+    return Page(dump_dom(outer, "", "--window-size=800,900")).root
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name,lang", [("bert-base", "zh"), ("deepseek-v3", "en"), ("t5-base", "en")])
+def test_on_a_phone_nothing_scrolls_sideways_and_the_bars_have_room(name, lang, tmp_path):
+    """390 × 844: the page is no wider than the screen (wide tables and formulas scroll in their own box), and
+    each bar of the chart has a track to fill."""
+    page = tmp_path / f"{name}.{lang}.html"
+    cli("derive", name, "--format", "html", "--lang", lang, "-o", str(page))
+    root = on_a_phone(page, """addEventListener("load", () => {
+      const d = document.documentElement;
+      const tracks = [...document.querySelectorAll(".bar-track")].map(t => t.getBoundingClientRect().width);
+      parent.document.documentElement.dataset.layout = [innerWidth, d.scrollWidth, d.clientWidth,
+                                                        Math.min(...tracks)].join(",");
+    });""")
+    width, scroll, client, narrowest_track = map(float, root["data-layout"].split(","))
+    assert width == PHONE[0] and scroll <= client
+    assert narrowest_track >= 100
