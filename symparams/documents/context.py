@@ -213,7 +213,7 @@ def _proof(p, lang: str) -> dict:
         "thumb": thumb, "thumb_status": p.thumb_status,
         "per_head": [{"lhs": lhs, "rhs": rhs, "paths": list(paths)} for lhs, rhs, paths in p.per_head],
         "written": p.written, "closed": p.closed, "derivative": p.derivative, "dependence": p.dependence or "",
-        "conditions": [{"latex": c[0], "text": c[text]} for c in p.conditions],
+        "conditions": [{"latex": c[0], "text": _after_condition(c[text], lang)} for c in p.conditions],
         "heads": [str(a) for a in p.heads], "totals": [thousands(n) for n in p.totals],
         "witness": [{"A": str(a), "total": thousands(n)} for a, n in p.witness],
         "counterexample": ([{"A": str(a), "total": thousands(n)} for a, n in p.counterexample]
@@ -225,6 +225,16 @@ def _proof(p, lang: str) -> dict:
             "conditions": [{"latex": c[0], "text": c[text]} for c in p.fixed_ratio["conditions"]],
             "remaining": [titled(term) for term in p.fixed_ratio["remaining"]]},
     }
+
+
+def _after_condition(text: str, lang: str) -> str:
+    """What follows a condition's formula in the premise's list: its reading in parentheses, then what it means
+    ("$A \\mid H$ ($A$ divides $H$): $H/A$ is …"), not a second colon after the first."""
+    t = catalog(lang)
+    reading, colon, meaning = text.partition(t["colon"])
+    if not colon:
+        return t["colon"] + text
+    return f"{t['lp']}{reading}{t['rp']}{t['colon']}{meaning}"
 
 
 def _published(p: dict | None, lang: str) -> str:

@@ -35,7 +35,7 @@ def bert_en():
 
 def test_bert_base_proof_goes_premise_one_head_terms_verdict_check_numbers(bert_en):
     heads = section(bert_en, 5)
-    assert in_order(heads, "**Premise.**", r"- $A \mid H$: $A$ divides $H$: $H/A$ is the head dimension",
+    assert in_order(heads, "**Premise.**", r"- $A \mid H$ ($A$ divides $H$): $H/A$ is the head dimension",
                     "**One head.**", r"$$A \left(H \cdot \frac{H}{A} + \frac{H}{A}\right) = H^{2} + H$$",
                     "**Every term that holds $A$.**", "N(A) &= ", "The terms of $N(A)$ that hold $A$",
                     "No other term contains $A$, so $N$ does not depend on $A$. ∎",
@@ -71,7 +71,7 @@ def test_no_rule_of_thumb_is_claimed_for_other_layers(name):
 
 def test_chinese_proof_has_its_premise_and_ends_with_qed():
     heads = section(render(model("bert-base"), format="md", lang="zh"), 5)
-    assert in_order(heads, "**前提。**", r"- $A \mid H$：$A$ 整除 $H$：$H/A$", "**单个头。**", "**含 $A$ 的项。**",
+    assert in_order(heads, "**前提。**", r"- $A \mid H$（$A$ 整除 $H$）：$H/A$", "**单个头。**", "**含 $A$ 的项。**",
                     "其他项都不含 $A$，所以 $N$ 与 $A$ 无关。 ∎", "形式上再检验一次", "**代入数值。**")
 
 
