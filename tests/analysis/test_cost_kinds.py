@@ -130,3 +130,4 @@ def test_a_count_up_to_a_bound_over_traces_with_and_without_a_kind_is_refused_wi
     with pytest.raises(Untraceable, match=r"layers of self DynamicLayer keys, in traces with and without layers of "
                                           r"another kind \(a count bounded by L and m, a minimum"):
         cost_fitting.fitted(domain, samples, {"L": sp.Symbol("L"), "m": sp.Symbol("m")})
+
