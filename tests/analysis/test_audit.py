@@ -91,3 +91,19 @@ def test_a_projection_run_too_many_times_is_caught_at_a_long_sequence(monkeypatc
     finally:
         inferred.family.cache_clear()
     assert found is not None and f"at {LONG} tokens the formulas give" in found
+
+
+def test_a_refused_long_check_names_the_model_type_not_the_folder_it_ran_in(monkeypatch, tmp_path):
+    """The reason is shipped in the data file and shown in docs/inferred.md: a config read with no path of its own
+    took its name from the working directory (the generator's checkout, "main")."""
+    entry = shipped("olmo", "causal-lm")
+    entry["costs"]["held"] = {"hidden_size": 7}  # a condition no configuration checked meets
+    monkeypatch.setattr(inferred, "entries", lambda model_type: {"causal-lm": entry})
+    monkeypatch.chdir(tmp_path)
+    inferred.family.cache_clear()
+    try:
+        found = long_sequence_check(entry)
+    finally:
+        inferred.family.cache_clear()
+    assert found.startswith("the formulas refuse the configuration checked: olmo: "), found
+    assert tmp_path.name not in found

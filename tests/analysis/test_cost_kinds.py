@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 import sympy as sp
 
 from symparams.analysis.inference import cost_fitting, costs
@@ -13,6 +14,7 @@ from symparams.analysis.inference.cost_engine import _differences, _negative
 from symparams.analysis.inference.discovered import Field
 from symparams.analysis.inference.fitting import expression
 from symparams.analysis.inference.observing import Observed
+from symparams.analysis.inference.tracing import Untraceable
 
 SLIDING, FULL = ("self", "DynamicSlidingWindowLayer", "keys"), ("self", "DynamicLayer", "keys")
 
@@ -109,3 +111,23 @@ def test_a_tiny_size_that_does_not_trace_with_one_product_per_key_is_passed_over
     domain = SimpleNamespace(found=found, start={"head_dim": 64}, cost_fields={}, low={}, observe=observe, products=[],
                              orders=set(), regular=())
     assert tiny_values(domain, Observed(7, 2, {("dim", FULL, 0): 64}))["head_dim"] == 5
+
+
+def test_a_count_up_to_a_bound_over_traces_with_and_without_a_kind_is_refused_with_its_cause():
+    # dots1: the layers from max_window_layers on keep a sliding window, so the full-attention cache layers are
+    # min(L, m); traces with fewer layers than m have no sliding layers, and no polynomial is a minimum
+    samples = []
+    for layers in range(1, 13):
+        for bound in (2, 4, 6):
+            targets = {("layers", FULL): min(layers, bound), ("dim", FULL, 0): 2}
+            if layers > bound:
+                targets.update({("layers", SLIDING): layers - bound, ("dim", SLIDING, 0): 2})
+            samples.append(({"L": layers, "m": bound}, Observed(7, 2, targets)))
+    samples.sort(key=lambda s: -len(s[1].targets))  # the first sample has every kind, as the base does
+    domain = _fit_domain({"L", "m"})
+    domain.effects = {"L": {("layers", FULL), ("layers", SLIDING)}, "m": {("layers", FULL), ("layers", SLIDING)}}
+    domain.point = lambda values, obs: values
+    with pytest.raises(Untraceable, match=r"layers of self DynamicLayer keys, in traces with and without layers of "
+                                          r"another kind \(a count bounded by L and m, a minimum"):
+        cost_fitting.fitted(domain, samples, {"L": sp.Symbol("L"), "m": sp.Symbol("m")})
+

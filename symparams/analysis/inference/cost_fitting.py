@@ -146,11 +146,21 @@ def _symbols(domain: Domain, inferred: Inferred) -> dict:
 def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
     """Every target's formula, fitted on ``samples`` (the backward-only ones on the samples that traced it)."""
     out = {}
+    kinds_vary = len({o.structure for _, o in samples}) > 1  # some traces lack a kind of layer the others have
     for target in samples[0][1].targets:
         used = [(domain.point(v, o), value) for v, o in samples if (value := _target_value(target, o)) is not None]
         lacked = len(used) > len([o for _, o in samples if target in o.targets])  # a kind some traces lack
-        found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used], symbols,
-                            domain.layer_counts() if lacked else frozenset())
+        try:
+            found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used], symbols,
+                                domain.layer_counts() if lacked else frozenset())
+        except Untraceable as exc:
+            if not kinds_vary or target[0] not in ("count", "layers"):
+                raise
+            # dots1's full-attention cache layers are min(L, max_window_layers): the traces with fewer layers than
+            # the bound have no sliding ones, and no polynomial is a minimum
+            bounds = " and ".join(_dependencies(domain, target))
+            raise Untraceable(f"{exc}, in traces with and without layers of another kind (a count bounded by "
+                              f"{bounds}, a minimum, is no polynomial)") from None
         out[target] = sp.expand(expression(found, symbols))
     return out
 

@@ -11,6 +11,11 @@ from .real_tensors import LEAST_POSITIONS, SHRINKS, data_independent
 from .sampling import layer_floor
 from .tracing import Untraceable
 
+#: why a class whose experts' products differ between experts even taken together (the products of views of one
+#: weight, see :func:`~.real_tensors.routed_together`) is refused: experts that are modules of their own, or any
+#: other loop whose products follow the data, each run on the tokens the router sends it
+ROUTED = ("on real tensors, each expert runs on the tokens routed to it, so its products follow the data (the "
+          "experts are not views of one weight that the trace can take together): ")
 #: the widest factor of a product taken as degenerate (a head of 1 or 2 channels)
 NARROW = 2
 
@@ -27,15 +32,16 @@ def on_real_tensors(domain):
         try:
             why = data_independent(domain, found.base, BASE_SEQ, BASE_BATCH)
         except Untraceable as exc:
-            if "differ between its copies" not in str(exc) or domain.experts_loop:
-                together = ", each expert's products taken together" if domain.experts_loop else ""
-                raise Untraceable(f"on real tensors{together}: {exc}") from None
+            if "differ between its copies" not in str(exc):
+                raise Untraceable(f"on real tensors: {exc}") from None
+            if domain.experts_loop:
+                raise Untraceable(ROUTED + str(exc)) from None
             # an experts loop: each expert's products run on the tokens routed to it
             domain.experts_loop = True
             try:
                 why = data_independent(domain, found.base, BASE_SEQ, BASE_BATCH)
             except Untraceable as again:
-                raise Untraceable(f"on real tensors, each expert's products taken together: {again}") from None
+                raise Untraceable(ROUTED + str(again)) from None
         if why is None:
             return domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
         if "depend on the data" in why:

@@ -94,7 +94,8 @@ def _checked(entry: dict, config: dict, length: int = LONG) -> str | None:
     cls = entry["class"]
     device = (entry.get("costs") or {}).get("traced_on", "meta")
     try:
-        counted = inferred_model(config, head=None if cls == "base" else cls)
+        # named for its type: a config without a path is named for the working directory (the checkout's folder)
+        counted = inferred_model(config, head=None if cls == "base" else cls, source=entry["model_type"])
         flops = counted.flops(length, 1)
     except SymparamsError as exc:
         return f"the formulas refuse the configuration checked: {exc}"
