@@ -76,6 +76,7 @@ SAMPLE = {
     "esmc": "masked-lm",  # query and key norms H wide on A·D channels: A·D = H too
     "m2m_100": "seq2seq-lm",  # encoder-decoder, sinusoidal positions, LayerDrop by default (every layer counted)
     "prophetnet": "seq2seq-lm",  # relative positions projected twice per call: the main stream, the predicted ones
+    "funnel": "masked-lm",  # encoder blocks each at the last one's length pooled to half, rounded up
 }
 #: how many times the generator's small widths the checked model's are
 SCALE = 3
