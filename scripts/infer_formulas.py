@@ -54,7 +54,7 @@ from symparams.analysis.inference.running import width_rules  # noqa: E402
 from symparams.families.inferred import branch_key  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inferred_fields import ignored_keys, with_defaults  # noqa: E402
+from inferred_fields import ignored_keys, with_cost_texts, with_defaults  # noqa: E402
 from inferred_table import TABLE, costs_verdict, old_table, table  # noqa: E402
 
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
@@ -125,7 +125,7 @@ def run_one(model_type: str, cls: str) -> tuple[dict, float, float]:
     if entry["exact"]:
         signal.alarm(COST_SECONDS)
         try:
-            entry["costs"] = infer_costs(inferred, seed=SEED, real=True).to_dict()
+            entry["costs"] = with_cost_texts(model_type, infer_costs(inferred, seed=SEED, real=True).to_dict())
         except _TimedOut:
             entry["costs"] = {"exact": False, "reason": f"timed out after {COST_SECONDS} s"}
         except Exception as exc:  # as above: the count stays, the costs are not inferred

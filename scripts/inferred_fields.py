@@ -80,6 +80,21 @@ def with_defaults(entry: dict) -> dict:
             **_lists(entry), **_indexes(entry, tuple(sizes)), **_forced(entry)}
 
 
+#: text keys whose other values run other products than the traced ones, by type → the value traced (a config.json
+#: that sets another is outside the costs; the count holds either way): Funnel's "factorized" attention multiplies
+#: its relative positions otherwise than the default "relative_shift"
+COST_TEXTS = {"funnel": ("attention_type",)}
+
+
+def with_cost_texts(model_type: str, costs: dict) -> dict:
+    """``costs`` (exact) with the text keys of :data:`COST_TEXTS` held at the default config's values."""
+    texts = COST_TEXTS.get(model_type, ())
+    if not texts or not costs.get("exact"):
+        return costs
+    base = default_config(model_type)
+    return {**costs, "held": {**costs["held"], **{k: getattr(base, k) for k in texts}}}
+
+
 def _forced(entry: dict) -> dict:
     """``{"forced": ...}``: each per-layer list whose kinds the formula counts (``list#kind`` fields) and whose last
     entry the config class rewrites as it reads a file (Gemma 4's text config makes its last layer a full-attention

@@ -13,7 +13,7 @@ Commands(target='bert-base', costs=True)
 >>> from symparams.families.inferred import model as inferred
 >>> suggested(inferred({"model_type": "olmo"}, source="OLMo-1B-hf"))  # its traced costs are in the data
 Commands(target='', costs=True)
->>> suggested(inferred({"model_type": "funnel"}))  # its costs could not be inferred: no flops, no memory
+>>> suggested(inferred({"model_type": "pegasus_x"}))  # its costs could not be inferred: no flops, no memory
 Commands(target='', costs=False)
 """
 

@@ -229,7 +229,8 @@ def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -
         numbers.setdefault(name, value)
         known[field] = value
     for key, held in sorted(costs.get("held", {}).items()):
-        value = reader.bool(key, default=held) if isinstance(held, bool) else reader.int(key, default=held, minimum=0)
+        value = reader.bool(key, default=held) if isinstance(held, bool) else reader.get(key, held) \
+            if isinstance(held, str) else reader.int(key, default=held, minimum=0)
         if value != held:
             return f"the inferred costs hold only for {key} = {_json(held)}"
     for text in costs.get("relations", ()):

@@ -27,6 +27,7 @@ the reason: no cost is ever guessed.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Mapping
@@ -39,6 +40,8 @@ from .inferred_data import formula, parameter_names, symbol_of
 
 #: what the products of one module are, in the order the data names them
 KINDS = ("matmul", "attention", "product")
+#: a layer's place in a period of its list, as the generator keys layers that run apart (``blocks.*@1``)
+_PLACE = re.compile(r"@\d+")
 
 
 def cost_scope(entry: dict, scope: Mapping[str, sp.Expr], numbers: Mapping[str, int]) -> dict:
@@ -68,7 +71,9 @@ def with_costs(tree: Block, entry: dict, scope: Mapping[str, sp.Expr], refused: 
 
 def _owner(module: str, paths: Mapping[str, Block]) -> str:
     """The path of the block holding ``module``: the module's own, or its nearest ancestor's (a rotary table
-    holds no parameter, so no block)."""
+    holds no parameter, so no block); a layer keyed by its place in a period (``*@1``: Funnel's blocks, each at
+    its own pooled length) is in its list's block."""
+    module = _PLACE.sub("", module)
     while module not in paths:
         module = module.rpartition(".")[0] if "." in module else ""
     return module

@@ -76,6 +76,7 @@ SAMPLE = {
     "esmc": "masked-lm",  # query and key norms H wide on A·D channels: A·D = H too
     "m2m_100": "seq2seq-lm",  # encoder-decoder, sinusoidal positions, LayerDrop by default (every layer counted)
     "prophetnet": "seq2seq-lm",  # relative positions projected twice per call: the main stream, the predicted ones
+    "funnel": "masked-lm",  # encoder blocks each at the last one's length pooled to half, rounded up
 }
 #: how many times the generator's small widths the checked model's are
 SCALE = 3
@@ -272,3 +273,15 @@ def test_deepseek_v3_costs_equal_a_tiny_real_model(cls):
             inferred_model(config, head=head).flops(5)
     m = inferred_model(DEEPSEEK_V3, head=head)
     assert_costs_are_the_real_models(m, _real("deepseek_v3", cls, DEEPSEEK_V3), ((5, 2), (12, 1)))
+
+
+def test_funnel_costs_refuse_an_attention_they_were_not_traced_with():
+    """Funnel's "factorized" attention multiplies its relative positions otherwise than the default
+    "relative_shift" (PyTorch's counter: 831,232 forward FLOPs against 766,336 at H = 16, 2 heads of 8, 9 tokens,
+    batch 2): the costs traced with the default hold only for it; the count holds either way."""
+    config = {**_config("funnel", "masked-lm"), "tie_word_embeddings": True}  # given: a text key is changed
+    assert inferred_model(config, head="masked-lm").flops(9).forward > 0
+    factorized = inferred_model({**config, "attention_type": "factorized"}, head="masked-lm")
+    assert factorized.count == inferred_model(config, head="masked-lm").count
+    with pytest.raises(SymparamsError, match='hold only for attention_type = "relative_shift"'):
+        factorized.flops(9)

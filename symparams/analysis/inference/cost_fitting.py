@@ -15,7 +15,8 @@ from ...families.inferred_widths import names_of
 from . import chunks
 from .cost_result import HeldTensor, TracedProduct
 from .costs import B, S, Domain
-from .fitting import LEVELS, SPARSE_LEVELS, SURPLUS, basis, expression, fit, products_of_names, solve
+from .fitting import (LEVELS, SPARSE_LEVELS, SURPLUS, Term, basis, expression, fit, fit_terms, products_of_names,
+                      solve)
 from .observing import Observed
 from .result import Inferred, symbols_for
 from .tracing import Untraceable
@@ -64,8 +65,34 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbo
     if result is None:
         result = products_of_names(points, values, own)
     if result is None:
+        result = _pooled(points, values, own, domain.binary)
+    if result is None:
         raise Untraceable(f"no exact formula for the {_what(target)}")
     return result
+
+
+#: the fixed strides a sequence may be pooled by (Funnel: each block at half the last one's length, so a quarter of
+#: the first's, and an eighth)
+POOLS = (2, 4, 8)
+#: the basis a pooled length is added to: up to the products of two variables
+QUADRATIC = LEVELS.index(("constant", "linear", "quadratic"))
+
+
+def _pooled(points: list, values: list, names: list, binary: frozenset) -> dict | None:
+    """A fit where the sequence is pooled: ``⌈s/c⌉`` (or ``⌊s/c⌋``) for a fixed stride c, alone and times each
+    other variable (the batch of a matmul's flattened rows), beside the quadratic basis; the smallest stride
+    first.  Funnel's blocks run at ``⌈s/2⌉`` and ``⌈s/4⌉`` positions, pooled with ``ceil_mode``.  The last try
+    of a target (after every basis), so that no formula another fits changes."""
+    if S not in names:
+        return None
+    plain = basis(names, QUADRATIC, binary)
+    for stride, up in itertools.product(POOLS, (True, False)):
+        pooled = [Term(floor=(S, stride), ceiling=up)]
+        pooled += [Term(((n, 1),), (S, stride), ceiling=up) for n in names if n != S and n not in binary]
+        result = fit_terms(points, values, names, [*plain, *pooled])
+        if result is not None:
+            return result
+    return None
 
 
 def _hidden_flags(domain: Domain, own: list) -> list[tuple[str, str]]:

@@ -168,4 +168,5 @@ class Costs:
 def _failure(v: CostVerification | None) -> str:
     if v is None or 2 * v.configurations < v.wanted:
         return f"only {0 if v is None else v.configurations} fresh configurations traced for the verification"
-    return f"verification failed: {v.exact} of {v.configurations} fresh configurations exact"
+    first = f" (the first differs in the {v.mismatches[0][1]})" if v.mismatches else ""
+    return f"verification failed: {v.exact} of {v.configurations} fresh configurations exact{first}"

@@ -72,6 +72,7 @@ class Domain:
         self.together = False  # a forward with the cache has the products of one without: one pass for both
         self.by_names = False  # layers of other parameter names are of other kinds (see tracing.module_paths)
         self.by_calls = False  # a module's calls within one call of its parent keyed apart (see observing._products)
+        self.positions: dict[str, int] = {}  # lists whose layers are keyed by their place → its period (cost_keying)
         self.widths: set = set()  # the terms of the parameters' dimensions (see widths.py)
         self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py, cpu_base.py)
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
@@ -137,7 +138,7 @@ class Domain:
                 return None
             traced = trace(model, seq, batch, self.device, backward=backward or self.backward_everywhere,
                            decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names,
-                           seed=seed)
+                           seed=seed, positions=self.positions)
             obs = observe(routed_together(traced) if self.experts_loop else traced, self.loops, self.by_calls)
         except Untraceable:
             raise

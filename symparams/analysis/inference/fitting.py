@@ -325,6 +325,31 @@ def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Seque
     return _sparse(points, values, names, binary, max_level, layers)
 
 
+def fit_terms(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str],
+              terms: Sequence[Term]) -> dict[Term, Fraction] | None:
+    """The nonzero coefficients of ``terms`` that give every value exactly, else None: as :func:`fit` tries one
+    level with ``independent``, on the distinct points (their values of ``names``), held to :data:`SURPLUS`
+    more of them than terms and to terms independent on them.
+
+    >>> points = [{"s": s, "b": b} for s in range(3, 12) for b in (1, 2, 3)]
+    >>> terms = [Term(), Term((("b", 1),)), Term((("b", 1),), ("s", 2), ceiling=True)]
+    >>> {str(t): str(c) for t, c in fit_terms(points, [p["b"] * -(-p["s"] // 2) for p in points], "sb", terms).items()}
+    {'b*ceiling(s/2)': '1'}
+    """
+    distinct: dict[tuple, int] = {}
+    for p, v in zip(points, values):
+        if distinct.setdefault(tuple(sorted((n, p[n]) for n in names)), v) != v:
+            return None  # one point, two values: no function of these names
+    rows = [dict(k) for k in distinct]
+    columns = _columns(terms, rows)
+    if len(columns) + SURPLUS > len(rows):
+        return None
+    solved = solve([list(row) for row in zip(*columns.values())], [Fraction(v) for v in distinct.values()])
+    if solved is None or solved[1] < len(columns):
+        return None
+    return {t: c for t, c in zip(columns, solved[0]) if c != 0}
+
+
 def _unpinned_phase(found: Mapping[Term, Fraction], columns: Mapping[Term, list[Fraction]]) -> bool:
     """Whether a term of ``found`` that counts the layers of a pattern from a field's offset (Jamba's attention
     layers, where ``i % period == offset``) equals, at every point, the same term rounded the other way or

@@ -24,6 +24,14 @@ ProductKey = tuple  # (module, ordinal in its call, op)
 CacheKey = tuple  # (part, layer kind, attribute)
 
 
+class CopiesDiffer(Untraceable):
+    """The copies of ``module`` (its layers, its calls) run other products under one key."""
+
+    def __init__(self, module: str, message: str):
+        super().__init__(message)
+        self.module = module
+
+
 @dataclass
 class Observed:
     """One traced configuration: its targets, and what the fitted formulas must add up to there."""
@@ -128,8 +136,8 @@ def _products(trace: Trace, out: Observed, by_calls: bool = False) -> list[Produ
         for i, value in enumerate(p.factors):
             seen = out.targets.setdefault(("factor", key, i), value)
             if seen != value:
-                raise Untraceable(f"the products of {p.module or 'the model'} differ between its copies "
-                                  f"(aten.{p.op} {tuple(p.factors)})")
+                raise CopiesDiffer(p.module, f"the products of {p.module or 'the model'} differ between its "
+                                             f"copies (aten.{p.op} {tuple(p.factors)})")
         out.weights[key] = out.weights.get(key, False) or p.weight
         if p.channels is not None:
             out.targets["channels", key] = p.channels

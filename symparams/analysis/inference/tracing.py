@@ -21,6 +21,7 @@ import contextlib
 import inspect
 from dataclasses import dataclass, field
 from math import prod
+from typing import Mapping
 
 from .probing import _INDEX, _layer_kinds, _normalise, _numbered, _position, config_for_class, libraries, quiet
 
@@ -181,17 +182,34 @@ class Recorder:
         return _Recorder()
 
 
-def module_paths(model, by_names: bool = False) -> dict[int, str]:
+def module_paths(model, by_names: bool = False, positions: Mapping[str, int] | None = None) -> dict[int, str]:
     """Each module's path, normalised as parameter names are (list indices ``*``, ``*k`` for layers of a kind);
     ``by_names``: layers whose parameters have other names are of other kinds too (a hybrid stack's mixers,
-    state-space or attention under one name, run other products)."""
+    state-space or attention under one name, run other products); ``positions``: the lists (by their normalised
+    path) whose element i is written ``*@r``, r = i mod the list's period (see :func:`_position_kinds`)."""
     from torch import nn
 
     lists = {name for name, m in model.named_modules() if isinstance(m, (nn.ModuleList, nn.ParameterList))
              or (isinstance(m, nn.ModuleDict) and _numbered(m))}
     named = [(name.split("."), tuple(int(d) for d in p.shape)) for name, p in model.named_parameters()]
     kinds = {**_layer_kinds(named, lists), **(_name_kinds(named, lists) if by_names else {})}
+    if positions:
+        kinds.update(_position_kinds(model, lists, kinds, positions))
     return {id(m): _normalise(name.split("."), lists, kinds) if name else "" for name, m in model.named_modules()}
+
+
+def _position_kinds(model, lists: set, kinds: dict, positions: Mapping[str, int]) -> dict[tuple[str, str], str]:
+    """The elements of each list of ``positions`` (its path, every index ``*`` → period p) by their place: element i's kind
+    gains ``@(i mod p)``.  Layers of one structure may still run at other sizes by their place (Funnel's blocks
+    each pool the sequence to half the last one's; Pegasus-X's odd layers stagger their blocks): each place in
+    the period is then keyed apart, and its count is that of the layers at that place."""
+    out = {}
+    for name in lists:
+        period = positions.get(_normalise(name.split("."), lists))  # every index a plain ``*``
+        for index in (n for n, _ in model.get_submodule(name).named_children()) if period else ():
+            if _INDEX.match(index):
+                out[name, index] = f"{kinds.get((name, index), '*')}@{int(index) % period}"
+    return out
 
 
 def _name_kinds(named: list, lists: set) -> dict[tuple[str, str], str]:
@@ -342,15 +360,16 @@ def scalar(output):
 
 
 def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True, backward: bool = True,
-          decoder_seq: int | None = None, together: bool = False, by_names: bool = False, seed: int = 1) -> Trace:
+          decoder_seq: int | None = None, together: bool = False, by_names: bool = False, seed: int = 1,
+          positions: Mapping[str, int] | None = None) -> Trace:
     """The products of one forward pass over ``seq`` tokens of ``batch`` sequences without a cache and
     (``backward``) of its backward, and (``cache``) the cache a forward with ``use_cache=True`` leaves (another
     pass: a cache may change the products, Mamba's convolution padding its input; ``together``: one pass with
     the cache, where that changes no product); ``decoder_seq`` (fewer than ``seq``) gives an encoder-decoder's
     decoder fewer tokens than its encoder; ``seed``: the token ids off the meta device; ``by_names``: how layers are
-    told apart (see :func:`module_paths`)."""
+    told apart, with ``positions`` (see :func:`module_paths`)."""
     torch, _ = libraries()
-    paths = module_paths(model, by_names)
+    paths = module_paths(model, by_names, positions)
     recorder = Recorder(frozenset(id(p) for p in model.parameters()))
     intervals: list[tuple[int, int, str]] = []  # (first node, last node, module): backward not matched to a product
     opened: list[int] = []
