@@ -198,7 +198,7 @@ def line(entry: dict) -> str:
 
 
 #: the costs of an exact class that no run inferred (its count kept from a run that traced none)
-NOT_TRACED = "not inferred: the count was kept from a run that traced no costs"
+NOT_TRACED = "the count was kept from a run that traced no costs"
 
 
 def with_costs_reason(entry: dict) -> dict:
@@ -417,8 +417,8 @@ def costs_merged(old: dict, new: dict) -> dict:
         return old
     # the fresh costs belong to another count: the kept count's costs stay unknown, and the reason says why
     fresh = f"differs in its {differs}" if new["exact"] else f"is not exact ({new.get('reason')})"
-    return {**old, "costs": {"exact": False, "reason": f"not inferred: a fresh inference of the count {fresh}, "
-                                                       f"and the stored count was kept"}}
+    return {**old, "costs": {"exact": False, "reason": f"a fresh inference of the count {fresh}, and the stored "
+                                                       f"count was kept"}}
 
 
 def _as_stored(value):

@@ -319,8 +319,8 @@ def test_a_kept_count_without_costs_is_written_with_the_reason_its_costs_are_unk
     fresh = {**json.loads(json.dumps(bare)), "costs": {"exact": True, "planted": 1}}
     fresh["parameters"] = fresh["parameters"][1:]
     assert gen.costs_merged(bare, fresh)["costs"] == {
-        "exact": False, "reason": "not inferred: a fresh inference of the count differs in its parameters, and the "
-                                  "stored count was kept"}
+        "exact": False, "reason": "a fresh inference of the count differs in its parameters, and the stored count "
+                                  "was kept"}
     failed = {"model_type": "gptj", "class": "base", "exact": False, "reason": "planted failure"}
     assert "is not exact (planted failure)" in gen.costs_merged(bare, failed)["costs"]["reason"]
 
