@@ -229,6 +229,16 @@ def test_a_forward_that_fails_for_an_input_ids_do_not_give_is_refused_by_name():
         tracing.trace(_Assistant("no input_features here"), 5, 2, device="cpu")
 
 
+@pytest.mark.crosscheck
+def test_voxtral_realtime_which_needs_audio_features_beside_ids_is_refused_by_that_name():
+    """A real model (its default config, built on the meta device): its forward takes token ids and fails without
+    audio features, a failure no configuration escapes."""
+    config = transformers.AutoConfig.for_model("voxtral_realtime")
+    model = tracing.build(transformers.VoxtralRealtimeForConditionalGeneration, config)
+    with pytest.raises(Untraceable, match=r"^its forward needs input_features \(audio features\) beside token ids"):
+        tracing.trace(model, 5, 1, cache=False, backward=False)
+
+
 def test_token_ids_index_the_smallest_vocabulary_a_config_names():
     """Gemma 4 looks its per-layer embeddings up by the token ids: ids drawn over the main vocabulary of 100 would
     pass the 12 rows of the per-layer table (an IndexError on the CPU)."""
