@@ -406,7 +406,8 @@ COUNT_KEYS = ("parameters", "symbols", "conditions", "flags")
 
 def costs_merged(old: dict, new: dict) -> dict:
     """The stored entry ``old`` with the costs of the fresh inference ``new`` where its count is the same (the
-    costs are fitted over the fresh discovery); otherwise ``old`` as it is, and a line on stderr."""
+    costs are fitted over the fresh discovery); otherwise ``old`` (where its costs are not exact, with the reason
+    they stay unknown), and a line on stderr."""
     same = {k: _as_stored(old.get(k)) == _as_stored(new.get(k)) for k in COUNT_KEYS}
     if new["exact"] and all(same.values()):
         return {**old, "costs": new.get("costs")}
