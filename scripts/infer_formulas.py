@@ -194,7 +194,21 @@ def serialise(version: str, entries: dict) -> str:
 
 def line(entry: dict) -> str:
     """One class's line of the data file."""
-    return json.dumps(with_defaults(entry), sort_keys=True, separators=(",", ":"))
+    return json.dumps(with_costs_reason(with_defaults(entry)), sort_keys=True, separators=(",", ":"))
+
+
+#: the costs of an exact class that no run inferred (its count kept from a run that traced none)
+NOT_TRACED = "the count was kept from a run that traced no costs"
+
+
+def with_costs_reason(entry: dict) -> dict:
+    """``entry`` with costs that are exact or say why not: an exact count whose costs no run inferred (kept from
+    an earlier run, or by ``--costs-only`` where a fresh inference counts otherwise) is written with that reason,
+    never without one (docs/inferred.md shows it to users, and the reader refuses the costs with it)."""
+    costs = entry.get("costs")
+    if not entry["exact"] or (costs and (costs.get("exact") or costs.get("reason"))):
+        return entry
+    return {**entry, "costs": {**(costs or {}), "exact": False, "reason": NOT_TRACED}}
 
 
 def _load() -> dict:
@@ -392,14 +406,20 @@ COUNT_KEYS = ("parameters", "symbols", "conditions", "flags")
 
 def costs_merged(old: dict, new: dict) -> dict:
     """The stored entry ``old`` with the costs of the fresh inference ``new`` where its count is the same (the
-    costs are fitted over the fresh discovery); otherwise ``old`` as it is, and a line on stderr."""
+    costs are fitted over the fresh discovery); otherwise ``old`` (where its costs are not exact, with the reason
+    they stay unknown), and a line on stderr."""
     same = {k: _as_stored(old.get(k)) == _as_stored(new.get(k)) for k in COUNT_KEYS}
     if new["exact"] and all(same.values()):
         return {**old, "costs": new.get("costs")}
     differs = next((k for k, equal in same.items() if not equal), new.get("reason"))
     print(f"{old['model_type']} {old['class']}: the count came out otherwise ({differs}); its entry is kept",
           file=sys.stderr, flush=True)
-    return old
+    if (old.get("costs") or {}).get("exact") or not old["exact"]:
+        return old
+    # the fresh costs belong to another count: the kept count's costs stay unknown, and the reason says why
+    fresh = f"differs in its {differs}" if new["exact"] else f"is not exact ({new.get('reason')})"
+    return {**old, "costs": {"exact": False, "reason": f"a fresh inference of the count {fresh}, and the stored "
+                                                       f"count was kept"}}
 
 
 def _as_stored(value):

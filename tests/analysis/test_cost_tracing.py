@@ -205,6 +205,40 @@ def test_a_forward_that_fails_only_with_a_cache_says_so():
         tracing.trace(model, 5, 2, device="cpu")
 
 
+class _Assistant(torch.nn.Module):
+    """Takes token ids but fails without another model's states (Gemma 4's assistant), or fails on its own."""
+
+    def __init__(self, message: str):
+        super().__init__()
+        self.config = transformers.PretrainedConfig(vocab_size=11)
+        self.message = message
+
+    def forward(self, input_ids=None, inputs_embeds=None, shared_kv_states=None):
+        raise ValueError(self.message)
+
+
+def test_a_forward_that_fails_for_an_input_ids_do_not_give_is_refused_by_name():
+    with pytest.raises(Untraceable, match=r"^its forward needs shared_kv_states \(the key/value states of the "
+                                          r"model it assists\) beside token ids"):
+        tracing.trace(_Assistant("inputs_embeds and shared_kv_states cannot be None."), 5, 2, device="cpu")
+    # a failure naming no such input is one configuration's: raised as it is, for the caller to skip
+    with pytest.raises(ValueError, match="^size mismatch$"):
+        tracing.trace(_Assistant("size mismatch"), 5, 2, device="cpu")
+    # an input the forward does not take, though the message names it, is no reason of its own
+    with pytest.raises(ValueError, match="input_features"):
+        tracing.trace(_Assistant("no input_features here"), 5, 2, device="cpu")
+
+
+@pytest.mark.crosscheck
+def test_voxtral_realtime_which_needs_audio_features_beside_ids_is_refused_by_that_name():
+    """A real model (its default config, built on the meta device): its forward takes token ids and fails without
+    audio features, a failure no configuration escapes."""
+    config = transformers.AutoConfig.for_model("voxtral_realtime")
+    model = tracing.build(transformers.VoxtralRealtimeForConditionalGeneration, config)
+    with pytest.raises(Untraceable, match=r"^its forward needs input_features \(audio features\) beside token ids"):
+        tracing.trace(model, 5, 1, cache=False, backward=False)
+
+
 def test_token_ids_index_the_smallest_vocabulary_a_config_names():
     """Gemma 4 looks its per-layer embeddings up by the token ids: ids drawn over the main vocabulary of 100 would
     pass the 12 rows of the per-layer table (an IndexError on the CPU)."""

@@ -305,6 +305,26 @@ def test_a_costs_only_run_keeps_the_count_and_takes_costs_only_from_the_same_cou
     assert gen.costs_merged(stored, fresh) is stored
 
 
+def test_a_kept_count_without_costs_is_written_with_the_reason_its_costs_are_unknown():
+    """An exact count no run gave costs (kept from an earlier run, or by ``--costs-only`` where a fresh inference
+    counts otherwise) is never written without a reason for its costs."""
+    gen = generator()
+    stored = next(json.loads(line.rstrip(",")) for line in DATA.read_text(encoding="utf-8").splitlines()
+                  if '"model_type":"gptj"' in line)
+    bare = {k: v for k, v in stored.items() if k != "costs"}
+    assert json.loads(gen.line(bare))["costs"] == {"exact": False, "reason": gen.NOT_TRACED}
+    assert json.loads(gen.line(stored))["costs"] == stored["costs"]  # exact costs are written as they are
+    refused = {**stored, "costs": {"exact": False, "reason": "planted"}}
+    assert json.loads(gen.line(refused))["costs"] == refused["costs"]
+    fresh = {**json.loads(json.dumps(bare)), "costs": {"exact": True, "planted": 1}}
+    fresh["parameters"] = fresh["parameters"][1:]
+    assert gen.costs_merged(bare, fresh)["costs"] == {
+        "exact": False, "reason": "a fresh inference of the count differs in its parameters, and the stored count "
+                                  "was kept"}
+    failed = {"model_type": "gptj", "class": "base", "exact": False, "reason": "planted failure"}
+    assert "is not exact (planted failure)" in gen.costs_merged(bare, failed)["costs"]["reason"]
+
+
 @pytest.mark.crosscheck
 def test_a_held_field_the_config_computes_when_unset_is_left_out_so_the_layers_move():
     """Dory's recurrent layers default to None, computed as the layers less the input and output ones, and a

@@ -169,6 +169,17 @@ def test_every_shipped_cost_was_checked_against_a_tiny_real_model():
     assert len(shipped) > 350 and not unchecked
 
 
+def test_every_exact_class_ships_exact_costs_or_the_one_line_reason_they_are_not():
+    """docs/inferred.md shows a class's costs reason to users and the reader refuses its FLOPs with it: an exact
+    count whose costs are missing, or refused without a reason, would say nothing of why."""
+    with open(DATA, encoding="utf-8") as fh:
+        exact = [e for e in json.load(fh)["formulas"] if e["exact"]]
+    silent = [(e["model_type"], e["class"]) for e in exact
+              if not (e.get("costs") or {}).get("exact") and not (e.get("costs") or {}).get("reason", "").strip()]
+    multiline = [(e["model_type"], e["class"]) for e in exact if "\n" in (e.get("costs") or {}).get("reason", "")]
+    assert len(exact) > 500 and not silent and not multiline
+
+
 def test_every_sampled_type_has_exact_costs_checked_by_the_generator_too():
     for model_type, cls in SAMPLE.items():
         costs = entries(model_type)[cls]["costs"]

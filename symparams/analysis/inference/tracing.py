@@ -389,7 +389,7 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
     built = {name: (type(m).__name__, paths.get(id(m), name)) for name, m in model.named_modules()}
     try:
         with quiet(), shapes_only(), recorder:  # the FLOPs without a cache, as the house's cross-checks count them
-            output = model(**given, **cached)
+            output = _forward(model, given, cached)
             _unrebuilt(model, built, seq)
             loss = scalar(output) if backward else None
             recorder.in_backward = True
@@ -426,6 +426,30 @@ def _unrebuilt(model, built: dict[str, tuple[str, str]], seq: int) -> None:
         if before != type(m).__name__:
             raise Untraceable(f"a forward pass of {seq} tokens rebuilt {path} from {before} into "
                               f"{type(m).__name__}: its costs depend on the length beyond what short traces show")
+
+
+#: inputs a forward may need beside token ids → what they are (an assistant drafts from the main model's states);
+#: names no error message uses as a plain word ("inputs" would be one)
+OTHER_INPUTS = {"input_features": "audio features", "input_values": "raw audio",
+                "shared_kv_states": "the key/value states of the model it assists"}
+
+
+def _forward(model, given: dict, cached: dict):
+    """``model``'s forward over token ids; where it fails naming an input of :data:`OTHER_INPUTS` that its
+    signature takes, refused in one plain line: the costs then follow inputs that token ids do not give, at every
+    configuration alike (a failure naming none is one configuration's, and the caller skips it)."""
+    try:
+        return model(**given, **cached)
+    except Untraceable:
+        raise
+    except Exception as exc:
+        first = (str(exc).splitlines() or [""])[0]
+        named = inspect.signature(model.forward).parameters
+        needed = next((name for name in OTHER_INPUTS if name in named and name in first), None)
+        if needed is None:
+            raise
+        raise Untraceable(f"its forward needs {needed} ({OTHER_INPUTS[needed]}) beside token ids: the costs are "
+                          f"traced over token ids alone") from exc
 
 
 class CachedPassFailed(RuntimeError):
