@@ -86,11 +86,20 @@ def _with_field(name: str, value: int, seq: int, follows: bool = True) -> Observ
 
 def test_a_chunk_that_is_a_fields_value_moves_with_the_field():
     base, longer = _observed(7), _observed(11)
-    found = chunks.follows_field(lambda n, v, s: _with_field(n, v, s), base, longer, 40, ["chunk_size"])
-    assert found == "chunk_size"
+    found = chunks.follows_field(lambda n, v, s: _with_field(n, v, s), base, longer, 40, [("chunk_size", 0)])
+    assert found == ("chunk_size", 0)
     # a field equal to the chunk by chance (a width of 40): moved, the chunk stays at 40
-    fixed = chunks.follows_field(lambda n, v, s: _with_field(n, v, s, follows=False), base, longer, 40, ["width"])
+    fixed = chunks.follows_field(lambda n, v, s: _with_field(n, v, s, follows=False), base, longer, 40,
+                                 [("width", 0)])
     assert fixed is None
+
+
+def test_a_chunk_one_longer_than_a_fields_value_moves_with_the_field():
+    """LongT5's blocks of ``local_radius + 1`` positions: a radius of 39 chunks by 40."""
+    base, longer = _observed(7), _observed(11)
+    found = chunks.follows_field(lambda n, v, s: _with_field(n, v + 1, s), base, longer, 40,
+                                 [("local_radius", 0), ("local_radius", 1)])
+    assert found == ("local_radius", 1)  # taken as the chunk itself, its ends one position off at every try
 
 
 def test_a_step_that_does_not_recur_a_chunk_further_is_no_chunk():
@@ -111,10 +120,10 @@ def test_a_loops_backward_is_a_multiple_of_its_forward_and_of_one_runs():
     n = chunks.symbol(64)
     formulas = {("count", key): sp.Integer(1), ("factor", key, 0): 4 * n, ("factor", key, 1): sp.Integer(3),
                 ("factor", key, 2): sp.Integer(8), ("factor", key, 3): sp.Integer(5)}
-    backward = backward_of(samples, formulas, chunk=64)[key]
+    backward = backward_of(samples, formulas, lambda values: 64, n)[key]
     assert sp.simplify(backward - 960 * 2 * (n - 1)) == 0  # every run's gradient but the last's
     with pytest.raises(Untraceable, match="other than once per chunk"):
-        backward_of(samples, formulas, chunk=32)
+        backward_of(samples, formulas, lambda values: 32, chunks.symbol(32))
 
 
 def test_a_loops_backward_counts_each_samples_own_chunk_when_the_chunk_is_a_field():
@@ -127,10 +136,10 @@ def test_a_loops_backward_counts_each_samples_own_chunk_when_the_chunk_is_a_fiel
     n = chunks.symbol(sp.Symbol("c", integer=True, positive=True))
     formulas = {("count", key): sp.Integer(1), ("factor", key, 0): 4 * n, ("factor", key, 1): sp.Integer(3),
                 ("factor", key, 2): sp.Integer(8), ("factor", key, 3): sp.Integer(5)}
-    backward = backward_of(samples, formulas, 64, "chunk_size", sp.Symbol("c", integer=True, positive=True))[key]
+    backward = backward_of(samples, formulas, lambda values: values["chunk_size"], n)[key]
     assert sp.simplify(backward - 960 * 2 * (n - 1)) == 0
     with pytest.raises(Untraceable, match="other than once per chunk"):
-        backward_of(samples, formulas, chunk=64)
+        backward_of(samples, formulas, lambda values: 64, chunks.symbol(64))
 
 
 def test_the_chunk_count_is_a_ceiling_of_the_length():

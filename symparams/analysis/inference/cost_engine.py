@@ -129,8 +129,9 @@ def _fit(domain: Domain, base, samples: list, symbols: dict) -> tuple:
                           + (f" ({domain.errors[-1]})" if domain.errors else ""))
     weights = {k: any(o.weights.get(k, False) for _, o in samples) for k in base.weights}
     formulas = fitted(domain, samples, symbols)
-    field = domain.chunk_field
-    backward = backward_of(samples, formulas, domain.chunk, field, symbols[field] if field else None)
+    chunked = domain.chunk is not None
+    backward = backward_of(samples, formulas, domain.chunk_of if chunked else None,
+                           domain.chunks_symbol(symbols) if chunked else None)
     products, extra, cache = assemble(formulas, backward, weights)
     return products, extra, None if base.cache is None else cache
 
