@@ -222,3 +222,10 @@ def test_the_falcon_h1_scan_costs_per_chunk_of_its_mamba_chunk_size():
                                                    "num_key_value_heads": 2, "mamba_d_ssm": 30, "mamba_n_heads": 6,
                                                    "mamba_d_head": 5, "mamba_n_groups": 2, "mamba_d_state": 6,
                                                    "mamba_d_conv": 3, "vocab_size": 60, "mamba_chunk_size": 8})
+
+
+@pytest.mark.crosscheck
+def test_longt5_local_attention_costs_per_block_of_local_radius_plus_one():
+    # local_radius 4 (the fit's was 127): blocks of 5 positions, 5 tokens one block, 6 two, 11 three; each block's
+    # queries see three blocks of keys, so a formula of fixed blocks, or of blocks of local_radius, counts otherwise
+    _checked("longt5", "seq2seq-lm", (5, 6, 11), local_radius=4)
