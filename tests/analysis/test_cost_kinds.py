@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 from symparams.analysis.inference import cost_fitting, costs
-from symparams.analysis.inference.cost_engine import _differences, _negative
+from symparams.analysis.inference.cost_engine import _differences, _kinds_together, _negative
 from symparams.analysis.inference.discovered import Field
 from symparams.analysis.inference.fitting import expression
 from symparams.analysis.inference.observing import Observed
@@ -109,3 +109,13 @@ def test_a_tiny_size_that_does_not_trace_with_one_product_per_key_is_passed_over
     domain = SimpleNamespace(found=found, start={"head_dim": 64}, cost_fields={}, low={}, observe=observe, products=[],
                              orders=set(), regular=())
     assert tiny_values(domain, Observed(7, 2, {("dim", FULL, 0): 64}))["head_dim"] == 5
+
+
+def test_layers_of_two_kinds_a_trace_names_as_one_are_compared_by_their_sums():
+    """Gemma 4's sliding head width drawn equal to the full layers' makes the two kinds one structure: the trace
+    names ``layers.*.mlp`` what the formulas split into ``layers.*1.mlp`` and ``layers.*2.mlp``."""
+    formulas = ({"layers.*1.mlp": 30, "layers.*2.mlp": 12, "norm": 1}, {"layers.*1.mlp": 60, "layers.*2.mlp": 24}, None)
+    traced = ({"layers.*.mlp": 42, "norm": 1}, {"layers.*.mlp": 84}, None)
+    assert _kinds_together(formulas) == _kinds_together(traced) == traced
+    # the sums must agree: a kind's layers miscounted (one sliding layer too few) still shows
+    assert _kinds_together(({"layers.*1.mlp": 27, "layers.*2.mlp": 12, "norm": 1}, {}, None))[0] != traced[0]
