@@ -76,6 +76,19 @@ def test_a_length_of_another_structure_next_to_the_chunk_is_stepped_over():
     assert found == (128, {("factor", ("k", 0, "bmm"), 0)})
 
 
+def test_a_length_of_another_structure_two_chunks_long_is_stepped_over_in_the_confirmation():
+    """LaraMini's chunks of 64 positions with heads 128 wide: at 128 tokens, the end of the second chunk, attention's
+    two products merge into one key; the chunk is confirmed one length below it instead."""
+    def observe(seq):
+        obs = _observed(seq, 64)
+        if seq == 128:
+            obs.targets["count", ("a", 1, "bmm")] = 1
+        return obs
+
+    found = chunks.find_chunk(observe, observe(7), observe(11))
+    assert found == (64, {("factor", ("k", 0, "bmm"), 0)})
+
+
 def _with_field(name: str, value: int, seq: int, follows: bool = True) -> Observed:
     """The kernel of :func:`_observed` with a field ``name`` at ``value``: its chunk (``follows``), or a width of
     its products only, the chunk fixed at 40."""

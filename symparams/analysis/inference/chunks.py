@@ -144,6 +144,8 @@ def _confirmed(observe, steady: set, chunk: int) -> tuple[int, set] | None:
     """``chunk`` and the targets the number of chunks moves, where a chunk further the steady targets move again
     (and not before); None where they do not."""
     first, second, further = observe(chunk + 1), observe(2 * chunk), observe(2 * chunk + 1)
+    if _moved(steady, second, first) is None:  # as in the bisection: 2 chunks of 64 are a head width of 128
+        second = observe(2 * chunk - 1)
     if _moved(steady, second, first) is not False or not _moved(steady, further, second):
         return None
     edge = observe(chunk)
