@@ -242,3 +242,10 @@ def test_longt5_local_attention_costs_per_block_of_local_radius_plus_one():
     # local_radius 4 (the fit's was 127): blocks of 5 positions, 5 tokens one block, 6 two, 11 three; each block's
     # queries see three blocks of keys, so a formula of fixed blocks, or of blocks of local_radius, counts otherwise
     _checked("longt5", "seq2seq-lm", (5, 6, 11), local_radius=4)
+
+
+@pytest.mark.crosscheck
+def test_lara_mini_gated_delta_rule_costs_per_chunk_of_64():
+    # the chunk was found past a length of another structure (see the confirmation's test above): 64 tokens are
+    # one chunk, 65 two, 129 three; a formula of one chunk counts the scan's products once at every length
+    _checked("lara_mini", "causal-lm", (64, 65, 129))
