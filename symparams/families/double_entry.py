@@ -199,7 +199,7 @@ def _names(rule) -> list[str]:
     for _, powers, floors in rule:
         names += [name for name, _ in powers]
         for top, bottom, *_ in floors:
-            names += numerator_names(top) + ([bottom] if isinstance(bottom, str) else [])
+            names += numerator_names(top) + numerator_names(bottom)
     return names
 
 

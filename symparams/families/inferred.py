@@ -307,7 +307,7 @@ def _fields_of(encoded) -> set[str]:
     for _, powers, floors in encoded if isinstance(encoded, list) else ():
         names.update(name for name, _ in powers)
         for top, bottom, *_ in floors:
-            names.update(numerator_names(top) + ([bottom] if isinstance(bottom, str) else []))
+            names.update(numerator_names(top) + numerator_names(bottom))
     return names
 
 

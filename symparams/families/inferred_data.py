@@ -73,7 +73,7 @@ def formula(encoded, symbols: Mapping[str, sp.Expr]) -> sp.Expr:
 
     A whole number, a symbol's name, or terms ``[coefficient "p/q", [[name, exponent], ...],
     [[numerator, denominator, exponent], ...]]`` (the last: powers of ``floor(numerator/denominator)``, the
-    denominator a name or a whole number).
+    denominator a name, a whole number, or a name plus a whole number written as a numerator is).
 
     >>> from symparams.core.symbols import H, A
     >>> formula([["3", [["H", 1]], []], ["1/2", [], [["H", "A", 1]]]], {"H": H, "A": A})
@@ -101,7 +101,7 @@ def _term(term, symbols) -> sp.Expr:
         out *= _symbol(name, symbols) ** int(exponent)
     for top, bottom, exponent, *marks in floors:
         divided = CeilDiv if "ceil" in marks else FloorDiv
-        out *= divided(_numerator(top, symbols), _symbol(bottom, symbols)) ** int(exponent)
+        out *= divided(_numerator(top, symbols), _numerator(bottom, symbols)) ** int(exponent)
     return out
 
 
@@ -116,7 +116,7 @@ def _value(encoded, numbers: Mapping[str, int]) -> Fraction | None:
             for name, exponent in powers:
                 out *= Fraction(int(_symbol(name, numbers))) ** int(exponent)
             for top, bottom, exponent, *marks in floors:
-                a, b = int(_numerator(top, numbers)), int(_symbol(bottom, numbers))
+                a, b = int(_numerator(top, numbers)), int(_numerator(bottom, numbers))
                 if b < 1:
                     return None
                 out *= Fraction((CeilDiv if "ceil" in marks else FloorDiv).divide(a, b)) ** int(exponent)
@@ -170,8 +170,8 @@ class _WholeDivision(sp.Function):
 
     def _sympystr(self, printer) -> str:
         a, b = self.args
-        top = f"({printer._print(a)})" if a.is_Add else printer._print(a)
-        return f"{self.word}({top}/{printer._print(b)})"
+        top, bottom = (f"({printer._print(x)})" if x.is_Add else printer._print(x) for x in (a, b))
+        return f"{self.word}({top}/{bottom})"
 
     def _latex(self, printer) -> str:
         a, b = self.args
@@ -198,8 +198,8 @@ class CeilDiv(_WholeDivision):
     """``ceiling(a/b)``: the layers ``0, f, 2f, …`` of ``L`` number ``ceiling(L/f)``.
 
     >>> from symparams.core.symbols import L
-    >>> CeilDiv(L, 3), CeilDiv(L, 3).subs({L: 7})
-    (ceiling(L/3), 3)
+    >>> CeilDiv(L, 3), CeilDiv(L, 3).subs({L: 7}), CeilDiv(L, L + 1)
+    (ceiling(L/3), 3, ceiling(L/(L + 1)))
     """
 
     word, brackets = "ceiling", (r"\lceil", r"\rceil")
@@ -247,7 +247,7 @@ def names_in(encoded) -> set:
         out |= {name for name, _ in powers}
         for top, bottom, *_ in floors:
             out |= set(numerator_names(top))
-            out |= {bottom} if isinstance(bottom, str) else set()
+            out |= set(numerator_names(bottom))
     return out
 
 

@@ -76,6 +76,19 @@ def test_a_length_of_another_structure_next_to_the_chunk_is_stepped_over():
     assert found == (128, {("factor", ("k", 0, "bmm"), 0)})
 
 
+def test_a_length_of_another_structure_two_chunks_long_is_stepped_over_in_the_confirmation():
+    """LaraMini's chunks of 64 positions with heads 128 wide: at 128 tokens, the end of the second chunk, attention's
+    two products merge into one key; the chunk is confirmed one length below it instead."""
+    def observe(seq):
+        obs = _observed(seq, 64)
+        if seq == 128:
+            obs.targets["count", ("a", 1, "bmm")] = 1
+        return obs
+
+    found = chunks.find_chunk(observe, observe(7), observe(11))
+    assert found == (64, {("factor", ("k", 0, "bmm"), 0)})
+
+
 def _with_field(name: str, value: int, seq: int, follows: bool = True) -> Observed:
     """The kernel of :func:`_observed` with a field ``name`` at ``value``: its chunk (``follows``), or a width of
     its products only, the chunk fixed at 40."""
@@ -86,11 +99,20 @@ def _with_field(name: str, value: int, seq: int, follows: bool = True) -> Observ
 
 def test_a_chunk_that_is_a_fields_value_moves_with_the_field():
     base, longer = _observed(7), _observed(11)
-    found = chunks.follows_field(lambda n, v, s: _with_field(n, v, s), base, longer, 40, ["chunk_size"])
-    assert found == "chunk_size"
+    found = chunks.follows_field(lambda n, v, s: _with_field(n, v, s), base, longer, 40, [("chunk_size", 0)])
+    assert found == ("chunk_size", 0)
     # a field equal to the chunk by chance (a width of 40): moved, the chunk stays at 40
-    fixed = chunks.follows_field(lambda n, v, s: _with_field(n, v, s, follows=False), base, longer, 40, ["width"])
+    fixed = chunks.follows_field(lambda n, v, s: _with_field(n, v, s, follows=False), base, longer, 40,
+                                 [("width", 0)])
     assert fixed is None
+
+
+def test_a_chunk_one_longer_than_a_fields_value_moves_with_the_field():
+    """LongT5's blocks of ``local_radius + 1`` positions: a radius of 39 chunks by 40."""
+    base, longer = _observed(7), _observed(11)
+    found = chunks.follows_field(lambda n, v, s: _with_field(n, v + 1, s), base, longer, 40,
+                                 [("local_radius", 0), ("local_radius", 1)])
+    assert found == ("local_radius", 1)  # taken as the chunk itself, its ends one position off at every try
 
 
 def test_a_step_that_does_not_recur_a_chunk_further_is_no_chunk():
@@ -111,10 +133,10 @@ def test_a_loops_backward_is_a_multiple_of_its_forward_and_of_one_runs():
     n = chunks.symbol(64)
     formulas = {("count", key): sp.Integer(1), ("factor", key, 0): 4 * n, ("factor", key, 1): sp.Integer(3),
                 ("factor", key, 2): sp.Integer(8), ("factor", key, 3): sp.Integer(5)}
-    backward = backward_of(samples, formulas, chunk=64)[key]
+    backward = backward_of(samples, formulas, lambda values: 64, n)[key]
     assert sp.simplify(backward - 960 * 2 * (n - 1)) == 0  # every run's gradient but the last's
     with pytest.raises(Untraceable, match="other than once per chunk"):
-        backward_of(samples, formulas, chunk=32)
+        backward_of(samples, formulas, lambda values: 32, chunks.symbol(32))
 
 
 def test_a_loops_backward_counts_each_samples_own_chunk_when_the_chunk_is_a_field():
@@ -127,10 +149,10 @@ def test_a_loops_backward_counts_each_samples_own_chunk_when_the_chunk_is_a_fiel
     n = chunks.symbol(sp.Symbol("c", integer=True, positive=True))
     formulas = {("count", key): sp.Integer(1), ("factor", key, 0): 4 * n, ("factor", key, 1): sp.Integer(3),
                 ("factor", key, 2): sp.Integer(8), ("factor", key, 3): sp.Integer(5)}
-    backward = backward_of(samples, formulas, 64, "chunk_size", sp.Symbol("c", integer=True, positive=True))[key]
+    backward = backward_of(samples, formulas, lambda values: values["chunk_size"], n)[key]
     assert sp.simplify(backward - 960 * 2 * (n - 1)) == 0
     with pytest.raises(Untraceable, match="other than once per chunk"):
-        backward_of(samples, formulas, chunk=64)
+        backward_of(samples, formulas, lambda values: 64, chunks.symbol(64))
 
 
 def test_the_chunk_count_is_a_ceiling_of_the_length():
@@ -213,3 +235,17 @@ def test_the_falcon_h1_scan_costs_per_chunk_of_its_mamba_chunk_size():
                                                    "num_key_value_heads": 2, "mamba_d_ssm": 30, "mamba_n_heads": 6,
                                                    "mamba_d_head": 5, "mamba_n_groups": 2, "mamba_d_state": 6,
                                                    "mamba_d_conv": 3, "vocab_size": 60, "mamba_chunk_size": 8})
+
+
+@pytest.mark.crosscheck
+def test_longt5_local_attention_costs_per_block_of_local_radius_plus_one():
+    # local_radius 4 (the fit's was 127): blocks of 5 positions, 5 tokens one block, 6 two, 11 three; each block's
+    # queries see three blocks of keys, so a formula of fixed blocks, or of blocks of local_radius, counts otherwise
+    _checked("longt5", "seq2seq-lm", (5, 6, 11), local_radius=4)
+
+
+@pytest.mark.crosscheck
+def test_lara_mini_gated_delta_rule_costs_per_chunk_of_64():
+    # the chunk was found past a length of another structure (see the confirmation's test above): 64 tokens are
+    # one chunk, 65 two, 129 three; a formula of one chunk counts the scan's products once at every length
+    _checked("lara_mini", "causal-lm", (64, 65, 129))

@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 from symparams.analysis.inference import cost_fitting, costs
-from symparams.analysis.inference.cost_engine import _differences, _negative
+from symparams.analysis.inference.cost_engine import _differences, _kinds_together, _negative
 from symparams.analysis.inference.discovered import Field
 from symparams.analysis.inference.fitting import expression
 from symparams.analysis.inference.observing import Observed
@@ -131,3 +131,12 @@ def test_a_count_up_to_a_bound_over_traces_with_and_without_a_kind_is_refused_wi
                                           r"another kind \(a count bounded by L and m, a minimum"):
         cost_fitting.fitted(domain, samples, {"L": sp.Symbol("L"), "m": sp.Symbol("m")})
 
+
+def test_layers_of_two_kinds_a_trace_names_as_one_are_compared_by_their_sums():
+    """Gemma 4's sliding head width drawn equal to the full layers' makes the two kinds one structure: the trace
+    names ``layers.*.mlp`` what the formulas split into ``layers.*1.mlp`` and ``layers.*2.mlp``."""
+    formulas = ({"layers.*1.mlp": 30, "layers.*2.mlp": 12, "norm": 1}, {"layers.*1.mlp": 60, "layers.*2.mlp": 24}, None)
+    traced = ({"layers.*.mlp": 42, "norm": 1}, {"layers.*.mlp": 84}, None)
+    assert _kinds_together(formulas) == _kinds_together(traced) == traced
+    # the sums must agree: a kind's layers miscounted (one sliding layer too few) still shows
+    assert _kinds_together(({"layers.*1.mlp": 27, "layers.*2.mlp": 12, "norm": 1}, {}, None))[0] != traced[0]

@@ -72,3 +72,36 @@ def test_a_width_no_few_weight_widths_explain_is_refused():
     points = [_draw(rng) for _ in range(16)]
     squares = [p["hidden_size"] ** 2 // p["num_attention_heads"] for p in points]  # no parameter's width
     assert fit_widths(points, squares, NAMES, width_terms([QKV_WEIGHT]), SYMBOLS) is None
+
+
+F = sp.Symbol("F", integer=True, positive=True)
+
+
+def test_a_width_halved_on_the_lattice_is_the_parameters_whole_width_not_a_fraction():
+    """RecurrentGemma's MLP is ``intermediate_size // 2`` wide: on the fit's lattice (even F) ``F/2`` fits too, and
+    is 4.5 at F = 9, where the real model is 4 wide.  With whole coefficients only ``⌊F/2⌋`` fits."""
+    points = [{"intermediate_size": f} for f in (2, 4, 6, 8, 10, 12, 14, 16)]
+    values = [p["intermediate_size"] // 2 for p in points]
+    terms = width_terms([(H, sp.floor(F / 2))]) | {F}  # F too: the generic bases' plain term
+    symbols = {"intermediate_size": F}
+    fractional = fit_widths(points, values, ["intermediate_size"], terms, symbols, surplus=3)
+    assert {str(w): c for w, c in fractional.items()} == {"F": sp.Rational(1, 2)}  # the plainer term, halved
+    whole = fit_widths(points, values, ["intermediate_size"], terms, symbols, whole=True, surplus=3)
+    assert {str(w): c for w, c in whole.items()} == {"floor(F/2)": 1}
+
+
+def test_a_fitted_factor_with_a_fractional_coefficient_is_rewritten_as_the_parameters_width():
+    from types import SimpleNamespace
+
+    from symparams.analysis.inference.cost_fitting import _parameter_width, _whole_coefficients
+
+    target = ("factor", ("mlp.up_proj", 0, "mm"), 2)
+    domain = SimpleNamespace(names=["intermediate_size", "hidden_size"], widths=width_terms([(sp.floor(F / 2), H)]),
+                             effects={"intermediate_size": {target}, "hidden_size": set()})
+    used = [({"intermediate_size": f, "hidden_size": 8}, f // 2) for f in (2, 4, 6, 8, 10, 12, 14, 16)]
+    assert not _whole_coefficients(F / 2) and _whole_coefficients(2 * F + H) and _whole_coefficients(sp.floor(F / 2))
+    assert _parameter_width(domain, target, used, {"intermediate_size": F, "hidden_size": H}) == sp.floor(F / 2)
+    # a width no whole combination of the parameters' widths fits stays as it was fitted (None: no rewrite)
+    odd = [(p, 3 * v + 1) for p, v in used]
+    assert _parameter_width(domain, target, [(p, v / 2) for p, v in odd], {"intermediate_size": F,
+                                                                          "hidden_size": H}) is None

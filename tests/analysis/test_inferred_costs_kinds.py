@@ -45,3 +45,16 @@ def test_gemma4_layers_of_each_kind_in_any_order_cost_what_a_tiny_real_model_cou
     rows = min(config["vocab_size"], config["vocab_size_per_layer_input"])  # the per-layer table is indexed too
     assert_costs_are_the_real_models(m, _real("gemma4_text", "causal-lm", config), ((short, 2), (long, 1)),
                                      lambda seq, batch: {"input_ids": token_ids(rows, seq, batch)})
+
+
+def test_gemma4_sliding_layers_as_wide_as_the_full_ones_cost_what_a_tiny_real_model_counts():
+    """Gemma 4's sliding head width at the full layers' 512: the two kinds have one structure (the verification
+    compares their sums, see cost_engine._kinds_together), and the formulas of each kind must still add up to the
+    real model's, its sliding layers' cache bounded by the window, the full ones' not."""
+    config = {k: v for k, v in _config("gemma4_unified_text", "causal-lm").items() if "#" not in k}
+    kinds = ["sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "full_attention"]
+    config.update(layer_types=kinds, num_hidden_layers=len(kinds), head_dim=512, num_attention_heads=2,
+                  num_key_value_heads=1, vocab_size=1024)  # the head width divides the vocabulary (a condition)
+    m = inferred_model(config, head="causal-lm")
+    short, long = _lengths(m)
+    assert_costs_are_the_real_models(m, _real("gemma4_unified_text", "causal-lm", config), ((short, 2), (long, 1)))

@@ -286,7 +286,7 @@ def _names(encoded) -> set[str]:
     for _, powers, floors in encoded:
         names.update(name for name, _ in powers)
         for top, bottom, *_ in floors:
-            names.update(numerator_names(top) + ([bottom] if isinstance(bottom, str) else []))
+            names.update(numerator_names(top) + numerator_names(bottom))  # LongT5's ["local_radius", 1]
     return names
 
 

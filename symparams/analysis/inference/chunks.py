@@ -12,7 +12,8 @@ then has one more variable, the number of chunks ``ceiling(s/c)``
 (:func:`.observing.fold_loops`), and traces drawn over three chunks, checked
 on both sides of a chunk's end.  Where the chunk is a config field's value
 (Mamba-2's ``chunk_size``), the field moved moves the chunk's end with it,
-and the number of chunks is ``ceiling(s/field)`` (:func:`follows_field`).
+and the number of chunks is ``ceiling(s/field)`` (:func:`follows_field`); where it is the field's value
+plus one (LongT5's blocks of ``local_radius + 1`` positions), ``ceiling(s/(field + 1))``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ CHUNKS = "<chunks>"
 PROBE = 301
 #: the fit's traces are drawn over this many chunks
 SPAN = 3
+#: what a chunk that follows a field may add to the field's value (a block of a radius and its centre)
+OFFSETS = (0, 1)
 
 
 def count(seq: int, chunk: int) -> int:
@@ -69,10 +72,11 @@ def look_for_chunks(domain, start: dict, base, longer) -> None:
     if folded[0].targets != base.targets:  # the fields were moved with the loops unfolded
         raise Untraceable("a loop of several products runs at the base length as well as per chunk")
     domain.chunk, domain.effects[CHUNKS] = found
-    domain.chunk_field = follows_field(lambda name, value, seq: domain.observe({**start, name: value}, seq, base.batch,
-                                                                               beyond=True),
-                                       base, longer, found[0], [n for n, v in domain.cost_fields.items()
-                                                                if start.get(n, v) == found[0]])
+    candidates = [(n, offset) for offset in OFFSETS for n, v in domain.cost_fields.items()
+                  if start.get(n, v) + offset == found[0]]
+    domain.chunk_field, domain.chunk_offset = follows_field(
+        lambda name, value, seq: domain.observe({**start, name: value}, seq, base.batch, beyond=True),
+        base, longer, found[0], candidates) or (None, 0)
 
 
 def _steady(base, longer) -> set:
@@ -87,22 +91,23 @@ def _moved(steady: set, obs, ref) -> bool | None:
     return any(obs.targets.get(t) != ref.targets.get(t) for t in steady)
 
 
-def follows_field(observe, base, longer, chunk: int, candidates: list) -> str | None:
-    """The field among ``candidates`` (fields whose value is the ``chunk`` found) the chunk follows, or None.
+def follows_field(observe, base, longer, chunk: int, candidates: list) -> tuple[str, int] | None:
+    """The field and offset among ``candidates`` (fields whose value plus the offset is the ``chunk`` found) the
+    chunk follows, or None.
 
-    ``observe(name, value, seq)`` traces the base with ``name`` at ``value``.  Set to about half the chunk, ``c``,
-    the field's chunk ends at ``c`` where the fixed one would not: ``c + 1`` positions move a steady target from
-    ``c``, ``2c`` do not from ``c + 1``, ``2c + 1`` do from ``2c`` (a fixed chunk of ``chunk`` shows none of the
-    first)."""
+    ``observe(name, value, seq)`` traces the base with ``name`` at ``value``.  Set so that the chunk would be about
+    half the one found, ``c``, the field's chunk ends at ``c`` where the fixed one would not: ``c + 1`` positions
+    move a steady target from ``c``, ``2c`` do not from ``c + 1``, ``2c + 1`` do from ``2c`` (a fixed chunk of
+    ``chunk`` shows none of the first)."""
     steady = _steady(base, longer)
     # odd first: a length equal to a head width may merge attention's two products into one key (another structure)
     tries = (chunk // 2 + 1, chunk // 2) if chunk >= 8 else (chunk * 2 + 1, chunk * 2)
-    for name in candidates:
+    for name, offset in candidates:
         for c in tries:
-            at = {seq: observe(name, c, seq) for seq in (c, c + 1, 2 * c, 2 * c + 1)}
+            at = {seq: observe(name, c - offset, seq) for seq in (c, c + 1, 2 * c, 2 * c + 1)}
             steps = [_moved(steady, at[seq + 1], at[seq]) for seq in (c, 2 * c)]
             if steps == [True, True] and _moved(steady, at[2 * c], at[c + 1]) is False:
-                return name
+                return name, offset
     return None
 
 
@@ -139,6 +144,8 @@ def _confirmed(observe, steady: set, chunk: int) -> tuple[int, set] | None:
     """``chunk`` and the targets the number of chunks moves, where a chunk further the steady targets move again
     (and not before); None where they do not."""
     first, second, further = observe(chunk + 1), observe(2 * chunk), observe(2 * chunk + 1)
+    if _moved(steady, second, first) is None:  # as in the bisection: 2 chunks of 64 are a head width of 128
+        second = observe(2 * chunk - 1)
     if _moved(steady, second, first) is not False or not _moved(steady, further, second):
         return None
     edge = observe(chunk)

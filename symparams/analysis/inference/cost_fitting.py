@@ -166,7 +166,7 @@ def _symbols(domain: Domain, inferred: Inferred) -> dict:
             out[name] = symbol if symbol not in taken else sp.Symbol(name, integer=True, positive=True)
     out[S], out[B] = SEQ, BATCH
     if domain.chunk:
-        out[chunks.CHUNKS] = chunks.symbol(out[domain.chunk_field] if domain.chunk_field else domain.chunk)
+        out[chunks.CHUNKS] = domain.chunks_symbol(out)
     return out
 
 
@@ -189,7 +189,25 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
             raise Untraceable(f"{exc}, in traces with and without layers of another kind (a count bounded by "
                               f"{bounds}, a minimum, is no polynomial)") from None
         out[target] = sp.expand(expression(found, symbols))
+        if target[0] in ("factor", "dim") and not _whole_coefficients(out[target]):
+            out[target] = _parameter_width(domain, target, used, symbols) or out[target]
     return out
+
+
+def _whole_coefficients(expr: sp.Expr) -> bool:
+    return all(c.is_integer for c in sp.Poly(expr, *sorted(expr.free_symbols, key=str)).coeffs()) \
+        if expr.free_symbols and expr.is_polynomial() else True
+
+
+def _parameter_width(domain: Domain, target: tuple, used: list, symbols: dict) -> sp.Expr | None:
+    """A width fitted with a fractional coefficient (``F/2``) as the parameters' own width of the fields that
+    move it (``⌊F/2⌋``), where one fits the traces with whole coefficients; None where none does.  The fit's
+    traces keep the fields on multiples of their bases, where the two are equal; off them (an odd ``F``) a
+    tensor's width is a whole number, and the parameter count, verified there, says which.  It must hold on as
+    many traces as the fractional fit did (the same surplus of points over terms)."""
+    found = fit_widths([p for p, _ in used], [v for _, v in used], _dependencies(domain, target), domain.widths,
+                       symbols, whole=True, surplus=SURPLUS)
+    return None if found is None else sp.expand(expression(found, symbols))
 
 
 def _target_value(target: tuple, obs: Observed) -> int | None:
@@ -206,17 +224,14 @@ def _weight_inputs(factors: tuple) -> sp.Expr:
     return factors[2 + positions]
 
 
-def backward_of(samples: list, formulas: dict, chunk: int | None = None, field: str | None = None,
-                field_symbol: sp.Expr | None = None) -> dict:
+def backward_of(samples: list, formulas: dict, chunk_of=None, chunks_symbol: sp.Expr | None = None) -> dict:
     """Each product's backward FLOPs (all its runs), as a formula: ``α`` times its forward (2: both factors
     need a gradient, 1, 0), plus for a convolution ``β`` times its forward × its input channels / its weight's
     (the weight's gradient is a convolution over the batch, grouped or not), plus for a loop run once per chunk
     (see :mod:`.chunks`) ``γ`` times one run's forward (the last run's result may need no gradient), ``α``,
-    ``β`` and ``γ`` solved exactly on every trace of the backward.  A chunk that is the value of ``field`` (its
-    symbol ``field_symbol``) is each sample's value of it, ``chunk`` where the sample leaves it out."""
-    def chunk_of(values: dict) -> int | None:
-        return values.get(field, chunk) if field else chunk
-
+    ``β`` and ``γ`` solved exactly on every trace of the backward.  ``chunk_of(values)``: a sample's chunk (None
+    without chunks); ``chunks_symbol``: their number."""
+    chunk_of = chunk_of or (lambda values: None)
     out = {}
     for target in [t for t in formulas if t[0] == "count"]:
         key = target[1]
@@ -224,7 +239,7 @@ def backward_of(samples: list, formulas: dict, chunk: int | None = None, field: 
         forward = sp.expand(2 * formulas[target] * sp.Mul(*factors))
         grouped = sp.expand(forward * formulas["channels", key] / _weight_inputs(factors)) \
             if ("channels", key) in formulas else None
-        looped = _looped([(obs, chunk_of(v)) for v, obs in samples], key, chunk)
+        looped = _looped([(obs, chunk_of(v)) for v, obs in samples], key)
         rows, seen = [], []
         for values, obs in samples:
             if obs.backward is None or key not in obs.by_key:
@@ -245,18 +260,17 @@ def backward_of(samples: list, formulas: dict, chunk: int | None = None, field: 
         (alpha, *rest), _ = solved
         gamma = rest.pop() if looped else 0
         out[key] = sp.expand(_rational(alpha) * forward + (_rational(rest[0]) * grouped if rest else 0)
-                             + (_rational(gamma) * forward / chunks.symbol(field_symbol if field else chunk)
-                                if looped else 0))
+                             + (_rational(gamma) * forward / chunks_symbol if looped else 0))
     return out
 
 
-def _looped(traced: list, key: tuple, chunk: int | None) -> bool:
+def _looped(traced: list, key: tuple) -> bool:
     """Whether ``key`` is a loop folded in some trace (see :func:`.observing.fold_loops`) of ``traced`` (each with
-    its chunk); it must run once per chunk in every trace."""
+    its chunk, None without); it must run once per chunk in every trace."""
     runs = [(obs.loops.get(key, 1), obs.seq, size) for obs, size in traced if key in obs.by_key]
     if all(n == 1 for n, _, _ in runs):
         return False
-    if chunk is None or any(n != chunks.count(seq, size) for n, seq, size in runs):
+    if any(size is None or n != chunks.count(seq, size) for n, seq, size in runs):
         raise Untraceable(f"a loop of {key[2]} #{key[1]} of {key[0] or 'the model'} runs other than once per chunk")
     return True
 

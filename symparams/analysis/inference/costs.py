@@ -18,6 +18,8 @@ from __future__ import annotations
 import itertools
 import random
 
+import sympy as sp
+
 from . import chunks
 from .cost_keying import keyed_apart
 from .cost_layers import BASE_BATCH, BASE_SEQ, VERIFY_LAYERS, _deepest, _with_every_kind, layer_fields, lowest_layers
@@ -83,6 +85,7 @@ class Domain:
         self.products: list = []  # (left, right): products of fields only the forward pass needs equal
         self.chunk: int | None = None  # a kernel's chunk of positions (see chunks.py); its loops folded
         self.chunk_field: str | None = None  # the cost field the chunk is the value of (see chunks.follows_field)
+        self.chunk_offset = 0  # what the chunk adds to its field's value (see chunks.OFFSETS)
         self.loops = False  # a loop of several products in one call folded into one run of each
         self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
         self.regular: list = []  # the head widths the costs hold at, where the smallest run another way (regular.py)
@@ -115,10 +118,17 @@ class Domain:
         return out
 
     def chunk_of(self, values: dict) -> int:
-        """The chunk of a configuration: the field's value where the chunk follows one, else the one found."""
+        """The chunk of a configuration: the field's value (and offset) where the chunk follows one, else the one
+        found."""
         if self.chunk_field is None:
             return self.chunk
-        return values.get(self.chunk_field, self.cost_fields[self.chunk_field])
+        return values.get(self.chunk_field, self.cost_fields[self.chunk_field]) + self.chunk_offset
+
+    def chunks_symbol(self, symbols: dict) -> sp.Expr:
+        """The number of chunks of ``s`` positions, in the fit's ``symbols``."""
+        if self.chunk_field is None:
+            return chunks.symbol(self.chunk)
+        return chunks.symbol(symbols[self.chunk_field] + self.chunk_offset)
 
     def observe(self, values: dict, seq: int, batch: int, backward: bool = False, regime: bool = True,
                 decoder_seq: int | None = None, beyond: bool = False, steady: bool = True) -> Observed | None:

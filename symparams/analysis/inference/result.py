@@ -263,7 +263,7 @@ def encode(expr: sp.Expr) -> list:
     ends with ``"ceil"``; the numerator a name, or a name then names subtracted and a whole number added,
     ``["L", "S"]`` or ``["L", 2]``, a name in a list of its own added, ``["F", ["S"]]`` for ``F + S``, or two names
     multiplied in a list first, ``[["A", "D"]]`` for ``A*D``; the
-    denominator may be a whole number, a fixed layer period).
+    denominator may be a whole number, a fixed layer period, or a name plus a whole number, ``["R", 1]``).
 
     >>> from symparams.core.symbols import H, A, L
     >>> data = encode(sp.expand(2 * H**2 * L + L * A * sp.floor(H / A) - H / 3))
@@ -282,9 +282,9 @@ def encode(expr: sp.Expr) -> list:
                 continue
             if isinstance(base, (sp.floor, sp.ceiling)):
                 num, den = base.args[0].as_numer_denom()
-                if not (_numerator(num) is not None and (den.is_Symbol or den.is_Integer)):
+                if _numerator(num) is None or _denominator(den) is None:
                     raise ValueError(f"cannot encode {base}")
-                floors.append([_numerator(num), den.name if den.is_Symbol else int(den), int(exponent)]
+                floors.append([_numerator(num), _denominator(den), int(exponent)]
                               + (["ceil"] if isinstance(base, sp.ceiling) else []))
             elif base.is_Symbol and exponent.is_Integer:
                 powers.append([base.name, int(exponent)])
@@ -321,6 +321,19 @@ def _numerator(num: sp.Expr):
     return [plus[0], *([name] for name in plus[1:]), *minus, *([shift] if shift else [])]
 
 
+def _denominator(den: sp.Expr):
+    """A floor's denominator as data: a name, a whole number (a fixed period), or a name plus a whole number as a
+    numerator writes it (``["R", 1]``: LongT5's blocks of ``R + 1`` positions); None when it is none of these."""
+    if den.is_Symbol:
+        return den.name
+    if den.is_Integer:
+        return int(den)
+    terms = sp.Add.make_args(den)
+    if len(terms) == 2 and sum(t.is_Symbol for t in terms) == 1 and sum(t.is_Integer for t in terms) == 1:
+        return _numerator(den)
+    return None
+
+
 def _floor_key(entry: list) -> list:
     """A floor entry's sort key: a whole-number denominator (a fixed period) and a difference compare as text
     with names."""
@@ -349,7 +362,7 @@ def decode(data: list, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
                                    else -sym(n) for n in name[1:]), sp.Integer(0))
 
     return sp.Add(*(rational(c) * sp.Mul(*(sym(n) ** int(e) for n, e in powers))
-                    * sp.Mul(*((sp.ceiling if rest else sp.floor)(top(a) / sym(b)) ** int(e)
+                    * sp.Mul(*((sp.ceiling if rest else sp.floor)(top(a) / top(b)) ** int(e)
                                for a, b, e, *rest in floors))
                     for c, powers, floors in data))
 

@@ -68,9 +68,11 @@ def width_terms(shapes: Iterable[tuple[sp.Expr, ...]]) -> set[sp.Expr]:
 
 
 def fit_widths(points: list, values: list, names: list, terms: Iterable[sp.Expr],
-               symbols: Mapping[str, sp.Symbol]) -> dict | None:
+               symbols: Mapping[str, sp.Symbol], whole: bool = False, surplus: int = 2 * SURPLUS) -> dict | None:
     """``values`` at ``points`` as a constant plus at most :data:`MOST` of ``terms`` in the fields ``names`` (the
-    fields that move the target), the fewest that hold; None when none does."""
+    fields that move the target), the fewest that hold on ``surplus`` more distinct points than terms; None when
+    none does.  ``whole``: only combinations with whole coefficients (a width that is a whole number at every
+    value of its fields)."""
     names = [n for n in names if n in symbols]  # a field tied to one of them is no variable of the fit
     by_symbol = {symbols[n]: n for n in names}
     usable = sorted((t for t in terms if t.free_symbols <= by_symbol.keys()), key=str)
@@ -84,10 +86,10 @@ def fit_widths(points: list, values: list, names: list, terms: Iterable[sp.Expr]
     right = [Fraction(v) for v in distinct.values()]
     columns = {w: [w.value(r) for r in rows] for w in widths}
     for size in range(1, MOST + 2):  # the constant and MOST terms
-        if size + 2 * SURPLUS > len(rows):
+        if size + surplus > len(rows):
             return None
         for chosen in itertools.combinations(widths, size):
             solved = solve([list(row) for row in zip(*(columns[w] for w in chosen))], right)
-            if solved is not None and solved[1] == size:
+            if solved is not None and solved[1] == size and (not whole or all(c.denominator == 1 for c in solved[0])):
                 return {w: c for w, c in zip(chosen, solved[0]) if c != 0}
     return None
