@@ -328,7 +328,7 @@ def outcome(request):
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-TEMPLATE_SECONDS = 1
+TEMPLATE_SECONDS = 0.5
 
 
 @pytest.fixture(scope="module", autouse=True)
