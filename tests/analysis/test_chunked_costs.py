@@ -63,30 +63,19 @@ def test_the_chunk_is_found_where_a_target_the_length_did_not_move_first_moves()
     assert chunks.find_chunk(lambda s: _observed(s, 10_000), _observed(7, 10_000), _observed(11, 10_000)) is None
 
 
-def test_a_length_of_another_structure_next_to_the_chunk_is_stepped_over():
-    """At a length equal to a head width attention's two products merge into one key (another structure):
-    NemotronH's chunk of 128 positions, with heads 128 wide, where the bisection comes to 128 between 127 and 129."""
+@pytest.mark.parametrize("chunk", [128, 64])
+def test_a_length_of_another_structure_at_one_or_two_chunks_is_stepped_over(chunk):
+    """At a length equal to a head width (128) attention's two products merge into one key (another structure):
+    NemotronH's chunk of 128 positions, where the bisection comes to 128 between 127 and 129; LaraMini's chunks of
+    64, where 128 is the end of the second chunk and the chunk is confirmed one length below it instead."""
     def observe(seq):
-        obs = _observed(seq, 128)
+        obs = _observed(seq, chunk)
         if seq == 128:
             obs.targets["count", ("a", 1, "bmm")] = 1
         return obs
 
     found = chunks.find_chunk(observe, observe(7), observe(11))
-    assert found == (128, {("factor", ("k", 0, "bmm"), 0)})
-
-
-def test_a_length_of_another_structure_two_chunks_long_is_stepped_over_in_the_confirmation():
-    """LaraMini's chunks of 64 positions with heads 128 wide: at 128 tokens, the end of the second chunk, attention's
-    two products merge into one key; the chunk is confirmed one length below it instead."""
-    def observe(seq):
-        obs = _observed(seq, 64)
-        if seq == 128:
-            obs.targets["count", ("a", 1, "bmm")] = 1
-        return obs
-
-    found = chunks.find_chunk(observe, observe(7), observe(11))
-    assert found == (64, {("factor", ("k", 0, "bmm"), 0)})
+    assert found == (chunk, {("factor", ("k", 0, "bmm"), 0)})
 
 
 def _with_field(name: str, value: int, seq: int, follows: bool = True) -> Observed:

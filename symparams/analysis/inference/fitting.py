@@ -286,6 +286,17 @@ def _consistent_modulo(rows: list[list[Fraction]], rhs: list[Fraction]) -> bool:
     return not any(row[width] for row in matrix[rank:])
 
 
+def _distinct(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str]
+              ) -> tuple[list[dict[str, int]], list[int]] | None:
+    """The distinct points (their values of ``names``) and the value at each; None where one point has two values:
+    no function of these names."""
+    seen: dict[tuple, int] = {}
+    for p, v in zip(points, values):
+        if seen.setdefault(tuple((n, p[n]) for n in names), v) != v:
+            return None
+    return [dict(k) for k in seen], list(seen.values())
+
+
 def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str],
         binary: frozenset = frozenset(), max_level: int = BOUNDED - 1,
         layers: frozenset = frozenset(), independent: bool = False, min_level: int = 0) -> dict[Term, Fraction] | None:
@@ -297,13 +308,10 @@ def fit(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Seque
     are independent on the points too (points that vary along a few directions only fit a large basis by
     accident).
     """
-    seen: dict[tuple, int] = {}
-    for p, v in zip(points, values):
-        key = tuple(sorted((n, p[n]) for n in names))
-        if seen.setdefault(key, v) != v:
-            return None  # one point, two values: no function of these names
-    points = [dict(k) for k in seen]
-    values = list(seen.values())
+    found = _distinct(points, values, names)
+    if found is None:
+        return None
+    points, values = found
     tried = set()
     for level in range(min_level, max_level + 1):
         columns = _columns(basis(names, level, binary, layers), points)
@@ -336,15 +344,14 @@ def fit_terms(points: Sequence[Mapping[str, int]], values: Sequence[int], names:
     >>> {str(t): str(c) for t, c in fit_terms(points, [p["b"] * -(-p["s"] // 2) for p in points], "sb", terms).items()}
     {'b*ceiling(s/2)': '1'}
     """
-    distinct: dict[tuple, int] = {}
-    for p, v in zip(points, values):
-        if distinct.setdefault(tuple(sorted((n, p[n]) for n in names)), v) != v:
-            return None  # one point, two values: no function of these names
-    rows = [dict(k) for k in distinct]
+    found = _distinct(points, values, names)
+    if found is None:
+        return None
+    rows, targets = found
     columns = _columns(terms, rows)
     if len(columns) + SURPLUS > len(rows):
         return None
-    solved = solve([list(row) for row in zip(*columns.values())], [Fraction(v) for v in distinct.values()])
+    solved = solve([list(row) for row in zip(*columns.values())], [Fraction(v) for v in targets])
     if solved is None or solved[1] < len(columns):
         return None
     return {t: c for t, c in zip(columns, solved[0]) if c != 0}
@@ -421,14 +428,12 @@ def products_of_names(points: Sequence[Mapping[str, int]], values: Sequence[int]
     >>> sorted((str(t), str(c)) for t, c in found.items())
     [('a*b*c', '1'), ('a*b*d', '2')]
     """
-    distinct: dict[tuple, int] = {}
-    for p, v in zip(points, values):
-        if distinct.setdefault(tuple(p[n] for n in names), v) != v:
-            return None
-    rows = [dict(zip(names, k)) for k in distinct]
+    found = _distinct(points, values, names)
+    if found is None:
+        return None
+    rows, targets = found[0], [Fraction(v) for v in found[1]]
     terms = [_monomial(*c) for size in range(len(names) + 1) for c in itertools.combinations(names, size)]
     columns = _columns(terms, rows)
-    targets = [Fraction(v) for v in distinct.values()]
     for size in range(1, PRODUCTS + 1):
         if size + 2 * SURPLUS > len(rows):
             return None
