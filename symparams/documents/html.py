@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 import sympy as sp
 from sympy.printing.jscode import JavascriptCodePrinter
@@ -117,6 +118,7 @@ def _floors_named(expr: sp.Expr) -> tuple[sp.Expr, dict]:
     return expr.xreplace(dict(zip(found, floors))), floors
 
 
+@lru_cache(maxsize=1024)  # a page holds one per row and constraint: a preset's page made again reuses them
 def fraction_js(expr: sp.Expr) -> str:
     """``expr`` as a JavaScript function ``v => [numerator, denominator]`` over BigInt, exact.
 

@@ -17,9 +17,8 @@ from symparams.core.algebra import exact_counts
 from symparams.core.blocks import embedding, group, linear, tensor
 from symparams.core.formatting import percent
 from symparams.core.symbols import F, F_e, H, L, N_e, V, k_e
-from symparams.families.presets import all_presets
-from symparams.families.registry import all_families
 from tests.cli.test_commands import run
+from tests.reference.variants import one_preset_per_variant, with_every_head
 
 
 def toy_moe(used=k_e):
@@ -58,10 +57,8 @@ def test_the_exact_evaluation_gives_the_active_count_of_every_block():
 
 
 def every_variant():
-    families = all_families()
-    for preset in all_presets().values():
-        for head in (None, *families[preset.family].heads):
-            yield model(preset.name, head=head)
+    for name, head in with_every_head(one_preset_per_variant()):
+        yield model(name, head=head)
 
 
 VARIANTS = list(every_variant())

@@ -7,6 +7,7 @@ from symparams import Model, SymparamsError, model
 from symparams.core.symbols import A, H, L, P, S, V, r
 from symparams.families.presets import all_presets
 from symparams.families.registry import all_families, family
+from tests.reference.variants import one_preset_per_variant, with_every_head
 
 # bert-base by hand: 30522·768 + 512·768 + 2·768 + 2·768 (embeddings),
 # 12 · (4·(768² + 768) + 2·2·768 + 768·3072 + 3072 + 3072·768 + 768) (encoder), 768² + 768 (pooler)
@@ -19,10 +20,8 @@ BERT_LARGE = 24 * (12 * 1024**2 + 13 * 1024) + (30522 + 512 + 2 + 2) * 1024 + 10
 
 
 def every_variant():
-    families = all_families()
-    for preset in all_presets().values():
-        for head in (None, *families[preset.family].heads):
-            yield model(preset.name, head=head)
+    for name, head in with_every_head(one_preset_per_variant()):
+        yield model(name, head=head)
     yield model("transformer-base", positions="none", tie=False)
 
 

@@ -20,8 +20,7 @@ from symparams.documents.derivation import derive
 from symparams.documents.environment import catalog
 from symparams.documents.escape import escape_html
 from symparams.documents.html import contribution_formula
-from symparams.families.presets import all_presets
-from symparams.families.registry import all_families
+from tests.reference.variants import one_preset_per_variant, with_every_head
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -224,12 +223,7 @@ def test_a_piecewise_constraint_is_checked_in_the_page(tmp_path):
 
 # -- the page's formulas and the derivation ---------------------------------------------------------
 
-def _every_preset_with_every_head():
-    families = all_families()
-    return [(name, head) for name, p in sorted(all_presets().items()) for head in (None, *families[p.family].heads)]
-
-
-@pytest.mark.parametrize("name,head", _every_preset_with_every_head())
+@pytest.mark.parametrize("name,head", with_every_head(one_preset_per_variant()))
 def test_every_contribution_on_the_page_is_the_derivations(name, head):
     """The formula the page evaluates for each item (``contribution_formula``), at the model's values, is the
     item's contribution in the derivation: the page recomputes every count it shows from these formulas."""

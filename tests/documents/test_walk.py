@@ -8,7 +8,7 @@ import pytest
 from symparams import model
 from symparams.documents.derivation import derive, presented
 from symparams.documents.render import render
-from symparams.families.presets import all_presets
+from tests.reference.variants import one_preset_per_variant
 
 # BERT-base as Devlin et al. give it: V = 30522, P = 512, S = 2, H = 768, L = 12, intermediate 3072
 H, INTER = 768, 3072
@@ -41,7 +41,7 @@ def test_bert_layer_steps_name_the_transformers_modules():
     assert [step.count for step in layer.children] == [ATTENTION, 2 * H, FEED_FORWARD, 2 * H]
 
 
-@pytest.mark.parametrize("name", sorted(all_presets()))
+@pytest.mark.parametrize("name", one_preset_per_variant())
 def test_the_walk_holds_every_module_once_and_runs_up_to_the_total(name):
     m = model(name)
     leaves = sorted(id(b) for _, b, _ in m.tree.walk() if b.is_leaf)
