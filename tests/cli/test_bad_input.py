@@ -18,8 +18,7 @@ import time
 
 import pytest
 
-from tests.reference.cli_runner import text
-from tests.reference.in_process import run_in_process
+from tests.reference.in_process import command_here
 
 TIMEOUT = 30  # seconds; every case below answers in about one
 
@@ -28,9 +27,7 @@ def run(*args, cwd=None):
     """``symparams ARGS`` run in this process as ``python -m symparams`` would run (see
     :mod:`tests.reference.in_process`; what these cases check needs no process of its own, and the bad-input
     table runs a sample of such cases both ways): status, stdout, stderr."""
-    r = run_in_process(args, cwd or os.getcwd(), TIMEOUT, traced=False)
-    assert not r.timed_out, f"symparams {args} still running after {TIMEOUT} s"
-    return r.code, text(r.out), text(r.err)
+    return command_here(*args, cwd=cwd, seconds=TIMEOUT)
 
 
 def assert_one_line_error(code, err, needle):

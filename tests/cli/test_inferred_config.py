@@ -16,7 +16,7 @@ from symparams.analysis.inference.tracing import shapes_only
 from symparams.families.inferred import OutsideConditions
 from symparams.families.lookup import from_config
 from tests.reference import FIXTURES, ROOT
-from tests.reference.cli_runner import command
+from tests.reference.in_process import command_here
 
 OLMO = FIXTURES / "allenai" / "OLMo-1B-hf.json"
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
@@ -26,9 +26,9 @@ NOT_INFERRED = "gemma3n"
 
 
 def run(*args):
-    """``python -m symparams ARGS`` as a process forked from one that imported the package (see
-    :mod:`tests.reference.cli_runner`): status, stdout, stderr."""
-    return command(*args)
+    """``python -m symparams ARGS`` run in this process (see :mod:`tests.reference.in_process`: a forked run would
+    import torch again for each meta-device build): status, stdout, stderr."""
+    return command_here(*args)
 
 
 def assert_one_line_error(code, err, needle):

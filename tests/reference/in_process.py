@@ -52,7 +52,7 @@ import time
 import traceback
 import tracemalloc
 
-from tests.reference.cli_runner import Outcome
+from tests.reference.cli_runner import Outcome, text
 
 
 class CaseDeadline(BaseException):
@@ -73,6 +73,15 @@ def run_in_process(args, cwd, seconds: float, *, traced: bool = True) -> Outcome
         code, timed_out = _run_main(stderr)
     code = _flushed(code, stdout, stderr)
     return Outcome(code, out.getvalue(), err.getvalue(), time.monotonic() - started, timed_out, peak())
+
+
+def command_here(*args, cwd=None, seconds: float = 120) -> tuple[int, str, str]:
+    """``python -m symparams ARGS`` run in this process (not traced) in ``cwd`` (the current folder): its status and
+    its stdout and stderr as text, as :func:`tests.reference.cli_runner.command` gives them for a forked run.  For
+    cases that need no process of their own, where a process would pay for importing torch again."""
+    outcome = run_in_process([str(a) for a in args], cwd or os.getcwd(), seconds, traced=False)
+    assert not outcome.timed_out, f"symparams {args} still running after {seconds} s"
+    return outcome.code, text(outcome.out), text(outcome.err)
 
 
 def _text_stream(buffer, like) -> io.TextIOWrapper:
