@@ -13,8 +13,12 @@ Three kinds of example, each checked against what the program really does:
   left alone;
 * a ```` ```text ```` block that starts with ``$ symparams shell ...``: an
   IPython session (``In [1]: ...`` / ``Out[1]: ...``).  The inputs are fed
-  to the plain console (``--plain``); the banner and every ``Out`` must be
-  what it prints.
+  to the plain console (``--plain``), a process of its own; the banner and
+  every ``Out`` must be what it prints.
+
+The ``symparams`` commands run in the tests' own process, as ``python -m
+symparams`` runs them (:mod:`tests.reference.in_process`): a fresh
+interpreter for each would add only its start-up.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 from . import ROOT
+from .in_process import command_here
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", flags=re.S | re.M)
 
@@ -93,29 +98,31 @@ def _symparams(argv: list[str], cwd: Path, **kwargs) -> subprocess.CompletedProc
 
 
 def check_console(command: str, expected: list[str], cwd: Path = ROOT) -> None:
-    """Run ``command`` (a ``symparams ...`` line) from ``cwd``; its output must be ``expected``, exactly."""
+    """Run ``command`` (a ``symparams ...`` line) from ``cwd``, in this process as ``python -m symparams`` runs
+    (:mod:`tests.reference.in_process`); its output must be ``expected``, exactly."""
     argv = shlex.split(command)
     assert argv[0] == "symparams", command
-    proc = _symparams(argv[1:], cwd)
+    code, out, err = command_here(*argv[1:], cwd=cwd, seconds=300)
     while expected and not expected[-1]:
         expected = expected[:-1]
     if expected and expected[0].startswith("symparams: error:"):
-        assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-        assert proc.stderr.rstrip("\n").splitlines() == expected
+        assert code == 2, (code, out, err)
+        assert err.rstrip("\n").splitlines() == expected
     else:
-        assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.rstrip("\n").splitlines() == expected
+        assert code == 0, err
+        assert out.rstrip("\n").splitlines() == expected
 
 
 def check_sh(command: str) -> None:
-    """Run a ``symparams ...`` line of a ```sh block in a scratch folder (``tests/``, ``templates/``: the checkout's)."""
+    """Run a ``symparams ...`` line of a ```sh block in a scratch folder (``tests/``, ``templates/``: the checkout's),
+    in this process as ``python -m symparams`` runs."""
     argv = shlex.split(command, comments=True)
     assert argv[0] == "symparams", command
     with tempfile.TemporaryDirectory() as scratch:
         for name in ("tests", "templates"):
             os.symlink(ROOT / name, Path(scratch) / name)
-        proc = _symparams(argv[1:], Path(scratch))
-    assert proc.returncode == 0, proc.stderr
+        code, _, err = command_here(*argv[1:], cwd=Path(scratch), seconds=300)
+    assert code == 0, err
 
 
 def check_shell(argv: list[str], banner: list[str], inputs: list[str], outputs: list[str]) -> None:
