@@ -28,15 +28,18 @@ def _shown(raw) -> str:
 
 
 def parse_dtype(dtype) -> str:
-    """``dtype`` as one of fp32, bf16, fp16, int8, int4 (PyTorch's names ``bfloat16`` etc. accepted).
+    """``dtype`` as one of fp32, bf16, fp16, int8, int4 (PyTorch's names ``bfloat16`` etc. accepted), or a
+    quantized checkpoint's format (:mod:`.quantized`: ``q4_k``, ``gptq``, ``fp8``...).
 
-    >>> parse_dtype("BF16"), parse_dtype("float16")
-    ('bf16', 'fp16')
+    >>> parse_dtype("BF16"), parse_dtype("float16"), parse_dtype("Q4_K")
+    ('bf16', 'fp16', 'q4_k')
     """
+    from .quantized import FORMATS  # it reads this module's helpers
+
     name = dtype.strip().lower() if isinstance(dtype, str) else None
     name = DTYPE_ALIASES.get(name, name)
-    if name not in DTYPE_BYTES:
-        raise SymparamsError(f"unknown dtype {_shown(dtype)}: use one of {', '.join(DTYPE_BYTES)}")
+    if name not in DTYPE_BYTES and name not in FORMATS:
+        raise SymparamsError(f"unknown dtype {_shown(dtype)}: use one of {', '.join((*DTYPE_BYTES, *FORMATS))}")
     return name
 
 
@@ -55,7 +58,7 @@ def weight_bytes(params, dtype: str):
 
 
 def cache_dtype(dtype: str) -> str:
-    """The dtype the KV cache is kept in: the weights' one, fp16 for int8/int4 weights (they quantize weights
-    only)."""
-    return "fp16" if dtype in ("int8", "int4") else dtype
+    """The dtype the KV cache is kept in: the weights' one, fp16 for int8/int4 and quantized checkpoints (they
+    quantize weights only)."""
+    return dtype if dtype in ("fp32", "bf16", "fp16") else "fp16"
 
