@@ -110,7 +110,7 @@ def quantization(dtype: str, group_size=None, keep=None) -> Quantization | None:
     >>> quantization("gptq", group_size=0)
     Traceback (most recent call last):
     ...
-    symparams.SymparamsError: the group size must be a positive whole number, not 0
+    symparams.SymparamsError: the group size must be a positive whole number, not '0'
     """
     if dtype not in FORMATS:
         for name, given in (("group_size", group_size), ("keep", keep)):
