@@ -20,9 +20,10 @@ import pytest
 gguf = pytest.importorskip("gguf")
 
 from symparams import model  # noqa: E402
-from symparams.analysis.quantized import GGUF_BLOCKS, packed_tensors, quantization  # noqa: E402
+from symparams.analysis.quantized import GGUF_BLOCKS  # noqa: E402
 from tests.reference import decoders, moe  # noqa: E402
 from tests.reference.hf import normalize  # noqa: E402
+from tests.reference.packed import by_tensor  # noqa: E402
 
 pytestmark = pytest.mark.crosscheck
 
@@ -116,11 +117,7 @@ def test_gguf_bytes_match_a_file_the_gguf_package_writes(case, qtype, tmp_path):
     path = tmp_path / f"{case}.gguf"
     write_file(path, module, strip, getattr(Q, qtype.upper()))
     in_file = read_file(path)
-    ours: dict[str, tuple[int, set]] = {}
-    for packed in packed_tensors(m.tree, quantization(qtype), m.values):
-        n, kinds = ours.get(packed.tensor.path, (0, set()))
-        ours[packed.tensor.path] = (n + int(m.evaluate(packed.bytes)), kinds | {packed.storage})
-    assert ours == in_file
+    assert by_tensor(m, qtype) == in_file
     assert m.memory(qtype, optimizer="none").weights == sum(n for n, _ in in_file.values())
 
 
