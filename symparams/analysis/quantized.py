@@ -210,7 +210,7 @@ def _grouped(t: Stored, q: Quantization, values) -> Packed:
     outputs, inputs, n_out, n_in = _rows(t, values)
     g = q.group_size
     if n_in % g:
-        raise SymparamsError(f"the group size {g} does not divide the row length {n_in} of {t.path}")
+        raise SymparamsError(f"the group size {_shown(g)} does not divide the row length {n_in} of {t.path}")
     for what, n in (("rows", n_in), ("outputs", n_out)):
         if n % 8:
             raise SymparamsError(f"{q.format} packs 8 weights an int32: the {what} of {t.path} ({n}) are not a "
