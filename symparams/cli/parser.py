@@ -90,8 +90,9 @@ COMMANDS = {
               "them; per token beside Kaplan's and PaLM's laws, and whether they depend on the head count A.",
               "symparams flops llama-3-8b --head causal-lm --seq 2048"),
     "memory": ("bytes of weights, gradients, optimizer state, activations and KV cache", "The memory of a model "
-               "for training (--optimizer adam or sgd, ZeRO over --ranks) or serving (--optimizer none), in "
-               "bytes, exactly, with the conventions stated.",
+               "for training (--optimizer adam or sgd, ZeRO over --ranks) or serving (--optimizer none; a "
+               "quantized checkpoint's format as --dtype, tensor by tensor), in bytes, exactly, with the "
+               "conventions stated.",
                "symparams memory llama-3-8b --dtype bf16 --optimizer none --seq 8192"),
     "explain": ("why a published count differs from the exact one", "A ledger that reconciles a published "
                 "count with the exact one: which conventions (embeddings, the output head, biases, norms, "
