@@ -17,7 +17,8 @@ The parts a quantization policy names (:data:`PARTS`):
 * ``tables``: the other embedding tables (positions, token types);
 * ``output``: a 2-D weight outside the repeated layers (the LM head, a pooler,
   a classifier);
-* ``routers``: a mixture-of-experts layer's router (one output per expert);
+* ``routers``: a mixture-of-experts layer's router (one output per expert) and a shared expert's gate (one
+  output);
 * ``experts``: the routed experts' tensors;
 * ``layers``: the other 2-D weights of the repeated layers;
 * ``vectors``: every 1-D tensor (norms, biases), never quantized.
@@ -93,41 +94,49 @@ def _routed(block: Block) -> bool:
 def _part(block: Block, in_layers: bool, experts: bool, routers: tuple) -> str:
     """The part of the model a leaf's 2-D weight is (vectors are told apart by their shape)."""
     if block.kind == "embedding":
-        rows = evaluated(block.shape[0]) if block.shape else None
+        rows = _dim(block.shape[0]) if block.shape else None
         return "embeddings" if rows is not None and rows.free_symbols & {V, V_d} else "tables"
     if experts:
         return "experts"
-    outputs = evaluated(block.shape[-1]) if block.kind == "linear" and block.shape else \
-        evaluated(block.shape[0]) if block.shape else None
-    if outputs is not None and any(sp.expand(outputs - n) == 0 for n in routers):
+    outputs = _dim(block.shape[-1]) if block.kind == "linear" and block.shape else \
+        _dim(block.shape[0]) if block.shape else None
+    # a router: one output per expert, or a shared expert's gate, one output (llama.cpp's ffn_gate_inp_shexp)
+    if outputs is not None and routers and (outputs == 1 or any(sp.expand(outputs - n) == 0 for n in routers)):
         return "routers"
     return "layers" if in_layers else "output"
 
 
+def _dim(dim) -> sp.Expr:
+    """A dimension as a count (an as-written ``A·(H/A)`` is ``H``)."""
+    return evaluated(sp.sympify(dim))
+
+
 def _leaf(block: Block, path: str, copies, part: str):
-    dims = tuple(evaluated(sp.sympify(d)) for d in block.shape)
+    dims = tuple(_dim(d) for d in block.shape)
     for pname, size in block.params:
-        shape = _shape(block, pname, size, dims, path)
+        if size == 0:  # a table of a field at 0: nothing stored
+            continue
+        shape, instances = _shape(block, pname, size, dims, path)
         pieces = 2 if part == "experts" and "gate_up" in block.name and _even(shape[0]) else 1
-        yield Stored(".".join(p for p in (path, pname) if p), shape, copies,
+        yield Stored(".".join(p for p in (path, pname) if p), shape, sp.expand(copies * instances),
                      "vectors" if len(shape) == 1 else part, pieces)
 
 
-def _shape(block: Block, pname: str, size, dims: tuple, path: str) -> tuple:
-    """A parameter's shape as stored, from its block's shape and kind; refused where the tree does not say it."""
-    same = lambda a, b: sp.expand(a - b) == 0  # noqa: E731
-    if block.kind in ("norm", "parameter") or len(dims) == 1 and same(size, dims[0]):
-        return (size,)
+def _shape(block: Block, pname: str, size, dims: tuple, path: str) -> tuple[tuple, sp.Expr]:
+    """A parameter's shape as stored and how many of it one copy of the block holds (an inferred module's
+    parameter may stand for several), from its block's shape and kind; refused where the tree does not say it."""
+    if block.kind in ("norm", "parameter"):
+        return (size,), sp.Integer(1)
+    bias = pname.endswith("bias")  # PyTorch's biases are vectors
     if block.kind == "linear" and len(dims) == 2:
         n_in, n_out = dims
-        if same(size, n_in * n_out):
-            return (n_out, n_in)
-        if same(size, n_out):
-            return (n_out,)
-    elif dims and same(size, sp.Mul(*dims)):
-        return dims
-    elif pname.endswith("bias"):  # PyTorch's biases are vectors
-        return (size,)
+        candidates = [(n_out,)] if bias else [(n_out, n_in), (n_out,)]
+    else:
+        candidates = [dims, (size,)] if bias else [dims]
+    for shape in candidates:
+        instances = sp.cancel(size / sp.Mul(*shape)) if shape else None
+        if instances is not None and instances != 0 and sp.fraction(instances)[1] == 1:
+            return shape, instances
     raise SymparamsError(f"the tree does not hold the shape of {path}.{pname}, so its stored bytes are not known")
 
 
@@ -138,8 +147,8 @@ def _even(dim) -> bool:
 
 def _fused(slices: list, path: str, copies, part: str):
     """Linear slices of one module (query, key, value of GPT-2's ``c_attn``): one weight, one bias."""
-    n_in = evaluated(sp.sympify(slices[0].shape[0]))
-    n_out = sp.expand(sp.Add(*(evaluated(sp.sympify(s.shape[1])) for s in slices)))
+    n_in = _dim(slices[0].shape[0])
+    n_out = sp.expand(sp.Add(*(_dim(s.shape[1]) for s in slices)))
     yield Stored(f"{path}.weight", (n_out, n_in), copies, part)
     if any(pname == "bias" for s in slices for pname, _ in s.params):
         yield Stored(f"{path}.bias", (n_out,), copies, "vectors")
