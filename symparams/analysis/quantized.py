@@ -51,6 +51,7 @@ from typing import Iterable, NamedTuple
 import sympy as sp
 
 from ..core.errors import SymparamsError
+from ..core.symbols import P, S
 from ..core.values import parse_whole
 from .dtypes import _shown
 from .stored import PARTS, Stored, stored_tensors
@@ -155,28 +156,37 @@ class Packed(NamedTuple):
 def packed_tensors(tree, q: Quantization, values) -> tuple[Packed, ...]:
     """Every stored tensor of ``tree`` in format ``q``, the fallbacks chosen at ``values``; refused where no tensor
     would be quantized (the policy keeps every part the model has)."""
-    out = tuple(_packed(t, q, values) for t in stored_tensors(tree))
-    if not any(p.storage == q.format for p in out):
+    tensors = stored_tensors(tree)
+    if all(_kept(t, q) for t in tensors):
         kept = ", ".join(p for p in PARTS if p in q.keep) or "none"
         raise SymparamsError(f"no tensor of this model is stored in {q.format} when keeping {kept}: "
                              f"change what --keep names")
-    return out
+    return tuple(_packed(t, q, values) for t in tensors)
 
 
 def weights_formula(packed: Iterable[Packed]) -> sp.Expr:
     return sp.Add(*(p.bytes for p in packed))
 
 
+def _kept(t: Stored, q: Quantization) -> str | None:
+    """The plain type ``q`` keeps ``t`` in, or None where it quantizes it."""
+    if q.gguf and (t.part in ("vectors", "routers") or _positions(t)):
+        return "f32"
+    return q.kept_as if t.part == "vectors" or t.part in q.keep else None
+
+
 def _packed(t: Stored, q: Quantization, values) -> Packed:
-    if t.part == "vectors":
-        return Packed(t, "f32" if q.gguf else q.kept_as, _plain(t, 4 if q.gguf else 2))
-    if q.gguf and t.part in ("tables", "routers"):
-        return Packed(t, "f32", _plain(t, 4))
-    if t.part in q.keep:
-        return Packed(t, q.kept_as, _plain(t, 2))
+    kept = _kept(t, q)
+    if kept:
+        return Packed(t, kept, _plain(t, 4 if kept == "f32" else 2))
     if q.gguf:
         return _gguf(t, q.format, values)
     return {"gptq": _grouped, "awq": _grouped, "fp8": _fp8, "fp8-block": _fp8, "mxfp4": _mxfp4}[q.format](t, q, values)
+
+
+def _positions(t: Stored) -> bool:
+    """A table of positions or token types (llama.cpp's POS_EMBD, TOKEN_TYPES), not of relative buckets."""
+    return t.part == "tables" and bool(sp.sympify(t.shape[0]).free_symbols & {P, S})
 
 
 def _plain(t: Stored, element: int) -> sp.Expr:
@@ -276,8 +286,7 @@ def _fallbacks(q: Quantization, packed: tuple[Packed, ...]) -> list[str]:
     """Which tensors a GGUF file keeps in another type, their rows not being whole blocks."""
     by_type: dict[str, list[str]] = {}
     for p in packed:
-        if p.storage != q.format and p.tensor.part != "vectors" and p.tensor.part not in q.keep \
-                and p.storage != "f32":
+        if p.storage != q.format and not _kept(p.tensor, q):
             by_type.setdefault(p.storage, []).append(p.tensor.path)
     return [f"rows not a whole number of {q.format} blocks fall back (llama-quantize) to {name}: "
             f"{', '.join(paths[:3])}{f' and {len(paths) - 3} more' if len(paths) > 3 else ''}"

@@ -31,15 +31,16 @@ Q = gguf.GGMLQuantizationType
 FALLBACK = {Q.Q4_K: Q.Q5_0, Q.Q5_K: Q.Q5_1, Q.Q6_K: Q.Q8_0}
 ALWAYS_F32 = re.compile(r"(norm|ln_\d|ln_f)\.weight$|\.bias$|mlp\.gate\.weight$|wpe\.weight$")
 
-#: (case, symparams model, module builder): rows that fit every block (H = 256), rows of 320 (q4_k falls back to
-#: q5_0), rows of 328 (F16), GPT-2 (fused c_attn, biases, a position table, a tied output), Mixtral (a router,
-#: experts)
+#: tiny models: rows that fit every block (H = 256), rows of 320 (q4_k falls back to q5_0), rows of 328 (F16),
+#: GPT-2 (fused c_attn, biases, a position table, a tied output), Mixtral (a router, experts), T5 (relative
+#: position buckets, which llama.cpp quantizes as any weight: rows of 4 heads, F16)
 CASES = {
     "llama-256": model("llama", head="causal-lm", V=100, H=256, L=2, A=4, G=2, F=512, gqa=True),
     "llama-320": model("llama", head="causal-lm", V=100, H=256, L=2, A=4, G=2, F=320, gqa=True),
     "llama-328": model("llama", head="causal-lm", V=100, H=256, L=2, A=4, G=2, F=328, gqa=True),
     "gpt2": model("gpt2", head="causal-lm", V=100, P=16, H=64, L=2, A=4, r=4),
     "mixtral": model("mixtral", head="causal-lm", V=100, H=256, L=2, A=4, G=2, F_e=320, N_e=4, k_e=2, gqa=True),
+    "t5": model("t5", head="seq2seq-lm", V=100, H=64, D=8, A=4, F=96, L=2, B=32),
 }
 
 
@@ -107,7 +108,8 @@ def read_file(path) -> dict[str, tuple[int, set]]:
 #: each case in the types that show what it tests: whole blocks, each k-quant's fallback, F16, F32 tables
 PAIRS = [("llama-256", "q8_0"), ("llama-256", "q4_k"), ("llama-256", "q5_k"), ("llama-320", "q4_k"),
          ("llama-320", "q5_k"), ("llama-320", "q6_k"), ("llama-328", "q8_0"), ("llama-328", "q4_k"),
-         ("gpt2", "q8_0"), ("gpt2", "q4_0"), ("gpt2", "q6_k"), ("mixtral", "q4_k"), ("mixtral", "q8_0")]
+         ("gpt2", "q8_0"), ("gpt2", "q4_0"), ("gpt2", "q6_k"), ("mixtral", "q4_k"), ("mixtral", "q8_0"),
+         ("t5", "q8_0"), ("t5", "q4_k")]
 
 
 @pytest.mark.parametrize("case, qtype", PAIRS)
