@@ -14,7 +14,7 @@ as the checkpoints of Mixtral and DeepSeek-V3 hold them (``pieces``).
 The parts a quantization policy names (:data:`PARTS`):
 
 * ``embeddings``: the token tables (indexed by the vocabulary);
-* ``tables``: the other embedding tables (positions, token types);
+* ``tables``: the other embedding tables (positions, token types, relative position buckets);
 * ``output``: a 2-D weight outside the repeated layers (the LM head, a pooler,
   a classifier);
 * ``routers``: a mixture-of-experts layer's router (one output per expert) and a shared expert's gate (one
