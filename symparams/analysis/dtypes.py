@@ -19,6 +19,10 @@ DTYPE_BYTES = {"fp32": Fraction(4), "bf16": Fraction(2), "fp16": Fraction(2), "i
 DTYPE_ALIASES = {"float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
 #: int4: weights per block, and the block's bytes (32 half-bytes and one fp16 scale)
 INT4_BLOCK, INT4_BLOCK_BYTES = 32, 18
+#: the GGUF block types ``--dtype`` takes (their layouts: :mod:`.quantized`)
+GGUF_TYPES = ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k")
+#: every quantized checkpoint's format ``--dtype`` takes
+FORMATS = GGUF_TYPES + ("gptq", "awq", "fp8", "fp8-block", "mxfp4")
 
 
 def _shown(raw) -> str:
@@ -34,8 +38,6 @@ def parse_dtype(dtype) -> str:
     >>> parse_dtype("BF16"), parse_dtype("float16"), parse_dtype("Q4_K")
     ('bf16', 'fp16', 'q4_k')
     """
-    from .quantized import FORMATS  # it reads this module's helpers
-
     name = dtype.strip().lower() if isinstance(dtype, str) else None
     name = DTYPE_ALIASES.get(name, name)
     if name not in DTYPE_BYTES and name not in FORMATS:

@@ -53,19 +53,15 @@ import sympy as sp
 from ..core.errors import SymparamsError
 from ..core.symbols import P, S
 from ..core.values import parse_whole
-from .dtypes import _shown
+from .dtypes import FORMATS, GGUF_TYPES, _shown
 from .stored import PARTS, Stored, stored_tensors
 
 #: GGUF types: (weights per block, bytes per block), as ``gguf.constants.GGML_QUANT_SIZES`` defines them
 GGUF_BLOCKS = {"f32": (1, 4), "f16": (1, 2), "q4_0": (32, 18), "q4_1": (32, 20), "q5_0": (32, 22),
                "q5_1": (32, 24), "q8_0": (32, 34), "iq4_nl": (32, 18), "q2_k": (256, 84), "q3_k": (256, 110),
                "q4_k": (256, 144), "q5_k": (256, 176), "q6_k": (256, 210)}
-#: the GGUF types ``--dtype`` takes
-GGUF_TYPES = ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k")
 #: llama-quantize's type for a row that is not a whole number of 256-weight blocks
 GGUF_FALLBACK = {"q2_k": "iq4_nl", "q3_k": "iq4_nl", "q4_k": "q5_0", "q5_k": "q5_1", "q6_k": "q8_0"}
-#: every quantized format ``--dtype`` takes
-FORMATS = GGUF_TYPES + ("gptq", "awq", "fp8", "fp8-block", "mxfp4")
 #: the formats that take a group size, and its default
 GROUPED, DEFAULT_GROUP = ("gptq", "awq"), 128
 #: FP8's scale blocks (DeepSeek-V3's ``weight_block_size``) and MXFP4's

@@ -4,7 +4,7 @@ settings to the library and shows what it answers."""
 import json
 
 from symparams import model
-from symparams.analysis.quantized import FORMATS
+from symparams.analysis.dtypes import FORMATS
 from symparams.cli.parser import DTYPES
 from tests.reference.cli_runner import command
 
