@@ -14,16 +14,15 @@ the size ``gguf.quants.quant_shape_to_byte_shape`` gives.  ``GGUFReader`` then r
 
 import re
 
+import gguf
 import numpy as np
 import pytest
 
-gguf = pytest.importorskip("gguf")
-
-from symparams import model  # noqa: E402
-from symparams.analysis.quantized import GGUF_BLOCKS  # noqa: E402
-from tests.reference import decoders, moe  # noqa: E402
-from tests.reference.hf import normalize  # noqa: E402
-from tests.reference.packed import by_tensor  # noqa: E402
+from symparams import model
+from symparams.analysis.quantized import GGUF_BLOCKS
+from tests.reference import decoders, moe
+from tests.reference.hf import normalize
+from tests.reference.packed import by_tensor
 
 pytestmark = pytest.mark.crosscheck
 
