@@ -19,6 +19,10 @@ DTYPE_BYTES = {"fp32": Fraction(4), "bf16": Fraction(2), "fp16": Fraction(2), "i
 DTYPE_ALIASES = {"float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
 #: int4: weights per block, and the block's bytes (32 half-bytes and one fp16 scale)
 INT4_BLOCK, INT4_BLOCK_BYTES = 32, 18
+#: the GGUF block types ``--dtype`` takes (their layouts: :mod:`.quantized`)
+GGUF_TYPES = ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k")
+#: every quantized checkpoint's format ``--dtype`` takes
+FORMATS = GGUF_TYPES + ("gptq", "awq", "fp8", "fp8-block", "mxfp4")
 
 
 def _shown(raw) -> str:
@@ -28,15 +32,16 @@ def _shown(raw) -> str:
 
 
 def parse_dtype(dtype) -> str:
-    """``dtype`` as one of fp32, bf16, fp16, int8, int4 (PyTorch's names ``bfloat16`` etc. accepted).
+    """``dtype`` as one of fp32, bf16, fp16, int8, int4 (PyTorch's names ``bfloat16`` etc. accepted), or a
+    quantized checkpoint's format (:mod:`.quantized`: ``q4_k``, ``gptq``, ``fp8``...).
 
-    >>> parse_dtype("BF16"), parse_dtype("float16")
-    ('bf16', 'fp16')
+    >>> parse_dtype("BF16"), parse_dtype("float16"), parse_dtype("Q4_K")
+    ('bf16', 'fp16', 'q4_k')
     """
     name = dtype.strip().lower() if isinstance(dtype, str) else None
     name = DTYPE_ALIASES.get(name, name)
-    if name not in DTYPE_BYTES:
-        raise SymparamsError(f"unknown dtype {_shown(dtype)}: use one of {', '.join(DTYPE_BYTES)}")
+    if name not in DTYPE_BYTES and name not in FORMATS:
+        raise SymparamsError(f"unknown dtype {_shown(dtype)}: use one of {', '.join((*DTYPE_BYTES, *FORMATS))}")
     return name
 
 
@@ -55,7 +60,7 @@ def weight_bytes(params, dtype: str):
 
 
 def cache_dtype(dtype: str) -> str:
-    """The dtype the KV cache is kept in: the weights' one, fp16 for int8/int4 weights (they quantize weights
-    only)."""
-    return "fp16" if dtype in ("int8", "int4") else dtype
+    """The dtype the KV cache is kept in: the weights' one, fp16 for int8/int4 and quantized checkpoints (they
+    quantize weights only)."""
+    return dtype if dtype in ("fp32", "bf16", "fp16") else "fp16"
 

@@ -54,6 +54,8 @@ from ..core.symbols import H
 from ..core.values import parse_whole
 from .cache import KVCache, _Attention, cache_convention, self_attention_layers
 from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
+from .quantized import OPTIONS as QUANTIZED_OPTIONS
+from .quantized import packed_tensors, quantization, quantized_conventions, weights_formula
 from .traced import require
 
 #: the dtypes a model is trained in: the gradient's bytes per parameter
@@ -62,8 +64,8 @@ GRADIENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
 OPTIMIZER_BYTES = {"adam": (8, 12), "sgd": (4, 8), "none": (0, 0)}
 ZERO_STAGES = (0, 1, 2, 3)
 RECOMPUTE = ("none", "selective", "full")
-#: the keyword options of :class:`Memory` (the parallelism of the activations)
-OPTIONS = ("tensor_parallel", "sequence_parallel", "recompute")
+#: the keyword options of :class:`Memory` (the parallelism of the activations; a quantized format's)
+OPTIONS = ("tensor_parallel", "sequence_parallel", "recompute", *QUANTIZED_OPTIONS)
 
 
 # -- parsing the settings -------------------------------------------------------------------
@@ -196,7 +198,8 @@ class Memory(Reported):
         Every symbol with a value.
     dtype : str
         fp32, bf16, fp16 (training in bf16/fp16 is mixed precision), int8 or
-        int4 (serving only).
+        int4 (serving only), or a quantized checkpoint's format (serving only;
+        :mod:`~symparams.analysis.quantized`: ``q4_k``, ``gptq``, ``fp8``...).
     optimizer : str
         adam, sgd (with momentum) or none (serving: no gradients, no optimizer
         state, no activations kept; the KV cache instead).
@@ -208,7 +211,8 @@ class Memory(Reported):
     **options
         ``tensor_parallel`` (t, default 1), ``sequence_parallel`` (default
         False), ``recompute`` (``"none"``, ``"selective"`` or ``"full"``): the
-        activations' parallelism (Korthikanti et al.).  Tensor parallelism
+        activations' parallelism (Korthikanti et al.); ``group_size`` (gptq,
+        awq) and ``keep`` (the parts a quantized format leaves unquantized).  Tensor parallelism
         divides only the activations here; only ZeRO divides the weights,
         gradients and optimizer state.
 
@@ -243,6 +247,7 @@ class Memory(Reported):
         self.seq = None if seq is None else parse_whole("the sequence length s", seq)
         self.batch = parse_whole("the batch size b", batch)
         self.tensor_parallel, self.sequence_parallel, self.recompute = parse_options(options)
+        self.quantization = quantization(self.dtype, options.get("group_size"), options.get("keep"))
         self.gradient_bytes, self.optimizer_bytes = training_bytes(self.dtype, self.optimizer_name)
 
     @property
@@ -259,10 +264,23 @@ class Memory(Reported):
 
     # -- the parts that do not depend on s and b
     @cached_property
+    def _packed(self):
+        """A quantized checkpoint's tensors, each with its storage and bytes (None for a plain dtype)."""
+        return None if self.quantization is None else packed_tensors(self.model.tree, self.quantization,
+                                                                     self.model.values)
+
+    @cached_property
+    def _weight_bytes(self) -> int:
+        """The weights' bytes, before ZeRO: a quantized checkpoint's, tensor by tensor."""
+        if self._packed is None:
+            return weight_bytes(self.model.count, self.dtype)
+        return int(self.model.evaluate(weights_formula(self._packed)))
+
+    @cached_property
     def _states(self) -> tuple[int, int, int]:
         """(weights, gradients, optimizer state) per rank, each rounded up."""
-        params, trainable = self.model.count, self.model.trainable
-        parts = zero_per_rank(weight_bytes(params, self.dtype), self.gradient_bytes * trainable,
+        trainable = self.model.trainable
+        parts = zero_per_rank(self._weight_bytes, self.gradient_bytes * trainable,
                               self.optimizer_bytes * trainable, self.zero, self.ranks)
         return tuple(_ceil(p) for p in parts)
 
@@ -344,7 +362,8 @@ class Memory(Reported):
         exact total adds the rounded parts, so it may exceed that formula's value by up to 4 bytes)."""
         tree = self.model.tree
         n, trainable = closed_form(tree.total), closed_form(tree.trainable_total)
-        states = zero_per_rank(weight_bytes(n, self.dtype), self.gradient_bytes * trainable,
+        weights = weight_bytes(n, self.dtype) if self._packed is None else weights_formula(self._packed)
+        states = zero_per_rank(weights, self.gradient_bytes * trainable,
                                self.optimizer_bytes * trainable, self.zero, sp.Integer(self.ranks))
         parts = dict(zip(("weights", "gradients", "optimizer"), states))
         unknown = untraced(tree)
@@ -372,9 +391,10 @@ class Memory(Reported):
 
     @property
     def bytes_per_parameter(self) -> dict[str, Fraction]:
-        """Bytes per parameter of the weights (int4: 18/32) and per trainable parameter of the rest, before
-        ZeRO."""
-        return {"weights": DTYPE_BYTES[self.dtype], "gradients": Fraction(self.gradient_bytes),
+        """Bytes per parameter of the weights (int4: 18/32; a quantized checkpoint: its bytes over the count) and
+        per trainable parameter of the rest, before ZeRO."""
+        weights = DTYPE_BYTES[self.dtype] if self._packed is None else Fraction(self._weight_bytes, self.model.count)
+        return {"weights": weights, "gradients": Fraction(self.gradient_bytes),
                 "optimizer": Fraction(self.optimizer_bytes)}
 
     @property
@@ -407,7 +427,16 @@ class Memory(Reported):
                                                          for kept, size in self._cache.windows]),
                 "kv_cache": self.kv_cache,
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
-                "conventions": self.conventions}
+                "conventions": self.conventions,
+                **({} if self._packed is None else {"quantization": {**self.quantization.to_dict(),
+                                                                    "by_storage": self._by_storage()}})}
+
+    def _by_storage(self) -> dict[str, int]:
+        """A quantized checkpoint's bytes by the type they are stored in (q4_k, f32...), before ZeRO."""
+        out: dict[str, int] = {}
+        for packed in self._packed:
+            out[packed.storage] = out.get(packed.storage, 0) + int(self.model.evaluate(packed.bytes))
+        return out
 
 
 def _json(value: Fraction):
@@ -415,9 +444,11 @@ def _json(value: Fraction):
 
 
 def _state_conventions(mem: Memory) -> list[str]:
-    weights = (f"weights: every parameter once (a tied tensor once, as PyTorch lists it), "
-               f"{_json(DTYPE_BYTES[mem.dtype])} bytes each in {mem.dtype}")
-    out = [weights]
+    if mem._packed is not None:
+        out = quantized_conventions(mem.quantization, mem._packed)
+    else:
+        out = [f"weights: every parameter once (a tied tensor once, as PyTorch lists it), "
+               f"{_json(DTYPE_BYTES[mem.dtype])} bytes each in {mem.dtype}"]
     if mem.dtype == "int4":
         out.append("int4: 4 bits a weight and one fp16 scale per block of 32 weights (18 bytes per block), "
                    "the model's weights taken as whole blocks, rounded up")

@@ -21,7 +21,7 @@ def cmd_flops(args, m) -> None:
 def cmd_memory(args, m) -> None:
     settings = dict(dtype=args.dtype, optimizer=args.optimizer, zero=args.zero, ranks=args.ranks,
                     tensor_parallel=args.tensor_parallel, sequence_parallel=args.sequence_parallel,
-                    recompute=args.recompute)
+                    recompute=args.recompute, **_quantized(args))
     if args.fit is not None:
         _fit(args, m, settings)
         return
@@ -30,6 +30,11 @@ def cmd_memory(args, m) -> None:
         print_json(mem.to_dict())
         return
     print(report(mem).text())
+
+
+def _quantized(args) -> dict:
+    """--group-size and --keep, where given (a plain dtype refuses them)."""
+    return {k: v for k, v in (("group_size", args.group_size), ("keep", args.keep)) if v is not None}
 
 
 def _fit(args, m, settings: dict) -> None:

@@ -90,8 +90,9 @@ COMMANDS = {
               "them; per token beside Kaplan's and PaLM's laws, and whether they depend on the head count A.",
               "symparams flops llama-3-8b --head causal-lm --seq 2048"),
     "memory": ("bytes of weights, gradients, optimizer state, activations and KV cache", "The memory of a model "
-               "for training (--optimizer adam or sgd, ZeRO over --ranks) or serving (--optimizer none), in "
-               "bytes, exactly, with the conventions stated.",
+               "for training (--optimizer adam or sgd, ZeRO over --ranks) or serving (--optimizer none; a "
+               "quantized checkpoint's format as --dtype, tensor by tensor), in bytes, exactly, with the "
+               "conventions stated.",
                "symparams memory llama-3-8b --dtype bf16 --optimizer none --seq 8192"),
     "explain": ("why a published count differs from the exact one", "A ledger that reconciles a published "
                 "count with the exact one: which conventions (embeddings, the output head, biases, norms, "
@@ -172,10 +173,21 @@ def _flops_options(p) -> None:
                    help="add the softmax, norm and activation FLOPs papers and PyTorch's counter leave out")
 
 
+#: the weights' types --dtype takes (the quantized formats are symparams.analysis.quantized.FORMATS)
+DTYPES = ("fp32", "bf16", "fp16", "int8", "int4", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k",
+          "q5_k", "q6_k", "gptq", "awq", "fp8", "fp8-block", "mxfp4")
+
+
 def _memory_options(p) -> None:
     _model_options(p, json_=True)
-    p.add_argument("--dtype", default="bf16", choices=("fp32", "bf16", "fp16", "int8", "int4"),
-                   help="the weights' type (default bf16: mixed precision when training)")
+    p.add_argument("--dtype", default="bf16", choices=DTYPES, metavar="DTYPE",
+                   help="the weights' type (default bf16: mixed precision when training): fp32, bf16, fp16, int8, "
+                        "int4, or a quantized checkpoint's format (serving): GGUF q4_0, q4_1, q5_0, q5_1, q8_0, "
+                        "q2_k, q3_k, q4_k, q5_k, q6_k; gptq, awq (4-bit); fp8, fp8-block; mxfp4")
+    p.add_argument("--group-size", metavar="G", help="gptq and awq: inputs per group of scales (default 128)")
+    p.add_argument("--keep", metavar="PARTS", help="a quantized format's parts left unquantized, separated by "
+                                                   "commas, or none: embeddings, tables, output, routers, layers, "
+                                                   "experts (default: the format's own policy)")
     p.add_argument("--optimizer", default="adam", choices=("adam", "sgd", "none"),
                    help="adam (default), sgd with momentum, or none: serving, no gradients")
     p.add_argument("--zero", default="0", metavar="{0,1,2,3}", help="ZeRO stage (default 0)")
@@ -250,7 +262,8 @@ def _infer_options(p) -> None:
 
 
 #: options whose value may begin with "-" (a title "---", a negative number to be refused with a reason)
-VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head", "--claim", "--fit", "--class", "--verify")
+VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head", "--claim", "--fit", "--class", "--verify",
+          "--group-size")
 
 
 def joined_values(argv: Sequence[str]) -> list[str]:

@@ -272,7 +272,7 @@ def test_formulas_are_symbolic_in_the_model_symbols():
 # -- bad settings -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(dtype="fp8"), "unknown dtype 'fp8'"),
+    (dict(dtype="fp64"), "unknown dtype 'fp64'"),
     (dict(dtype=2), "unknown dtype 2"),
     (dict(optimizer="lion"), "unknown optimizer 'lion'"),
     (dict(zero=4), "ZeRO stage must be 0, 1, 2 or 3"),
@@ -286,6 +286,13 @@ def test_formulas_are_symbolic_in_the_model_symbols():
     (dict(sequence_parallel="maybe"), "sequence_parallel must be true or false"),
     (dict(recompute="some"), "unknown recompute 'some'"),
     (dict(pipeline=2), "unknown memory option 'pipeline'"),
+    (dict(dtype="gptq", optimizer="none", group_size=0), "the group size must be a positive whole number, not '0'"),
+    (dict(dtype="gptq", optimizer="none", group_size="1.5"), "the group size must be a positive whole number"),
+    (dict(dtype="awq", optimizer="none", keep="heads"), "unknown part 'heads' to keep"),
+    (dict(dtype="q8_0", optimizer="none", keep=3), "keep takes part names separated by commas, not 3"),
+    (dict(dtype="bf16", group_size=64), "group_size applies to a quantized --dtype"),
+    (dict(dtype="fp8", optimizer="none", group_size=64), "group_size applies to gptq and awq, not fp8"),
+    (dict(dtype="q4_k"), "q4_k weights are not trained here"),
 ])
 def test_bad_settings_are_one_clear_line(kwargs, message):
     with pytest.raises(SymparamsError, match=message) as info:

@@ -461,6 +461,14 @@ def cost_cases():
             case(*memory, "--ranks", "0"), case(*memory, "--seq", "-8"), case(*memory, "--tensor-parallel", "0"),
             case(*memory, "--dtype", "int4", needle="int4"), case(*memory, "--recompute", "some"),
             case("memory", "bert-base", "--optimizer", "none", "--fit", "80GB", needle="grow")]
+    serve = (*memory, "--optimizer", "none")
+    out += [case(*serve, "--dtype", "gptq", "--group-size", g, needle="group size")
+            for g in ("0", "-64", "1.5", "abc", "", DIGITS, "96")]
+    out += [case(*serve, "--dtype", "q3_0"), case(*serve, "--dtype", "q4_k", "--keep", "heads", needle="heads"),
+            case(*serve, "--dtype", "fp8", "--keep", "", needle="part"),
+            case(*memory, "--dtype", "bf16", "--keep", "none", needle="keep"),
+            case(*serve, "--dtype", "q8_0", "--group-size", "32", needle="group_size"),
+            case(*serve, "--dtype", "mxfp4", needle="mxfp4"), case(*memory, "--dtype", "q4_k", needle="q4_k")]
     out += [case(*memory, "--optimizer", "none", "--seq", "8", "--fit", budget, needle="budget")
             for budget in ("abc", "0", "-80GB", "80XB", "1.5", "1e99999")]
     out += [case(*explain, "--claim", claim) for claim in
