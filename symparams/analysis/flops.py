@@ -261,7 +261,20 @@ class Flops(Reported):
                         "law_value": _exact_number(law.formula, values),
                         "exact_value": _exact_number(law.exact, values),
                         "difference_value": _exact_number(law.difference, values)})
-        return out
+        from .laws import SourcedLaw, evaluated, published_laws  # the codebases' and papers' laws
+
+        return out + [evaluated(law, values) for law in published_laws(self.model.tree)
+                      if isinstance(law, SourcedLaw)]
+
+    @cached_property
+    def laws_refused(self) -> list[dict[str, str]]:
+        """The published laws not set beside this model, each with the reason."""
+        from .laws import RefusedLaw, published_laws
+
+        if "attention" in untraced(self.model.tree):
+            return []
+        return [{"name": law.name, "reason": law.reason} for law in published_laws(self.model.tree)
+                if isinstance(law, RefusedLaw)]
 
     @cached_property
     def _premised(self) -> tuple[sp.Expr, tuple[str, ...]]:
@@ -313,9 +326,19 @@ class Flops(Reported):
                 "heads_derivative": str(self.heads_derivative),
                 "held_fixed": None if self.held is None else {"quantities": list(self.held[0]),
                                                                "heads_derivative": str(self.held[1])},
-                "laws": [{"name": law["name"], "formula": str(law["formula"]), "per_token": law["law_value"],
-                          "exact_per_token": law["exact_value"], "difference": str(law["difference"]),
-                          "difference_per_token": law["difference_value"]} for law in self.laws]}
+                "laws": [_json_law(law) for law in self.laws], "laws_refused": self.laws_refused}
+
+
+def _json_law(law: dict) -> dict[str, Any]:
+    out = {"name": law["name"], "formula": str(law["formula"]), "per_token": law["law_value"],
+           "exact_per_token": law["exact_value"], "difference": str(law["difference"]),
+           "difference_per_token": law["difference_value"]}
+    if "source" in law:  # a published codebase's or paper's law: its source, and the difference by part
+        out.update(source=law["source"], compares=law["compares"], assumes=law["assumes"],
+                   terms=[{"part": t["part"], "exact": str(t["exact"]), "law": str(t["law"]),
+                           "difference": str(t["difference"]), "difference_per_token": t["difference_value"]}
+                          for t in law["terms"]])
+    return out
 
 
 def _exact_number(expr: sp.Expr, values: dict):

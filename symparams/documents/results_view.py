@@ -24,6 +24,7 @@ import sympy as sp
 from ..analysis.cache import KVCache
 from ..analysis.explain import Ledger, digits_text
 from ..analysis.flops import Flops
+from ..analysis.laws import COMPARES
 from ..analysis.memory import Memory
 from ..analysis.solve import Solution
 from ..analysis.sweep import Sweep
@@ -183,6 +184,13 @@ LAW_NAMES = {
     "kaplan_forward": "Kaplan forward, 2N + 2·n_layer·s·d_attn (N: non-embedding parameters a token uses)",
     "kaplan_training": "Kaplan training, 6N",
     "palm_training": "PaLM training, 6N + 12·n_layer·s·d_attn",
+    "narayanan_training": "Narayanan et al. 2021, 96·B·s·l·h²·(1 + s/6h + V/16lh) with full recomputation",
+    "megatron_training": "Megatron-LM num_floating_point_operations",
+    "nanogpt_training": "nanoGPT estimate_mfu, 6N + 12·L·H·Q·T (N without position embeddings)",
+    "torchtitan_training": "torchtitan, 6·active parameters + 6·heads·(d_qk + d_v)·s per layer",
+    "maxtext_training": "MaxText calculate_tflops_training_per_device",
+    "chinchilla_forward": "Chinchilla (Hoffmann et al. 2022, appendix F) forward",
+    "chinchilla_training": "Chinchilla (Hoffmann et al. 2022, appendix F) training, 3 × forward",
 }
 
 
@@ -204,12 +212,23 @@ def flops_report(f: Flops, macs: bool = False) -> Report:
              + (f", other products {count(kinds['product'])}" if kinds["product"] else "")
              + (f", element-wise {count(kinds['elementwise'])}" if "elementwise" in kinds else ""),
              f"per token: forward {_fraction(f.forward_per_token)}, training {_fraction(f.training_per_token)} FLOPs"]
-    notes += [f"{LAW_NAMES[law['name']]}: {_fraction(law['law_value'])} per token; exact − law = "
-              f"{sp.sstr(law['difference'])} = {_fraction(law['difference_value'])}" for law in f.laws]
+    for law in f.laws:
+        notes += _law_lines(law)
+    notes += [f"{LAW_NAMES[law['name']]}: not applied: {law['reason']}" for law in f.laws_refused]
     notes += [f"forward FLOPs = {sp.sstr(f.formula)}", _heads_line(f)]
     notes += [f"convention: {line}" for line in (TRACED_CONVENTIONS if f.traced else FLOPS_CONVENTIONS)]
     title = (heading(m), f"{unit} of one forward pass over {_sequences(f.batch)} of {thousands(f.seq)} tokens:")
     return Report(title, ("component", unit, "share"), tuple(rows), footer, "lrr", tuple(notes), (0, 0, 8))
+
+
+def _law_lines(law: dict) -> list[str]:
+    """A law per token and exact − law; a published source's law also part by part, and what it assumes."""
+    against = f" (against {COMPARES[law['compares']]}; {law['source']})" if "source" in law else ""
+    lines = [f"{LAW_NAMES[law['name']]}: {_fraction(law['law_value'])} per token{against}; exact − law = "
+             f"{sp.sstr(law['difference'])} = {_fraction(law['difference_value'])}"]
+    lines += [f"  {t['part']}: exact − law = {sp.sstr(t['difference'])} = {_fraction(t['difference_value'])}"
+              for t in law.get("terms", ())]
+    return lines + [f"  assumes {line}" for line in law.get("assumes", ())]
 
 
 def _heads_line(f: Flops) -> str:
