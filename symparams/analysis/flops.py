@@ -276,6 +276,13 @@ class Flops(Reported):
         return [{"name": law.name, "reason": law.reason} for law in published_laws(self.model.tree)
                 if isinstance(law, RefusedLaw)]
 
+    def utilisation(self, step_time, peak, gpus=1):
+        """MFU, HFU and each training law's utilisation of this step done in ``step_time`` seconds on ``gpus``
+        GPUs of ``peak`` FLOP/s (see :mod:`.utilisation`)."""
+        from .utilisation import utilisation
+
+        return utilisation(self, step_time, peak, gpus)
+
     @cached_property
     def _premised(self) -> tuple[sp.Expr, tuple[str, ...]]:
         """The forward FLOPs as the head-count proof reads them: an inferred model's under the premise (every

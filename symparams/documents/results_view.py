@@ -18,6 +18,7 @@ convention: KV cache: the keys and values (or compressed latents) each token lea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import sympy as sp
 
@@ -25,6 +26,7 @@ from ..analysis.cache import KVCache
 from ..analysis.explain import Ledger, digits_text
 from ..analysis.flops import Flops
 from ..analysis.laws import COMPARES
+from ..analysis.utilisation import Utilisation
 from ..analysis.memory import Memory
 from ..analysis.solve import Solution
 from ..analysis.sweep import Sweep
@@ -229,6 +231,40 @@ def _law_lines(law: dict) -> list[str]:
     lines += [f"  {t['part']}: exact − law = {sp.sstr(t['difference'])} = {_fraction(t['difference_value'])}"
               for t in law.get("terms", ())]
     return lines + [f"  assumes {line}" for line in law.get("assumes", ())]
+
+
+#: how each utilisation convention reads
+UTILISATION_NAMES = {"mfu": "MFU: exact model FLOPs (forward + backward, no recomputation)",
+                     "hfu": "HFU: exact hardware FLOPs (with --recompute, the forward twice)",
+                     "kaplan_training": "Kaplan, 6N", "palm_training": "PaLM, 6N + 12·n_layer·s·d_attn",
+                     "narayanan_training": "Narayanan et al. 2021 (counts recomputation)",
+                     "megatron_training": "Megatron-LM", "nanogpt_training": "nanoGPT", "torchtitan_training":
+                     "torchtitan", "maxtext_training": "MaxText", "chinchilla_training": "Chinchilla"}
+
+
+def utilisation_text(u: Utilisation) -> str:
+    """The utilisation table: each convention's FLOPs per step and its share of the GPUs' peak."""
+    rows = [(UTILISATION_NAMES[row.name], _amount(row.flops), percent(row.ratio)) for row in u.rows]
+    title = (f"utilisation of a {ratio(u.step_time)} s step on {u.gpus} GPU(s) of {_amount(u.peak)} "
+             f"FLOP/s (capacity {_amount(u.capacity)} FLOPs):")
+    return "\n".join([title, text_table(("convention", "FLOPs per step", "utilisation"), rows, "lrr")])
+
+
+def _amount(value) -> str:
+    """A whole amount with thousands separators; a fractional one to two decimals."""
+    value = sp.Rational(value.numerator, value.denominator) if isinstance(value, Fraction) else sp.Integer(value)
+    return thousands(int(value)) if value.q == 1 else decimal(value)
+
+
+def utilisation_json(u: Utilisation) -> dict:
+    def number(value):  # JSON: a whole number, or "p/q"
+        value = Fraction(value)
+        return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+    return {"step_time": number(u.step_time), "peak": number(u.peak), "gpus": u.gpus,
+            "capacity": number(u.capacity),
+            "conventions": [{"name": row.name, "flops": number(row.flops), "utilisation": number(row.ratio),
+                             "percent": percent(row.ratio)} for row in u.rows]}
 
 
 def _heads_line(f: Flops) -> str:
