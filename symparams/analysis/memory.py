@@ -391,6 +391,24 @@ class Memory(Reported):
         return [*_state_conventions(self), _zero_convention(self), *activation, *cache, *missing,
                 "each part is rounded up to a whole byte, per rank"]
 
+    @cached_property
+    def _laws(self) -> tuple:
+        from .memory_laws import memory_laws  # Megatron-LM's theoretical memory, Korthikanti et al.'s forms
+
+        return memory_laws(self)
+
+    @property
+    def laws(self) -> list[dict[str, Any]]:
+        """Each published memory law in bytes per rank beside the exact figure (see :mod:`.memory_laws`)."""
+        from .memory_laws import SourcedLaw, evaluated
+
+        return [evaluated(law, self) for law in self._laws if isinstance(law, SourcedLaw)]
+
+    @property
+    def laws_refused(self) -> list[dict[str, str]]:
+        """The published memory laws not set beside this setting, each with the reason."""
+        return [{"name": law.name, "reason": law.reason} for law in self._laws if not hasattr(law, "parts")]
+
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "dtype": self.dtype,
                 "optimizer_name": self.optimizer_name, "training": self.training, "zero": self.zero,
@@ -407,7 +425,13 @@ class Memory(Reported):
                                                          for kept, size in self._cache.windows]),
                 "kv_cache": self.kv_cache,
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
-                "conventions": self.conventions}
+                "conventions": self.conventions,
+                "laws": [{**law, "formula": str(law["formula"]), "difference": str(law["difference"]),
+                          **{k: _json(law[k]) for k in ("law_value", "exact_value", "difference_value")},
+                          "terms": [{"part": t["part"], "difference": str(t["difference"]),
+                                     "difference_value": _json(t["difference_value"])} for t in law["terms"]]}
+                         for law in self._known(lambda: self.laws) or ()],
+                "laws_refused": self._known(lambda: self.laws_refused) or []}
 
 
 def _json(value: Fraction):

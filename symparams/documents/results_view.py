@@ -123,9 +123,27 @@ def memory_report(mem: Memory) -> Report:
                      "the input")
     if data.get("kv_cache_state"):
         notes.append(f"cache state: {thousands(data['kv_cache_state'])} bytes per sequence, whatever its length")
+    for law in mem.laws:
+        notes += _memory_law_lines(law)
+    notes += [f"{MEMORY_LAW_NAMES[law['name']]}: not applied: {law['reason']}" for law in mem.laws_refused]
     notes += [f"convention: {line}" for line in data.get("conventions", ())]
     return Report((heading(mem.model),), ("part", "bytes", "GiB"), rows,
                   (("total", thousands(data["total"]), _gib(data["total"])),), "lrr", tuple(notes))
+
+
+#: how each memory law reads in the text output
+MEMORY_LAW_NAMES = {"megatron_weights_and_optimizer": "Megatron-LM theoretical memory, weights and optimizer",
+                    "megatron_activations": "Megatron-LM theoretical memory, activations",
+                    "korthikanti_activations": "Korthikanti et al. 2022, Table 2 per layer, all layers"}
+
+
+def _memory_law_lines(law: dict) -> list[str]:
+    """A memory law in bytes per rank, exact − law, part by part, and what it assumes."""
+    lines = [f"{MEMORY_LAW_NAMES[law['name']]}: {_amount(law['law_value'])} bytes ({law['source']}); exact − law = "
+             f"{sp.sstr(law['difference'])} = {_amount(law['difference_value'])}"]
+    lines += [f"  {t['part']}: exact − law = {sp.sstr(t['difference'])} = {_amount(t['difference_value'])}"
+              for t in law["terms"]]
+    return lines + [f"  assumes {line}" for line in law["assumes"]]
 
 
 def _windows(windows, per_token: int) -> str:
