@@ -66,7 +66,7 @@ class SourcedLaw:
     compares: str  # a key of COMPARES
     parts: dict[str, sp.Expr]
     exact_parts: dict[str, sp.Expr]
-    assumes: tuple[str, ...] = field(default=())
+    assumes: tuple[tuple[sp.Expr, str], ...] = field(default=())  # (departure, note): shown where departure ≠ 0
 
     @property
     def formula(self) -> sp.Expr:
@@ -157,9 +157,8 @@ def _narayanan(shape: Shape, tree: Block) -> SourcedLaw:
     l, h, s, v = shape.layers, shape.hidden, SEQ, shape.vocab
     parts = {"attention projections": 4 * l * 8 * h**2, "attention scores": 4 * l * 4 * s * h,
              "feed-forward": 4 * l * 16 * h**2, "logits": 3 * 2 * h * v}
-    assumes = [*_mha_departures(shape), *_gpt_ffn_departures(shape)]
-    if sp.expand(shape.heads * shape.head_dim - h) != 0:
-        assumes.append("the heads' total width is h; this model's is A·D")
+    assumes = [*_mha_departures(shape), *_gpt_ffn_departures(shape),
+               (shape.heads * shape.head_dim - h, "the heads' total width is h; this model's is A·D")]
     return _law("narayanan_training", "Narayanan et al. 2021, eq. (3)", "recompute", parts, tree, assumes)
 
 
@@ -173,7 +172,8 @@ def _megatron(shape: Shape, tree: Block) -> SourcedLaw:
              "attention scores": 6 * l * query * s / 2 * 2,  # causal mask: half of s; QKᵀ and (QKᵀ)V
              "feed-forward": 6 * l * h * shape.ffn * routed * ffn_expansion,
              "logits": 6 * h * shape.vocab}
-    assumes = ("padded_vocab_size taken as V (Megatron pads V to a multiple of 128·T; the model has V rows)",)
+    assumes = [always("padded_vocab_size taken as V (Megatron pads V to a multiple of 128·T; the model has V "
+                      "rows)")]
     return _law("megatron_training", "NVIDIA/Megatron-LM megatron/training/training.py "
                 "num_floating_point_operations @ 001b00c", "training", parts, tree, assumes)
 
@@ -185,8 +185,8 @@ def _nanogpt(shape: Shape, tree: Block) -> SourcedLaw:
     n["embeddings"] = n.get("embeddings", sp.Integer(0)) - _positions(tree)
     parts = {part: 6 * count for part, count in n.items()}
     parts["attention scores"] = 12 * shape.layers * shape.heads * (shape.hidden / shape.heads) * SEQ
-    assumes = [] if sp.expand(shape.heads * shape.head_dim - shape.hidden) == 0 else [
-        "a head's width is n_embd // n_head = H/A; this model's heads are D wide"]
+    assumes = [(shape.heads * shape.head_dim - shape.hidden,
+                "a head's width is n_embd // n_head = H/A; this model's heads are D wide")]
     return _law("nanogpt_training", "karpathy/nanoGPT model.py GPT.estimate_mfu @ 04a1d69", "training", parts,
                 tree, assumes)
 
@@ -227,22 +227,32 @@ def _chinchilla(shape: Shape, tree: Block, training: bool) -> SourcedLaw:
                "logits": 2 * h * shape.vocab}
     times = 3 if training else 1
     parts = {part: times * flops for part, flops in forward.items()}
-    assumes = [*_mha_departures(shape)] + (["a dense block of two matrices; this model's FFN is gated (three)"]
-                                           if shape.gated else [])
+    assumes = [*_mha_departures(shape)] + ([always("a dense block of two matrices; this model's FFN is gated "
+                                                   "(three)")] if shape.gated else [])
     name = "chinchilla_training" if training else "chinchilla_forward"
     return _law(name, "Hoffmann et al. 2022, Appendix F", "training" if training else "forward", parts, tree,
                 assumes)
 
 
-def _mha_departures(shape: Shape) -> list[str]:
-    return [] if sp.expand(shape.kv_heads - shape.heads) == 0 else [
-        "keys and values as wide as the queries (multi-head); this model shares G key/value heads"]
+def always(note: str) -> tuple[sp.Expr, str]:
+    """An assumption stated for every model."""
+    return sp.Integer(1), note
 
 
-def _gpt_ffn_departures(shape: Shape) -> list[str]:
+def departures(law, values: dict) -> list[str]:
+    """The notes of ``law``'s assumptions this model departs from at ``values``."""
+    return [note for departure, note in law.assumes if sp.expand(sp.sympify(departure).xreplace(values)) != 0]
+
+
+def _mha_departures(shape: Shape) -> list[tuple[sp.Expr, str]]:
+    return [(shape.kv_heads - shape.heads,
+             "keys and values as wide as the queries (multi-head); this model shares G key/value heads")]
+
+
+def _gpt_ffn_departures(shape: Shape) -> list[tuple[sp.Expr, str]]:
     if shape.gated:
-        return ["a 4h MLP of two matrices; this model's FFN is gated (three matrices of width F)"]
-    return [] if sp.expand(shape.ffn - 4 * shape.hidden) == 0 else ["a 4h MLP; this model's FFN is F wide"]
+        return [always("a 4h MLP of two matrices; this model's FFN is gated (three matrices of width F)")]
+    return [(shape.ffn - 4 * shape.hidden, "a 4h MLP; this model's FFN is not 4h wide")]
 
 
 def _positions(tree: Block) -> sp.Expr:
@@ -283,6 +293,6 @@ def evaluated(law: SourcedLaw, values: dict) -> dict:
     return {"name": law.name, "formula": law.formula, "difference": law.difference,
             "law_value": number(law.formula), "exact_value": number(law.exact),
             "difference_value": number(law.difference), "source": law.source, "compares": law.compares,
-            "assumes": list(law.assumes),
+            "assumes": departures(law, values),
             "terms": [{"part": part, "exact": exact, "law": formula, "difference": difference,
                        "difference_value": number(difference)} for part, exact, formula, difference in law.terms()]}

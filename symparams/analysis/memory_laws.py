@@ -31,7 +31,7 @@ import sympy as sp
 
 from ..core.compute import BATCH, SEQ
 from .law_shape import NotDescribed, Shape, read_shape
-from .laws import RefusedLaw, SourcedLaw, _difference
+from .laws import RefusedLaw, SourcedLaw, _difference, always, departures
 from .memory import activation_bytes_per_layer
 
 MEGATRON = "NVIDIA/Megatron-LM megatron/training/theoretical_memory_usage.py @ 00caa53"
@@ -61,10 +61,11 @@ def _weights_and_optimizer(mem, shape: Shape, exact: sp.Expr) -> SourcedLaw:
     n = sp.expand(mem.model.tree.total)
     parts = {"parameters": n_law * per_parameter}
     exact_parts = {"parameters": n * per_parameter, "bytes per parameter": sp.expand(exact - n * per_parameter)}
-    assumes = ["its parameter count leaves out biases, learned positions and routers, and counts padded_vocab_size "
-               "as V", "18 bytes a parameter: bf16 weights, fp32 gradients, fp32 main weights and two Adam "
-               "moments" + (f"; the distributed optimizer over {mem.ranks} ranks shards the last 12" if distributed
-                            else "")]
+    assumes = [always("its parameter count leaves out biases, learned positions and routers, and counts "
+                      "padded_vocab_size as V"),
+               always("18 bytes a parameter: bf16 weights, fp32 gradients, fp32 main weights and two Adam moments"
+                      + (f"; the distributed optimizer over {mem.ranks} ranks shards the last 12" if distributed
+                         else ""))]
     return SourcedLaw("megatron_weights_and_optimizer", MEGATRON + " compute_weight_and_optimizer_memory",
                       "states", parts, exact_parts, tuple(assumes))
 
@@ -82,8 +83,8 @@ def _megatron_activations(mem, shape: Shape, exact: sp.Expr) -> SourcedLaw:
         parts = {"transformer layers": layers, "embedding input and dropout": embedding,
                  "output layer and loss": output, "overhead": (layers + embedding + output) / 20}
         path = "compute_activation_memory_without_sp"
-    assumes = ["the first pipeline stage of one, so one micro-batch in flight",
-               "a layer's activations do not depend on its heads or key/value groups"]
+    assumes = [always("the first pipeline stage of one, so one micro-batch in flight"),
+               always("a layer's activations do not depend on its heads or key/value groups")]
     return SourcedLaw("megatron_activations", f"{MEGATRON} {path}", "activations",
                       {k: sp.expand(v_) for k, v_ in parts.items()}, {"transformer layers": exact}, tuple(assumes))
 
@@ -91,11 +92,11 @@ def _megatron_activations(mem, shape: Shape, exact: sp.Expr) -> SourcedLaw:
 def _korthikanti(mem, shape: Shape, exact: sp.Expr) -> SourcedLaw:
     per_layer = activation_bytes_per_layer(SEQ, BATCH, shape.hidden, shape.heads, mem.tensor_parallel,
                                            mem.sequence_parallel, mem.recompute)
-    assumes = ["the activations figure follows these forms: the difference is 0 by construction"]
-    if sp.expand(shape.kv_heads - shape.heads) != 0:
-        assumes.append("keys and values as wide as the queries; this model shares G key/value heads")
-    if shape.gated or sp.expand(shape.ffn - 4 * shape.hidden) != 0:
-        assumes.append("a 4h MLP of two matrices; this model's FFN differs")
+    assumes = [always("the activations figure follows these forms: the difference is 0 by construction"),
+               (shape.kv_heads - shape.heads, "keys and values as wide as the queries; this model shares G "
+                                              "key/value heads"),
+               (1 if shape.gated else shape.ffn - 4 * shape.hidden, "a 4h MLP of two matrices; this model's FFN "
+                                                                     "differs")]
     return SourcedLaw("korthikanti_activations", "Korthikanti et al. 2022, Table 2", "activations",
                       {"transformer layers": sp.expand(shape.layers * per_layer)}, {"transformer layers": exact},
                       tuple(assumes))
@@ -152,7 +153,7 @@ def evaluated(law: SourcedLaw, mem) -> dict:
              for part in MEMORY_PARTS]
     return {"name": law.name, "source": law.source, "formula": law.formula, "difference": law.difference,
             "law_value": number(law.formula), "exact_value": number(law.exact),
-            "difference_value": number(law.difference), "assumes": list(law.assumes),
+            "difference_value": number(law.difference), "assumes": departures(law, values),
             "terms": [{"part": part, "difference": _difference(exact, formula),
                        "difference_value": number(_difference(exact, formula))}
                       for part, exact, formula in terms if _difference(exact, formula) != 0]}
