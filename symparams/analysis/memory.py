@@ -427,9 +427,7 @@ class Memory(Reported):
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
                 "conventions": self.conventions,
                 "laws": [{**law, "formula": str(law["formula"]), "difference": str(law["difference"]),
-                          **{k: _json(law[k]) for k in ("law_value", "exact_value", "difference_value")},
-                          "terms": [{"part": t["part"], "difference": str(t["difference"]),
-                                     "difference_value": _json(t["difference_value"])} for t in law["terms"]]}
+                          "terms": [{**t, "difference": str(t["difference"])} for t in law["terms"]]}
                          for law in self._known(lambda: self.laws) or ()],
                 "laws_refused": self._known(lambda: self.laws_refused) or []}
 

@@ -25,12 +25,11 @@ the matching parts of :attr:`Memory.formulas` before their rounding up to whole 
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import sympy as sp
 
 from ..core.compute import BATCH, SEQ
 from .law_shape import NotDescribed, Shape, read_shape
+from .flops import _exact_number
 from .laws import RefusedLaw, SourcedLaw, _difference, always, departures
 from .memory import activation_bytes_per_layer
 
@@ -106,8 +105,8 @@ def memory_laws(mem) -> tuple[SourcedLaw | RefusedLaw, ...]:
     """Megatron-LM's theoretical memory (weights and optimizer; activations) and Korthikanti et al.'s forms
     beside ``mem`` (a :class:`~.memory.Memory`), or why each is not set beside it."""
     names = ("megatron_weights_and_optimizer", "megatron_activations", "korthikanti_activations")
-    if not mem.training:
-        return tuple(RefusedLaw(name, "serving: the laws describe training") for name in names)
+    if not mem.training:  # serving: the laws describe training, so none is set beside it (nor refused)
+        return ()
     try:
         shape = read_shape(mem.model.tree)
     except NotDescribed as reason:
@@ -145,9 +144,8 @@ def evaluated(law: SourcedLaw, mem) -> dict:
     """``law`` in bytes per rank at the model's values, ``s`` and ``b``, beside the exact formula's value."""
     values = {**mem.model.values, SEQ: sp.Integer(mem.seq or 1), BATCH: sp.Integer(mem.batch)}
 
-    def number(expr) -> Fraction:
-        value = sp.Rational(sp.expand(sp.sympify(expr).xreplace(values)))
-        return Fraction(int(value.p), int(value.q))
+    def number(expr):  # a whole number, or "p/q", as the FLOPs laws list theirs
+        return _exact_number(sp.sympify(expr), values)
 
     terms = [(part, law.exact_parts.get(part, sp.Integer(0)), law.parts.get(part, sp.Integer(0)))
              for part in MEMORY_PARTS]

@@ -269,7 +269,8 @@ def utilisation_text(u: Utilisation) -> str:
 
 
 def _amount(value) -> str:
-    """A whole amount with thousands separators; a fractional one to two decimals."""
+    """A whole amount with thousands separators; a fractional one (a Fraction, or "p/q") to two decimals."""
+    value = Fraction(value) if isinstance(value, str) else value
     value = sp.Rational(value.numerator, value.denominator) if isinstance(value, Fraction) else sp.Integer(value)
     return thousands(int(value)) if value.q == 1 else decimal(value)
 
