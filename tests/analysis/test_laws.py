@@ -246,3 +246,22 @@ def test_each_laws_parts_add_up_to_its_difference():
     for law in published_laws(model("gemma-7b", head="causal-lm").tree):
         assert isinstance(law, SourcedLaw)
         assert sp.expand(sum((diff for _, _, _, diff in law.terms()), sp.Integer(0)) - law.difference) == 0
+
+
+def test_assumptions_are_checked_at_the_models_values():
+    def notes(m, name):
+        return next(law for law in m.flops(64).laws if law["name"] == name)["assumes"]
+
+    assert notes(model(GPT2, head="causal-lm"), "narayanan_training") == []  # a 4h MLP, multi-head
+    assert notes(model({**GPT2, "n_inner": 96}, head="causal-lm"), "narayanan_training") == [
+        "a 4h MLP; this model's FFN is not 4h wide"]
+    assert any("G key/value heads" in note for note in notes(model(LLAMA, head="causal-lm"), "chinchilla_forward"))
+
+
+@pytest.mark.parametrize("config", [LLAMA, MIXTRAL, GPT2], ids=["llama-gqa", "mixtral", "gpt2"])
+def test_the_exact_parts_add_up_to_the_figure_each_law_is_compared_with(config):
+    f = model(config, head="causal-lm").flops(SEQ_LEN, BATCH, recompute=True)
+    figure = {"forward": f.forward, "training": f.forward + f.backward, "recompute": f.training}
+    for law in f.to_dict()["laws"]:
+        if "compares" in law:
+            assert Fraction(str(law["exact_per_token"])) * f.tokens == figure[law["compares"]], law["name"]
