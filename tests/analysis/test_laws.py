@@ -14,17 +14,12 @@ import pytest
 import sympy as sp
 
 from symparams import model
+from tests.reference.law_configs import GPT2, GPT3, LLAMA, MIXTRAL
 from symparams.analysis.law_shape import read_shape
 from symparams.analysis.laws import RefusedLaw, SourcedLaw, published_laws
 from symparams.core.compute import SEQ
 from symparams.core.symbols import H, L, N_e
 
-LLAMA = {"model_type": "llama", "vocab_size": 97, "hidden_size": 32, "num_hidden_layers": 2,
-         "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 48, "tie_word_embeddings": False}
-MIXTRAL = {"model_type": "mixtral", "vocab_size": 97, "hidden_size": 32, "num_hidden_layers": 2,
-           "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 48, "num_local_experts": 4,
-           "num_experts_per_tok": 2}
-GPT2 = {"model_type": "gpt2", "vocab_size": 97, "n_embd": 32, "n_layer": 3, "n_head": 4, "n_positions": 64}
 SEQ_LEN, BATCH = 16, 3
 
 
@@ -188,9 +183,7 @@ def narayanan_flops_per_iteration(batch: int, s: int, l: int, h: int, v: int) ->
 
 def test_narayanan_law_on_gpt3_175b():
     """GPT-3 175B as Narayanan et al. train it: l = 96, h = 12288, s = 2048, V = 51200."""
-    gpt3 = {"model_type": "gpt2", "vocab_size": 51200, "n_embd": 12288, "n_layer": 96, "n_head": 96,
-            "n_positions": 2048}
-    assert _law(gpt3, "narayanan_training", seq=2048, batch=1536) == narayanan_flops_per_iteration(
+    assert _law(GPT3, "narayanan_training", seq=2048, batch=1536) == narayanan_flops_per_iteration(
         1536, 2048, 96, 12288, 51200)
 
 

@@ -9,13 +9,8 @@ from fractions import Fraction
 import pytest
 
 from symparams import model
+from tests.reference.law_configs import GPT2, GPT3, LLAMA, MIXTRAL
 
-LLAMA = {"model_type": "llama", "vocab_size": 97, "hidden_size": 32, "num_hidden_layers": 2,
-         "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 48, "tie_word_embeddings": False}
-MIXTRAL = {"model_type": "mixtral", "vocab_size": 97, "hidden_size": 32, "num_hidden_layers": 2,
-           "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 48, "num_local_experts": 4,
-           "num_experts_per_tok": 2}
-GPT2 = {"model_type": "gpt2", "vocab_size": 97, "n_embd": 32, "n_layer": 3, "n_head": 4, "n_positions": 64}
 
 
 def _args(config: dict, **layout) -> dict:
@@ -119,9 +114,7 @@ KORTHIKANTI_TABLE_2 = {  # bytes of one layer; s, b, h, a, t as the paper writes
 @pytest.mark.parametrize("recompute, sequence_parallel", list(KORTHIKANTI_TABLE_2))
 def test_korthikanti_law_is_table_2_on_gpt3_175b_layers(recompute, sequence_parallel):
     """GPT-3 175B (s = 2048, h = 12288, a = 96, 96 layers), t = 8, as Korthikanti et al. evaluate it."""
-    gpt3 = {"model_type": "gpt2", "vocab_size": 51200, "n_embd": 12288, "n_layer": 96, "n_head": 96,
-            "n_positions": 2048}
-    mem = model(gpt3, head="causal-lm").memory("bf16", "adam", seq=2048, tensor_parallel=8,
+    mem = model(GPT3, head="causal-lm").memory("bf16", "adam", seq=2048, tensor_parallel=8,
                                                sequence_parallel=sequence_parallel, recompute=recompute)
     expected = 96 * KORTHIKANTI_TABLE_2[recompute, sequence_parallel](2048, 1, 12288, 96, 8)
     assert _law(mem, "korthikanti_activations") == expected
