@@ -60,6 +60,9 @@ def parse_positive(raw, what: str) -> Fraction:
     >>> parse_positive("312e12", "the peak"), parse_positive("0.25", "the step time")
     (Fraction(312000000000000, 1), Fraction(1, 4))
     """
+    if isinstance(raw, float):
+        raise SymparamsError(f"{what}: give {raw!r} as text (\"{raw!r}\") or a Fraction, not a float, so that it "
+                             f"is read exactly")
     try:
         value = exact_number(raw, what)
     except NotANumber:

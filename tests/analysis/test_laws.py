@@ -258,3 +258,20 @@ def test_the_exact_parts_add_up_to_the_figure_each_law_is_compared_with(config):
     for law in f.to_dict()["laws"]:
         if "compares" in law:
             assert Fraction(str(law["exact_per_token"])) * f.tokens == figure[law["compares"]], law["name"]
+
+
+def test_utilisation_refuses_a_float_and_a_non_positive_time_in_one_line():
+    from symparams import SymparamsError
+
+    f = model(GPT2, head="causal-lm").flops(SEQ_LEN)
+    for step_time, peak, needle in ((0.5, "1e12", "not a float"), ("0", "1e12", "positive"),
+                                    ("1", "-1e12", "positive")):
+        with pytest.raises(SymparamsError, match=needle):
+            f.utilisation(step_time, peak)
+
+
+def test_an_inferred_type_has_its_laws_refused_with_the_reason():
+    m = model({"model_type": "gpt_bigcode", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100,
+               "n_positions": 64}, head="causal-lm")
+    refused = m.flops(16).laws_refused
+    assert len(refused) == 7 and all("inferred type" in law["reason"] for law in refused)
