@@ -32,7 +32,9 @@ Sources (the commit read is the one cited):
   (with softmax), dense block and logits per sequence, backward twice forward.
 
 >>> from symparams import model
->>> found = {law.name: law for law in published_laws(model("llama-3-8b", head="causal-lm").tree)}
+>>> from symparams.analysis.flops import flop_terms
+>>> tree = model("llama-3-8b", head="causal-lm").tree
+>>> found = {law.name: law for law in published_laws(tree, flop_terms(tree))}
 >>> found["megatron_training"].difference  # Megatron halves the causal square; the counter does not
 6*H*L*s
 >>> found["maxtext_training"].difference
@@ -45,9 +47,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..core.blocks import Block, tree_fact
+from ..core.blocks import Block
 from ..core.compute import BATCH, SEQ, Attention, costed
-from .flops import _exact_number, flop_terms
 from .law_shape import NotDescribed, Shape, leaves, read_shape
 
 #: the parts a law and the exact count are split into, in the order they are shown
@@ -124,11 +125,12 @@ def _part_of(tree: Block) -> dict[str, str]:
     return parts
 
 
-def exact_parts(tree: Block, compares: str) -> dict[str, sp.Expr]:
-    """The exact FLOPs per token of ``compares`` (forward, training, recompute), by part."""
+def exact_parts(tree: Block, terms, compares: str) -> dict[str, sp.Expr]:
+    """The exact FLOPs per token of ``compares`` (forward, training, recompute), by part, from ``terms`` (the
+    tree's FLOP terms, :func:`~.flops.flop_terms`)."""
     part_of = _part_of(tree)
     out: dict[str, sp.Expr] = {}
-    for term in flop_terms(tree):
+    for term in terms:
         part = "attention scores" if term.what == "attention" else part_of.get(term.path, "feed-forward")
         flops = {"forward": term.forward, "training": term.forward + term.backward,
                  "recompute": 2 * term.forward + term.backward}[compares]
@@ -149,9 +151,17 @@ def parameter_parts(tree: Block, active: bool, shape: Shape) -> dict[str, sp.Exp
     return {part: sp.expand(n) for part, n in out.items()}
 
 
+@dataclass(frozen=True)
+class _Counted:
+    """A tree with its FLOP terms: what a law's exact side is split from."""
+
+    model: Block
+    terms: tuple
+
+
 # -- the laws -----------------------------------------------------------------------------------------
 
-def _narayanan(shape: Shape, tree: Block) -> SourcedLaw:
+def _narayanan(shape: Shape, counted: _Counted) -> SourcedLaw:
     # eq. (3): per layer forward 24·B·s·h² + 4·B·s²·h (QKV 6, output 2, MLP 16; scores and weighted sum),
     # times 4 with full recomputation; the logits 2·B·s·h·V times 3 (not recomputed)
     l, h, s, v = shape.layers, shape.hidden, SEQ, shape.vocab
@@ -159,10 +169,10 @@ def _narayanan(shape: Shape, tree: Block) -> SourcedLaw:
              "feed-forward": 4 * l * 16 * h**2, "logits": 3 * 2 * h * v}
     assumes = [*_mha_departures(shape), *_gpt_ffn_departures(shape),
                (shape.heads * shape.head_dim - h, "the heads' total width is h; this model's is A·D")]
-    return _law("narayanan_training", "Narayanan et al. 2021, eq. (3)", "recompute", parts, tree, assumes)
+    return _law("narayanan_training", "Narayanan et al. 2021, eq. (3)", "recompute", parts, counted, assumes)
 
 
-def _megatron(shape: Shape, tree: Block) -> SourcedLaw:
+def _megatron(shape: Shape, counted: _Counted) -> SourcedLaw:
     # transformer_flops: 3 (forward, wgrad, dgrad) × 2 (multiply-add) × each GEMM, per token
     h, s, l = shape.hidden, SEQ, shape.layers
     query, kv = shape.heads * shape.head_dim, shape.kv_heads * shape.head_dim  # kv_channels × heads, × groups
@@ -175,33 +185,33 @@ def _megatron(shape: Shape, tree: Block) -> SourcedLaw:
     assumes = [always("padded_vocab_size taken as V (Megatron pads V to a multiple of 128·T; the model has V "
                       "rows)")]
     return _law("megatron_training", "NVIDIA/Megatron-LM megatron/training/training.py "
-                "num_floating_point_operations @ 001b00c", "training", parts, tree, assumes)
+                "num_floating_point_operations @ 001b00c", "training", parts, counted, assumes)
 
 
-def _nanogpt(shape: Shape, tree: Block) -> SourcedLaw:
+def _nanogpt(shape: Shape, counted: _Counted) -> SourcedLaw:
     # estimate_mfu: 6·N + 12·L·H·Q·T per token, N = get_num_params() (every parameter but wpe), Q the head
     # width n_embd // n_head (nanoGPT asserts n_head divides n_embd, so the division is exact)
-    n = parameter_parts(tree, active=False, shape=shape)
-    n["embeddings"] = n.get("embeddings", sp.Integer(0)) - _positions(tree)
+    n = parameter_parts(counted.model, active=False, shape=shape)
+    n["embeddings"] = n.get("embeddings", sp.Integer(0)) - _positions(counted.model)
     parts = {part: 6 * count for part, count in n.items()}
     parts["attention scores"] = 12 * shape.layers * shape.heads * (shape.hidden / shape.heads) * SEQ
     assumes = [(shape.heads * shape.head_dim - shape.hidden,
                 "a head's width is n_embd // n_head = H/A; this model's heads are D wide")]
     return _law("nanogpt_training", "karpathy/nanoGPT model.py GPT.estimate_mfu @ 04a1d69", "training", parts,
-                tree, assumes)
+                counted, assumes)
 
 
-def _torchtitan(shape: Shape, tree: Block) -> SourcedLaw:
+def _torchtitan(shape: Shape, counted: _Counted) -> SourcedLaw:
     # get_nparams_and_active_nparams: routed experts × top_k / num_experts, embedding tables out unless they
     # are the output head's; quadratic_attention_flops_per_token per attention layer, full seq_len
-    active = parameter_parts(tree, active=True, shape=shape)
+    active = parameter_parts(counted.model, active=True, shape=shape)
     parts = {part: 6 * count for part, count in active.items() if part != "embeddings"}
     parts["attention scores"] = shape.layers * 6 * shape.heads * (2 * shape.head_dim) * SEQ
     return _law("torchtitan_training", "pytorch/torchtitan torchtitan/models/utils.py @ 01c01c8", "training",
-                parts, tree, ())
+                parts, counted, ())
 
 
-def _maxtext(shape: Shape, tree: Block) -> SourcedLaw:
+def _maxtext(shape: Shape, counted: _Counted) -> SourcedLaw:
     # calculate_tflops_training_per_device, per token (its per_device_batch_size × max_target_length cancel)
     h, s, d = shape.hidden, SEQ, shape.head_dim
     activations = 2 if shape.gated else 1  # len(mlp_activations): ("silu", "linear") or ("gelu",)
@@ -213,10 +223,10 @@ def _maxtext(shape: Shape, tree: Block) -> SourcedLaw:
     parts = {"attention projections": 3 * shape.layers * (qkv + projection), "feed-forward": 3 * shape.layers * ffn,
              "logits": 3 * 2 * h * shape.vocab, "attention scores": 3 * shape.layers * 4 * s * shape.heads * d}
     return _law("maxtext_training", "AI-Hypercomputer/maxtext MaxText/maxtext_utils.py "
-                "calculate_tflops_training_per_device @ 0245b56", "training", parts, tree, ())
+                "calculate_tflops_training_per_device @ 0245b56", "training", parts, counted, ())
 
 
-def _chinchilla(shape: Shape, tree: Block, training: bool) -> SourcedLaw:
+def _chinchilla(shape: Shape, counted: _Counted, training: bool) -> SourcedLaw:
     # Appendix F per sequence, divided by seq_len; key_size × num_heads = A·D; backward = 2 × forward
     h, s, l, width = shape.hidden, SEQ, shape.layers, shape.heads * shape.head_dim
     forward = {"embeddings": 2 * shape.vocab * h,
@@ -230,7 +240,7 @@ def _chinchilla(shape: Shape, tree: Block, training: bool) -> SourcedLaw:
     assumes = [*_mha_departures(shape)] + ([always("a dense block of two matrices; this model's FFN is gated "
                                                    "(three)")] if shape.gated else [])
     name = "chinchilla_training" if training else "chinchilla_forward"
-    return _law(name, "Hoffmann et al. 2022, Appendix F", "training" if training else "forward", parts, tree,
+    return _law(name, "Hoffmann et al. 2022, Appendix F", "training" if training else "forward", parts, counted,
                 assumes)
 
 
@@ -259,9 +269,9 @@ def _positions(tree: Block) -> sp.Expr:
     return sp.Add(*(copies * leaf.count for _, leaf, copies, _ in leaves(tree) if leaf.title == "learned_positions"))
 
 
-def _law(name, source, compares, parts, tree, assumes) -> SourcedLaw:
+def _law(name, source, compares, parts, counted: _Counted, assumes) -> SourcedLaw:
     return SourcedLaw(name, source, compares, {part: sp.expand(flops) for part, flops in parts.items()},
-                      exact_parts(tree, compares), tuple(assumes))
+                      exact_parts(counted.model, counted.terms, compares), tuple(assumes))
 
 
 #: the laws for dense decoders only (their sources have no experts)
@@ -270,9 +280,15 @@ LAW_NAMES = ("narayanan_training", "megatron_training", "nanogpt_training", "tor
              "maxtext_training", "chinchilla_forward", "chinchilla_training")
 
 
-@tree_fact
-def published_laws(tree: Block) -> tuple[SourcedLaw | RefusedLaw, ...]:
-    """Every law of this module at ``tree``, or why it is not set beside it."""
+def published_laws(tree: Block, terms) -> tuple[SourcedLaw | RefusedLaw, ...]:
+    """Every law of this module at ``tree``, or why it is not set beside it; ``terms`` are the tree's FLOP
+    terms under the counter's conventions (:func:`~.flops.flop_terms`), kept with the tree once worked out."""
+    if published_laws not in tree.facts:
+        tree.facts[published_laws] = _published(tree, terms)
+    return tree.facts[published_laws]
+
+
+def _published(tree: Block, terms) -> tuple[SourcedLaw | RefusedLaw, ...]:
     try:
         shape = read_shape(tree)
     except NotDescribed as reason:
@@ -281,18 +297,6 @@ def published_laws(tree: Block) -> tuple[SourcedLaw | RefusedLaw, ...]:
              "torchtitan_training": _torchtitan, "maxtext_training": _maxtext,
              "chinchilla_forward": lambda sh, t: _chinchilla(sh, t, False),
              "chinchilla_training": lambda sh, t: _chinchilla(sh, t, True)}
+    counted = _Counted(tree, tuple(terms))
     return tuple(RefusedLaw(name, "a mixture of experts (the source's formula is for dense models)")
-                 if shape.moe and name in DENSE_ONLY else build[name](shape, tree) for name in LAW_NAMES)
-
-
-def evaluated(law: SourcedLaw, values: dict) -> dict:
-    """``law`` per token at ``values`` (the model's, ``s`` and ``b``), as :attr:`Flops.laws` lists it."""
-    def number(expr):
-        return _exact_number(expr, values)
-
-    return {"name": law.name, "formula": law.formula, "difference": law.difference,
-            "law_value": number(law.formula), "exact_value": number(law.exact),
-            "difference_value": number(law.difference), "source": law.source, "compares": law.compares,
-            "assumes": departures(law, values),
-            "terms": [{"part": part, "exact": exact, "law": formula, "difference": difference,
-                       "difference_value": number(difference)} for part, exact, formula, difference in law.terms()]}
+                 if shape.moe and name in DENSE_ONLY else build[name](shape, counted) for name in LAW_NAMES)

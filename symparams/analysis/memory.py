@@ -395,7 +395,7 @@ class Memory(Reported):
     def _laws(self) -> tuple:
         from .memory_laws import memory_laws  # Megatron-LM's theoretical memory, Korthikanti et al.'s forms
 
-        return memory_laws(self)
+        return memory_laws(self, activation_bytes_per_layer)
 
     @property
     def laws(self) -> list[dict[str, Any]]:

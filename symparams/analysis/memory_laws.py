@@ -18,8 +18,8 @@ the matching parts of :attr:`Memory.formulas` before their rounding up to whole 
 
 >>> from symparams import model
 >>> m = model("llama-3-8b", head="causal-lm")
->>> found = {law.name: law for law in memory_laws(m.memory("bf16", "adam", seq=4096))}
->>> sp.expand(found["megatron_weights_and_optimizer"].difference + 2 * m.tree.total)  # its fp32 gradients
+>>> found = {law["name"]: law for law in m.memory("bf16", "adam", seq=4096).laws}
+>>> sp.expand(found["megatron_weights_and_optimizer"]["difference"] + 2 * m.tree.total)  # its fp32 gradients
 0
 """
 
@@ -31,7 +31,6 @@ from ..core.compute import BATCH, SEQ
 from .law_shape import NotDescribed, Shape, read_shape
 from .flops import _exact_number
 from .laws import RefusedLaw, SourcedLaw, _difference, always, departures
-from .memory import activation_bytes_per_layer
 
 MEGATRON = "NVIDIA/Megatron-LM megatron/training/theoretical_memory_usage.py @ 00caa53"
 #: the parts the memory laws are split into, in the order they are shown
@@ -88,9 +87,9 @@ def _megatron_activations(mem, shape: Shape, exact: sp.Expr) -> SourcedLaw:
                       {k: sp.expand(v_) for k, v_ in parts.items()}, {"transformer layers": exact}, tuple(assumes))
 
 
-def _korthikanti(mem, shape: Shape, exact: sp.Expr) -> SourcedLaw:
-    per_layer = activation_bytes_per_layer(SEQ, BATCH, shape.hidden, shape.heads, mem.tensor_parallel,
-                                           mem.sequence_parallel, mem.recompute)
+def _korthikanti(mem, shape: Shape, exact: sp.Expr, table_2) -> SourcedLaw:
+    per_layer = table_2(SEQ, BATCH, shape.hidden, shape.heads, mem.tensor_parallel, mem.sequence_parallel,
+                        mem.recompute)
     assumes = [always("the activations figure follows these forms: the difference is 0 by construction"),
                (shape.kv_heads - shape.heads, "keys and values as wide as the queries; this model shares G "
                                               "key/value heads"),
@@ -101,9 +100,10 @@ def _korthikanti(mem, shape: Shape, exact: sp.Expr) -> SourcedLaw:
                       tuple(assumes))
 
 
-def memory_laws(mem) -> tuple[SourcedLaw | RefusedLaw, ...]:
+def memory_laws(mem, table_2) -> tuple[SourcedLaw | RefusedLaw, ...]:
     """Megatron-LM's theoretical memory (weights and optimizer; activations) and Korthikanti et al.'s forms
-    beside ``mem`` (a :class:`~.memory.Memory`), or why each is not set beside it."""
+    beside ``mem`` (a :class:`~.memory.Memory`), or why each is not set beside it; ``table_2`` is Korthikanti
+    et al.'s per-layer form (:func:`~.memory.activation_bytes_per_layer`, which the activations figure uses)."""
     names = ("megatron_weights_and_optimizer", "megatron_activations", "korthikanti_activations")
     if not mem.training:  # serving: the laws describe training, so none is set beside it (nor refused)
         return ()
@@ -114,10 +114,11 @@ def memory_laws(mem) -> tuple[SourcedLaw | RefusedLaw, ...]:
     formulas = mem.formulas
     states = sp.expand(formulas["weights"] + formulas["gradients"] + formulas["optimizer"])
     out = [_states_law(mem, shape, states)]
-    for name, build in (("megatron_activations", _megatron_activations), ("korthikanti_activations", _korthikanti)):
-        reason = _activations_refused(mem, shape, formulas)
-        out.append(RefusedLaw(name, reason) if reason else build(mem, shape, formulas["activations"]))
-    return tuple(out)
+    reason = _activations_refused(mem, shape, formulas)
+    if reason:
+        return (*out, RefusedLaw("megatron_activations", reason), RefusedLaw("korthikanti_activations", reason))
+    return (*out, _megatron_activations(mem, shape, formulas["activations"]),
+            _korthikanti(mem, shape, formulas["activations"], table_2))
 
 
 def _states_law(mem, shape: Shape, states: sp.Expr) -> SourcedLaw | RefusedLaw:

@@ -16,7 +16,8 @@ import sympy as sp
 from symparams import model
 from tests.reference.law_configs import GPT2, GPT3, LLAMA, MIXTRAL
 from symparams.analysis.law_shape import read_shape
-from symparams.analysis.laws import RefusedLaw, SourcedLaw, published_laws
+from symparams.analysis.flops import published_laws
+from symparams.analysis.laws import RefusedLaw, SourcedLaw
 from symparams.core.compute import SEQ
 from symparams.core.symbols import H, L, N_e
 
