@@ -397,7 +397,7 @@ class Memory(Reported):
 
         return memory_laws(self, activation_bytes_per_layer)
 
-    @property
+    @cached_property
     def laws(self) -> list[dict[str, Any]]:
         """Each published memory law in bytes per rank beside the exact figure (see :mod:`.memory_laws`)."""
         from .memory_laws import SourcedLaw, evaluated
