@@ -14,7 +14,7 @@ import pytest
 import sympy as sp
 
 from symparams import model
-from tests.reference.law_configs import GPT2, GPT3, LLAMA, MIXTRAL
+from tests.reference.law_configs import GPT2, GPT3, GPT_1T, LLAMA, MIXTRAL
 from symparams.analysis.law_shape import read_shape
 from symparams.analysis.flops import published_laws
 from symparams.analysis.laws import RefusedLaw, SourcedLaw
@@ -186,6 +186,28 @@ def test_narayanan_law_on_gpt3_175b():
     """GPT-3 175B as Narayanan et al. train it: l = 96, h = 12288, s = 2048, V = 51200."""
     assert _law(GPT3, "narayanan_training", seq=2048, batch=1536) == narayanan_flops_per_iteration(
         1536, 2048, 96, 12288, 51200)
+
+
+def test_narayanan_table_1_trillion_parameter_row():
+    """Narayanan et al. 2021, Table 1's largest row: 1008.0 billion parameters (their eq. (2), a GPT layer's
+    12·l·h²·(1 + 13/12h + (V + s)/12lh), which leaves out the final LayerNorm's 2h), 163 teraFLOP/s per GPU,
+    52% of an A100's 312 teraFLOP/s. Their figure counts eq. (3), recomputation included: the step that gives
+    163 teraFLOP/s on each of 3072 GPUs gives the law's row 163/312 of the peak, and the model FLOPs less."""
+    m = model(GPT_1T, head="causal-lm")
+    l, h, v, s = 128, 25600, 51200, 2048
+    assert m.count == 12 * l * h**2 + 13 * l * h + (v + s) * h + 2 * h
+    assert round(Fraction(m.count, 10**9), 1) == Fraction(10080, 10)
+    f = m.flops(s, 3072)
+    step_flops = narayanan_flops_per_iteration(3072, s, l, h, v)
+    used = {row.name: row for row in f.utilisation(step_flops / (3072 * 163 * 10**12), "312e12", 3072).rows}
+    assert used["narayanan_training"].ratio == Fraction(163, 312)  # 52%
+    assert used["hfu"].ratio == used["mfu"].ratio  # without recomputation the hardware runs the model FLOPs
+    recomputed = m.flops(s, 3072, recompute=True).utilisation(step_flops / (3072 * 163 * 10**12), "312e12", 3072)
+    hfu = next(row.ratio for row in recomputed.rows if row.name == "hfu")
+    # eq. (3) recomputes all but the logits; the exact HFU recomputes them too (2·h·V a token more)
+    assert used["mfu"].ratio < Fraction(163, 312) < hfu
+    capacity = step_flops * Fraction(312, 163)  # the step's seconds × 3072 GPUs × 312e12
+    assert hfu - Fraction(163, 312) == 2 * h * v * s * 3072 / capacity
 
 
 def chinchilla_forward_flops(seq_len, vocab_size, d_model, num_heads, key_size, ffw_size, num_layers) -> int:
