@@ -261,7 +261,22 @@ class Flops(Reported):
                         "law_value": _exact_number(law.formula, values),
                         "exact_value": _exact_number(law.exact, values),
                         "difference_value": _exact_number(law.difference, values)})
-        return out
+        return out + [_sourced(law, values) for law in published_laws(self.model.tree) if hasattr(law, "parts")]
+
+    @cached_property
+    def laws_refused(self) -> list[dict[str, str]]:
+        """The published laws not set beside this model, each with the reason."""
+        if "attention" in untraced(self.model.tree):
+            return []
+        return [{"name": law.name, "reason": law.reason} for law in published_laws(self.model.tree)
+                if not hasattr(law, "parts")]
+
+    def utilisation(self, step_time, peak, gpus=1):
+        """MFU, HFU and each training law's utilisation of this step done in ``step_time`` seconds on ``gpus``
+        GPUs of ``peak`` FLOP/s (see :mod:`.utilisation`)."""
+        from .utilisation import utilisation
+
+        return utilisation(self, step_time, peak, gpus)
 
     @cached_property
     def _premised(self) -> tuple[sp.Expr, tuple[str, ...]]:
@@ -313,9 +328,43 @@ class Flops(Reported):
                 "heads_derivative": str(self.heads_derivative),
                 "held_fixed": None if self.held is None else {"quantities": list(self.held[0]),
                                                                "heads_derivative": str(self.held[1])},
-                "laws": [{"name": law["name"], "formula": str(law["formula"]), "per_token": law["law_value"],
-                          "exact_per_token": law["exact_value"], "difference": str(law["difference"]),
-                          "difference_per_token": law["difference_value"]} for law in self.laws]}
+                "laws": [_json_law(law) for law in self.laws], "laws_refused": self.laws_refused}
+
+
+def published_laws(tree: Block) -> tuple:
+    """The codebases' and papers' laws at ``tree`` (:mod:`.laws`), their exact side split from its FLOP terms,
+    or why each is not set beside it."""
+    from . import laws
+
+    return laws.published_laws(tree, flop_terms(tree))
+
+
+def _sourced(law, values: dict) -> dict[str, Any]:
+    """A published source's law (:class:`.laws.SourcedLaw`) per token at ``values``, as :attr:`Flops.laws` lists
+    it: the Kaplan laws' fields, its source, what it is compared with, its parts and its assumptions."""
+    from .laws import departures
+
+    def number(expr):
+        return _exact_number(expr, values)
+
+    return {"name": law.name, "formula": law.formula, "difference": law.difference,
+            "law_value": number(law.formula), "exact_value": number(law.exact),
+            "difference_value": number(law.difference), "source": law.source, "compares": law.compares,
+            "assumes": departures(law, values),
+            "terms": [{"part": part, "exact": exact, "law": formula, "difference": difference,
+                       "difference_value": number(difference)} for part, exact, formula, difference in law.terms()]}
+
+
+def _json_law(law: dict) -> dict[str, Any]:
+    out = {"name": law["name"], "formula": str(law["formula"]), "per_token": law["law_value"],
+           "exact_per_token": law["exact_value"], "difference": str(law["difference"]),
+           "difference_per_token": law["difference_value"]}
+    if "source" in law:  # a published codebase's or paper's law: its source, and the difference by part
+        out.update(source=law["source"], compares=law["compares"], assumes=law["assumes"],
+                   terms=[{"part": t["part"], "exact": str(t["exact"]), "law": str(t["law"]),
+                           "difference": str(t["difference"]), "difference_per_token": t["difference_value"]}
+                          for t in law["terms"]])
+    return out
 
 
 def _exact_number(expr: sp.Expr, values: dict):

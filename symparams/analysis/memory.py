@@ -411,6 +411,24 @@ class Memory(Reported):
         return [*_state_conventions(self), _zero_convention(self), *activation, *cache, *missing,
                 "each part is rounded up to a whole byte, per rank"]
 
+    @cached_property
+    def _laws(self) -> tuple:
+        from .memory_laws import memory_laws  # Megatron-LM's theoretical memory, Korthikanti et al.'s forms
+
+        return memory_laws(self, activation_bytes_per_layer)
+
+    @cached_property
+    def laws(self) -> list[dict[str, Any]]:
+        """Each published memory law in bytes per rank beside the exact figure (see :mod:`.memory_laws`)."""
+        from .memory_laws import SourcedLaw, evaluated
+
+        return [evaluated(law, self) for law in self._laws if isinstance(law, SourcedLaw)]
+
+    @property
+    def laws_refused(self) -> list[dict[str, str]]:
+        """The published memory laws not set beside this setting, each with the reason."""
+        return [{"name": law.name, "reason": law.reason} for law in self._laws if not hasattr(law, "parts")]
+
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "dtype": self.dtype,
                 "optimizer_name": self.optimizer_name, "training": self.training, "zero": self.zero,
@@ -429,7 +447,11 @@ class Memory(Reported):
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
                 "conventions": self.conventions,
                 **({} if self._packed is None else {"quantization": {**self.quantization.to_dict(),
-                                                                    "by_storage": self._by_storage()}})}
+                                                                    "by_storage": self._by_storage()}}),
+                "laws": [{**law, "formula": str(law["formula"]), "difference": str(law["difference"]),
+                          "terms": [{**t, "difference": str(t["difference"])} for t in law["terms"]]}
+                         for law in self._known(lambda: self.laws) or ()],
+                "laws_refused": self._known(lambda: self.laws_refused) or []}
 
     def _by_storage(self) -> dict[str, int]:
         """A quantized checkpoint's bytes by the type they are stored in (q4_k, f32...), before ZeRO."""

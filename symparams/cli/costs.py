@@ -3,19 +3,32 @@
 from __future__ import annotations
 
 from ..core.formatting import thousands
-from ..documents.results_view import heading, report
+from ..core.errors import SymparamsError
+from ..documents.results_view import heading, report, utilisation_json, utilisation_text
 from .parser import print_json
 
 
 def cmd_flops(args, m) -> None:
     f = m.flops(args.seq, args.batch, causal=args.causal, recompute=args.recompute, elementwise=args.elementwise)
+    used = _utilisation(args, f)
     if args.json:
         data = f.to_dict()
         if args.macs:
             data.update({f"{k}_macs": data[k] // 2 for k in ("forward", "backward", "training")})
+        if used is not None:
+            data["utilisation"] = utilisation_json(used)
         print_json(data)
         return
     print(report(f, macs=args.macs).text())
+    if used is not None:
+        print(utilisation_text(used))
+
+
+def _utilisation(args, f):
+    """``--step-time`` and ``--peak`` (both, or neither): the step's utilisation under each convention."""
+    if (args.step_time is None) != (args.peak is None):
+        raise SymparamsError("--step-time and --peak go together: the step's seconds and one GPU's peak FLOP/s")
+    return None if args.step_time is None else f.utilisation(args.step_time, args.peak, args.gpus)
 
 
 def cmd_memory(args, m) -> None:

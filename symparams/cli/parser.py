@@ -87,7 +87,8 @@ COMMANDS = {
               "the side conditions and a numeric witness.", "symparams prove llama-2-70b"),
     "flops": ("FLOPs of a forward pass and a training step", "The FLOPs of one forward pass over a batch of "
               "sequences and of a training step, per component, exactly, as PyTorch's FlopCounterMode counts "
-              "them; per token beside Kaplan's and PaLM's laws, and whether they depend on the head count A.",
+              "them; per token beside Kaplan's, PaLM's and the published codebases' laws, and whether they "
+              "depend on the head count A; with --step-time and --peak, MFU and HFU under each convention.",
               "symparams flops llama-3-8b --head causal-lm --seq 2048"),
     "memory": ("bytes of weights, gradients, optimizer state, activations and KV cache", "The memory of a model "
                "for training (--optimizer adam or sgd, ZeRO over --ranks) or serving (--optimizer none; a "
@@ -171,6 +172,10 @@ def _flops_options(p) -> None:
     p.add_argument("--macs", action="store_true", help="multiply-accumulates (FLOPs / 2) in the text output")
     p.add_argument("--elementwise", action="store_true",
                    help="add the softmax, norm and activation FLOPs papers and PyTorch's counter leave out")
+    p.add_argument("--step-time", metavar="SECONDS", help="a measured training step's time: MFU and HFU "
+                                                          "under each convention (with --peak)")
+    p.add_argument("--peak", metavar="FLOPS", help="one GPU's peak FLOP/s (312e12 for an A100 in bf16)")
+    p.add_argument("--gpus", default=1, type=_positive, metavar="N", help="GPUs the step runs on (default 1)")
 
 
 #: the weights' types --dtype takes (the quantized formats are symparams.analysis.quantized.FORMATS)

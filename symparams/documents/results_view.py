@@ -18,12 +18,15 @@ convention: KV cache: the keys and values (or compressed latents) each token lea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import sympy as sp
 
 from ..analysis.cache import KVCache
 from ..analysis.explain import Ledger, digits_text
 from ..analysis.flops import Flops
+from ..analysis.laws import COMPARES
+from ..analysis.utilisation import Utilisation
 from ..analysis.memory import Memory
 from ..analysis.solve import Solution
 from ..analysis.sweep import Sweep
@@ -120,9 +123,27 @@ def memory_report(mem: Memory) -> Report:
                      "the input")
     if data.get("kv_cache_state"):
         notes.append(f"cache state: {thousands(data['kv_cache_state'])} bytes per sequence, whatever its length")
+    for law in mem.laws:
+        notes += _memory_law_lines(law)
+    notes += [f"{MEMORY_LAW_NAMES[law['name']]}: not applied: {law['reason']}" for law in mem.laws_refused]
     notes += [f"convention: {line}" for line in data.get("conventions", ())]
     return Report((heading(mem.model),), ("part", "bytes", "GiB"), rows,
                   (("total", thousands(data["total"]), _gib(data["total"])),), "lrr", tuple(notes))
+
+
+#: how each memory law reads in the text output
+MEMORY_LAW_NAMES = {"megatron_weights_and_optimizer": "Megatron-LM theoretical memory, weights and optimizer",
+                    "megatron_activations": "Megatron-LM theoretical memory, activations",
+                    "korthikanti_activations": "Korthikanti et al. 2022, Table 2 per layer, all layers"}
+
+
+def _memory_law_lines(law: dict) -> list[str]:
+    """A memory law in bytes per rank, exact − law, part by part, and what it assumes."""
+    lines = [f"{MEMORY_LAW_NAMES[law['name']]}: {_amount(law['law_value'])} bytes ({law['source']}); exact − law = "
+             f"{sp.sstr(law['difference'])} = {_amount(law['difference_value'])}"]
+    lines += [f"  {t['part']}: exact − law = {sp.sstr(t['difference'])} = {_amount(t['difference_value'])}"
+              for t in law["terms"]]
+    return lines + [f"  assumes {line}" for line in law["assumes"]]
 
 
 def _windows(windows, per_token: int) -> str:
@@ -183,6 +204,13 @@ LAW_NAMES = {
     "kaplan_forward": "Kaplan forward, 2N + 2·n_layer·s·d_attn (N: non-embedding parameters a token uses)",
     "kaplan_training": "Kaplan training, 6N",
     "palm_training": "PaLM training, 6N + 12·n_layer·s·d_attn",
+    "narayanan_training": "Narayanan et al. 2021, 96·B·s·l·h²·(1 + s/6h + V/16lh) with full recomputation",
+    "megatron_training": "Megatron-LM num_floating_point_operations",
+    "nanogpt_training": "nanoGPT estimate_mfu, 6N + 12·L·H·Q·T (N without position embeddings)",
+    "torchtitan_training": "torchtitan, 6·active parameters + 6·heads·(d_qk + d_v)·s per layer",
+    "maxtext_training": "MaxText calculate_tflops_training_per_device",
+    "chinchilla_forward": "Chinchilla (Hoffmann et al. 2022, appendix F) forward",
+    "chinchilla_training": "Chinchilla (Hoffmann et al. 2022, appendix F) training, 3 × forward",
 }
 
 
@@ -204,12 +232,58 @@ def flops_report(f: Flops, macs: bool = False) -> Report:
              + (f", other products {count(kinds['product'])}" if kinds["product"] else "")
              + (f", element-wise {count(kinds['elementwise'])}" if "elementwise" in kinds else ""),
              f"per token: forward {_fraction(f.forward_per_token)}, training {_fraction(f.training_per_token)} FLOPs"]
-    notes += [f"{LAW_NAMES[law['name']]}: {_fraction(law['law_value'])} per token; exact − law = "
-              f"{sp.sstr(law['difference'])} = {_fraction(law['difference_value'])}" for law in f.laws]
+    for law in f.laws:
+        notes += _law_lines(law)
+    notes += [f"{LAW_NAMES[law['name']]}: not applied: {law['reason']}" for law in f.laws_refused]
     notes += [f"forward FLOPs = {sp.sstr(f.formula)}", _heads_line(f)]
     notes += [f"convention: {line}" for line in (TRACED_CONVENTIONS if f.traced else FLOPS_CONVENTIONS)]
     title = (heading(m), f"{unit} of one forward pass over {_sequences(f.batch)} of {thousands(f.seq)} tokens:")
     return Report(title, ("component", unit, "share"), tuple(rows), footer, "lrr", tuple(notes), (0, 0, 8))
+
+
+def _law_lines(law: dict) -> list[str]:
+    """A law per token and exact − law; a published source's law also part by part, and what it assumes."""
+    against = f" (against {COMPARES[law['compares']]}; {law['source']})" if "source" in law else ""
+    lines = [f"{LAW_NAMES[law['name']]}: {_fraction(law['law_value'])} per token{against}; exact − law = "
+             f"{sp.sstr(law['difference'])} = {_fraction(law['difference_value'])}"]
+    lines += [f"  {t['part']}: exact − law = {sp.sstr(t['difference'])} = {_fraction(t['difference_value'])}"
+              for t in law.get("terms", ())]
+    return lines + [f"  assumes {line}" for line in law.get("assumes", ())]
+
+
+#: how each utilisation convention reads
+UTILISATION_NAMES = {"mfu": "MFU: exact model FLOPs (forward + backward, no recomputation)",
+                     "hfu": "HFU: exact hardware FLOPs (with --recompute, the forward twice)",
+                     "kaplan_training": "Kaplan, 6N", "palm_training": "PaLM, 6N + 12·n_layer·s·d_attn",
+                     "narayanan_training": "Narayanan et al. 2021 (counts recomputation)",
+                     "megatron_training": "Megatron-LM", "nanogpt_training": "nanoGPT", "torchtitan_training":
+                     "torchtitan", "maxtext_training": "MaxText", "chinchilla_training": "Chinchilla"}
+
+
+def utilisation_text(u: Utilisation) -> str:
+    """The utilisation table: each convention's FLOPs per step and its share of the GPUs' peak."""
+    rows = [(UTILISATION_NAMES[row.name], _amount(row.flops), percent(row.ratio)) for row in u.rows]
+    title = (f"utilisation of a {ratio(u.step_time)} s step on {u.gpus} GPU(s) of {_amount(u.peak)} "
+             f"FLOP/s (capacity {_amount(u.capacity)} FLOPs):")
+    return "\n".join([title, text_table(("convention", "FLOPs per step", "utilisation"), rows, "lrr")])
+
+
+def _amount(value) -> str:
+    """A whole amount with thousands separators; a fractional one (a Fraction, or "p/q") to two decimals."""
+    value = Fraction(value) if isinstance(value, str) else value
+    value = sp.Rational(value.numerator, value.denominator) if isinstance(value, Fraction) else sp.Integer(value)
+    return thousands(int(value)) if value.q == 1 else decimal(value)
+
+
+def utilisation_json(u: Utilisation) -> dict:
+    def number(value):  # JSON: a whole number, or "p/q"
+        value = Fraction(value)
+        return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+    return {"step_time": number(u.step_time), "peak": number(u.peak), "gpus": u.gpus,
+            "capacity": number(u.capacity),
+            "conventions": [{"name": row.name, "flops": number(row.flops), "utilisation": number(row.ratio),
+                             "percent": percent(row.ratio)} for row in u.rows]}
 
 
 def _heads_line(f: Flops) -> str:

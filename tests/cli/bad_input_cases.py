@@ -457,6 +457,14 @@ def cost_cases():
     out = [case(*flops, "--seq", n) for n in ("0", "-1", "1.5", "abc", "", DIGITS, "1.5e0", "1e9")]
     out += [case(*flops, needle="--seq"), case(*flops, "--seq", "8", "--batch", "0"),
             case("flops", "bert", "--seq", "8", needle="V"), case(*flops, "--seq", "8", "--macs", "2")]
+    timed = (*flops, "--seq", "8")
+    out += [case(*timed, "--step-time", t, "--peak", "312e12", needle="step time") for t in
+            ("0", "-1", "abc", "nan", "inf", "1/0", "", "1e99999", "٣")]
+    out += [case(*timed, "--step-time", "0.5", "--peak", p, needle="peak") for p in ("0", "-312e12", "abc", "1/0")]
+    out += [case(*timed, "--step-time", "0.5", needle="--peak"), case(*timed, "--peak", "312e12", needle="--peak"),
+            case(*timed, "--step-time", "0.5", "--peak", "312e12", "--gpus", "0"),
+            case(*timed, "--step-time", "0.5", "--peak", "312e12", "--gpus", "1.5"),
+            case(*timed, "--step-time", "1e-9", "--peak", "1/3", "--gpus", "7", "--json", expect="ok")]
     out += [case(*memory, "--dtype", "fp64"), case(*memory, "--optimizer", "lion"), case(*memory, "--zero", "4"),
             case(*memory, "--ranks", "0"), case(*memory, "--seq", "-8"), case(*memory, "--tensor-parallel", "0"),
             case(*memory, "--dtype", "int4", needle="int4"), case(*memory, "--recompute", "some"),
