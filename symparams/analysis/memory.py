@@ -54,6 +54,7 @@ from ..core.symbols import H
 from ..core.values import parse_whole
 from .cache import KVCache, _Attention, cache_convention, self_attention_layers
 from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
+from .parallel import parse_layout
 from .traced import require
 
 #: the dtypes a model is trained in: the gradient's bytes per parameter
@@ -100,10 +101,14 @@ def _parse_bool(raw, what: str) -> bool:
 
 
 def parse_options(options: dict) -> tuple[int, bool, str]:
-    """(tensor_parallel, sequence_parallel, recompute) from :class:`Memory`'s keyword options."""
-    unknown = sorted(set(options) - set(OPTIONS))
+    """(tensor_parallel, sequence_parallel, recompute) from :class:`Memory`'s keyword options (the layout's others
+    are :mod:`.parallel`'s)."""
+    from .parallel import LAYOUT_OPTIONS
+
+    unknown = sorted(set(options) - set(OPTIONS) - set(LAYOUT_OPTIONS))
     if unknown:
-        raise SymparamsError(f"unknown memory option {unknown[0]!r}: the options are {', '.join(OPTIONS)}")
+        raise SymparamsError(f"unknown memory option {unknown[0]!r}: the options are "
+                             f"{', '.join(OPTIONS + LAYOUT_OPTIONS)}")
     t = parse_whole("the tensor-parallel ranks t", options.get("tensor_parallel", 1))
     sequence_parallel = _parse_bool(options.get("sequence_parallel", False), "sequence_parallel")
     return t, sequence_parallel, _choice(options.get("recompute", "none"), RECOMPUTE, "recompute")
@@ -244,6 +249,15 @@ class Memory(Reported):
         self.batch = parse_whole("the batch size b", batch)
         self.tensor_parallel, self.sequence_parallel, self.recompute = parse_options(options)
         self.gradient_bytes, self.optimizer_bytes = training_bytes(self.dtype, self.optimizer_name)
+        self.layout = parse_layout(options, self.tensor_parallel, self.sequence_parallel, self.ranks, self.zero)
+
+    @cached_property
+    def per_rank(self):
+        """The most loaded rank of the parallel layout (:class:`~symparams.analysis.ranks.PerRank`), or None when
+        no option spreads the model over more than its data-parallel ranks."""
+        from .ranks import PerRank
+
+        return PerRank(self) if self.layout.splits else None
 
     @property
     def training(self) -> bool:
@@ -407,7 +421,8 @@ class Memory(Reported):
                                                          for kept, size in self._cache.windows]),
                 "kv_cache": self.kv_cache,
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
-                "conventions": self.conventions}
+                "conventions": self.conventions,
+                **({"per_rank": self.per_rank.to_dict()} if self.per_rank is not None else {})}
 
 
 def _json(value: Fraction):
@@ -448,4 +463,5 @@ def _activation_convention(mem: Memory) -> str:
             f"attention) with h = H and a = each layer's query heads, for each of the {mem.layers} self-attention "
             f"layers, tensor parallel {mem.tensor_parallel}, sequence parallel "
             f"{'on' if mem.sequence_parallel else 'off'}, recomputation {mem.recompute}; embedding, output layer "
-            f"and cross-attention terms left out; per rank; tensor parallelism divides the activations only")
+            f"and cross-attention terms left out; per rank; tensor parallelism divides the activations only (the "
+            f"per-rank figures of a layout split the weights too)")

@@ -1,0 +1,353 @@
+"""A parallel layout, and which parameters each rank of it holds, from the same Block tree.
+
+A layout is Megatron-LM's: ``T`` tensor-parallel ranks (with or without
+sequence parallelism), ``P`` pipeline stages (``V`` model chunks each with the
+interleaved schedule, ``M`` micro-batches), ``E`` expert-parallel ranks and
+``N`` data-parallel ranks (ZeRO 0–3, or Megatron's distributed optimizer).
+Each parameter's share on one rank follows the module it belongs to:
+
+* **column-parallel** (Megatron's ``ColumnParallelLinear``: the query, key and
+  value projections, an MLP's gate, up and first layers, an expert's fused
+  gate/up tensor): the output features are divided by ``T``, weight and bias;
+* **row-parallel** (``RowParallelLinear``: the attention output, an MLP's
+  down or second layer, an expert's down tensor): the input features are
+  divided by ``T``; the bias is added after the all-reduce, so every rank
+  holds all of it;
+* **vocabulary-parallel** (``VocabParallelEmbedding`` and the output layer):
+  the ``V`` rows of the word embedding and of the LM head are divided by
+  ``T``; with ``pad_vocabulary`` to ``V'`` = the next multiple of ``128·T``
+  as Megatron pads them (``make_vocab_size_divisible_by`` = 128), else as
+  evenly as they go, the first rank holding ``⌈V/T⌉``;
+* **replicated**: norms, position and token-type embeddings, a mixture of
+  experts' router: every tensor-parallel rank holds all of them.
+
+Pipeline stages split the one stack of layers evenly (``P·V`` must divide
+its ``L``); the first stage also holds what comes before the stack (the
+embeddings), the last what comes after it (the final norm, the head).  A head
+tied to the word embedding is a parameter of its own on the last stage when
+``P > 1``: Megatron keeps a copy there and all-reduces the two copies'
+gradients.  Expert parallelism divides each layer's routed experts by ``E``.
+
+>>> from symparams import model
+>>> m = model("llama-3-8b", head="causal-lm")
+>>> stages = stage_parameters(m, Layout(tensor=8, pipeline=4))
+>>> layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336  # Q, O, K, V and the MLP, split by 8
+>>> stages[0].parameters == (128256 * 4096 + 8 * layer) // 8 + 8 * 2 * 4096  # + the 8 layers' norms, whole
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import sympy as sp
+
+from ..core.blocks import Block
+from ..core.errors import SymparamsError
+from ..core.symbols import V
+from ..core.values import parse_whole
+
+#: Megatron pads the vocabulary to a multiple of this times T (``--make-vocab-size-divisible-by``)
+VOCAB_MULTIPLE = 128
+#: the keyword options of a layout, beside ``Memory``'s tensor_parallel and sequence_parallel
+LAYOUT_OPTIONS = ("context_parallel", "pipeline_parallel", "virtual_stages", "micro_batches", "expert_parallel",
+                  "distributed_optimizer", "pad_vocabulary")
+
+#: modules Megatron splits by their output features (``ColumnParallelLinear``), by our names
+COLUMN = frozenset({"q_proj", "k_proj", "v_proj", "query", "key", "value", "qkv_proj", "query_key_value",
+                    "gate_proj", "up_proj", "gate_up_proj", "c_fc", "fc1", "dense_h_to_4h", "w1", "w3"})
+#: modules split by their input features (``RowParallelLinear``)
+ROW = frozenset({"o_proj", "c_proj", "out_proj", "down_proj", "fc2", "dense_4h_to_h", "w2"})
+#: ``dense`` is either, after the module holding it: BERT's intermediate and output, Falcon's and Phi's attention
+DENSE = {"intermediate": "column", "output": "row", "attention": "row", "self_attn": "row", "self_attention": "row"}
+#: linear maps every rank holds whole: a mixture of experts' routers
+REPLICATED_LINEAR = frozenset({"gate", "router", "shared_expert_gate"})
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How many ranks share the model, and how (see the module's docstring)."""
+
+    tensor: int = 1
+    sequence: bool = False
+    context: int = 1
+    pipeline: int = 1
+    virtual: int = 1
+    micro_batches: int | None = None
+    expert: int = 1
+    data: int = 1
+    distributed_optimizer: bool = False
+    pad_vocabulary: bool = False
+
+    @property
+    def splits(self) -> bool:
+        """Whether the model's weights or activations are spread over more than the data-parallel ranks."""
+        return (self.tensor * self.context * self.pipeline * self.expert > 1 or self.distributed_optimizer
+                or self.pad_vocabulary)
+
+    def to_dict(self) -> dict:
+        return {"tensor_parallel": self.tensor, "sequence_parallel": self.sequence,
+                "context_parallel": self.context, "pipeline_parallel": self.pipeline,
+                "virtual_stages": self.virtual, "micro_batches": self.micro_batches,
+                "expert_parallel": self.expert, "data_parallel": self.data,
+                "distributed_optimizer": self.distributed_optimizer, "pad_vocabulary": self.pad_vocabulary}
+
+
+def parse_layout(options: dict, tensor: int, sequence: bool, data: int, zero: int) -> Layout:
+    """The layout from :class:`Memory`'s keyword options (the ones in :data:`LAYOUT_OPTIONS`).
+
+    >>> parse_layout({"pipeline_parallel": "4", "virtual_stages": 2}, 2, True, 8, 0).pipeline
+    4
+    """
+    from .memory import _parse_bool  # the one reading of a yes/no option
+
+    def whole(key, what):
+        return parse_whole(what, options[key]) if options.get(key) is not None else None
+
+    layout = Layout(tensor=tensor, sequence=sequence, data=data,
+                    context=whole("context_parallel", "the context-parallel ranks C") or 1,
+                    pipeline=whole("pipeline_parallel", "the pipeline stages P") or 1,
+                    virtual=whole("virtual_stages", "the virtual stages V") or 1,
+                    micro_batches=whole("micro_batches", "the micro-batches M"),
+                    expert=whole("expert_parallel", "the expert-parallel ranks E") or 1,
+                    distributed_optimizer=_parse_bool(options.get("distributed_optimizer", False),
+                                                      "distributed_optimizer"),
+                    pad_vocabulary=_parse_bool(options.get("pad_vocabulary", False), "pad_vocabulary"))
+    if layout.distributed_optimizer and zero:
+        raise SymparamsError("the distributed optimizer is Megatron's partition of the optimizer state: give it or "
+                             f"a ZeRO stage, not both (ZeRO stage {zero})")
+    if layout.virtual > 1 and layout.pipeline == 1:
+        raise SymparamsError("virtual stages interleave pipeline stages: give the pipeline stages P > 1 with them")
+    if layout.sequence and layout.tensor == 1:
+        raise SymparamsError("sequence parallelism shards along the tensor-parallel ranks: give T > 1 with it")
+    return layout
+
+
+# -- which share of each parameter one rank holds -------------------------------------------------
+
+def _role(path: tuple[str, ...], block: Block, vocab: sp.Expr | None) -> str:
+    """How tensor parallelism splits the leaf at ``path``: column, row, vocab or replicated."""
+    name = path[-1]
+    if block.kind == "norm":
+        return "replicated"
+    if block.kind == "embedding":
+        return "vocab" if vocab is not None and block.shape[:1] == (vocab,) else "replicated"
+    if block.kind == "linear" and vocab is not None and tuple(block.shape[1:]) == (vocab,):
+        return "vocab"  # the LM head: a column-parallel layer over the vocabulary
+    if block.kind in ("linear", "tensor"):
+        if name in COLUMN or path[-2:-1] == ("c_attn",):
+            return "column"
+        if name in ROW:
+            return "row"
+        if name == "dense" and len(path) > 1 and path[-2] in DENSE:
+            return DENSE[path[-2]]
+        if name in REPLICATED_LINEAR and block.kind == "linear":
+            return "replicated"
+    raise SymparamsError(f"tensor parallelism: symparams does not know how Megatron splits the module "
+                         f"{'.'.join(path)} ({block.kind}); use --tensor-parallel 1")
+
+
+def _split_dimension(block: Block, role: str) -> sp.Expr:
+    """The features tensor parallelism divides: a linear map's (in, out), a bare tensor's [out, in]."""
+    out_first = block.kind == "tensor"
+    if role == "column":
+        return block.shape[0] if out_first else block.shape[1]
+    return block.shape[-1] if out_first else block.shape[0]
+
+
+@dataclass(frozen=True)
+class Share:
+    """One stage's parameters on one rank, as expressions in the model's symbols (``T``, ``P``, ``E`` numbers)."""
+
+    parameters: sp.Expr = sp.Integer(0)
+    trainable: sp.Expr = sp.Integer(0)
+    expert_trainable: sp.Expr = sp.Integer(0)  # the routed experts' part of ``trainable``
+
+    def __add__(self, other: "Share") -> "Share":
+        return Share(self.parameters + other.parameters, self.trainable + other.trainable,
+                     self.expert_trainable + other.expert_trainable)
+
+    def times(self, k) -> "Share":
+        return Share(self.parameters * k, self.trainable * k, self.expert_trainable * k)
+
+    def expanded(self) -> "Share":
+        return Share(*(sp.expand(x) for x in (self.parameters, self.trainable, self.expert_trainable)))
+
+
+@dataclass
+class _Walk:
+    """The tree walked once: each leaf's share, by where it sits against the stack of layers."""
+
+    layout: Layout
+    vocab: sp.Expr | None
+    stack: Block | None
+    regions: dict = field(default_factory=lambda: {"before": Share(), "stack": Share(), "after": Share()})
+    tied_after: Share = field(default_factory=Share)  # tied leaves after the stack: copies when P > 1
+    splits: list = field(default_factory=list)  # (what, dimension) tensor parallelism must divide
+    experts: list = field(default_factory=list)  # routed groups' copies, which E must divide
+
+    def visit(self, block: Block, path: tuple, copies, trainable: bool, region: str, in_experts: bool) -> str:
+        """Add ``block``'s leaves; returns the region the walk is in after it."""
+        path = path + (block.name,)
+        trainable = trainable and block.trainable
+        repeat = block.repeat
+        if block is self.stack:
+            region, repeat = "stack", repeat / (self.layout.pipeline * self.layout.virtual)
+        if block.used is not None:  # routed experts: E ranks share them
+            self.experts.append(block.repeat)
+            repeat, in_experts = repeat / self.layout.expert, True
+        copies = copies * repeat
+        if block.is_leaf:
+            self._leaf(block, path, copies, trainable, region, in_experts)
+        for child in block.children:
+            region = self.visit(child, path, copies, trainable, region, in_experts)
+        return "after" if block is self.stack else region
+
+    def _leaf(self, block, path, copies, trainable, region, in_experts) -> None:
+        size = sp.Add(*(n for _, n in block.params)) if self.layout.tensor == 1 else self._rank_size(block, path)
+        share = Share(size, size if trainable else 0, size if trainable and in_experts else 0).times(copies)
+        if block.tied_to is None:
+            self.regions[region] += share
+        elif region == "after":
+            self.tied_after += share
+
+    def _rank_size(self, block: Block, path: tuple) -> sp.Expr:
+        t, role = self.layout.tensor, _role(path, block, self.vocab)
+        if role == "replicated":
+            return sp.Add(*(n for _, n in block.params))
+        if role == "vocab":
+            other = block.shape[1] if block.kind == "embedding" else block.shape[0]
+            return vocab_rows(self.vocab, t, self.layout.pad_vocabulary) * other
+        self.splits.append((".".join(path), _split_dimension(block, role)))
+        divided = {"weight", ""} | ({"bias"} if role == "column" else set())
+        return sp.Add(*(n / t if pname in divided else n for pname, n in block.params))
+
+
+def vocab_rows(vocab, t: int, pad: bool):
+    """The rows of the vocabulary one tensor-parallel rank holds (the first, the most loaded).
+
+    >>> from symparams.core.symbols import V
+    >>> vocab_rows(V, 4, True), vocab_rows(50257, 2, False), vocab_rows(50257, 2, True)
+    (128*ceiling(V/512), 25129, 25216)
+    """
+    if pad:
+        return VOCAB_MULTIPLE * sp.ceiling(sp.sympify(vocab) / (VOCAB_MULTIPLE * t))
+    return sp.ceiling(sp.sympify(vocab) / t)
+
+
+def layer_stacks(tree: Block) -> list[Block]:
+    """The stacks of distinct layers pipeline stages split: repeated groups no repeated group holds."""
+    found = []
+
+    def visit(block: Block) -> None:
+        if block.repeat != 1 and block.used is None and block.children:
+            found.append(block)
+            return
+        for child in block.children:
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pipeline stage's share on its first tensor-, expert- and data-parallel rank."""
+
+    index: int
+    share: Share
+    layers: int  # the layers of the stack it holds
+
+    @property
+    def parameters(self) -> int:
+        return self.share.parameters
+
+
+class Split:
+    """The model split by a layout: each stage's share as an expression and its number.
+
+    The checks Megatron makes are made here, each refused in one line: ``T``
+    dividing the heads, the key/value heads and every split dimension; ``P·V``
+    dividing the layers; ``E`` dividing the experts.
+    """
+
+    def __init__(self, model, layout: Layout):
+        self.model, self.layout = model, layout
+        tree = model.tree
+        stacks = layer_stacks(tree)
+        if layout.pipeline > 1 and len(stacks) != 1:
+            raise SymparamsError(f"pipeline parallelism splits one stack of layers; {model.name} has {len(stacks)} "
+                                 f"(an encoder and a decoder, or shared layers): use --pipeline-parallel 1")
+        vocab = V if V in tree.symbols else None
+        self._walk = _Walk(layout, vocab, stacks[0] if stacks else None)
+        self._walk.visit(tree, (), sp.Integer(1), True, "before", False)
+        self.stack_layers = int(model.evaluate(stacks[0].repeat)) if stacks else 0
+        self._check()
+
+    def _check(self) -> None:
+        layout, model = self.layout, self.model
+        t = layout.tensor
+        values = {s.name: int(v) for s, v in model.values.items() if getattr(v, "is_Integer", False)}
+        if t > 1:
+            for name, what in (("A", "attention heads A"), ("G", "key/value heads G")):
+                if name in values and values[name] % t:
+                    raise SymparamsError(f"the tensor-parallel ranks T = {t} must divide the {what} = {values[name]}")
+            for path, dim in self._walk.splits:
+                n = model.evaluate(dim)
+                if n.is_Integer and int(n) % t:
+                    raise SymparamsError(f"the tensor-parallel ranks T = {t} must divide the features {dim} = {n} "
+                                         f"that {path} splits")
+        chunks = layout.pipeline * layout.virtual
+        if chunks > 1 and self.stack_layers % chunks:
+            what = "pipeline stages P" if layout.virtual == 1 else "pipeline stages times virtual stages P·V"
+            raise SymparamsError(f"the {what} = {chunks} must divide the layers L = {self.stack_layers} "
+                                 f"(Megatron splits them evenly)")
+        if layout.expert > 1:
+            if not self._walk.experts:
+                raise SymparamsError(f"expert parallelism divides routed experts; {model.name} has none: "
+                                     f"use --expert-parallel 1")
+            for experts in self._walk.experts:
+                n = int(model.evaluate(experts))
+                if n % layout.expert:
+                    raise SymparamsError(f"the expert-parallel ranks E = {layout.expert} must divide the experts "
+                                         f"N_e = {n}")
+            if layout.data % layout.expert:
+                raise SymparamsError(f"the expert-parallel ranks E = {layout.expert} must divide the data-parallel "
+                                     f"ranks N = {layout.data} (Megatron takes them from the data-parallel ranks)")
+
+    def share(self, index: int) -> Share:
+        """Stage ``index``'s share (0-based): what comes before the stack on the first, after it on the last."""
+        regions, last = self._walk.regions, self.layout.pipeline - 1
+        share = regions["stack"].times(self.layout.virtual)
+        if index == 0:
+            share += regions["before"]
+        if index == last:
+            share += regions["after"] + (self._walk.tied_after if last > 0 else Share())
+        return share.expanded()
+
+    @cached_property
+    def stages(self) -> tuple[Stage, ...]:
+        layers = self.stack_layers // self.layout.pipeline if self.stack_layers else 0
+        out = []
+        for index in range(self.layout.pipeline):
+            if 0 < index < self.layout.pipeline - 1 and out and index > 1:
+                out.append(Stage(index, out[-1].share, layers))  # the middle stages hold the same
+                continue
+            share = self.share(index)
+            out.append(Stage(index, Share(*map(self._whole, (share.parameters, share.trainable,
+                                                             share.expert_trainable))), layers))
+        return tuple(out)
+
+
+    def _whole(self, expr) -> int:
+        value = self.model.evaluate(expr)
+        if not value.is_Integer:
+            raise SymparamsError(f"a rank's share of the parameters is not whole ({value}): the layout does not "
+                                 f"divide {self.model.name}")
+        return int(value)
+
+
+def stage_parameters(model, layout: Layout) -> tuple[Stage, ...]:
+    """Each pipeline stage's parameters on one rank (see :class:`Split`)."""
+    return Split(model, layout).stages
