@@ -54,8 +54,10 @@ PARTS = ("weights", "gradients", "optimizer", "activations")
 def in_flight_layers(layers: int, layout: Layout, stage: int):
     """The layers' worth of activations pipeline ``stage`` (from 0) keeps at its peak, of ``layers`` in all.
 
-    >>> in_flight_layers(32, Layout(pipeline=4), 0), in_flight_layers(32, Layout(pipeline=4), 3)
-    (32, 8)
+    >>> [int(in_flight_layers(32, Layout(pipeline=4), stage)) for stage in range(4)]
+    [32, 24, 16, 8]
+    >>> int(in_flight_layers(32, Layout(pipeline=4, micro_batches=2), 0))
+    16
     >>> in_flight_layers(32, Layout(pipeline=4, virtual=2), 0) == 32 * (1 + Fraction(3, 8))
     True
     """
