@@ -59,8 +59,10 @@ COLUMN = frozenset({"q_proj", "k_proj", "v_proj", "query", "key", "value", "qkv_
                     "gate_proj", "up_proj", "gate_up_proj", "c_fc", "fc1", "dense_h_to_4h", "w1", "w3"})
 #: modules split by their input features (``RowParallelLinear``)
 ROW = frozenset({"o_proj", "c_proj", "out_proj", "down_proj", "fc2", "dense_4h_to_h", "w2"})
-#: ``dense`` is either, after the module holding it: BERT's intermediate and output, Falcon's and Phi's attention
-DENSE = {"intermediate": "column", "output": "row", "attention": "row", "self_attn": "row", "self_attention": "row"}
+#: ``dense`` by the module holding it: BERT's intermediate and output, Falcon's and Phi's attention, BERT's pooler
+#: and masked-LM transform (plain linear layers in Megatron's BERT, on every rank)
+DENSE = {"intermediate": "column", "output": "row", "attention": "row", "self_attn": "row", "self_attention": "row",
+         "pooler": "replicated", "transform": "replicated"}
 #: linear maps every rank holds whole: a mixture of experts' routers
 REPLICATED_LINEAR = frozenset({"gate", "router", "shared_expert_gate"})
 
@@ -135,6 +137,8 @@ def _role(path: tuple[str, ...], block: Block, vocab: sp.Expr | None) -> str:
         return "vocab" if vocab is not None and block.shape[:1] == (vocab,) else "replicated"
     if block.kind == "linear" and vocab is not None and tuple(block.shape[1:]) == (vocab,):
         return "vocab"  # the LM head: a column-parallel layer over the vocabulary
+    if block.kind == "parameter" and vocab is not None and tuple(block.shape) == (vocab,):
+        return "vocab"  # an output bias over the vocabulary, split with it
     if block.kind in ("linear", "tensor"):
         if name in COLUMN or path[-2:-1] == ("c_attn",):
             return "column"
@@ -217,7 +221,7 @@ class _Walk:
         if role == "replicated":
             return sp.Add(*(n for _, n in block.params))
         if role == "vocab":
-            other = block.shape[1] if block.kind == "embedding" else block.shape[0]
+            other = {"embedding": block.shape[-1], "linear": block.shape[0]}.get(block.kind, 1)
             return vocab_rows(self.vocab, t, self.layout.pad_vocabulary) * other
         self.splits.append((".".join(path), _split_dimension(block, role)))
         divided = {"weight", ""} | ({"bias"} if role == "column" else set())

@@ -48,7 +48,7 @@ from .memory import activation_bytes_per_layer
 from .parallel import Layout, Share, Split
 from .traced import require
 
-PARTS = ("weights", "gradients", "optimizer", "activations")
+PARTS = ("weights", "gradients", "optimizer", "activations", "kv_cache")
 
 
 def in_flight_layers(layers: int, layout: Layout, stage: int):
@@ -99,10 +99,11 @@ class StageMemory:
     gradients: int
     optimizer: int
     activations: int
+    kv_cache: int = 0
 
     @property
     def total(self) -> int:
-        return self.weights + self.gradients + self.optimizer + self.activations
+        return self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache
 
     def to_dict(self) -> dict:
         return {"stage": self.stage, "parameters": self.parameters, "layers": self.layers,
@@ -113,9 +114,6 @@ class PerRank:
     """The memory of every pipeline stage's first rank under ``mem``'s layout, and the most loaded of them."""
 
     def __init__(self, mem):
-        if not mem.training:
-            raise SymparamsError("per-rank memory of a parallel layout is counted for training (--optimizer adam or "
-                                 "sgd); serving splits no optimizer state")
         self.mem, self.layout = mem, mem.layout
         self.split = Split(mem.model, mem.layout)
         if mem.seq is not None and mem.seq % self.layout.context:
@@ -160,12 +158,30 @@ class PerRank:
         """Stage ``stage``'s activation bytes (exact, unrounded)."""
         mem = self.mem
         seq, batch = (mem.seq, mem.batch) if seq is None else (seq, batch)
-        if seq is None:
+        if seq is None or not mem.training:
             return 0
         require(mem.model, "activations", what="the activations are")
         per_micro_batch = sum(runs * layer_activations(seq, batch, mem._sizes.hidden, heads, self.layout,
                                                        mem.recompute) for runs, heads in mem._sizes.layers)
         return per_micro_batch * self._held_share(stage)
+
+    def kv_cache(self, stage: int) -> Fraction:
+        """Serving, stage ``stage``'s KV cache on one rank: its layers' share, each layer's key/value heads divided
+        by ``T`` (refused where that is not known: a compressed latent, layers keeping different windows)."""
+        mem = self.mem
+        if mem.training or mem.seq is None:
+            return Fraction(0)
+        cache = mem._cache._sizes
+        if self.layout.tensor > 1 and "R_kv" in {str(x) for x in mem.model.tree.symbols}:
+            raise SymparamsError(f"{mem.model.name}: how tensor-parallel ranks share a compressed key/value latent "
+                                 f"is not known here: use --tensor-parallel 1")
+        uneven = cache.windows and (len(cache.windows) > 1 or cache.windows[0][1] != cache.cache)
+        if self.layout.pipeline > 1 and (uneven or cache.state or cache.cross_cache):
+            raise SymparamsError(f"{mem.model.name}: its layers cache different amounts (sliding windows, states), "
+                                 f"so its KV cache per pipeline stage is not known here")
+        layers = self._layers_total()
+        share = Fraction(1) if self.layout.pipeline == 1 else Fraction(self.split.stack_layers, layers * self.layout.pipeline)
+        return mem.kv_cache * share / self.layout.tensor
 
     def _held_share(self, stage: int) -> Fraction:
         """The share of all layers' activations for one micro-batch that ``stage`` keeps at its peak."""
@@ -184,7 +200,8 @@ class PerRank:
         for stage in self.split.stages:
             states = [math.ceil(Fraction(x)) for x in self._states(stage.share)]
             activations = math.ceil(Fraction(self.activations(stage.index)))
-            out.append(StageMemory(stage.index, stage.parameters, stage.layers, *states, activations))
+            out.append(StageMemory(stage.index, stage.parameters, stage.layers, *states, activations,
+                                   math.ceil(self.kv_cache(stage.index))))
         return tuple(out)
 
     @cached_property
@@ -231,11 +248,14 @@ class PerRank:
         """The most loaded rank's parts in the model's symbols, ``s`` and ``b`` (the layout's numbers in)."""
         share = self.split.share(self.stage)
         parts = dict(zip(("weights", "gradients", "optimizer"), self._states(share)))
-        if "activations" in self.mem.formulas:
+        if self.mem.training and "activations" in self.mem.formulas:
             held = self._held_share(self.stage)
             parts["activations"] = sp.Rational(held.numerator, held.denominator) * sp.Add(*(
                 runs * layer_activations(SEQ, BATCH, H, heads, self.layout, self.mem.recompute)
                 for runs, heads in self_attention_layers(self.mem.model.tree)))
+        if not self.mem.training and "kv_cache" in self.mem.formulas:
+            share = self.kv_cache(self.stage) / self.mem.kv_cache if self.mem.kv_cache else Fraction(1, self.layout.tensor)
+            parts["kv_cache"] = sp.Rational(share.numerator, share.denominator) * self.mem.formulas["kv_cache"]
         parts["total"] = sp.Add(*parts.values())
         return {k: closed_form(sp.sympify(v)) for k, v in parts.items()}
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from ..core.errors import SymparamsError
 from ..core.formatting import thousands
 from ..documents.results_view import heading, report
 from .parser import print_json
+
+
+#: the layout's options, as :class:`~symparams.analysis.memory.Memory` names them (--pad-vocab aside)
+LAYOUT = ("context_parallel", "pipeline_parallel", "virtual_stages", "micro_batches", "expert_parallel",
+          "distributed_optimizer")
 
 
 def cmd_flops(args, m) -> None:
@@ -22,6 +28,13 @@ def cmd_memory(args, m) -> None:
     settings = dict(dtype=args.dtype, optimizer=args.optimizer, zero=args.zero, ranks=args.ranks,
                     tensor_parallel=args.tensor_parallel, sequence_parallel=args.sequence_parallel,
                     recompute=args.recompute)
+    layout = {key: getattr(args, key) for key in LAYOUT if getattr(args, key) not in (None, False)}
+    if args.pad_vocab:
+        layout["pad_vocabulary"] = True
+    if args.fit is not None and layout:
+        raise SymparamsError("--fit answers for one rank's plain memory: leave out the pipeline, context and expert "
+                             "parallelism, the distributed optimizer and --pad-vocab")
+    settings.update(layout)
     if args.fit is not None:
         _fit(args, m, settings)
         return

@@ -121,8 +121,23 @@ def memory_report(mem: Memory) -> Report:
     if data.get("kv_cache_state"):
         notes.append(f"cache state: {thousands(data['kv_cache_state'])} bytes per sequence, whatever its length")
     notes += [f"convention: {line}" for line in data.get("conventions", ())]
+    if "per_rank" in data:
+        notes += _per_rank_notes(data["per_rank"])
     return Report((heading(mem.model),), ("part", "bytes", "GiB"), rows,
                   (("total", thousands(data["total"]), _gib(data["total"])),), "lrr", tuple(notes))
+
+
+def _per_rank_notes(data: dict) -> list[str]:
+    """The most loaded rank of a parallel layout, each stage's total when there are several, its conventions."""
+    parts = ", ".join(f"{name} {thousands(data[key])}" for name, key in (
+        ("weights", "weights"), ("gradients", "gradients"), ("optimizer state", "optimizer"),
+        ("activations", "activations"), ("KV cache", "kv_cache")))
+    notes = [f"most loaded rank: {data['rank']}: {parts}; total {thousands(data['total'])} bytes "
+             f"({_gib(data['total'])} GiB)"]
+    if len(data["stages"]) > 1:
+        notes.append("per stage (its first rank): " + ", ".join(
+            f"{s['stage'] + 1}: {thousands(s['total'])}" for s in data["stages"]) + " bytes")
+    return notes + [f"convention: {line}" for line in data["conventions"]]
 
 
 def _windows(windows, per_token: int) -> str:
