@@ -189,6 +189,7 @@ class _Walk:
     regions: dict = field(default_factory=lambda: {"before": Share(), "stack": Share(), "after": Share()})
     tied_after: Share = field(default_factory=Share)  # tied leaves after the stack: copies when P > 1
     splits: list = field(default_factory=list)  # (what, dimension) tensor parallelism must divide
+    places: dict = field(default_factory=dict)  # each block's path: (region, its leaf's tensor-parallel share)
     experts: list = field(default_factory=list)  # routed groups' copies, which E must divide
 
     def visit(self, block: Block, path: tuple, copies, trainable: bool, region: str, in_experts: bool) -> str:
@@ -202,6 +203,7 @@ class _Walk:
             self.experts.append(block.repeat)
             repeat, in_experts = repeat / self.layout.expert, True
         copies = copies * repeat
+        self.places[".".join(path)] = (region, self._tensor_share(block, path) if block.is_leaf else None)
         if block.is_leaf:
             self._leaf(block, path, copies, trainable, region, in_experts)
         for child in block.children:
@@ -215,6 +217,17 @@ class _Walk:
             self.regions[region] += share
         elif region == "after":
             self.tied_after += share
+
+    def _tensor_share(self, block: Block, path: tuple):
+        """The share of a leaf's weights (and of its products) one tensor-parallel rank holds, or None for a
+        leaf that multiplies nothing."""
+        t = self.layout.tensor
+        if block.kind not in ("linear", "tensor") or t == 1:
+            return None if block.kind not in ("linear", "tensor") else sp.Integer(1)
+        role = _role(path, block, self.vocab)
+        if role == "vocab":
+            return vocab_rows(self.vocab, t, self.layout.pad_vocabulary) / self.vocab
+        return sp.Integer(1) if role == "replicated" else sp.Rational(1, t)
 
     def _rank_size(self, block: Block, path: tuple) -> sp.Expr:
         t, role = self.layout.tensor, _role(path, block, self.vocab)
@@ -316,9 +329,11 @@ class Split:
                 if n % layout.expert:
                     raise SymparamsError(f"the expert-parallel ranks E = {layout.expert} must divide the experts "
                                          f"N_e = {n}")
-            if layout.data % layout.expert:
-                raise SymparamsError(f"the expert-parallel ranks E = {layout.expert} must divide the data-parallel "
-                                     f"ranks N = {layout.data} (Megatron takes them from the data-parallel ranks)")
+
+    @property
+    def places(self) -> dict:
+        """Each block's path: (region, the share of its products one tensor-parallel rank runs)."""
+        return self._walk.places
 
     def share(self, index: int) -> Share:
         """Stage ``index``'s share (0-based): what comes before the stack on the first, after it on the last."""

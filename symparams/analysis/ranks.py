@@ -116,6 +116,10 @@ class PerRank:
     def __init__(self, mem):
         self.mem, self.layout = mem, mem.layout
         self.split = Split(mem.model, mem.layout)
+        if (self.layout.data * self.layout.context) % self.layout.expert:
+            raise SymparamsError(f"the expert-parallel ranks E = {self.layout.expert} must divide the data-parallel "
+                                 f"ranks N·C = {self.layout.data * self.layout.context} (Megatron takes them from "
+                                 f"the data- and context-parallel ranks)")
         if mem.seq is not None and mem.seq % self.layout.context:
             raise SymparamsError(f"the context-parallel ranks C = {self.layout.context} must divide the sequence "
                                  f"length s = {mem.seq}")

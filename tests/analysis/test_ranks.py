@@ -127,7 +127,7 @@ def test_serving_splits_the_cache_by_key_value_heads_and_stages():
     (LLAMA, dict(pipeline_parallel=4, virtual_stages=4), "P·V = 16"),
     (LLAMA, dict(context_parallel=5, seq=S), "sequence length s = 32"),
     (MIXTRAL, dict(expert_parallel=3, ranks=3), "experts N_e = 4"),
-    (MIXTRAL, dict(expert_parallel=4, ranks=2), "data-parallel ranks N = 2"),
+    (MIXTRAL, dict(expert_parallel=4, ranks=2), "data-parallel ranks N·C = 2"),
     (LLAMA, dict(expert_parallel=2, ranks=2), "has none"),
     (LLAMA, dict(distributed_optimizer=True, zero=2), "not both"),
     (LLAMA, dict(virtual_stages=2), "P > 1"),
