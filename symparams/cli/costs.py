@@ -13,8 +13,20 @@ LAYOUT = ("context_parallel", "pipeline_parallel", "virtual_stages", "micro_batc
           "distributed_optimizer")
 
 
+def _layout(args) -> dict:
+    """The layout options given on the command line, as keywords of ``memory`` and ``flops``."""
+    layout = {key: getattr(args, key) for key in LAYOUT if getattr(args, key, None) not in (None, False)}
+    if args.pad_vocab:
+        layout["pad_vocabulary"] = True
+    return layout
+
+
 def cmd_flops(args, m) -> None:
-    f = m.flops(args.seq, args.batch, causal=args.causal, recompute=args.recompute, elementwise=args.elementwise)
+    layout = _layout(args)
+    layout.update({k: v for k, v in (("tensor_parallel", args.tensor_parallel),
+                                     ("sequence_parallel", args.sequence_parallel)) if v})
+    f = m.flops(args.seq, args.batch, causal=args.causal, recompute=args.recompute, elementwise=args.elementwise,
+                **layout)
     if args.json:
         data = f.to_dict()
         if args.macs:
@@ -28,9 +40,7 @@ def cmd_memory(args, m) -> None:
     settings = dict(dtype=args.dtype, optimizer=args.optimizer, zero=args.zero, ranks=args.ranks,
                     tensor_parallel=args.tensor_parallel, sequence_parallel=args.sequence_parallel,
                     recompute=args.recompute)
-    layout = {key: getattr(args, key) for key in LAYOUT if getattr(args, key) not in (None, False)}
-    if args.pad_vocab:
-        layout["pad_vocabulary"] = True
+    layout = _layout(args)
     if args.fit is not None and layout:
         raise SymparamsError("--fit answers for one rank's plain memory: leave out the pipeline, context and expert "
                              "parallelism, the distributed optimizer and --pad-vocab")

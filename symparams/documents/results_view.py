@@ -223,6 +223,10 @@ def flops_report(f: Flops, macs: bool = False) -> Report:
               f"{sp.sstr(law['difference'])} = {_fraction(law['difference_value'])}" for law in f.laws]
     notes += [f"forward FLOPs = {sp.sstr(f.formula)}", _heads_line(f)]
     notes += [f"convention: {line}" for line in (TRACED_CONVENTIONS if f.traced else FLOPS_CONVENTIONS)]
+    if f.per_rank is not None:
+        r = f.per_rank
+        notes.append(f"most loaded rank: {r.rank}: forward {count(r.forward)}, training {count(r.training)} {unit}")
+        notes += [f"convention: {line}" for line in r.conventions]
     title = (heading(m), f"{unit} of one forward pass over {_sequences(f.batch)} of {thousands(f.seq)} tokens:")
     return Report(title, ("component", unit, "share"), tuple(rows), footer, "lrr", tuple(notes), (0, 0, 8))
 

@@ -89,3 +89,10 @@ def test_expert_parallelism_leaves_each_ranks_flops_as_its_own_tokens_need():
 def test_a_layout_the_flops_cannot_split_is_refused(options, needle):
     with pytest.raises(SymparamsError, match=needle):
         CASES["llama-gqa"][0].flops(SEQ, BATCH, **options).per_rank.forward
+
+
+def test_traced_flops_have_no_modules_to_place_and_are_refused():
+    m = model({"model_type": "arcee", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+               "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100}, head="causal-lm")
+    with pytest.raises(SymparamsError, match="hand-written families"):
+        m.flops(SEQ, pipeline_parallel=2).per_rank

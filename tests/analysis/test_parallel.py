@@ -24,6 +24,7 @@ import transformers
 from symparams import model
 from symparams.analysis.parallel import Layout, Split
 from tests.reference import decoders, moe
+from tests.reference.hf import build
 
 pytestmark = pytest.mark.crosscheck
 
@@ -32,14 +33,20 @@ ROW = {"o_proj", "down_proj", "c_proj"}
 VOCAB = {"embed_tokens", "wte", "lm_head"}
 FIRST = {"embed_tokens", "wte", "wpe"}
 
+ARCEE = {"model_type": "arcee", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 8,
+         "num_key_value_heads": 4, "intermediate_size": 96, "vocab_size": 1001}
 CASES = {
     "llama-gqa": model("llama", head="causal-lm", V=1000, H=64, L=4, A=8, G=4, F=96, gqa=True),
     "gpt2-tied": model("gpt2", head="causal-lm", V=1001, P=32, H=64, L=4, A=4, r=4),
     "mixtral": model("mixtral", head="causal-lm", V=1000, H=64, L=4, A=8, G=4, N_e=4, k_e=2, F_e=48),
+    "arcee-inferred": model(ARCEE, head="causal-lm"),  # an inferred type: its tree from the inferred formulas
 }
 
 
 def module_of(m):
+    if m is CASES["arcee-inferred"]:
+        return build("ArceeForCausalLM", transformers.ArceeConfig(**{k: v for k, v in ARCEE.items()
+                                                                    if k != "model_type"}))
     if m.family.name == "mixtral":
         return moe.reference(m)[0]
     return decoders.reference(m)[0]
@@ -107,7 +114,7 @@ LAYOUTS = {
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-@pytest.mark.parametrize("case", ["llama-gqa", "gpt2-tied"])
+@pytest.mark.parametrize("case", ["llama-gqa", "gpt2-tied", "arcee-inferred"])
 def test_each_stage_holds_the_real_tensors_split_as_megatron_splits_them(case, layout):
     m, lay = CASES[case], LAYOUTS[layout]
     assert [s.parameters for s in Split(m, lay).stages] == by_hand(m, lay)

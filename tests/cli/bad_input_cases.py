@@ -487,6 +487,14 @@ def cost_cases():
     out += [case(*memory, "--optimizer", "none", "--seq", "8", "--fit", budget, needle="budget")
             for budget in ("abc", "0", "-80GB", "80XB", "1.5", "1e99999")]
     out += layout_cases(memory)
+    out += [case(*flops, "--seq", "8", "--tensor-parallel", "3", needle="attention heads A = 32"),
+            case(*flops, "--seq", "8", "--pipeline-parallel", "64", needle="layers L = 32"),
+            case(*flops, "--seq", "8", "--context-parallel", "3", needle="sequence length s = 8"),
+            case(*flops, "--seq", "8", "--context-parallel", "2", "--causal", needle="--causal"),
+            case(*flops, "--seq", "8", "--tensor-parallel", "2", "--elementwise", needle="--elementwise"),
+            case(*flops, "--seq", "8", "--expert-parallel", "2", needle="has none"),
+            case(*flops, "--seq", "8", "--tensor-parallel", "0"), case(*flops, "--seq", "8", "--virtual-stages", "2"),
+            case(*flops, "--seq", "8", "--distributed-optimizer"), case(*flops, "--seq", "8", "--micro-batches", "2")]
     out += [case(*explain, "--claim", claim) for claim in
             ("abc", "0", "-5", "", "1e999999", "7 billionz", "1/0", "nan", "٣", DIGITS, "110M\x1b[2K")]
     out += [case(*explain, needle="--claim"), case("explain", "bert", "--claim", "110M", needle="V")]
