@@ -56,9 +56,14 @@ LAYOUT_OPTIONS = ("context_parallel", "pipeline_parallel", "virtual_stages", "mi
 
 #: modules Megatron splits by their output features (``ColumnParallelLinear``), by our names
 COLUMN = frozenset({"q_proj", "k_proj", "v_proj", "query", "key", "value", "qkv_proj", "query_key_value",
-                    "gate_proj", "up_proj", "gate_up_proj", "c_fc", "fc1", "dense_h_to_4h", "w1", "w3"})
+                    "query_proj", "key_proj", "value_proj", "q_lin", "k_lin", "v_lin", "q", "k", "v", "Wqkv",
+                    "gate_proj", "up_proj", "gate_up_proj", "c_fc", "fc1", "fc_in", "lin1", "Wi", "dense_h_to_4h",
+                    "wi", "wi_0", "wi_1", "w1", "w3"})
 #: modules split by their input features (``RowParallelLinear``)
-ROW = frozenset({"o_proj", "c_proj", "out_proj", "down_proj", "fc2", "dense_4h_to_h", "w2"})
+ROW = frozenset({"o_proj", "c_proj", "out_proj", "out_lin", "o", "Wo", "wo", "down_proj", "fc2", "fc_out",
+                 "lin2", "dense_4h_to_h", "w2"})
+#: tables every tensor-parallel rank holds whole: learned positions and token types
+REPLICATED_TABLES = frozenset({"position_embeddings", "token_type_embeddings", "wpe", "embed_positions"})
 #: ``dense`` by the module holding it: BERT's intermediate and output, Falcon's and Phi's attention, BERT's pooler
 #: and masked-LM transform (plain linear layers in Megatron's BERT, on every rank)
 DENSE = {"intermediate": "column", "output": "row", "attention": "row", "self_attn": "row", "self_attention": "row",
@@ -133,8 +138,10 @@ def _role(path: tuple[str, ...], block: Block, vocab: sp.Expr | None) -> str:
     name = path[-1]
     if block.kind == "norm":
         return "replicated"
-    if block.kind == "embedding":
-        return "vocab" if vocab is not None and block.shape[:1] == (vocab,) else "replicated"
+    if block.kind == "embedding" and vocab is not None and block.shape[:1] == (vocab,):
+        return "vocab"
+    if block.kind == "embedding" and (name in REPLICATED_TABLES or not block.trainable):
+        return "replicated"  # learned positions and token types, or a fixed (sinusoidal) table
     if block.kind == "linear" and vocab is not None and tuple(block.shape[1:]) == (vocab,):
         return "vocab"  # the LM head: a column-parallel layer over the vocabulary
     if block.kind == "parameter" and vocab is not None and tuple(block.shape) == (vocab,):
@@ -295,7 +302,8 @@ class Split:
         stacks = layer_stacks(tree)
         if layout.pipeline > 1 and len(stacks) != 1:
             raise SymparamsError(f"pipeline parallelism splits one stack of layers; {model.name} has {len(stacks)} "
-                                 f"(an encoder and a decoder, or shared layers): use --pipeline-parallel 1")
+                                 f"stacks of distinct layers (an encoder and a decoder, dense and mixture-of-experts "
+                                 f"layers apart, or shared layers): use --pipeline-parallel 1")
         vocab = V if V in tree.symbols else None
         self._walk = _Walk(layout, vocab, stacks[0] if stacks else None)
         self._walk.visit(tree, (), sp.Integer(1), True, "before", False)

@@ -23,15 +23,16 @@ import transformers
 
 from symparams import model
 from symparams.analysis.parallel import Layout, Split
-from tests.reference import decoders, moe
+from tests.reference import decoders, moe, more_families
 from tests.reference.hf import build
 
 pytestmark = pytest.mark.crosscheck
 
-COLUMN = {"q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "c_attn", "c_fc", "gate_up_proj"}
-ROW = {"o_proj", "down_proj", "c_proj"}
-VOCAB = {"embed_tokens", "wte", "lm_head"}
-FIRST = {"embed_tokens", "wte", "wpe"}
+COLUMN = {"q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "c_attn", "c_fc", "gate_up_proj", "query", "key",
+          "value", "intermediate.dense"}
+ROW = {"o_proj", "down_proj", "c_proj", "output.dense"}
+VOCAB = {"embed_tokens", "wte", "lm_head", "word_embeddings", "predictions.bias"}
+FIRST = {"embed_tokens", "wte", "wpe", "embeddings"}
 
 ARCEE = {"model_type": "arcee", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 8,
          "num_key_value_heads": 4, "intermediate_size": 96, "vocab_size": 1001}
@@ -39,7 +40,8 @@ CASES = {
     "llama-gqa": model("llama", head="causal-lm", V=1000, H=64, L=4, A=8, G=4, F=96, gqa=True),
     "gpt2-tied": model("gpt2", head="causal-lm", V=1001, P=32, H=64, L=4, A=4, r=4),
     "mixtral": model("mixtral", head="causal-lm", V=1000, H=64, L=4, A=8, G=4, N_e=4, k_e=2, F_e=48),
-    "arcee-inferred": model(ARCEE, head="causal-lm"),  # an inferred type: its tree from the inferred formulas
+    "arcee-inferred": model(ARCEE, head="causal-lm"),
+    "bert-masked-lm": model("bert", head="masked-lm", V=1001, P=16, S=2, H=64, L=4, A=8, r=2),  # an inferred type: its tree from the inferred formulas
 }
 
 
@@ -49,6 +51,8 @@ def module_of(m):
                                                                     if k != "model_type"}))
     if m.family.name == "mixtral":
         return moe.reference(m)[0]
+    if m.family.name == "bert":
+        return more_families.reference(more_families.encoder_config(m, "bert"), m.head)[0]
     return decoders.reference(m)[0]
 
 
@@ -63,6 +67,10 @@ def rank_elements(module, name: str, shape: tuple, layout: Layout) -> int:
     t, parts = layout.tensor, name.split(".")
     owner, kind = parts[-2], parts[-1]
     dims = list(shape)
+    if ".".join(parts[-2:]) in VOCAB:  # BERT's output bias over the vocabulary
+        return vocab_rows(dims[0], t, layout.pad_vocabulary)
+    if owner == "dense":  # BERT names its layers by the module holding them
+        owner = ".".join(parts[-3:-1])
     if owner == "experts":  # [N_e, out, in]: E divides the experts, T the output or the input features
         dims[0] //= layout.expert
         owner = kind
@@ -85,7 +93,7 @@ def rank_elements(module, name: str, shape: tuple, layout: Layout) -> int:
 
 def stage_of(name: str, layers: int, layout: Layout) -> int:
     parts = name.split(".")
-    for stack in ("layers", "h"):
+    for stack in ("layers", "h", "layer"):
         if stack in parts:
             index = int(parts[parts.index(stack) + 1])
             chunk = layers // (layout.pipeline * layout.virtual)
@@ -114,7 +122,7 @@ LAYOUTS = {
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-@pytest.mark.parametrize("case", ["llama-gqa", "gpt2-tied", "arcee-inferred"])
+@pytest.mark.parametrize("case", ["llama-gqa", "gpt2-tied", "arcee-inferred", "bert-masked-lm"])
 def test_each_stage_holds_the_real_tensors_split_as_megatron_splits_them(case, layout):
     m, lay = CASES[case], LAYOUTS[layout]
     assert [s.parameters for s in Split(m, lay).stages] == by_hand(m, lay)
