@@ -121,7 +121,8 @@ def main() -> int:
     presets, refused, plain, ranks = per_rank_pass()
     print(f"memory of {presets} presets at s = 2048: plain {plain:.3f} s; the most loaded rank of "
           f"{' '.join(f'{k}={v}' for k, v in LAYOUT.items())}: {ranks:.3f} s "
-          f"({ranks / presets * 1000:.1f} ms each, {refused} refused as not dividing the model)")
+          f"({ranks / presets * 1000:.1f} ms each; {refused} refused: a layout that does not divide, two stacks of "
+          f"layers, a module not placed)")
     return 1 if (args.check and ratio <= 1) else 0
 
 
