@@ -21,8 +21,9 @@ Each FLOP term (a weight's product, a module's attention) is placed as
 
 >>> from symparams import model
 >>> f = model("llama-3-8b", head="causal-lm").flops(2048, tensor_parallel=8, pipeline_parallel=4)
->>> f.per_rank.forward * 8 * 4 < f.forward  # the head, on the last stage, is the largest share
-False
+>>> head = 2 * 2048 * 4096 * 128256  # the LM head's product: the last stage runs it, an eighth on each rank
+>>> f.per_rank.forward == ((f.forward - head) // 4 + head) // 8
+True
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import sympy as sp
 
 from ..core.errors import SymparamsError
 from ..core.values import parse_whole
-from .parallel import LAYOUT_OPTIONS, Layout, Split
+from .parallel import LAYOUT_OPTIONS, Layout, Split, of_most_loaded
 
 #: the keyword options of :class:`~.flops.Flops` that set a layout (no optimizer, no data-parallel ranks)
 FLOPS_LAYOUT = ("tensor_parallel", "sequence_parallel") + tuple(
@@ -127,13 +128,8 @@ class FlopsPerRank:
     def most_loaded(self) -> StageFlops:
         return max(self.stages, key=lambda s: (s.training, -s.stage))
 
-    @property
-    def forward(self) -> int:
-        return self.most_loaded.forward
-
-    @property
-    def training(self) -> int:
-        return self.most_loaded.training
+    forward = of_most_loaded("forward")
+    training = of_most_loaded("training")
 
     @property
     def rank(self) -> str:

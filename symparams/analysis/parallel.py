@@ -131,6 +131,11 @@ def parse_layout(options: dict, tensor: int, sequence: bool, data: int, zero: in
     return layout
 
 
+def of_most_loaded(part: str) -> property:
+    """A property reading ``part`` off the most loaded stage's figures (``self.most_loaded``)."""
+    return property(lambda self: getattr(self.most_loaded, part), doc=f"The most loaded rank's {part}.")
+
+
 # -- which share of each parameter one rank holds -------------------------------------------------
 
 def _role(path: tuple[str, ...], block: Block, vocab: sp.Expr | None) -> str:

@@ -45,7 +45,7 @@ from ..core.symbols import H
 from .cache import self_attention_layers
 from .dtypes import weight_bytes
 from .memory import activation_bytes_per_layer
-from .parallel import Layout, Share, Split
+from .parallel import Layout, Share, Split, of_most_loaded
 from .traced import require
 
 PARTS = ("weights", "gradients", "optimizer", "activations", "kv_cache")
@@ -213,29 +213,12 @@ class PerRank:
         """The stage whose rank holds the most bytes (the first of equals)."""
         return max(self.stages, key=lambda s: (s.total, -s.stage))
 
-    @property
-    def stage(self) -> int:
-        return self.most_loaded.stage
-
-    @property
-    def parameters(self) -> int:
-        return self.most_loaded.parameters
-
-    @property
-    def weights(self) -> int:
-        return self.most_loaded.weights
-
-    @property
-    def gradients(self) -> int:
-        return self.most_loaded.gradients
-
-    @property
-    def optimizer(self) -> int:
-        return self.most_loaded.optimizer
-
-    @property
-    def total(self) -> int:
-        return self.most_loaded.total
+    stage = of_most_loaded("stage")
+    parameters = of_most_loaded("parameters")
+    weights = of_most_loaded("weights")
+    gradients = of_most_loaded("gradients")
+    optimizer = of_most_loaded("optimizer")
+    total = of_most_loaded("total")
 
     @property
     def rank(self) -> str:
