@@ -170,22 +170,25 @@ class PerRank:
         return per_micro_batch * self._held_share(stage)
 
     def kv_cache(self, stage: int) -> Fraction:
-        """Serving, stage ``stage``'s KV cache on one rank: its layers' share, each layer's key/value heads divided
-        by ``T`` (refused where that is not known: a compressed latent, layers keeping different windows)."""
+        """Serving, stage ``stage``'s KV cache on one rank (0 while training, or without a sequence length)."""
         mem = self.mem
-        if mem.training or mem.seq is None:
-            return Fraction(0)
+        return Fraction(0) if mem.training or mem.seq is None else mem.kv_cache * self._cache_share()
+
+    def _cache_share(self) -> Fraction:
+        """The share of the KV cache one rank of a stage holds: its layers' (every stage holds L/P), each layer's
+        key/value heads divided by ``T`` (refused where that is not known: a compressed latent, layers keeping
+        different amounts)."""
+        mem, layout = self.mem, self.layout
         cache = mem._cache._sizes
-        if self.layout.tensor > 1 and "R_kv" in {str(x) for x in mem.model.tree.symbols}:
+        if layout.tensor > 1 and "R_kv" in {str(x) for x in mem.model.tree.symbols}:
             raise SymparamsError(f"{mem.model.name}: how tensor-parallel ranks share a compressed key/value latent "
                                  f"is not known here: use --tensor-parallel 1")
         uneven = cache.windows and (len(cache.windows) > 1 or cache.windows[0][1] != cache.cache)
-        if self.layout.pipeline > 1 and (uneven or cache.state or cache.cross_cache):
+        if layout.pipeline > 1 and (uneven or cache.state or cache.cross_cache
+                                    or self._layers_total() != self.split.stack_layers):
             raise SymparamsError(f"{mem.model.name}: its layers cache different amounts (sliding windows, states), "
                                  f"so its KV cache per pipeline stage is not known here")
-        layers = self._layers_total()
-        share = Fraction(1) if self.layout.pipeline == 1 else Fraction(self.split.stack_layers, layers * self.layout.pipeline)
-        return mem.kv_cache * share / self.layout.tensor
+        return Fraction(1, layout.pipeline * layout.tensor)
 
     def _held_share(self, stage: int) -> Fraction:
         """The share of all layers' activations for one micro-batch that ``stage`` keeps at its peak."""
@@ -241,7 +244,7 @@ class PerRank:
                 runs * layer_activations(SEQ, BATCH, H, heads, self.layout, self.mem.recompute)
                 for runs, heads in self_attention_layers(self.mem.model.tree)))
         if not self.mem.training and "kv_cache" in self.mem.formulas:
-            share = self.kv_cache(self.stage) / self.mem.kv_cache if self.mem.kv_cache else Fraction(1, self.layout.tensor)
+            share = self._cache_share()
             parts["kv_cache"] = sp.Rational(share.numerator, share.denominator) * self.mem.formulas["kv_cache"]
         parts["total"] = sp.Add(*parts.values())
         return {k: closed_form(sp.sympify(v)) for k, v in parts.items()}
