@@ -63,6 +63,7 @@ def per_rank_pass() -> tuple[int, int, float, float]:
     """Every preset's memory at s = 2048, plain and for the most loaded rank of :data:`LAYOUT`: (presets,
     layouts refused as not dividing the model, seconds plain, seconds per rank)."""
     from symparams import SymparamsError, model
+    from symparams.analysis.ranks import per_rank
     from symparams.families.presets import all_presets
 
     models = [model(name) for name in all_presets()]
@@ -73,7 +74,7 @@ def per_rank_pass() -> tuple[int, int, float, float]:
     refused, start = 0, time.perf_counter()
     for m in models:
         try:
-            m.memory(dtype="bf16", optimizer="adam", seq=2048, **LAYOUT).per_rank.total
+            per_rank(m.memory(dtype="bf16", optimizer="adam", seq=2048, **LAYOUT)).total
         except SymparamsError:  # an encoder-decoder has two stacks; T may not divide the heads
             refused += 1
     return len(models), refused, plain, time.perf_counter() - start

@@ -35,7 +35,7 @@ import sympy as sp
 
 from ..core.errors import SymparamsError
 from ..core.values import parse_whole
-from .parallel import LAYOUT_OPTIONS, Layout, Split, of_most_loaded
+from .parallel import LAYOUT_OPTIONS, Layout, Split, of_most_loaded, parse_bool, parse_layout
 
 #: the keyword options of :class:`~.flops.Flops` that set a layout (no optimizer, no data-parallel ranks)
 FLOPS_LAYOUT = ("tensor_parallel", "sequence_parallel") + tuple(
@@ -44,14 +44,11 @@ FLOPS_LAYOUT = ("tensor_parallel", "sequence_parallel") + tuple(
 
 def parse_flops_layout(options: dict) -> Layout:
     """The layout from :class:`~.flops.Flops`'s keyword options."""
-    from .memory import _parse_bool
-    from .parallel import parse_layout
-
     unknown = sorted(set(options) - set(FLOPS_LAYOUT))
     if unknown:
         raise SymparamsError(f"unknown FLOPs option {unknown[0]!r}: the options are {', '.join(FLOPS_LAYOUT)}")
     tensor = parse_whole("the tensor-parallel ranks t", options.get("tensor_parallel", 1))
-    sequence = _parse_bool(options.get("sequence_parallel", False), "sequence_parallel")
+    sequence = parse_bool(options.get("sequence_parallel", False), "sequence_parallel")
     rest = {k: v for k, v in options.items() if k in LAYOUT_OPTIONS}
     return parse_layout(rest, tensor, sequence, 1, 0)
 

@@ -54,7 +54,7 @@ from ..core.symbols import H
 from ..core.values import parse_whole
 from .cache import KVCache, _Attention, cache_convention, self_attention_layers
 from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
-from .parallel import parse_layout
+from .parallel import parse_bool as _parse_bool, parse_layout
 from .traced import require
 
 #: the dtypes a model is trained in: the gradient's bytes per parameter
@@ -87,17 +87,6 @@ def parse_zero(stage) -> int:
     if type(stage) is not int or stage not in ZERO_STAGES:  # not 1.0 nor True, which compare equal to 1
         raise SymparamsError(f"the ZeRO stage must be 0, 1, 2 or 3, not {_shown(stage)}")
     return int(stage)
-
-
-def _parse_bool(raw, what: str) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = raw.strip().lower() if isinstance(raw, str) else None
-    if text in ("true", "yes", "on", "1"):
-        return True
-    if text in ("false", "no", "off", "0"):
-        return False
-    raise SymparamsError(f"{what} must be true or false, not {_shown(raw)}")
 
 
 def parse_options(options: dict) -> tuple[int, bool, str]:
@@ -249,15 +238,8 @@ class Memory(Reported):
         self.batch = parse_whole("the batch size b", batch)
         self.tensor_parallel, self.sequence_parallel, self.recompute = parse_options(options)
         self.gradient_bytes, self.optimizer_bytes = training_bytes(self.dtype, self.optimizer_name)
+        # the rest of a parallel layout: its most loaded rank is :func:`symparams.analysis.ranks.per_rank`'s
         self.layout = parse_layout(options, self.tensor_parallel, self.sequence_parallel, self.ranks, self.zero)
-
-    @cached_property
-    def per_rank(self):
-        """The most loaded rank of the parallel layout (:class:`~symparams.analysis.ranks.PerRank`), or None when
-        no option spreads the model over more than its data-parallel ranks."""
-        from .ranks import PerRank
-
-        return PerRank(self) if self.layout.splits else None
 
     @property
     def training(self) -> bool:
@@ -421,8 +403,7 @@ class Memory(Reported):
                                                          for kept, size in self._cache.windows]),
                 "kv_cache": self.kv_cache,
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
-                "conventions": self.conventions,
-                **({"per_rank": self.per_rank.to_dict()} if self.per_rank is not None else {})}
+                "conventions": self.conventions}
 
 
 def _json(value: Fraction):

@@ -47,6 +47,7 @@ from ..core.blocks import Block
 from ..core.errors import SymparamsError
 from ..core.symbols import V
 from ..core.values import parse_whole
+from .dtypes import _shown
 
 #: Megatron pads the vocabulary to a multiple of this times T (``--make-vocab-size-divisible-by``)
 VOCAB_MULTIPLE = 128
@@ -101,14 +102,24 @@ class Layout:
                 "distributed_optimizer": self.distributed_optimizer, "pad_vocabulary": self.pad_vocabulary}
 
 
+def parse_bool(raw, what: str) -> bool:
+    """A yes/no option given as a bool or as text (true/false, yes/no, on/off, 1/0)."""
+    if isinstance(raw, bool):
+        return raw
+    text = raw.strip().lower() if isinstance(raw, str) else None
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    raise SymparamsError(f"{what} must be true or false, not {_shown(raw)}")
+
+
 def parse_layout(options: dict, tensor: int, sequence: bool, data: int, zero: int) -> Layout:
     """The layout from :class:`Memory`'s keyword options (the ones in :data:`LAYOUT_OPTIONS`).
 
     >>> parse_layout({"pipeline_parallel": "4", "virtual_stages": 2}, 2, True, 8, 0).pipeline
     4
     """
-    from .memory import _parse_bool  # the one reading of a yes/no option
-
     def whole(key, what):
         return parse_whole(what, options[key]) if options.get(key) is not None else None
 
@@ -118,9 +129,9 @@ def parse_layout(options: dict, tensor: int, sequence: bool, data: int, zero: in
                     virtual=whole("virtual_stages", "the virtual stages V") or 1,
                     micro_batches=whole("micro_batches", "the micro-batches M"),
                     expert=whole("expert_parallel", "the expert-parallel ranks E") or 1,
-                    distributed_optimizer=_parse_bool(options.get("distributed_optimizer", False),
+                    distributed_optimizer=parse_bool(options.get("distributed_optimizer", False),
                                                       "distributed_optimizer"),
-                    pad_vocabulary=_parse_bool(options.get("pad_vocabulary", False), "pad_vocabulary"))
+                    pad_vocabulary=parse_bool(options.get("pad_vocabulary", False), "pad_vocabulary"))
     if layout.distributed_optimizer and zero:
         raise SymparamsError("the distributed optimizer is Megatron's partition of the optimizer state: give it or "
                              f"a ZeRO stage, not both (ZeRO stage {zero})")

@@ -24,7 +24,7 @@ adds what the layout changes, and names the rank that holds the most:
 
 >>> from symparams import model
 >>> m = model("llama-3-8b", head="causal-lm")
->>> r = m.memory("bf16", "adam", ranks=8, tensor_parallel=8, pipeline_parallel=4, distributed_optimizer=True).per_rank
+>>> r = per_rank(m.memory("bf16", "adam", ranks=8, tensor_parallel=8, pipeline_parallel=4, distributed_optimizer=True))
 >>> r.stage + 1, r.weights == 2 * r.parameters, r.gradients == 4 * r.parameters, r.optimizer == 12 * r.parameters // 8
 (4, True, True, True)
 """
@@ -108,6 +108,13 @@ class StageMemory:
     def to_dict(self) -> dict:
         return {"stage": self.stage, "parameters": self.parameters, "layers": self.layers,
                 **{k: getattr(self, k) for k in PARTS}, "total": self.total}
+
+
+def per_rank(mem) -> PerRank | None:
+    """The most loaded rank of ``mem``'s parallel layout (a :class:`~.memory.Memory` made with ``tensor_parallel``,
+    ``pipeline_parallel``, ...), or None when no option spreads the model over more than its data-parallel
+    ranks."""
+    return PerRank(mem) if mem.layout.splits else None
 
 
 class PerRank:

@@ -50,7 +50,10 @@ def cmd_memory(args, m) -> None:
         return
     mem = m.memory(seq=args.seq, batch=args.batch, **settings)
     if args.json:
-        print_json(mem.to_dict())
+        from ..analysis.ranks import per_rank
+
+        busiest = per_rank(mem)
+        print_json({**mem.to_dict(), **({"per_rank": busiest.to_dict()} if busiest is not None else {})})
         return
     print(report(mem).text())
 

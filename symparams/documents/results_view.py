@@ -25,6 +25,7 @@ from ..analysis.cache import KVCache
 from ..analysis.explain import Ledger, digits_text
 from ..analysis.flops import Flops
 from ..analysis.memory import Memory
+from ..analysis.ranks import per_rank
 from ..analysis.solve import Solution
 from ..analysis.sweep import Sweep
 from ..analysis.variables import QUANTITIES
@@ -121,8 +122,9 @@ def memory_report(mem: Memory) -> Report:
     if data.get("kv_cache_state"):
         notes.append(f"cache state: {thousands(data['kv_cache_state'])} bytes per sequence, whatever its length")
     notes += [f"convention: {line}" for line in data.get("conventions", ())]
-    if "per_rank" in data:
-        notes += _per_rank_notes(data["per_rank"])
+    busiest = per_rank(mem)
+    if busiest is not None:
+        notes += _per_rank_notes(busiest.to_dict())
     return Report((heading(mem.model),), ("part", "bytes", "GiB"), rows,
                   (("total", thousands(data["total"]), _gib(data["total"])),), "lrr", tuple(notes))
 

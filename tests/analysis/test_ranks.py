@@ -22,6 +22,7 @@ from fractions import Fraction
 import pytest
 
 from symparams import SymparamsError, model
+from symparams.analysis import ranks
 from symparams.analysis.parallel import Layout, Split
 
 GPT = model("gpt2", head="causal-lm", V=1000, P=64, H=64, L=24, A=8, r=4)  # F = 4h: Megatron's 18 + 4F/h = 34
@@ -30,8 +31,8 @@ MIXTRAL = model("mixtral", head="causal-lm", V=1000, H=64, L=4, A=8, G=4, N_e=4,
 S, B = 32, 2
 
 
-def per_rank(m, **options):
-    return m.memory("bf16", "adam", **options).per_rank
+def per_rank(m, optimizer="adam", **options):
+    return ranks.per_rank(m.memory("bf16", optimizer, **options))
 
 
 @pytest.mark.parametrize("t, p, n", [(2, 1, 4), (2, 4, 8), (1, 2, 3)])
@@ -114,7 +115,7 @@ def test_expert_parameters_share_their_optimizer_state_among_the_expert_data_par
 
 
 def test_serving_splits_the_cache_by_key_value_heads_and_stages():
-    r = LLAMA.memory("bf16", "none", seq=S, batch=B, tensor_parallel=2, pipeline_parallel=2).per_rank
+    r = per_rank(LLAMA, optimizer="none", seq=S, batch=B, tensor_parallel=2, pipeline_parallel=2)
     g, d, layers = 4, 8, 8  # key/value heads, head width, layers
     assert r.most_loaded.kv_cache == 2 * (g // 2) * d * (layers // 2) * S * B * 2
     assert (r.gradients, r.optimizer, r.most_loaded.activations) == (0, 0, 0)
@@ -136,4 +137,4 @@ def test_serving_splits_the_cache_by_key_value_heads_and_stages():
 ])
 def test_a_layout_that_does_not_divide_is_refused_naming_the_condition(m, options, needle):
     with pytest.raises(SymparamsError, match=needle.replace("(", r"\(")):
-        m.memory("bf16", "adam", **options).per_rank.total
+        per_rank(m, **options).total
