@@ -237,7 +237,11 @@ class PerRank:
         where = ("" if p == 1 else
                  f"pipeline stage {stage + 1} of {p} ({_stage_role(stage, p)}), ")
         vocab = ", the first of the vocabulary's shards" if self.layout.tensor > 1 else ""
-        return f"{where}tensor rank 1 of {self.layout.tensor}{vocab}"
+        alike = [f"{n} {what}" for n, what in ((self.layout.context, "context-parallel"),
+                                               (self.layout.expert, "expert-parallel"),
+                                               (self.layout.data, "data-parallel")) if n > 1]
+        others = f" (any of its {', '.join(alike)} ranks: each holds as much)" if alike else ""
+        return f"{where}tensor rank 1 of {self.layout.tensor}{vocab}{others}"
 
     # -- symbolic
     @cached_property
