@@ -39,7 +39,7 @@ from .parallel import LAYOUT_OPTIONS, Layout, Split, of_most_loaded, parse_bool,
 
 #: the keyword options of :class:`~.flops.Flops` that set a layout (no optimizer, no data-parallel ranks)
 FLOPS_LAYOUT = ("tensor_parallel", "sequence_parallel") + tuple(
-    k for k in LAYOUT_OPTIONS if k not in ("distributed_optimizer",))
+    k for k in LAYOUT_OPTIONS if k not in ("distributed_optimizer", "micro_batches"))
 
 
 def parse_flops_layout(options: dict) -> Layout:

@@ -138,3 +138,37 @@ def test_serving_splits_the_cache_by_key_value_heads_and_stages():
 def test_a_layout_that_does_not_divide_is_refused_naming_the_condition(m, options, needle):
     with pytest.raises(SymparamsError, match=needle.replace("(", r"\(")):
         per_rank(m, **options).total
+
+
+@pytest.mark.parametrize("options, needle", [
+    (dict(pipeline_parallel=0), "'0'"), (dict(pipeline_parallel="x"), "'x'"),
+    (dict(pipeline_parallel=2, virtual_stages=1.5), "'1.5'"), (dict(micro_batches=-1), "'-1'"),
+    (dict(expert_parallel=True), "True"), (dict(distributed_optimizer="maybe"), "'maybe'"),
+    (dict(pad_vocabulary=2), "not 2"), (dict(pipeline=2), "'pipeline'"),
+])
+def test_a_layout_option_of_the_wrong_kind_is_refused_naming_it(options, needle):
+    with pytest.raises(SymparamsError, match=needle):
+        per_rank(LLAMA, **options)
+
+
+@pytest.mark.parametrize("option", ["distributed_optimizer", "micro_batches", "zero"])
+def test_flops_refuse_what_only_memory_takes(option):
+    with pytest.raises(SymparamsError, match=option):
+        LLAMA.flops(S, **{option: 2})
+
+
+@pytest.mark.parametrize("options", [dict(tensor_parallel=2, pipeline_parallel=2, zero=3, ranks=4),
+                                     dict(tensor_parallel=4, sequence_parallel=True, pipeline_parallel=2,
+                                          virtual_stages=2, distributed_optimizer=True, ranks=2)])
+def test_the_formulas_are_the_figures_before_rounding(options):
+    """Each part's formula, at the model's values, s and b, rounds up to the part (a formula wrong by a term
+    of the layout, a stage or a share fails here)."""
+    import sympy as sp
+
+    from symparams.core.compute import BATCH, SEQ
+
+    r = per_rank(LLAMA, seq=S, batch=B, **options)
+    values = {**LLAMA.values, SEQ: S, BATCH: B}
+    for part in ("weights", "gradients", "optimizer", "activations"):
+        exact = sp.sympify(r.formulas[part]).xreplace(values)
+        assert math.ceil(Fraction(int(exact.p), int(exact.q))) == getattr(r.most_loaded, part)
