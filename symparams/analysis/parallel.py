@@ -149,19 +149,24 @@ def of_most_loaded(part: str) -> property:
 
 # -- which share of each parameter one rank holds -------------------------------------------------
 
+def _over_vocabulary(block: Block, vocab: sp.Expr | None) -> bool:
+    """Whether the leaf's rows are the vocabulary's: the word embedding, the LM head, an output bias."""
+    if vocab is None:
+        return False
+    return ((block.kind == "embedding" and block.shape[:1] == (vocab,))
+            or (block.kind == "linear" and tuple(block.shape[1:]) == (vocab,))
+            or (block.kind == "parameter" and tuple(block.shape) == (vocab,)))
+
+
 def _role(path: tuple[str, ...], block: Block, vocab: sp.Expr | None) -> str:
     """How tensor parallelism splits the leaf at ``path``: column, row, vocab or replicated."""
     name = path[-1]
     if block.kind == "norm":
         return "replicated"
-    if block.kind == "embedding" and vocab is not None and block.shape[:1] == (vocab,):
-        return "vocab"
+    if _over_vocabulary(block, vocab):
+        return "vocab"  # Megatron's VocabParallelEmbedding, the output layer and its bias
     if block.kind == "embedding" and (name in REPLICATED_TABLES or not block.trainable):
         return "replicated"  # learned positions and token types, or a fixed (sinusoidal) table
-    if block.kind == "linear" and vocab is not None and tuple(block.shape[1:]) == (vocab,):
-        return "vocab"  # the LM head: a column-parallel layer over the vocabulary
-    if block.kind == "parameter" and vocab is not None and tuple(block.shape) == (vocab,):
-        return "vocab"  # an output bias over the vocabulary, split with it
     if block.kind in ("linear", "tensor"):
         if name in COLUMN or path[-2:-1] == ("c_attn",):
             return "column"
@@ -234,7 +239,7 @@ class _Walk:
         return "after" if block is self.stack else region
 
     def _leaf(self, block, path, copies, trainable, region, in_experts) -> None:
-        size = sp.Add(*(n for _, n in block.params)) if self.layout.tensor == 1 else self._rank_size(block, path)
+        size = self._rank_size(block, path)
         share = Share(size, size if trainable else 0, size if trainable and in_experts else 0).times(copies)
         if block.tied_to is None:
             self.regions[region] += share
@@ -245,15 +250,21 @@ class _Walk:
         """The share of a leaf's weights (and of its products) one tensor-parallel rank holds, or None for a
         leaf that multiplies nothing."""
         t = self.layout.tensor
-        if block.kind not in ("linear", "tensor") or t == 1:
-            return None if block.kind not in ("linear", "tensor") else sp.Integer(1)
-        role = _role(path, block, self.vocab)
+        if block.kind not in ("linear", "tensor"):
+            return None
+        role = self._role(block, path)
         if role == "vocab":
             return vocab_rows(self.vocab, t, self.layout.pad_vocabulary) / self.vocab
         return sp.Integer(1) if role == "replicated" else sp.Rational(1, t)
 
+    def _role(self, block: Block, path: tuple) -> str:
+        """The leaf's role; without tensor parallelism only the vocabulary's rows matter (they may be padded)."""
+        if self.layout.tensor == 1:
+            return "vocab" if _over_vocabulary(block, self.vocab) else "replicated"
+        return _role(path, block, self.vocab)
+
     def _rank_size(self, block: Block, path: tuple) -> sp.Expr:
-        t, role = self.layout.tensor, _role(path, block, self.vocab)
+        t, role = self.layout.tensor, self._role(block, path)
         if role == "replicated":
             return sp.Add(*(n for _, n in block.params))
         if role == "vocab":

@@ -114,6 +114,7 @@ def by_hand(m, layout: Layout) -> list[int]:
 
 LAYOUTS = {
     "T2": Layout(tensor=2),
+    "T1-padded": Layout(pad_vocabulary=True),
     "P2": Layout(pipeline=2),
     "T2P2-padded": Layout(tensor=2, pipeline=2, pad_vocabulary=True),
     "T4P4": Layout(tensor=4, pipeline=4),
