@@ -165,14 +165,13 @@ class PerRank:
     def _layers_total(self) -> int:
         return sum(runs for runs, _ in self.mem._sizes.layers)
 
-    def activations(self, stage: int, seq=None, batch=None):
-        """Stage ``stage``'s activation bytes (exact, unrounded)."""
+    def activations(self, stage: int):
+        """Stage ``stage``'s activation bytes (exact, unrounded): 0 serving, or without a sequence length."""
         mem = self.mem
-        seq, batch = (mem.seq, mem.batch) if seq is None else (seq, batch)
-        if seq is None or not mem.training:
+        if mem.seq is None or not mem.training:
             return 0
         require(mem.model, "activations", what="the activations are")
-        per_micro_batch = sum(runs * layer_activations(seq, batch, mem._sizes.hidden, heads, self.layout,
+        per_micro_batch = sum(runs * layer_activations(mem.seq, mem.batch, mem._sizes.hidden, heads, self.layout,
                                                        mem.recompute) for runs, heads in mem._sizes.layers)
         return per_micro_batch * self._held_share(stage)
 
