@@ -91,7 +91,7 @@ class FlopsPerRank:
         last = self.layout.pipeline - 1
         if region == "before" and stage != 0 or region == "after" and stage != last:
             return 0
-        pipeline = sp.Rational(1, self.layout.pipeline) if region == "stack" else 1
+        pipeline = self.split.layer_share(region, stage)
         if term.what == "attention":
             tensor_share = sp.Rational(1, self.layout.tensor)
         elif term.what != "matmul":

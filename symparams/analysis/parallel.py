@@ -213,8 +213,8 @@ class _Walk:
 
     layout: Layout
     vocab: sp.Expr | None
-    stack: Block | None
-    regions: dict = field(default_factory=lambda: {"before": Share(), "stack": Share(), "after": Share()})
+    stacks: list  # the consecutive stacks of layers a pipeline splits (none without pipeline parallelism)
+    regions: dict = field(default_factory=lambda: {"before": Share(), "after": Share()})
     tied_after: Share = field(default_factory=Share)  # tied leaves after the stack: copies when P > 1
     splits: list = field(default_factory=list)  # (what, dimension) tensor parallelism must divide
     places: dict = field(default_factory=dict)  # each block's path: (region, its leaf's tensor-parallel share)
@@ -225,8 +225,10 @@ class _Walk:
         path = path + (block.name,)
         trainable = trainable and block.trainable
         repeat = block.repeat
-        if block is self.stack:
-            region, repeat = "stack", repeat / (self.layout.pipeline * self.layout.virtual)
+        stack = next((i for i, b in enumerate(self.stacks) if b is block), None)
+        if stack is not None:  # one layer of it: each stage holds its own number of them
+            region, repeat = f"stack{stack}", sp.Integer(1)
+            self.regions[region] = Share()
         if block.used is not None:  # routed experts: E ranks share them
             self.experts.append(block.repeat)
             repeat, in_experts = repeat / self.layout.expert, True
@@ -236,7 +238,7 @@ class _Walk:
             self._leaf(block, path, copies, trainable, region, in_experts)
         for child in block.children:
             region = self.visit(child, path, copies, trainable, region, in_experts)
-        return "after" if block is self.stack else region
+        return "after" if stack is not None else region
 
     def _leaf(self, block, path, copies, trainable, region, in_experts) -> None:
         size = self._rank_size(block, path)
@@ -287,6 +289,16 @@ def vocab_rows(vocab, t: int, pad: bool):
     return sp.ceiling(sp.sympify(vocab) / t)
 
 
+def _consecutive(tree: Block, stacks: list[Block]) -> bool:
+    """Whether ``stacks`` are adjacent children of one module (DeepSeek's dense layers, then its MoE layers)."""
+    for _, block, _ in tree.walk():
+        kids = list(block.children)
+        for start, kid in enumerate(kids):
+            if stacks and kid is stacks[0]:
+                return len(kids) - start >= len(stacks) and all(a is b for a, b in zip(kids[start:], stacks))
+    return False
+
+
 def layer_stacks(tree: Block) -> list[Block]:
     """The stacks of distinct layers pipeline stages split: repeated groups no repeated group holds."""
     found = []
@@ -326,15 +338,17 @@ class Split:
     def __init__(self, model, layout: Layout):
         self.model, self.layout = model, layout
         tree = model.tree
-        stacks = layer_stacks(tree)
-        if layout.pipeline > 1 and len(stacks) != 1:
-            raise SymparamsError(f"pipeline parallelism splits one stack of layers; {model.name} has {len(stacks)} "
-                                 f"stacks of distinct layers (an encoder and a decoder, dense and mixture-of-experts "
-                                 f"layers apart, or shared layers): use --pipeline-parallel 1")
+        stacks = layer_stacks(tree) if layout.pipeline > 1 else []
+        if layout.pipeline > 1 and not _consecutive(tree, stacks):
+            what = "no stack of distinct layers" if not stacks else "stacks of layers apart"
+            raise SymparamsError(f"pipeline parallelism splits one run of consecutive layers; {model.name} has {what} "
+                                 f"(an encoder and a decoder, or shared layers): use --pipeline-parallel 1")
         vocab = V if V in tree.symbols else None
-        self._walk = _Walk(layout, vocab, stacks[0] if stacks else None)
+        self.stacks = stacks
+        self._walk = _Walk(layout, vocab, stacks)
         self._walk.visit(tree, (), sp.Integer(1), True, "before", False)
-        self.stack_layers = int(model.evaluate(stacks[0].repeat)) if stacks else 0
+        self.stack_sizes = [int(model.evaluate(b.repeat)) for b in stacks]
+        self.stack_layers = sum(self.stack_sizes)
         self._check()
 
     def _check(self) -> None:
@@ -370,10 +384,34 @@ class Split:
         """Each block's path: (region, the share of its products one tensor-parallel rank runs)."""
         return self._walk.places
 
+    def layers_on(self, index: int) -> list:
+        """How many layers of each stack stage ``index`` holds: ``L/P`` of one stack (in its symbol), or the
+        layers of each stack among the stage's (its ``V`` chunks of ``L/(P·V)`` consecutive layers, chunk ``c``
+        of stage ``i`` starting at layer ``(c·P + i)·L/(P·V)``)."""
+        p, v = self.layout.pipeline, self.layout.virtual
+        if len(self.stacks) == 1:
+            return [self.stacks[0].repeat / p]
+        chunk, counts, start = self.stack_layers // (p * v), [], 0
+        for size in self.stack_sizes:
+            held = sum(max(0, min(start + size, (c * p + index + 1) * chunk) - max(start, (c * p + index) * chunk))
+                       for c in range(v))
+            counts.append(sp.Integer(held))
+            start += size
+        return counts
+
+    def layer_share(self, region: str, index: int):
+        """The share of a stack's layers (``region`` ``stack0``, ...) that stage ``index`` runs; 1 elsewhere."""
+        if not region.startswith("stack"):
+            return sp.Integer(1)
+        i = int(region[len("stack"):])
+        return self.layers_on(index)[i] / self.stacks[i].repeat
+
     def share(self, index: int) -> Share:
-        """Stage ``index``'s share (0-based): what comes before the stack on the first, after it on the last."""
+        """Stage ``index``'s share (0-based): what comes before the stacks on the first, after them on the last."""
         regions, last = self._walk.regions, self.layout.pipeline - 1
-        share = regions["stack"].times(self.layout.virtual)
+        share = Share()
+        for i, layers in enumerate(self.layers_on(index) if self.stacks else []):
+            share += regions[f"stack{i}"].times(layers)
         if index == 0:
             share += regions["before"]
         if index == last:
@@ -385,8 +423,8 @@ class Split:
         layers = self.stack_layers // self.layout.pipeline if self.stack_layers else 0
         out = []
         for index in range(self.layout.pipeline):
-            if 0 < index < self.layout.pipeline - 1 and out and index > 1:
-                out.append(Stage(index, out[-1].share, layers))  # the middle stages hold the same
+            if len(self.stacks) == 1 and 1 < index < self.layout.pipeline - 1:
+                out.append(Stage(index, out[-1].share, layers))  # the middle stages of one stack hold the same
                 continue
             share = self.share(index)
             out.append(Stage(index, Share(*map(self._whole, (share.parameters, share.trainable,

@@ -190,20 +190,27 @@ class PerRank:
             raise SymparamsError(f"{mem.model.name}: how tensor-parallel ranks share a compressed key/value latent "
                                  f"is not known here: use --tensor-parallel 1")
         uneven = cache.windows and (len(cache.windows) > 1 or cache.windows[0][1] != cache.cache)
-        if layout.pipeline > 1 and (uneven or cache.state or cache.cross_cache
-                                    or self._layers_total() != self.split.stack_layers):
+        if layout.pipeline > 1 and (uneven or cache.state or cache.cross_cache):
             raise SymparamsError(f"{mem.model.name}: its layers cache different amounts (sliding windows, states), "
                                  f"so its KV cache per pipeline stage is not known here")
+        if layout.pipeline > 1:
+            self._require_even_layers("KV cache")
         return Fraction(1, layout.pipeline * layout.tensor)
+
+    def _require_even_layers(self, what: str) -> None:
+        """With pipeline stages, every layer the pipeline splits must hold as much (one attention module, the
+        same heads), so that a stage's share is its share of the layers."""
+        layers = self.mem._sizes.layers
+        if self._layers_total() != self.split.stack_layers or len({heads for _, heads in layers}) > 1:
+            raise SymparamsError(f"{self.mem.model.name}: its layers are not all alike (attention outside the "
+                                 f"layers the pipeline splits, or other heads), so its {what} per stage are not known")
 
     def _held_share(self, stage: int) -> Fraction:
         """The share of all layers' activations for one micro-batch that ``stage`` keeps at its peak."""
         layers = self._layers_total()
         if self.layout.pipeline == 1:
             return Fraction(1)
-        if layers != self.split.stack_layers:
-            raise SymparamsError(f"{self.mem.model.name}: its attention layers are not all in the stack the "
-                                 f"pipeline splits; the activations per stage are not known")
+        self._require_even_layers("activations")
         return in_flight_layers(layers, self.layout, stage) / layers
 
     # -- the stages, and the most loaded

@@ -41,7 +41,10 @@ CASES = {
     "gpt2-tied": model("gpt2", head="causal-lm", V=1001, P=32, H=64, L=4, A=4, r=4),
     "mixtral": model("mixtral", head="causal-lm", V=1000, H=64, L=4, A=8, G=4, N_e=4, k_e=2, F_e=48),
     "arcee-inferred": model(ARCEE, head="causal-lm"),
-    "bert-masked-lm": model("bert", head="masked-lm", V=1001, P=16, S=2, H=64, L=4, A=8, r=2),  # an inferred type: its tree from the inferred formulas
+    "bert-masked-lm": model("bert", head="masked-lm", V=1001, P=16, S=2, H=64, L=4, A=8, r=2),
+    # one dense layer, then three of a mixture of experts: the pipeline splits the four in order
+    "deepseek-v2": model("deepseek_v2", head="causal-lm", V=1000, H=64, L=4, A=4, F=96, N_e=4, k_e=2, F_e=32,
+                         N_s=1, L_f=1, R_kv=16, D_n=8, D_r=4, D_v=8, q_lora=False),  # an inferred type: its tree from the inferred formulas
 }
 
 
@@ -49,7 +52,7 @@ def module_of(m):
     if m is CASES["arcee-inferred"]:
         return build("ArceeForCausalLM", transformers.ArceeConfig(**{k: v for k, v in ARCEE.items()
                                                                     if k != "model_type"}))
-    if m.family.name == "mixtral":
+    if m.family.name in ("mixtral", "deepseek_v2"):
         return moe.reference(m)[0]
     if m.family.name == "bert":
         return more_families.reference(more_families.encoder_config(m, "bert"), m.head)[0]
@@ -133,6 +136,13 @@ def test_each_stage_holds_the_real_tensors_split_as_megatron_splits_them(case, l
                                  Layout(tensor=4, expert=2, data=2, pipeline=2, pad_vocabulary=True)])
 def test_expert_parallel_ranks_hold_their_share_of_the_experts(lay):
     m = CASES["mixtral"]
+    assert [s.parameters for s in Split(m, lay).stages] == by_hand(m, lay)
+
+
+@pytest.mark.parametrize("lay", [Layout(pipeline=2), Layout(pipeline=2, virtual=2), Layout(pipeline=4),
+                                 Layout(pipeline=2, expert=2, data=2, pad_vocabulary=True)])
+def test_the_pipeline_splits_dense_and_expert_layers_in_their_order(lay):
+    m = CASES["deepseek-v2"]
     assert [s.parameters for s in Split(m, lay).stages] == by_hand(m, lay)
 
 

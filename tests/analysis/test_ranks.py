@@ -133,7 +133,7 @@ def test_serving_splits_the_cache_by_key_value_heads_and_stages():
     (LLAMA, dict(distributed_optimizer=True, zero=2), "not both"),
     (LLAMA, dict(virtual_stages=2), "P > 1"),
     (LLAMA, dict(sequence_parallel=True), "T > 1"),
-    (model("t5", V=100, H=32, L=2, A=4, D=8, F=48, B=8), dict(pipeline_parallel=2), "one stack"),
+    (model("t5", V=100, H=32, L=2, A=4, D=8, F=48, B=8), dict(pipeline_parallel=2), "run of consecutive layers"),
 ])
 def test_a_layout_that_does_not_divide_is_refused_naming_the_condition(m, options, needle):
     with pytest.raises(SymparamsError, match=needle.replace("(", r"\(")):

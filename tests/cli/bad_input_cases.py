@@ -466,7 +466,7 @@ def layout_cases(memory):
             case("memory", "mixtral-8x7b", "--expert-parallel", "3", "--ranks", "3", needle="experts N_e = 8"),
             case("memory", "mixtral-8x7b", "--expert-parallel", "4", "--ranks", "2", needle="ranks N·C = 2"),
             case(*memory, "--distributed-optimizer", "--zero", "1", needle="not both"),
-            case("memory", "t5-base", "--pipeline-parallel", "2", needle="one stack"),
+            case("memory", "t5-base", "--pipeline-parallel", "2", needle="run of consecutive layers"),
             case("memory", "deepseek-v2-lite", "--tensor-parallel", "2", needle="kv_a_proj_with_mqa"),
             case("memory", "gemma-2-9b", "--optimizer", "none", "--seq", "64", "--pipeline-parallel", "2",
                  needle="per pipeline stage"),
