@@ -75,7 +75,7 @@ def per_rank_pass() -> tuple[int, int, float, float]:
     for m in models:
         try:
             per_rank(m.memory(dtype="bf16", optimizer="adam", seq=2048, **LAYOUT)).total
-        except SymparamsError:  # an encoder-decoder has two stacks; T may not divide the heads
+        except SymparamsError:  # an encoder-decoder's stacks are apart; T may not divide the heads
             refused += 1
     return len(models), refused, plain, time.perf_counter() - start
 
@@ -122,8 +122,8 @@ def main() -> int:
     presets, refused, plain, ranks = per_rank_pass()
     print(f"memory of {presets} presets at s = 2048: plain {plain:.3f} s; the most loaded rank of "
           f"{' '.join(f'{k}={v}' for k, v in LAYOUT.items())}: {ranks:.3f} s "
-          f"({ranks / presets * 1000:.1f} ms each; {refused} refused: a layout that does not divide, two stacks of "
-          f"layers, a module not placed)")
+          f"({ranks / presets * 1000:.1f} ms each; {refused} refused: a layout that does not divide, stacks of "
+          f"layers apart, a module not placed)")
     return 1 if (args.check and ratio <= 1) else 0
 
 

@@ -21,9 +21,10 @@ Each parameter's share on one rank follows the module it belongs to:
 * **replicated**: norms, position and token-type embeddings, a mixture of
   experts' router: every tensor-parallel rank holds all of them.
 
-Pipeline stages split the one stack of layers evenly (``P·V`` must divide
-its ``L``); the first stage also holds what comes before the stack (the
-embeddings), the last what comes after it (the final norm, the head).  A head
+Pipeline stages split the layers evenly, in order (``P·V`` must divide
+``L``; consecutive stacks, DeepSeek's dense layers then its mixture of
+experts, are one run); the first stage also holds what comes before them
+(the embeddings), the last what comes after (the final norm, the head).  A head
 tied to the word embedding is a parameter of its own on the last stage when
 ``P > 1``: Megatron keeps a copy there and all-reduces the two copies'
 gradients.  Expert parallelism divides each layer's routed experts by ``E``.

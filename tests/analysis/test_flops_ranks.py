@@ -16,9 +16,10 @@ from fractions import Fraction
 import pytest
 
 from symparams import SymparamsError, model
-from symparams.families import gpt2, llama
+from symparams.families import deepseek_v3, gpt2, llama
 from tests.reference import flops as ref
 from tests.reference.decoders import gpt2_config, llama_config
+from tests.reference.moe import deepseek_config
 
 pytestmark = pytest.mark.crosscheck
 
@@ -30,6 +31,10 @@ CASES = {
                   lambda m: ref.real(llama.CLASSES[m.head][0], llama_config(m))),
     "gpt2-tied": (model("gpt2", head="causal-lm", V=1001, P=32, H=64, L=4, A=4, r=4),
                   lambda m: ref.real(gpt2.CLASSES[m.head], gpt2_config(m))),
+    # a dense layer, then three of a mixture of experts (eager experts: each token's top-k, whatever the routing)
+    "deepseek-v2": (model("deepseek_v2", head="causal-lm", V=1001, H=64, L=4, A=4, F=96, N_e=4, k_e=2, F_e=32,
+                          N_s=1, L_f=1, R_kv=16, D_n=8, D_r=4, D_v=8, q_lora=False),
+                    lambda m: ref.real(deepseek_v3.CLASSES_V2[m.head][0], deepseek_config(m))),
 }
 
 
@@ -68,12 +73,19 @@ def by_hand(case: str, t: int, p: int, c: int) -> list[Fraction]:
 
 
 @pytest.mark.parametrize("t, p, c", [(2, 1, 1), (1, 2, 1), (2, 2, 1), (4, 4, 2), (2, 2, 4)])
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("case", ["llama-gqa", "gpt2-tied"])
 def test_each_stage_runs_the_counters_products_split_as_megatron_splits_them(case, t, p, c):
     m = CASES[case][0]
     per_rank = m.flops(SEQ, BATCH, tensor_parallel=t, pipeline_parallel=p, context_parallel=c).per_rank
     assert [s.forward for s in per_rank.stages] == by_hand(case, t, p, c)
     assert all(s.training == 3 * s.forward for s in per_rank.stages)
+
+
+@pytest.mark.parametrize("p, c", [(2, 1), (4, 1), (2, 2)])
+def test_the_pipeline_runs_dense_and_expert_layers_in_their_order(p, c):
+    m = CASES["deepseek-v2"][0]
+    per_rank = m.flops(SEQ, BATCH, pipeline_parallel=p, context_parallel=c).per_rank
+    assert [s.forward for s in per_rank.stages] == by_hand("deepseek-v2", 1, p, c)
 
 
 def test_expert_parallelism_leaves_each_ranks_flops_as_its_own_tokens_need():
