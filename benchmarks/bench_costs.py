@@ -55,6 +55,31 @@ def symparams_pass() -> tuple[int, float]:
     return len(names), time.perf_counter() - start
 
 
+#: the layout of the per-rank pass: Megatron's, as a mid-sized run might use it
+LAYOUT = dict(ranks=8, tensor_parallel=2, sequence_parallel=True, pipeline_parallel=2, distributed_optimizer=True)
+
+
+def per_rank_pass() -> tuple[int, int, float, float]:
+    """Every preset's memory at s = 2048, plain and for the most loaded rank of :data:`LAYOUT`: (presets,
+    layouts refused as not dividing the model, seconds plain, seconds per rank)."""
+    from symparams import SymparamsError, model
+    from symparams.analysis.ranks import per_rank
+    from symparams.families.presets import all_presets
+
+    models = [model(name) for name in all_presets()]
+    start = time.perf_counter()
+    for m in models:
+        m.memory(dtype="bf16", optimizer="adam", seq=2048).total
+    plain = time.perf_counter() - start
+    refused, start = 0, time.perf_counter()
+    for m in models:
+        try:
+            per_rank(m.memory(dtype="bf16", optimizer="adam", seq=2048, **LAYOUT)).total
+        except SymparamsError:  # an encoder-decoder's stacks are apart; T may not divide the heads
+            refused += 1
+    return len(models), refused, plain, time.perf_counter() - start
+
+
 def trace_pass() -> tuple[int, float]:
     """FlopCounterMode over the tiny models, forward and backward, checked against symparams: (models, s)."""
     import torch
@@ -94,6 +119,11 @@ def main() -> int:
           f"equal to symparams: {traced:.3f} s ({per_trace * 1000:.1f} ms each)")
     ratio = per_trace / per_ours
     print(f"ratio, trace / symparams per model: {ratio:.1f}× {'ok' if ratio > 1 else 'SLOWER THAN THE TRACE'}")
+    presets, refused, plain, ranks = per_rank_pass()
+    print(f"memory of {presets} presets at s = 2048: plain {plain:.3f} s; the most loaded rank of "
+          f"{' '.join(f'{k}={v}' for k, v in LAYOUT.items())}: {ranks:.3f} s "
+          f"({ranks / presets * 1000:.1f} ms each; {refused} refused: a layout that does not divide, stacks of "
+          f"layers apart, a module not placed)")
     return 1 if (args.check and ratio <= 1) else 0
 
 

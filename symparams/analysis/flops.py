@@ -52,6 +52,7 @@ from ..core.display import Reported
 from ..core.errors import SymparamsError
 from ..core.symbols import A
 from ..core.values import parse_whole
+from .flops_ranks import FlopsPerRank, parse_flops_layout
 from .premise import premised_expr
 from .proof import HELD
 from .traced import require
@@ -174,7 +175,7 @@ class Flops(Reported):
                 f"(seq={self.seq}, batch={self.batch})>")
 
     def __init__(self, model, seq, batch=1, causal: bool = False, recompute: bool = False,
-                 elementwise: bool = False):
+                 elementwise: bool = False, **layout):
         require(model, what="the FLOPs are")
         if not (declares_attention(model.tree) or traced(model.tree)):
             raise SymparamsError(f"{model.name}: the {model.family.name} family does not declare its attention "
@@ -191,6 +192,13 @@ class Flops(Reported):
         self.elementwise = bool(elementwise)
         self.traced = traced(model.tree)  # inferred data: PyTorch's counter's own products
         self.terms = flop_terms(model.tree, self.causal, self.elementwise)
+        self.layout = parse_flops_layout(layout)
+
+    @cached_property
+    def per_rank(self):
+        """The most loaded rank of the parallel layout (:class:`~.flops_ranks.FlopsPerRank`), or None without
+        one."""
+        return FlopsPerRank(self, self.layout) if self.layout.splits else None
 
     @cached_property
     def _values(self) -> dict:
@@ -328,7 +336,8 @@ class Flops(Reported):
                 "heads_derivative": str(self.heads_derivative),
                 "held_fixed": None if self.held is None else {"quantities": list(self.held[0]),
                                                                "heads_derivative": str(self.held[1])},
-                "laws": [_json_law(law) for law in self.laws], "laws_refused": self.laws_refused}
+                "laws": [_json_law(law) for law in self.laws], "laws_refused": self.laws_refused,
+                **({"per_rank": self.per_rank.to_dict()} if self.per_rank is not None else {})}
 
 
 def published_laws(tree: Block) -> tuple:

@@ -56,6 +56,7 @@ from .cache import KVCache, _Attention, cache_convention, self_attention_layers
 from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
 from .quantized import OPTIONS as QUANTIZED_OPTIONS
 from .quantized import packed_tensors, quantization, quantized_conventions, weights_formula
+from .parallel import parse_bool as _parse_bool, parse_layout
 from .traced import require
 
 #: the dtypes a model is trained in: the gradient's bytes per parameter
@@ -90,22 +91,15 @@ def parse_zero(stage) -> int:
     return int(stage)
 
 
-def _parse_bool(raw, what: str) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = raw.strip().lower() if isinstance(raw, str) else None
-    if text in ("true", "yes", "on", "1"):
-        return True
-    if text in ("false", "no", "off", "0"):
-        return False
-    raise SymparamsError(f"{what} must be true or false, not {_shown(raw)}")
-
-
 def parse_options(options: dict) -> tuple[int, bool, str]:
-    """(tensor_parallel, sequence_parallel, recompute) from :class:`Memory`'s keyword options."""
-    unknown = sorted(set(options) - set(OPTIONS))
+    """(tensor_parallel, sequence_parallel, recompute) from :class:`Memory`'s keyword options (the layout's others
+    are :mod:`.parallel`'s)."""
+    from .parallel import LAYOUT_OPTIONS
+
+    unknown = sorted(set(options) - set(OPTIONS) - set(LAYOUT_OPTIONS))
     if unknown:
-        raise SymparamsError(f"unknown memory option {unknown[0]!r}: the options are {', '.join(OPTIONS)}")
+        raise SymparamsError(f"unknown memory option {unknown[0]!r}: the options are "
+                             f"{', '.join(OPTIONS + LAYOUT_OPTIONS)}")
     t = parse_whole("the tensor-parallel ranks t", options.get("tensor_parallel", 1))
     sequence_parallel = _parse_bool(options.get("sequence_parallel", False), "sequence_parallel")
     return t, sequence_parallel, _choice(options.get("recompute", "none"), RECOMPUTE, "recompute")
@@ -249,6 +243,8 @@ class Memory(Reported):
         self.tensor_parallel, self.sequence_parallel, self.recompute = parse_options(options)
         self.quantization = quantization(self.dtype, options.get("group_size"), options.get("keep"))
         self.gradient_bytes, self.optimizer_bytes = training_bytes(self.dtype, self.optimizer_name)
+        # the rest of a parallel layout: its most loaded rank is :func:`symparams.analysis.ranks.per_rank`'s
+        self.layout = parse_layout(options, self.tensor_parallel, self.sequence_parallel, self.ranks, self.zero)
 
     @property
     def training(self) -> bool:
@@ -501,4 +497,5 @@ def _activation_convention(mem: Memory) -> str:
             f"attention) with h = H and a = each layer's query heads, for each of the {mem.layers} self-attention "
             f"layers, tensor parallel {mem.tensor_parallel}, sequence parallel "
             f"{'on' if mem.sequence_parallel else 'off'}, recomputation {mem.recompute}; embedding, output layer "
-            f"and cross-attention terms left out; per rank; tensor parallelism divides the activations only")
+            f"and cross-attention terms left out; per rank; tensor parallelism divides the activations only (the "
+            f"per-rank figures of a layout split the weights too)")

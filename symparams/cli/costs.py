@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+from ..core.errors import SymparamsError
 from ..core.formatting import thousands
 from ..core.errors import SymparamsError
 from ..documents.results_view import heading, report, utilisation_json, utilisation_text
 from .parser import print_json
 
 
+#: the layout's options, as :class:`~symparams.analysis.memory.Memory` names them (--pad-vocab aside)
+LAYOUT = ("context_parallel", "pipeline_parallel", "virtual_stages", "micro_batches", "expert_parallel",
+          "distributed_optimizer")
+
+
+def _layout(args) -> dict:
+    """The layout options given on the command line, as keywords of ``memory`` and ``flops``."""
+    layout = {key: getattr(args, key) for key in LAYOUT if getattr(args, key, None) not in (None, False)}
+    if args.pad_vocab:
+        layout["pad_vocabulary"] = True
+    return layout
+
+
 def cmd_flops(args, m) -> None:
-    f = m.flops(args.seq, args.batch, causal=args.causal, recompute=args.recompute, elementwise=args.elementwise)
+    layout = _layout(args)
+    layout.update({k: v for k, v in (("tensor_parallel", args.tensor_parallel),
+                                     ("sequence_parallel", args.sequence_parallel)) if v})
+    f = m.flops(args.seq, args.batch, causal=args.causal, recompute=args.recompute, elementwise=args.elementwise,
+                **layout)
     used = _utilisation(args, f)
     if args.json:
         data = f.to_dict()
@@ -35,12 +53,20 @@ def cmd_memory(args, m) -> None:
     settings = dict(dtype=args.dtype, optimizer=args.optimizer, zero=args.zero, ranks=args.ranks,
                     tensor_parallel=args.tensor_parallel, sequence_parallel=args.sequence_parallel,
                     recompute=args.recompute, **_quantized(args))
+    layout = _layout(args)
+    if args.fit is not None and layout:
+        raise SymparamsError("--fit answers for one rank's plain memory: leave out the pipeline, context and expert "
+                             "parallelism, the distributed optimizer and --pad-vocab")
+    settings.update(layout)
     if args.fit is not None:
         _fit(args, m, settings)
         return
     mem = m.memory(seq=args.seq, batch=args.batch, **settings)
     if args.json:
-        print_json(mem.to_dict())
+        from ..analysis.ranks import per_rank
+
+        busiest = per_rank(mem)
+        print_json({**mem.to_dict(), **({"per_rank": busiest.to_dict()} if busiest is not None else {})})
         return
     print(report(mem).text())
 

@@ -172,6 +172,9 @@ def _flops_options(p) -> None:
     p.add_argument("--macs", action="store_true", help="multiply-accumulates (FLOPs / 2) in the text output")
     p.add_argument("--elementwise", action="store_true",
                    help="add the softmax, norm and activation FLOPs papers and PyTorch's counter leave out")
+    p.add_argument("--tensor-parallel", type=_positive, metavar="T", help="tensor-parallel ranks")
+    p.add_argument("--sequence-parallel", action="store_true", help="sequence parallelism (with --tensor-parallel)")
+    _layout_options(p, memory=False)
     p.add_argument("--step-time", metavar="SECONDS", help="a measured training step's time: MFU and HFU "
                                                           "under each convention (with --peak)")
     p.add_argument("--peak", metavar="FLOPS", help="one GPU's peak FLOP/s (312e12 for an A100 in bf16)")
@@ -203,8 +206,26 @@ def _memory_options(p) -> None:
     p.add_argument("--sequence-parallel", action="store_true", help="sequence parallelism (with --tensor-parallel)")
     p.add_argument("--recompute", default="none", choices=("none", "selective", "full"),
                    help="activation recomputation (default none)")
+    _layout_options(p, memory=True)
     p.add_argument("--fit", metavar="BYTES", help="a memory budget (80GB, 80GiB, 1e10): the longest sequence that "
                                                   "fits it, or with --seq the largest batch")
+
+
+def _layout_options(p, memory: bool) -> None:
+    """The rest of a parallel layout: with any of them (or --tensor-parallel), the most loaded rank's figures."""
+    p.add_argument("--context-parallel", type=_positive, metavar="C", help="context-parallel ranks (divide s)")
+    p.add_argument("--pipeline-parallel", type=_positive, metavar="P", help="pipeline stages (divide the layers)")
+    p.add_argument("--virtual-stages", type=_positive, metavar="V",
+                   help="model chunks per pipeline stage (the interleaved schedule)")
+    if memory:
+        p.add_argument("--micro-batches", type=_positive, metavar="M",
+                       help="micro-batches of --batch sequences a step (default: enough to fill the pipeline)")
+    p.add_argument("--expert-parallel", type=_positive, metavar="E", help="expert-parallel ranks (divide the experts)")
+    if memory:
+        p.add_argument("--distributed-optimizer", action="store_true",
+                       help="Megatron's distributed optimizer over the --ranks data-parallel ranks")
+    p.add_argument("--pad-vocab", action="store_true",
+                   help="pad the vocabulary to a multiple of 128·T, as Megatron does")
 
 
 def _solve_options(p) -> None:

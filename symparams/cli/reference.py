@@ -41,7 +41,15 @@ language model `with_lm_head` (`head` and `total` with that head, and
 (with `active` per component for a mixture of experts). `sweep --json` has
 a row per point (the grid's values, `parameters`, and `active` for a mixture
 of experts) and ends with `skipped`: the points left out, per broken
-constraint.
+constraint. `memory --json` with a parallel layout (`--tensor-parallel` above
+1, `--pipeline-parallel`, `--context-parallel`, `--expert-parallel`,
+`--distributed-optimizer` or `--pad-vocab`) adds `per_rank`: the most
+loaded rank (`rank`, named; `stage`, from 0), its `parameters`, `weights`,
+`gradients`, `optimizer`, `activations`, `kv_cache` and `total` in bytes,
+every stage's (`stages`), the `layout`, the `formulas` and the
+`conventions`; `flops --json` with a layout adds `per_rank` too: the most
+loaded rank's `forward`, `backward` and `training` FLOPs for one micro-batch,
+every stage's, the `layout` and the `conventions`.
 """
 
 

@@ -362,13 +362,14 @@ class Model(Displayable):
 
         return prove(self)
 
-    def flops(self, s, b=1, causal: bool = False, recompute: bool = False, elementwise: bool = False):
-        """FLOPs of a forward pass and a training step over ``b`` sequences of ``s`` positions
-        (see :mod:`symparams.analysis.flops` for the conventions).  A call-time hook into the analysis
+    def flops(self, s, b=1, causal: bool = False, recompute: bool = False, elementwise: bool = False, **layout):
+        """FLOPs of a forward pass and a training step over ``b`` sequences of ``s`` positions, and with a
+        parallel ``layout`` (``tensor_parallel=8``, ...) its most loaded rank's (see
+        :mod:`symparams.analysis.flops` for the conventions).  A call-time hook into the analysis
         layer, like :meth:`prove`."""
         from ..analysis.flops import Flops
 
-        return Flops(self, s, b, causal=causal, recompute=recompute, elementwise=elementwise)
+        return Flops(self, s, b, causal=causal, recompute=recompute, elementwise=elementwise, **layout)
 
     def memory(self, dtype: str = "bf16", optimizer: str = "adam", zero: int = 0, ranks: int = 1,
                seq=None, batch=1, **options):

@@ -28,6 +28,7 @@ from ..analysis.flops import Flops
 from ..analysis.laws import COMPARES
 from ..analysis.utilisation import Utilisation
 from ..analysis.memory import Memory
+from ..analysis.ranks import per_rank
 from ..analysis.solve import Solution
 from ..analysis.sweep import Sweep
 from ..analysis.variables import QUANTITIES
@@ -127,6 +128,9 @@ def memory_report(mem: Memory) -> Report:
         notes += _memory_law_lines(law)
     notes += [f"{MEMORY_LAW_NAMES[law['name']]}: not applied: {law['reason']}" for law in mem.laws_refused]
     notes += [f"convention: {line}" for line in data.get("conventions", ())]
+    busiest = per_rank(mem)
+    if busiest is not None:
+        notes += _per_rank_notes(busiest.to_dict())
     return Report((heading(mem.model),), ("part", "bytes", "GiB"), rows,
                   (("total", thousands(data["total"]), _gib(data["total"])),), "lrr", tuple(notes))
 
@@ -144,6 +148,19 @@ def _memory_law_lines(law: dict) -> list[str]:
     lines += [f"  {t['part']}: exact − law = {sp.sstr(t['difference'])} = {_amount(t['difference_value'])}"
               for t in law["terms"]]
     return lines + [f"  assumes {line}" for line in law["assumes"]]
+
+
+def _per_rank_notes(data: dict) -> list[str]:
+    """The most loaded rank of a parallel layout, each stage's total when there are several, its conventions."""
+    parts = ", ".join(f"{name} {thousands(data[key])}" for name, key in (
+        ("weights", "weights"), ("gradients", "gradients"), ("optimizer state", "optimizer"),
+        ("activations", "activations"), ("KV cache", "kv_cache")))
+    notes = [f"most loaded rank: {data['rank']}: {parts}; total {thousands(data['total'])} bytes "
+             f"({_gib(data['total'])} GiB)"]
+    if len(data["stages"]) > 1:
+        notes.append("per stage (its first rank): " + ", ".join(
+            f"{s['stage'] + 1}: {thousands(s['total'])}" for s in data["stages"]) + " bytes")
+    return notes + [f"convention: {line}" for line in data["conventions"]]
 
 
 def _windows(windows, per_token: int) -> str:
@@ -237,6 +254,10 @@ def flops_report(f: Flops, macs: bool = False) -> Report:
     notes += [f"{LAW_NAMES[law['name']]}: not applied: {law['reason']}" for law in f.laws_refused]
     notes += [f"forward FLOPs = {sp.sstr(f.formula)}", _heads_line(f)]
     notes += [f"convention: {line}" for line in (TRACED_CONVENTIONS if f.traced else FLOPS_CONVENTIONS)]
+    if f.per_rank is not None:
+        r = f.per_rank
+        notes.append(f"most loaded rank: {r.rank}: forward {count(r.forward)}, training {count(r.training)} {unit}")
+        notes += [f"convention: {line}" for line in r.conventions]
     title = (heading(m), f"{unit} of one forward pass over {_sequences(f.batch)} of {thousands(f.seq)} tokens:")
     return Report(title, ("component", unit, "share"), tuple(rows), footer, "lrr", tuple(notes), (0, 0, 8))
 

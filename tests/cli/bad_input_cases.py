@@ -451,6 +451,29 @@ def solve_cases():
     return out
 
 
+def layout_cases(memory):
+    """A parallel layout that does not divide the model (llama-3-8b: A = 32, G = 8, L = 32), or a bad rank count."""
+    out = [case(*memory, option, n) for option in ("--context-parallel", "--pipeline-parallel", "--virtual-stages",
+                                                   "--micro-batches", "--expert-parallel") for n in ("0", "-2", "1.5")]
+    out += [case(*memory, "--tensor-parallel", "3", needle="attention heads A = 32"),
+            case(*memory, "--tensor-parallel", "16", needle="key/value heads G = 8"),
+            case(*memory, "--pipeline-parallel", "64", needle="layers L = 32"),
+            case(*memory, "--pipeline-parallel", "4", "--virtual-stages", "16", needle="P·V = 64"),
+            case(*memory, "--virtual-stages", "2", needle="P > 1"),
+            case(*memory, "--sequence-parallel", needle="T > 1"),
+            case(*memory, "--seq", "1000", "--context-parallel", "3", needle="sequence length s = 1000"),
+            case(*memory, "--expert-parallel", "2", needle="has none"),
+            case("memory", "mixtral-8x7b", "--expert-parallel", "3", "--ranks", "3", needle="experts N_e = 8"),
+            case("memory", "mixtral-8x7b", "--expert-parallel", "4", "--ranks", "2", needle="ranks N·C = 2"),
+            case(*memory, "--distributed-optimizer", "--zero", "1", needle="not both"),
+            case("memory", "t5-base", "--pipeline-parallel", "2", needle="run of consecutive layers"),
+            case("memory", "deepseek-v2-lite", "--tensor-parallel", "2", needle="kv_a_proj_with_mqa"),
+            case("memory", "gemma-2-9b", "--optimizer", "none", "--seq", "64", "--pipeline-parallel", "2",
+                 needle="per pipeline stage"),
+            case(*memory, "--pipeline-parallel", "2", "--fit", "80GB", needle="--fit")]
+    return out
+
+
 def cost_cases():
     """flops, memory and explain: their own options, and FLOPs in solve and sweep."""
     flops, memory, explain = ("flops", "llama-3-8b"), ("memory", "llama-3-8b"), ("explain", "bert-base")
@@ -479,6 +502,15 @@ def cost_cases():
             case(*serve, "--dtype", "mxfp4", needle="mxfp4"), case(*memory, "--dtype", "q4_k", needle="q4_k")]
     out += [case(*memory, "--optimizer", "none", "--seq", "8", "--fit", budget, needle="budget")
             for budget in ("abc", "0", "-80GB", "80XB", "1.5", "1e99999")]
+    out += layout_cases(memory)
+    out += [case(*flops, "--seq", "8", "--tensor-parallel", "3", needle="attention heads A = 32"),
+            case(*flops, "--seq", "8", "--pipeline-parallel", "64", needle="layers L = 32"),
+            case(*flops, "--seq", "8", "--context-parallel", "3", needle="sequence length s = 8"),
+            case(*flops, "--seq", "8", "--context-parallel", "2", "--causal", needle="--causal"),
+            case(*flops, "--seq", "8", "--tensor-parallel", "2", "--elementwise", needle="--elementwise"),
+            case(*flops, "--seq", "8", "--expert-parallel", "2", needle="has none"),
+            case(*flops, "--seq", "8", "--tensor-parallel", "0"), case(*flops, "--seq", "8", "--virtual-stages", "2"),
+            case(*flops, "--seq", "8", "--distributed-optimizer"), case(*flops, "--seq", "8", "--micro-batches", "2")]
     out += [case(*explain, "--claim", claim) for claim in
             ("abc", "0", "-5", "", "1e999999", "7 billionz", "1/0", "nan", "٣", DIGITS, "110M\x1b[2K")]
     out += [case(*explain, needle="--claim"), case("explain", "bert", "--claim", "110M", needle="V")]

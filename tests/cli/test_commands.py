@@ -307,3 +307,23 @@ def test_a_size_and_a_sequence_length_take_exponent_notation_as_a_claim_does():
     _, written_out, _ = run("flops", "bert-base", "--seq", "1e3", "--json")
     _, in_digits, _ = run("flops", "bert-base", "--seq", "1000", "--json")
     assert json.loads(written_out) == json.loads(in_digits) and json.loads(in_digits)["seq"] == 1000
+
+
+def test_memory_and_flops_name_the_most_loaded_rank_of_a_layout():
+    # Llama-3-8B over T = 8, P = 4: the last stage holds 8 layers, the final norm and the LM head
+    h, v, f, kv = 4096, 128256, 14336, 1024
+    layer = (2 * h * h + 2 * h * kv + 3 * h * f) // 8 + 2 * h  # Q, O, K, V and the MLP split by 8; two norms whole
+    code, out, err = run("memory", "llama-3-8b", "--head", "causal-lm", "--tensor-parallel", "8",
+                         "--pipeline-parallel", "4", "--json")
+    per_rank = json.loads(out)["per_rank"]
+    assert code == 0 and per_rank["stage"] == 3 and per_rank["parameters"] == 8 * layer + h + v * h // 8
+    assert per_rank["weights"] == 2 * per_rank["parameters"] and len(per_rank["stages"]) == 4
+    code, out, err = run("memory", "llama-3-8b", "--head", "causal-lm", "--tensor-parallel", "8",
+                         "--pipeline-parallel", "4")
+    assert "most loaded rank: pipeline stage 4 of 4 (the last: the head)" in out
+    code, out, err = run("flops", "llama-3-8b", "--head", "causal-lm", "--seq", "16", "--tensor-parallel", "8",
+                         "--pipeline-parallel", "4", "--json")
+    attention = 2 * 2 * 16 * 16 * 32 * 128  # scores and weighted sum of 32 heads of 128 over 16 × 16
+    layer_flops = 2 * 16 * (layer - 2 * h) + attention // 8  # the norms multiply nothing
+    assert json.loads(out)["per_rank"]["forward"] == 8 * layer_flops + 2 * 16 * h * v // 8
+    assert "per_rank" not in json.loads(run("memory", "llama-3-8b", "--json")[1])
