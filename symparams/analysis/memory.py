@@ -245,6 +245,9 @@ class Memory(Reported):
         self.gradient_bytes, self.optimizer_bytes = training_bytes(self.dtype, self.optimizer_name)
         # the rest of a parallel layout: its most loaded rank is :func:`symparams.analysis.ranks.per_rank`'s
         self.layout = parse_layout(options, self.tensor_parallel, self.sequence_parallel, self.ranks, self.zero)
+        if self.quantization is not None and self.layout.splits:
+            raise SymparamsError(f"a checkpoint quantized as {self.dtype} is not split over ranks here: its packed tensors and "
+                                 "scales are not placed as a parallel layout places the weights")
 
     @property
     def training(self) -> bool:

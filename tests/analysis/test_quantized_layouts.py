@@ -64,6 +64,13 @@ def test_a_policy_that_quantizes_nothing_is_refused():
         LLAMA_2_7B.memory("mxfp4", optimizer="none").weights
 
 
+def test_a_parallel_layout_of_a_quantized_checkpoint_is_refused():
+    # the layout places plain weights by rows and columns; packed blocks and their scales are not placed so
+    for layout in ({"tensor_parallel": 2}, {"pipeline_parallel": 2}):
+        with pytest.raises(SymparamsError, match="quantized as q4_k is not split over ranks"):
+            LLAMA_2_7B.memory("q4_k", optimizer="none", **layout)
+
+
 # -- FP8 ----------------------------------------------------------------------------------------------------
 
 def _stored_fp8(module) -> int:

@@ -499,7 +499,9 @@ def cost_cases():
             case(*serve, "--dtype", "fp8", "--keep", "", needle="part"),
             case(*memory, "--dtype", "bf16", "--keep", "none", needle="keep"),
             case(*serve, "--dtype", "q8_0", "--group-size", "32", needle="group_size"),
-            case(*serve, "--dtype", "mxfp4", needle="mxfp4"), case(*memory, "--dtype", "q4_k", needle="q4_k")]
+            case(*serve, "--dtype", "mxfp4", needle="mxfp4"), case(*memory, "--dtype", "q4_k", needle="q4_k"),
+            case(*serve, "--dtype", "q4_k", "--tensor-parallel", "2", needle="not split over ranks"),
+            case(*serve, "--dtype", "gptq", "--pipeline-parallel", "2", needle="not split over ranks")]
     out += [case(*memory, "--optimizer", "none", "--seq", "8", "--fit", budget, needle="budget")
             for budget in ("abc", "0", "-80GB", "80XB", "1.5", "1e99999")]
     out += layout_cases(memory)
