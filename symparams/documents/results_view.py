@@ -141,12 +141,18 @@ MEMORY_LAW_NAMES = {"megatron_weights_and_optimizer": "Megatron-LM theoretical m
                     "korthikanti_activations": "Korthikanti et al. 2022, Table 2 per layer, all layers"}
 
 
+def _difference(formula, shown: str) -> str:
+    """``exact − law = formula = value``; a difference that is a number is written once."""
+    if sp.sympify(formula).is_Number:
+        return f"exact − law = {shown}"
+    return f"exact − law = {sp.sstr(formula)} = {shown}"
+
+
 def _memory_law_lines(law: dict) -> list[str]:
     """A memory law in bytes per rank, exact − law, part by part, and what it assumes."""
-    lines = [f"{MEMORY_LAW_NAMES[law['name']]}: {_amount(law['law_value'])} bytes ({law['source']}); exact − law = "
-             f"{sp.sstr(law['difference'])} = {_amount(law['difference_value'])}"]
-    lines += [f"  {t['part']}: exact − law = {sp.sstr(t['difference'])} = {_amount(t['difference_value'])}"
-              for t in law["terms"]]
+    lines = [f"{MEMORY_LAW_NAMES[law['name']]}: {_amount(law['law_value'])} bytes ({law['source']}); "
+             + _difference(law["difference"], _amount(law["difference_value"]))]
+    lines += [f"  {t['part']}: " + _difference(t["difference"], _amount(t["difference_value"])) for t in law["terms"]]
     return lines + [f"  assumes {line}" for line in law["assumes"]]
 
 
@@ -265,9 +271,9 @@ def flops_report(f: Flops, macs: bool = False) -> Report:
 def _law_lines(law: dict) -> list[str]:
     """A law per token and exact − law; a published source's law also part by part, and what it assumes."""
     against = f" (against {COMPARES[law['compares']]}; {law['source']})" if "source" in law else ""
-    lines = [f"{LAW_NAMES[law['name']]}: {_fraction(law['law_value'])} per token{against}; exact − law = "
-             f"{sp.sstr(law['difference'])} = {_fraction(law['difference_value'])}"]
-    lines += [f"  {t['part']}: exact − law = {sp.sstr(t['difference'])} = {_fraction(t['difference_value'])}"
+    lines = [f"{LAW_NAMES[law['name']]}: {_fraction(law['law_value'])} per token{against}; "
+             + _difference(law["difference"], _fraction(law["difference_value"]))]
+    lines += [f"  {t['part']}: " + _difference(t["difference"], _fraction(t["difference_value"]))
               for t in law.get("terms", ())]
     return lines + [f"  assumes {line}" for line in law.get("assumes", ())]
 
