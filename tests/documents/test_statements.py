@@ -29,7 +29,7 @@ def test_the_rules_are_the_ones_the_model_needs(lang):
     assert rms in t5 and layer_norm not in t5 and no_bias in t5  # T5: no biases anywhere, RMSNorm only
     assert some_bias in qwen  # Qwen 2: biases on Q, K, V only
     fused = "fused tensor" if lang == "en" else "融合张量"
-    assert fused in mixtral and fused not in bert  # experts' tensors are shown [out, in], as stored
+    assert fused in mixtral and fused not in bert  # where the experts' [N_e, out, in] tensors are turned round
 
 
 def test_shapes_count_every_tensor_they_stand_for():
