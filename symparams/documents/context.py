@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from functools import lru_cache
 
@@ -167,6 +168,7 @@ def _doc(d: Derivation, lang: str) -> dict:
         "changes": [{"key": k, "before": b, "after": a} for k, b, a in d.changes],
         "head": d.head or "",
         "lm_head": d.lm_head or "", "with_lm_head": "" if d.with_lm_head is None else thousands(d.with_lm_head),
+        "with_lm_head_text": _with_lm_head(d, lang),
         "symbols": [{"name": s["name"], "latex": s["latex"], "meaning": marked_up(s[lang]), "value": s["value"],
                      "value_latex": s["value_latex"]} for s in d.symbols],
         "switch_names": [s["name"] for s in d.switches],
@@ -271,6 +273,64 @@ def _slips(note, lang: str) -> list[dict]:
         out.append({"what": getattr(root.claim, lang), "claimed": root.claimed_in(lang), "right": root.right_text,
                     "why": why})
     return out
+
+
+def _with_lm_head(d: Derivation, lang: str) -> str:
+    """The sentence that gives the count with the base model's LM head and says, part by part, what the head
+    drops and adds ("" without one)."""
+    c = d.head_change
+    if c is None:
+        return ""
+    t = catalog(lang)
+    h = t["intro"]["lm_head"]
+    difference = c.total - c.base
+    change = prose_text(h["more" if difference > 0 else "fewer" if difference < 0 else "same"],
+                        n=thousands(abs(difference)))
+
+    def named(key, name) -> str:  # without a catalog title, the path alone
+        return prose_text(h["named"], title=_sentence_title(key, name, d.family, t), name=name).strip()
+
+    def listed(parts) -> str:
+        texts = [prose_text(h["part"], named=named(p.key, p.name), formula=p.formula, count=math_count(p.count))
+                 for p in parts]
+        return h["and"].join(filter(None, (t["list_sep"].join(texts[:-1]), texts[-1])))
+
+    tied = h["and"].join(prose_text(h["tied_pair"], part=named(p.key, p.name), target=named(p.tied_key, p.tied_name))
+                         for p in c.tied)
+    if not (c.dropped or c.added):
+        what = prose_text(h["tied_only"], tied=tied)
+    else:
+        key = "drops_adds" if c.dropped and c.added else "drops" if c.dropped else "adds"
+        what = prose_text(h[key], dropped=listed(c.dropped) if c.dropped else "",
+                          added=listed(c.added) if c.added else "")
+        if tied:
+            what += h["clause_sep"] + prose_text(h["tied"], tied=tied)
+    return prose_text(h["sentence"], head=c.head, count=thousands(c.total), change=change,
+                      what=_cjk_spaced(what) if lang == "zh" else what)
+
+
+def _cjk_spaced(text: str) -> str:
+    """Chinese text with a space between a Chinese character and a Latin word, number or code span, and
+    none beside full-width punctuation.
+
+    >>> _cjk_spaced("去掉了池化层（Pooler） `pooler`（590,592 个）、 MLM 变换层 `dense`与词嵌入")
+    '去掉了池化层（Pooler）`pooler`（590,592 个）、MLM 变换层 `dense` 与词嵌入'
+    """
+    text = re.sub(r"([\u4e00-\u9fff])([A-Za-z0-9`])", r"\1 \2", text)
+    text = re.sub(r"([A-Za-z0-9`])([\u4e00-\u9fff])", r"\1 \2", text)
+    return re.sub(r" *([（）、，：；。]) *", r"\1", text)
+
+
+def _sentence_title(key: str, name: str, family: str, t: dict) -> str:
+    """A module's catalog title as a sentence uses it (an English one lower-cased unless its first word is
+    a name such as LayerNorm); "" when the catalog has none, the module's path saying it."""
+    blocks = t["blocks"]
+    entry = blocks.get(f"{family}/{key}") or blocks.get(key)
+    if entry is None:
+        return ""
+    title = entry["title"]
+    first = title.split(" ", 1)[0]
+    return title[0].lower() + title[1:] if t["lang"] == "en" and first[1:].islower() else title
 
 
 def prose_text(text: str, **values) -> str:
