@@ -250,7 +250,8 @@ def _published(p: dict | None, lang: str) -> str:
             how += prose_text(t[key], terms=t["sep"].join(t["terms"].get(name, name) for name in p[key]))
     key = "equal" if p["equal"] else "rounded" if p["explained"] else "unexplained"
     digits = t["digit" if p["digits"] == 1 else "digits"].replace("[[n]]", str(p["digits"]))
-    return prose_text(t[key], claim=p["claim"], count=thousands(p["count"]), how=how, digits=digits)
+    text = prose_text(t[key], claim=p["claim"], count=thousands(p["count"]), how=how, digits=digits)
+    return _cjk_spaced(text) if lang == "zh" else text
 
 
 def _slips(note, lang: str) -> list[dict]:
