@@ -276,6 +276,12 @@ def _slips(note, lang: str) -> list[dict]:
     return out
 
 
+#: the most parts the sentence on an LM head lists; a head whose model is built further from the base model's
+#: (an inferred multimodal model's text-only head), or that lists a tensor of the base model under another
+#: module, gets the count and the difference only
+HEAD_PARTS_LISTED = 8
+
+
 def _with_lm_head(d: Derivation, lang: str) -> str:
     """The sentence that gives the count with the base model's LM head and says, part by part, what the head
     drops and adds ("" without one)."""
@@ -287,6 +293,8 @@ def _with_lm_head(d: Derivation, lang: str) -> str:
     difference = c.total - c.base
     change = prose_text(h["more" if difference > 0 else "fewer" if difference < 0 else "same"],
                         n=thousands(abs(difference)))
+    if not c.whole or len(c.dropped) + len(c.added) + len(c.tied) > HEAD_PARTS_LISTED:  # builds too far apart
+        return prose_text(h["short"], head=c.head, count=thousands(c.total), change=change)
 
     def named(key, name) -> str:  # without a catalog title, the path alone
         return prose_text(h["named"], title=_sentence_title(key, name, d.family, t), name=name).strip()
@@ -298,8 +306,8 @@ def _with_lm_head(d: Derivation, lang: str) -> str:
 
     tied = h["and"].join(prose_text(h["tied_pair"], part=named(p.key, p.name), target=named(p.tied_key, p.tied_name))
                          for p in c.tied)
-    if not (c.dropped or c.added):
-        what = prose_text(h["tied_only"], tied=tied)
+    if not (c.dropped or c.added):  # a tied head, or one transformers lists no parameter of
+        what = prose_text(h["tied_only"], tied=tied) if tied else h["none"]
     else:
         key = "drops_adds" if c.dropped and c.added else "drops" if c.dropped else "adds"
         what = prose_text(h[key], dropped=listed(c.dropped) if c.dropped else "",

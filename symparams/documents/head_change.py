@@ -55,6 +55,10 @@ class HeadChange:
     dropped: tuple[HeadPart, ...]
     added: tuple[HeadPart, ...]
     tied: tuple[HeadPart, ...]
+    #: the head drops only whole modules of the base model; False where the two builds list one tensor under
+    #: different modules (an inferred model whose tied embedding is listed in its head), which a list of
+    #: parts would tell as dropped and added
+    whole: bool = True
 
 
 def head_change(m: Model) -> HeadChange | None:
@@ -64,26 +68,61 @@ def head_change(m: Model) -> HeadChange | None:
     headed = m.with_head(m.lm_head)
     base_names, headed_names = _reference_names(m.tree), _reference_names(headed.tree)
     dropped, added = _difference(m.tree, headed.tree)
-    leaves = _leaves([(block, ONE) for block in added])
+    leaves = _leaves(added)
     change = HeadChange(
         head=m.lm_head, base=m.count, total=headed.count,
-        dropped=tuple(_part(m, block, ONE, base_names) for block in dropped),
+        dropped=tuple(_part(m, block, above, base_names) for block, above in dropped),
         added=tuple(_part(headed, leaf, above, headed_names) for leaf, above in leaves
                     if leaf.tied_to is None and headed.counts_of(leaf).total),
-        tied=tuple(_tied(headed, leaf, headed_names) for leaf, _ in leaves if leaf.tied_to is not None))
+        tied=tuple(_tied(headed, leaf, headed_names) for leaf, _ in leaves if leaf.tied_to is not None),
+        whole=all(any(block is c for c in m.tree.children) for block, _ in dropped))
     if sum(p.count for p in change.added) - sum(p.count for p in change.dropped) != change.total - change.base:
         raise SymparamsError(f"{m.name}: the parts its {m.lm_head} head drops and adds do not make up the "
                              f"difference {change.total - change.base:,}")
     return change
 
 
-def _difference(base: Block, headed: Block) -> tuple[list[Block], list[Block]]:
-    """(modules only ``base`` has, modules only ``headed`` has), top-level ones; a module both have but built
-    differently is in both lists, whole."""
+def _difference(base: Block, headed: Block, above: sp.Expr = ONE):
+    """(modules only ``base`` has, modules only ``headed`` has), each with the repeats of the modules around
+    it (``above``); two modules of one name and another count are compared part by part, or, where either
+    is a single tensor or they repeat otherwise, dropped and added whole.  Where ``headed`` holds the base
+    model one level down (an inferred ``…ForMaskedLM``'s ``roberta``), the base model is compared with it."""
+    inner = _base_within(base, headed)
+    if inner is not None:
+        dropped, added = _difference(base, inner, above)
+        return dropped, [(c, above) for c in headed.children if c is not inner] + added
     before = {c.name: c for c in base.children}
     after = {c.name: c for c in headed.children}
-    return ([c for name, c in before.items() if after.get(name) != c],
-            [c for name, c in after.items() if before.get(name) != c])
+    dropped = [(c, above) for name, c in before.items() if name not in after]
+    added = [(c, above) for name, c in after.items() if name not in before]
+    for name in before.keys() & after.keys():
+        old, new = before[name], after[name]
+        if _same_count(old, new):
+            continue
+        if old.is_leaf or new.is_leaf or old.repeat != new.repeat:
+            dropped.append((old, above))
+            added.append((new, above))
+        else:
+            inner_dropped, inner_added = _difference(old, new, above * old.repeat)
+            dropped += inner_dropped
+            added += inner_added
+    return dropped, added
+
+
+def _base_within(base: Block, headed: Block) -> Block | None:
+    """The child of ``headed`` that holds most of the top-level modules of ``base`` when ``headed`` itself
+    holds none of them; None otherwise."""
+    names = {c.name for c in base.children}
+    if names & {c.name for c in headed.children}:
+        return None
+    shared = {c.name: len(names & {g.name for g in c.children}) for c in headed.children}
+    best = max(headed.children, key=lambda c: shared[c.name], default=None)
+    return best if best is not None and shared[best.name] else None
+
+
+def _same_count(block: Block, other: Block) -> bool:
+    """``other`` holds as many parameters as ``block``, for any sizes (two builds may split it otherwise)."""
+    return sp.expand(block.total - other.total) == 0
 
 
 def _leaves(blocks: list[tuple[Block, sp.Expr]]) -> list[tuple[Block, sp.Expr]]:

@@ -18,11 +18,15 @@ from symparams.documents.head_change import head_change
 from symparams.documents.render import render
 from tests.reference import FIXTURES
 
-#: preset, published config, base class, class with the LM head, the base model's prefix in the latter
+#: preset (None: the family inferred from the config), published config, base class, class with the LM head,
+#: the base model's prefix in the latter
 REFERENCES = [
     ("bert-base", "bert-base-uncased", "BertModel", "BertForMaskedLM", "bert."),
     ("t5-base", "t5-base", "T5Model", "T5ForConditionalGeneration", ""),
     ("llama-3-8b", "meta-llama/Meta-Llama-3-8B", "LlamaModel", "LlamaForCausalLM", "model."),
+    # inferred families: the head's model holds the base model one level down, as ``transformer``
+    (None, "flaubert/flaubert_base_cased", "FlaubertModel", "FlaubertWithLMHeadModel", "transformer."),
+    (None, "EleutherAI/gpt-neo-125M", "GPTNeoModel", "GPTNeoForCausalLM", "transformer."),
 ]
 
 
@@ -63,11 +67,11 @@ def reference_change(checkpoint: str, base_cls: str, head_cls: str, prefix: str)
 
 
 @pytest.mark.crosscheck
-@pytest.mark.parametrize("name, checkpoint, base_cls, head_cls, prefix", REFERENCES, ids=[r[0] for r in REFERENCES])
+@pytest.mark.parametrize("name, checkpoint, base_cls, head_cls, prefix", REFERENCES, ids=[r[1] for r in REFERENCES])
 def test_the_parts_a_head_drops_and_adds_are_the_ones_transformers_builds(name, checkpoint, base_cls, head_cls,
                                                                          prefix):
     ref = reference_change(checkpoint, base_cls, head_cls, prefix)
-    change = head_change(model(name))
+    change = head_change(model(name or str(FIXTURES / checkpoint / "config.json")))
     assert (change.base, change.total) == (ref["base"], ref["total"])
     assert {p.name: p.count for p in change.dropped} == ref["dropped"]
     assert {p.name: p.count for p in change.added} == ref["added"]
@@ -140,3 +144,31 @@ def test_a_head_that_drops_more_than_it_adds_says_fewer(lang):
 def test_a_model_with_its_head_or_without_an_lm_head_has_no_such_sentence():
     assert head_change(model("bert-base", head="masked-lm")) is None
     assert head_change(model("transformer-base")) is None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_head_without_parameters_of_its_own_says_so(lang):
+    # GPTNeoForCausalLM's lm_head is the token embedding: named_parameters() lists nothing for it
+    text = render(model(str(FIXTURES / "EleutherAI/gpt-neo-125M/config.json")), format="md", lang=lang)
+    own = "as many as the base model: the head holds no parameters of its own." if lang == "en" else \
+        "与基础模型相同：任务头没有自己的参数。"
+    assert own in text
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_head_that_lists_a_base_tensor_elsewhere_gets_the_count_and_the_difference_only(lang):
+    # CamembertForMaskedLM's inferred build lists the tied word embeddings under lm_head.decoder: a list of
+    # parts would say the head drops the word embeddings, which it does not
+    import transformers
+
+    from symparams.families.inferred import model as inferred_model
+    from tests.reference.hf import build, totals
+
+    config = transformers.CamembertConfig()
+    base, headed = totals(build("CamembertModel", config))[0], totals(build("CamembertForMaskedLM", config))[0]
+    text = render(inferred_model({"model_type": "camembert"}), format="md", lang=lang)
+    sentence = (f"With its masked-lm head (`--head masked-lm`) the model has **{headed:,}** parameters, "
+                f"{headed - base:,} more than the base model." if lang == "en" else
+                f"加上 masked-lm 头（`--head masked-lm`），模型共有 **{headed:,}** 个参数，比基础模型多 {headed - base:,} 个。")
+    assert sentence in text
