@@ -295,27 +295,30 @@ def _with_lm_head(d: Derivation, lang: str) -> str:
                         n=thousands(abs(difference)))
     if not c.whole or len(c.dropped) + len(c.added) + len(c.tied) > HEAD_PARTS_LISTED:  # builds too far apart
         return prose_text(h["short"], head=c.head, count=thousands(c.total), change=change)
-
-    def named(key, name) -> str:  # without a catalog title, the path alone
-        return prose_text(h["named"], title=_sentence_title(key, name, d.family, t), name=name).strip()
-
-    def listed(parts) -> str:
-        texts = [prose_text(h["part"], named=named(p.key, p.name), formula=p.formula, count=math_count(p.count))
-                 for p in parts]
-        return h["and"].join(filter(None, (t["list_sep"].join(texts[:-1]), texts[-1])))
-
-    tied = h["and"].join(prose_text(h["tied_pair"], part=named(p.key, p.name), target=named(p.tied_key, p.tied_name))
-                         for p in c.tied)
+    tied = h["and"].join(prose_text(h["tied_pair"], part=_named(p.key, p.name, d.family, t),
+                                    target=_named(p.tied_key, p.tied_name, d.family, t)) for p in c.tied)
     if not (c.dropped or c.added):  # a tied head, or one transformers lists no parameter of
         what = prose_text(h["tied_only"], tied=tied) if tied else h["none"]
     else:
         key = "drops_adds" if c.dropped and c.added else "drops" if c.dropped else "adds"
-        what = prose_text(h[key], dropped=listed(c.dropped) if c.dropped else "",
-                          added=listed(c.added) if c.added else "")
+        what = prose_text(h[key], dropped=_listed(c.dropped, d.family, t), added=_listed(c.added, d.family, t))
         if tied:
             what += h["clause_sep"] + prose_text(h["tied"], tied=tied)
     return prose_text(h["sentence"], head=c.head, count=thousands(c.total), change=change,
                       what=_cjk_spaced(what) if lang == "zh" else what)
+
+
+def _listed(parts, family: str, t: dict) -> str:
+    """``parts`` of a head's change as a list: each named, with its formula and count ("A, B and C")."""
+    h = t["intro"]["lm_head"]
+    texts = [prose_text(h["part"], named=_named(p.key, p.name, family, t), formula=p.formula,
+                        count=math_count(p.count)) for p in parts]
+    return h["and"].join(filter(None, (t["list_sep"].join(texts[:-1]), texts[-1]))) if texts else ""
+
+
+def _named(key: str, name: str, family: str, t: dict) -> str:
+    """A module as a sentence names it: its catalog title and its path (the path alone without a title)."""
+    return prose_text(t["intro"]["lm_head"]["named"], title=_sentence_title(key, family, t), name=name).strip()
 
 
 def _cjk_spaced(text: str) -> str:
@@ -330,7 +333,7 @@ def _cjk_spaced(text: str) -> str:
     return re.sub(r" *([（）、，：；。]) *", r"\1", text)
 
 
-def _sentence_title(key: str, name: str, family: str, t: dict) -> str:
+def _sentence_title(key: str, family: str, t: dict) -> str:
     """A module's catalog title as a sentence uses it (an English one lower-cased unless its first word is
     a name such as LayerNorm); "" when the catalog has none, the module's path saying it."""
     blocks = t["blocks"]
