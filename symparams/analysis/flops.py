@@ -153,7 +153,7 @@ def _elementwise(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
             per_feature = 2 + len(block.params)
             terms.append(FlopTerm(path, "elementwise", sp.expand(where * per_feature * width.doit()), 2))
         elif block.is_leaf and block.title in FFN_DOWN and block.kind in MULTIPLIED:
-            entering = block.shape[0] if block.kind == "linear" else block.shape[-1]  # (in, out); [out, in]
+            entering = block.shape[0]  # written (in, out), a linear layer's and an expert's slice alike
             terms.append(FlopTerm(path, "elementwise", sp.expand(where * sp.sympify(entering).doit()), 2))
         for item in block.computes:
             if isinstance(item, Attention):

@@ -26,7 +26,7 @@ H**2 + H
 Eight experts, two of them used by each token:
 
 >>> from symparams.core.symbols import F
->>> moe = group("experts", [tensor("gate_up_proj", 2 * F, H), tensor("down_proj", H, F)], repeat=8, used=2)
+>>> moe = group("experts", [tensor("gate_up_proj", H, 2 * F), tensor("down_proj", F, H)], repeat=8, used=2)
 >>> moe.total, moe.active_total
 (24*F*H, 6*F*H)
 """
@@ -378,8 +378,9 @@ def parameter(name, size, *, ref=None, title=None, pname="bias") -> Block:
 
 
 def tensor(name, *dims, ref=None, title=None) -> Block:
-    """A bare ``nn.Parameter`` of shape ``dims`` named ``name``: one expert's slice ``[2F_e, H]`` of a fused
-    ``[N_e, 2F_e, H]`` expert tensor, the experts' group repeating it N_e times."""
+    """A bare ``nn.Parameter`` of shape ``dims`` named ``name``: one expert's slice of a fused
+    ``[N_e, 2F_e, H]`` expert tensor, the experts' group repeating it N_e times.  A slice used as a linear
+    map is given ``(in, out)``, ``(H, 2F_e)``, as :func:`linear` is."""
     dims = tuple(map(sp.sympify, dims))
     return Block(name, params=(("", sp.expand(sp.Mul(*dims))),), written=product_as_written(*dims), shape=dims,
                  ref=ref, title=title, kind="tensor")

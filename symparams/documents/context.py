@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from functools import lru_cache
 
@@ -167,6 +168,7 @@ def _doc(d: Derivation, lang: str) -> dict:
         "changes": [{"key": k, "before": b, "after": a} for k, b, a in d.changes],
         "head": d.head or "",
         "lm_head": d.lm_head or "", "with_lm_head": "" if d.with_lm_head is None else thousands(d.with_lm_head),
+        "with_lm_head_text": _with_lm_head(d, lang),
         "symbols": [{"name": s["name"], "latex": s["latex"], "meaning": marked_up(s[lang]), "value": s["value"],
                      "value_latex": s["value_latex"]} for s in d.symbols],
         "switch_names": [s["name"] for s in d.switches],
@@ -248,7 +250,8 @@ def _published(p: dict | None, lang: str) -> str:
             how += prose_text(t[key], terms=t["sep"].join(t["terms"].get(name, name) for name in p[key]))
     key = "equal" if p["equal"] else "rounded" if p["explained"] else "unexplained"
     digits = t["digit" if p["digits"] == 1 else "digits"].replace("[[n]]", str(p["digits"]))
-    return prose_text(t[key], claim=p["claim"], count=thousands(p["count"]), how=how, digits=digits)
+    text = prose_text(t[key], claim=p["claim"], count=thousands(p["count"]), how=how, digits=digits)
+    return _cjk_spaced(text) if lang == "zh" else text
 
 
 def _slips(note, lang: str) -> list[dict]:
@@ -271,6 +274,75 @@ def _slips(note, lang: str) -> list[dict]:
         out.append({"what": getattr(root.claim, lang), "claimed": root.claimed_in(lang), "right": root.right_text,
                     "why": why})
     return out
+
+
+#: the most parts the sentence on an LM head lists; a head whose model is built further from the base model's
+#: (an inferred multimodal model's text-only head), or that lists a tensor of the base model under another
+#: module, gets the count and the difference only
+HEAD_PARTS_LISTED = 8
+
+
+def _with_lm_head(d: Derivation, lang: str) -> str:
+    """The sentence that gives the count with the base model's LM head and says, part by part, what the head
+    drops and adds ("" without one)."""
+    c = d.head_change
+    if c is None:
+        return ""
+    t = catalog(lang)
+    h = t["intro"]["lm_head"]
+    difference = c.total - c.base
+    change = prose_text(h["more" if difference > 0 else "fewer" if difference < 0 else "same"],
+                        n=thousands(abs(difference)))
+    if not c.whole or len(c.dropped) + len(c.added) + len(c.tied) > HEAD_PARTS_LISTED:  # builds too far apart
+        return prose_text(h["short"], head=c.head, count=thousands(c.total), change=change)
+    tied = h["and"].join(prose_text(h["tied_pair"], part=_named(p.key, p.name, d.family, t),
+                                    target=_named(p.tied_key, p.tied_name, d.family, t)) for p in c.tied)
+    if not (c.dropped or c.added):  # a tied head, or one transformers lists no parameter of
+        what = prose_text(h["tied_only"], tied=tied) if tied else h["none"]
+    else:
+        key = "drops_adds" if c.dropped and c.added else "drops" if c.dropped else "adds"
+        what = prose_text(h[key], dropped=_listed(c.dropped, d.family, t), added=_listed(c.added, d.family, t))
+        if tied:
+            what += h["clause_sep"] + prose_text(h["tied"], tied=tied)
+    return prose_text(h["sentence"], head=c.head, count=thousands(c.total), change=change,
+                      what=_cjk_spaced(what) if lang == "zh" else what)
+
+
+def _listed(parts, family: str, t: dict) -> str:
+    """``parts`` of a head's change as a list: each named, with its formula and count ("A, B and C")."""
+    h = t["intro"]["lm_head"]
+    texts = [prose_text(h["part"], named=_named(p.key, p.name, family, t), formula=p.formula,
+                        count=math_count(p.count)) for p in parts]
+    return h["and"].join(filter(None, (t["list_sep"].join(texts[:-1]), texts[-1]))) if texts else ""
+
+
+def _named(key: str, name: str, family: str, t: dict) -> str:
+    """A module as a sentence names it: its catalog title and its path (the path alone without a title)."""
+    return prose_text(t["intro"]["lm_head"]["named"], title=_sentence_title(key, family, t), name=name).strip()
+
+
+def _cjk_spaced(text: str) -> str:
+    """Chinese text with a space between a Chinese character and a Latin word, number or code span, and
+    none beside full-width punctuation.
+
+    >>> _cjk_spaced("去掉了池化层（Pooler） `pooler`（590,592 个）、 MLM 变换层 `dense`与词嵌入")
+    '去掉了池化层（Pooler）`pooler`（590,592 个）、MLM 变换层 `dense` 与词嵌入'
+    """
+    text = re.sub(r"([\u4e00-\u9fff])([A-Za-z0-9`])", r"\1 \2", text)
+    text = re.sub(r"([A-Za-z0-9`])([\u4e00-\u9fff])", r"\1 \2", text)
+    return re.sub(r" *([（）、，：；。]) *", r"\1", text)
+
+
+def _sentence_title(key: str, family: str, t: dict) -> str:
+    """A module's catalog title as a sentence uses it (an English one lower-cased unless its first word is
+    a name such as LayerNorm); "" when the catalog has none, the module's path saying it."""
+    blocks = t["blocks"]
+    entry = blocks.get(f"{family}/{key}") or blocks.get(key)
+    if entry is None:
+        return ""
+    title = entry["title"]
+    first = title.split(" ", 1)[0]
+    return title[0].lower() + title[1:] if t["lang"] == "en" and first[1:].islower() else title
 
 
 def prose_text(text: str, **values) -> str:

@@ -48,6 +48,7 @@ from .articles import notes_for, related_for
 from .commands import suggested
 from .costs_view import CostsView, costs_view
 from .formulas import latex, latex_numbers, math_count
+from .head_change import HeadChange, head_change
 from .items import Builder, Item, SummaryRow
 from .proof_view import ProofView, has_floor, proof_view
 from .walk import presented
@@ -89,6 +90,8 @@ class Derivation:
     #: a base model's LM head (the one it was trained with) and the total with it: what a model card counts
     lm_head: str | None = None
     with_lm_head: int | None = None
+    #: what that head drops from the base model's tree and adds to it (see :mod:`.head_change`)
+    head_change: HeadChange | None = None
     #: what a forward pass and a training step cost, and what they hold in memory
     costs: "CostsView | None" = None
     #: the counting rules this model needs (catalog keys ``intro.rule_*``), in the order the text states them
@@ -189,10 +192,12 @@ def _switches(m: Model) -> tuple[dict, ...]:
 
 
 def _with_lm_head(m: Model) -> dict:
-    """The base model's LM head and its total with it; nothing for a model with a head, or without an LM head."""
-    if m.head is not None or m.lm_head is None:
+    """The base model's LM head, its total with it and what it changes; nothing for a model with a head, or
+    without an LM head."""
+    change = head_change(m)
+    if change is None:
         return {}
-    return {"lm_head": m.lm_head, "with_lm_head": m.with_head(m.lm_head).count}
+    return {"lm_head": change.head, "with_lm_head": change.total, "head_change": change}
 
 
 def _outline(sections, notes, costs: bool = True) -> tuple[dict, ...]:

@@ -3,7 +3,9 @@
 A sparse MoE layer holds a router ``gate`` (one weight row per routed
 expert, no bias: ``N_e·H``) and ``experts``: N_e SwiGLU experts of width
 F_e stored as two fused 3-D tensors, ``gate_up_proj`` ``[N_e, 2·F_e, H]``
-and ``down_proj`` ``[N_e, H, F_e]``.  The experts group repeats N_e times
+and ``down_proj`` ``[N_e, H, F_e]``.  Each expert's slice is a linear map
+(transformers applies it with ``F.linear``), so its shape is written
+``(in, out)`` as a linear layer's is: ``[H, 2·F_e]`` and ``[F_e, H]``.  The experts group repeats N_e times
 and a token uses k_e of the copies (``used``), so the active count keeps k_e
 experts per layer.  Shared experts (Qwen2-MoE, DeepSeek) are a plain SwiGLU
 MLP every token passes through.
@@ -38,10 +40,11 @@ def router() -> Block:
 
 
 def experts() -> Block:
-    """``experts``: N_e SwiGLU experts in two fused tensors; a token uses k_e of them."""
+    """``experts``: N_e SwiGLU experts in two fused tensors; a token uses k_e of them.  Each slice is
+    written ``(in, out)``, the turn of the ``[out, in]`` PyTorch stores, as a linear layer's weight is."""
     return group("experts", [
-        tensor("gate_up_proj", product_as_written(2, F_e), H, title="expert_gate_up"),
-        tensor("down_proj", H, F_e, title="expert_down"),
+        tensor("gate_up_proj", H, product_as_written(2, F_e), title="expert_gate_up"),
+        tensor("down_proj", F_e, H, title="expert_down"),
     ], repeat=N_e, used=k_e, title="routed_experts")
 
 

@@ -90,9 +90,9 @@ def stack(name, decoder, gated, layers=L):
     block = group("block", [
         sublayer("self_attention", attention("SelfAttention", "masked_attention" if decoder
                                              else "multi_head_attention", cached=decoder, causal=decoder),
-                 "self_attention"),
+                 "self_attention_sublayer"),
         sublayer("cross_attention", attention("EncDecAttention", "cross_attention", cached=True, cross=True),
-                 "cross_attention")
+                 "cross_attention_sublayer")
         if decoder else None,
         sublayer("feed_forward", ffn(gated), "feed_forward"),
     ], repeat=layers, ref="block.*", title="cross_decoder_layer" if decoder else "encoder_layer")

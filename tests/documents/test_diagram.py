@@ -3,8 +3,8 @@ published config says, and a TikZ picture and a Mermaid flowchart that are well 
 
 The shapes are compared with the model transformers builds on the meta device from the published
 config.json (tests/fixtures): a linear map written [in, out] (the documents' convention; PyTorch stores
-[out, in]), an embedding table and a norm's vectors as stored, a fused expert tensor one [out, in] slice per
-expert.  A tied weight is drawn where it is used but counted once, as ``named_parameters()`` lists it.
+[out, in]), an expert's slice of a fused [N_e, out, in] tensor too (transformers applies it with F.linear), an
+embedding table and a norm's vectors as stored.  A tied weight is drawn where it is used but counted once, as ``named_parameters()`` lists it.
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ def reference_shapes(module) -> Counter:
             if id(p) in seen:  # a tied weight: one tensor
                 continue
             seen.add(id(p))
-            if p.dim() == 3:  # fused experts, one slice per expert, as stored
-                shapes[tuple(p.shape[1:])] += p.shape[0]
+            if p.dim() == 3:  # fused experts: one [out, in] slice per expert, a linear map
+                shapes[tuple(reversed(p.shape[1:]))] += p.shape[0]
             elif p.dim() == 2 and not isinstance(mod, torch.nn.Embedding):  # a linear map (or a router)
                 shapes[tuple(reversed(p.shape))] += 1
             elif not (isinstance(mod, torch.nn.Linear) and pname == "bias"):  # a diagram draws weights

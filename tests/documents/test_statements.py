@@ -29,7 +29,7 @@ def test_the_rules_are_the_ones_the_model_needs(lang):
     assert rms in t5 and layer_norm not in t5 and no_bias in t5  # T5: no biases anywhere, RMSNorm only
     assert some_bias in qwen  # Qwen 2: biases on Q, K, V only
     fused = "fused tensor" if lang == "en" else "融合张量"
-    assert fused in mixtral and fused not in bert  # experts' tensors are shown [out, in], as stored
+    assert fused in mixtral and fused not in bert  # where the experts' [N_e, out, in] tensors are turned round
 
 
 def test_shapes_count_every_tensor_they_stand_for():
@@ -103,7 +103,7 @@ def test_the_published_size_is_reconciled_with_the_exact_count():
     # 109,482,240 rounds to 110M at two significant digits (109.48M → 110M)
     assert "Its published size, 110M, is 109,482,240, rounded to 2 significant digits." in md("bert-base")
     # Llama 3 8B is the causal LM: 8,030,261,248 with its untied head (the base model alone is 7,504,924,672)
-    assert "它公布的规模 8B 是 8,030,261,248（加上 causal-lm 头） 四舍五入到 1 位有效数字的结果。" in md("llama-3-8b", "zh")
+    assert "它公布的规模 8B 是 8,030,261,248（加上 causal-lm 头）四舍五入到 1 位有效数字的结果。" in md("llama-3-8b", "zh")
     # GPT-2's 117M is no accounting of this network: 124,439,808 exact, 123,532,032 the nearest
     gpt2 = md("gpt2")
     assert "Its published size, 117M, is not this count" in gpt2 and "123,532,032" in gpt2
@@ -164,3 +164,9 @@ def test_mixtrals_published_46_7b_is_transformers_causal_lm_rounded():
     total = sum(p.numel() for p in built.parameters())
     assert round(total, -8) == 46_700_000_000
     assert f"Its published size, 46.7B, is {total:,} with its causal-lm head" in md("mixtral-8x7b")
+
+
+def test_the_chinese_published_size_is_spaced_as_chinese_text():
+    # a space between a number and a Chinese word, none beside a full-width parenthesis
+    assert "是 109,482,240 四舍五入到 2 位有效数字" in md("bert-base", "zh")
+    assert "222,903,552（加上 seq2seq-lm 头）四舍五入" in md("t5-base", "zh")

@@ -3,6 +3,8 @@ feed-forward, Add & Norm, with named subtotals and a running total."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from symparams import model
@@ -59,3 +61,47 @@ def test_parts_carry_no_share_of_their_own(lang):
     walk = text[text.index("## 2."):text.index("## 3.")]
     share = {"en": "of the whole model", "zh": "占总参数的"}[lang]
     assert walk.count(share) == len(derive(model("llama-3-8b")).sections)
+
+
+_SUBTOTAL = {"en": re.compile(r"^(.*), its parts added up:$"), "zh": re.compile(r"^(.*)(?:小计|合计)：$")}
+
+
+def subtotals(text: str, lang: str) -> list[dict[str, set[str]]]:
+    """Per section (``###``) of a Markdown document: each subtotal's label → the sums it introduces."""
+    out = []
+    for section in text.split("\n### ")[1:]:
+        lines, sums = section.splitlines(), {}
+        for i, line in enumerate(lines):
+            if _SUBTOTAL[lang].match(line):  # the display that follows ends with "= the sum"
+                display = re.search(r"\$\$(.*?)\$\$", "\n".join(lines[i + 1:]), flags=re.S).group(1)
+                sums.setdefault(line, set()).add(re.findall(r"= ([\d{},]+)", display)[-1])
+        out.append(sums)
+    return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", ["t5-small", "flan-t5-small", "bart-base", "transformer-base", "deepseek-v2-lite"])
+def test_a_label_names_one_subtotal_within_a_section(name, lang):
+    for sums in subtotals(render(model(name), format="md", lang=lang), lang):
+        assert {label: found for label, found in sums.items() if len(found) > 1} == {}
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_t5_cross_attention_and_its_sub_layer_are_told_apart(lang):
+    # T5LayerCrossAttention (decoder layer.1) holds EncDecAttention and a layer_norm: two sums, two labels
+    import transformers
+
+    from tests.reference import FIXTURES
+    from tests.reference.hf import build
+
+    layer = build("T5Model", transformers.AutoConfig.from_pretrained(FIXTURES / "t5-small")).decoder.block[0].layer[1]
+    attention = sum(p.numel() for p in layer.EncDecAttention.parameters())
+    sub_layer = sum(p.numel() for p in layer.parameters())
+    assert (attention, sub_layer) == (1_048_576, 1_049_088)
+    decoder = subtotals(render(model("t5-small"), format="md", lang=lang), lang)[2]
+    labels = ({"Encoder–decoder attention, its parts added up:": attention,
+               "Encoder–decoder attention sub-layer, its parts added up:": sub_layer} if lang == "en" else
+              {"编码器-解码器注意力小计：": attention, "编码器-解码器注意力子层小计：": sub_layer})
+    for label, figure in labels.items():
+        assert decoder[label] == {f"{figure:,}".replace(",", "{,}")}
