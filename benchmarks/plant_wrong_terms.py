@@ -109,7 +109,7 @@ def plant_in_family(copy: Path, family: str, size: ast.expr) -> str:
     written = line[size.col_offset:size.end_col_offset]
     lines[size.lineno - 1] = line[:size.col_offset] + f"({written} + 1)" + line[size.end_col_offset:]
     path.write_text("\n".join(lines))
-    return f"{family}.py:{size.lineno}: {written} → {written} + 1 in {line.strip()}"
+    return f"{family}.py:{size.lineno}:{size.col_offset + 1}: {written} → {written} + 1 in {line.strip()}"
 
 
 def main() -> int:

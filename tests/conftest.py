@@ -37,3 +37,16 @@ def _command_runners():
     from tests.reference.cli_runner import close_runners
 
     close_runners()
+
+
+@pytest.fixture(autouse=True)
+def _no_dispatch_mode_left():
+    """A test that leaves a torch dispatch mode entered (a tracer's recorder) would make every later FLOP count of
+    its worker record through it: the test that leaves one fails, not a later one."""
+    yield
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch._C, "_len_torch_dispatch_stack"):
+        left = torch._C._len_torch_dispatch_stack()
+        assert left == 0, f"{left} torch dispatch mode(s) left entered"
