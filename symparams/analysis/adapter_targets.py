@@ -1,0 +1,164 @@
+"""The modules a LoRA adapter can wrap, read from the Block tree, and PEFT's way of matching names to them.
+
+Every linear layer (``nn.Linear``, GPT-2's ``Conv1D``) and embedding table of
+a model is a leaf of its Block tree, with its ``transformers`` path (layers as
+``*``), its shape and how many copies the model holds.  A fused projection
+written as parts (GPT-2's ``c_attn`` as Q, K and V, each ``ref=""``) is one
+module: the parts share its input and their outputs add up.
+
+PEFT matches a target name against every module's path: the path equals the
+name or ends with ``.`` + the name (``check_target_module_exists``), so
+BERT's ``dense`` is every ``dense``.  ``all-linear`` is every linear layer
+but the output layer (``_maybe_include_all_linear_layers``).
+
+>>> from symparams import model
+>>> found = adaptable(model("gpt2").tree)
+>>> [(m.path, m.n_in, m.n_out, m.copies) for m in found if m.path.endswith("c_attn")]
+[('h.*.attn.c_attn', H, 3*H, L)]
+>>> [m.path for m in matched(found, paths(model("gpt2").tree), ["c_proj"], "gpt2")]
+['h.*.attn.c_proj', 'h.*.mlp.c_proj']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import sympy as sp
+
+from ..core.blocks import Block
+from ..core.errors import SymparamsError
+
+#: the block kinds PEFT's LoRA wraps (``nn.Linear`` and ``Conv1D`` as lora.Linear, ``nn.Embedding``)
+ADAPTABLE = ("linear", "embedding")
+
+#: what a target that names every linear layer is spelled as, as PEFT spells it
+ALL_LINEAR = "all-linear"
+
+#: the names PEFT (on transformers 5) turns into LoRA on a mixture of experts' 3-D expert tensors or its router
+#: (``target_parameters``, peft/utils/transformers_weight_conversion.py): not counted here
+EXPERT_NAMES = ("gate", "gate_proj", "up_proj", "down_proj", "w1", "w2", "w3")
+
+
+@dataclass(frozen=True)
+class Module:
+    """One module a LoRA adapter can wrap: its transformers path (layers as ``*``), ``linear`` or ``embedding``,
+    its input and output widths (an embedding: rows and width), how many copies the model holds, and the size of
+    one copy's bias (0 without)."""
+
+    path: str
+    kind: str
+    n_in: sp.Expr
+    n_out: sp.Expr
+    copies: sp.Expr
+    bias: sp.Expr
+
+
+def _walk(block: Block, prefix: str = "", copies: sp.Expr = sp.Integer(1)) -> Iterator[tuple[str, str, Block, sp.Expr]]:
+    """``(parent path, path, block, copies)`` for every block, paths in transformers' naming."""
+    seg = block.name if block.ref is None else block.ref
+    path = ".".join(p for p in (prefix, seg) if p)
+    copies = copies * block.repeat
+    yield prefix, path, block, copies
+    for child in block.children:
+        yield from _walk(child, path, copies)
+
+
+def _dims(block: Block) -> tuple[sp.Expr, sp.Expr]:
+    """A linear leaf's (in, out), an embedding's (rows, width), checked against the weight it holds."""
+    n_in, n_out = (sp.expand(sp.sympify(d).doit()) for d in block.shape)
+    weight = dict(block.params).get("weight")
+    if weight is None or sp.expand(weight - n_in * n_out) != 0:
+        raise SymparamsError(f"{block.name}: its shape {block.shape} does not hold its weight; refused rather "
+                             f"than counted")
+    return n_in, n_out
+
+
+def adaptable(tree: Block) -> list[Module]:
+    """The modules of ``tree`` a LoRA adapter can wrap, in the tree's order; a fused projection's parts
+    (``ref=""``) make one module at their parent's path, their outputs added."""
+    found: dict[str, list] = {}
+    for parent, path, block, copies in _walk(tree):
+        if not block.is_leaf or block.kind not in ADAPTABLE or len(block.shape) != 2:
+            continue
+        fused = (block.ref == "")
+        n_in, n_out = _dims(block)
+        bias = sp.sympify(dict(block.params).get("bias", 0))
+        key = parent if fused else path
+        if key in found:
+            kind, first_in, out, first_copies, bias_before = found[key]
+            if not fused or sp.expand(first_in - n_in) != 0 or sp.expand(first_copies - copies) != 0:
+                raise SymparamsError(f"{key}: two modules share this path; refused rather than counted")
+            found[key] = [kind, first_in, out + n_out, copies, bias_before + bias]
+        else:
+            found[key] = [block.kind, n_in, n_out, copies, bias]
+    return [Module(path, kind, n_in, sp.expand(n_out), sp.expand(copies), sp.expand(bias))
+            for path, (kind, n_in, n_out, copies, bias) in found.items()]
+
+
+def paths(tree: Block) -> dict[str, str]:
+    """Every module path of ``tree`` (transformers' naming, layers as ``*``) → what it is (``norm``, ``group``,
+    ...): what a target may name."""
+    return {path: block.kind for _, path, block, _ in _walk(tree) if path}
+
+
+def output_layer(modules: Sequence[Module]) -> str | None:
+    """The path of the module PEFT's ``all-linear`` leaves out, transformers' ``get_output_embeddings()``: the
+    linear layer outside the layer stack that maps onto the vocabulary (the first embedding table's rows)."""
+    tables = [m for m in modules if m.kind == "embedding"]
+    if not tables:
+        return None
+    vocabulary = tables[0].n_in
+    return next((m.path for m in modules if m.kind == "linear" and m.copies == 1
+                 and sp.expand(m.n_out - vocabulary) == 0), None)
+
+
+def matched(modules: Sequence[Module], known: dict[str, str], targets: Sequence[str] | str, name: str,
+            routed: bool = False) -> list[Module]:
+    """The modules ``targets`` name, as PEFT matches them: a module whose path is a target or ends with
+    ``.target``; ``all-linear`` every linear layer but the output layer.  A target that names no module, or a
+    module LoRA cannot wrap, is refused (``name`` begins the message)."""
+    if isinstance(targets, str):
+        if targets.lower() == ALL_LINEAR:
+            return _all_linear(modules, name, routed)
+        targets = [targets]
+    chosen: dict[str, Module] = {}
+    by_path = {m.path: m for m in modules}
+    for target in targets:
+        _check_target(target, name, routed)
+        hits = [path for path in known if path == target or path.endswith("." + target)]
+        if not hits:
+            raise SymparamsError(f"{name}: the target {target!r} names no module (a module's name, as "
+                                 f"transformers names it: e.g. {_examples(modules)})")
+        wrong = [path for path in hits if path not in by_path]
+        if wrong:
+            raise SymparamsError(f"{name}: the target {target!r} names {wrong[0]} ({known[wrong[0]]}), which LoRA "
+                                 f"cannot wrap (PEFT wraps linear layers, Conv1D and embeddings)")
+        chosen.update((path, by_path[path]) for path in hits)
+    return [m for m in modules if m.path in chosen]
+
+
+def _all_linear(modules: Sequence[Module], name: str, routed: bool) -> list[Module]:
+    if routed:
+        raise SymparamsError(f"{name}: all-linear on a mixture of experts: PEFT (transformers 5) adds LoRA to the "
+                             f"experts' 3-D tensors and the router, which symparams does not count; name the "
+                             f"attention's modules instead")
+    out = output_layer(modules)
+    return [m for m in modules if m.kind == "linear" and m.path != out]
+
+
+def _check_target(target, name: str, routed: bool) -> None:
+    if not isinstance(target, str) or not target.strip() or any(not part for part in target.split(".")):
+        raise SymparamsError(f"{name}: a LoRA target is a module's name such as q_proj, not {target!r}")
+    if any(part.isdigit() or part == "*" for part in target.split(".")):
+        raise SymparamsError(f"{name}: the target {target!r} names one layer; symparams adapts every layer's "
+                             f"modules alike: name the module (q_proj, self_attn.q_proj)")
+    if routed and target.split(".")[-1] in EXPERT_NAMES:
+        raise SymparamsError(f"{name}: the target {target!r} on a mixture of experts: PEFT (transformers 5) turns "
+                             f"it into LoRA on the experts' 3-D tensors or the router, which symparams does not "
+                             f"count; name the attention's modules instead")
+
+
+def _examples(modules: Sequence[Module]) -> str:
+    names = list(dict.fromkeys(m.path.rsplit(".", 1)[-1] for m in modules))
+    return ", ".join(names[:6]) if names else "none: this model has no linear layer"
