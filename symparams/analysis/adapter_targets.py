@@ -43,8 +43,8 @@ EXPERT_NAMES = ("gate", "gate_proj", "up_proj", "down_proj", "w1", "w2", "w3")
 @dataclass(frozen=True)
 class Module:
     """One module a LoRA adapter can wrap: its transformers path (layers as ``*``), ``linear`` or ``embedding``,
-    its input and output widths (an embedding: rows and width), how many copies the model holds, and the size of
-    one copy's bias (0 without)."""
+    its input and output widths (an embedding: rows and width), how many copies the model holds, the size of
+    one copy's bias (0 without), and how many copies one token passes through (fewer under routed experts)."""
 
     path: str
     kind: str
@@ -52,16 +52,18 @@ class Module:
     n_out: sp.Expr
     copies: sp.Expr
     bias: sp.Expr
+    used: sp.Expr
 
 
-def _walk(block: Block, prefix: str = "", copies: sp.Expr = sp.Integer(1)) -> Iterator[tuple[str, str, Block, sp.Expr]]:
-    """``(parent path, path, block, copies)`` for every block, paths in transformers' naming."""
+def _walk(block: Block, prefix: str = "", copies=(sp.Integer(1), sp.Integer(1)), parent: Block | None = None):
+    """``(parent block, parent path, path, block, (copies, copies a token uses))`` for every block, paths in
+    transformers' naming."""
     seg = block.name if block.ref is None else block.ref
     path = ".".join(p for p in (prefix, seg) if p)
-    copies = copies * block.repeat
-    yield prefix, path, block, copies
+    copies = (copies[0] * block.repeat, copies[1] * block.copies_used)
+    yield parent, prefix, path, block, copies
     for child in block.children:
-        yield from _walk(child, path, copies)
+        yield from _walk(child, path, copies, block)
 
 
 def _dims(block: Block) -> tuple[sp.Expr, sp.Expr]:
@@ -76,30 +78,33 @@ def _dims(block: Block) -> tuple[sp.Expr, sp.Expr]:
 
 def adaptable(tree: Block) -> list[Module]:
     """The modules of ``tree`` a LoRA adapter can wrap, in the tree's order; a fused projection's parts
-    (``ref=""``) make one module at their parent's path, their outputs added."""
-    found: dict[str, list] = {}
-    for parent, path, block, copies in _walk(tree):
+    (``ref=""``) make one module at their parent's path, their outputs added.  Two stacks of layers may hold
+    modules of one path (DeepSeek's dense and mixture-of-experts layers): each is a module of its own."""
+    found: dict[tuple, list] = {}
+    for parent, prefix, path, block, copies in _walk(tree):
         if not block.is_leaf or block.kind not in ADAPTABLE or len(block.shape) != 2:
             continue
-        fused = (block.ref == "")
         n_in, n_out = _dims(block)
         bias = sp.sympify(dict(block.params).get("bias", 0))
-        key = parent if fused else path
-        if key in found:
-            kind, first_in, out, first_copies, bias_before = found[key]
-            if not fused or sp.expand(first_in - n_in) != 0 or sp.expand(first_copies - copies) != 0:
-                raise SymparamsError(f"{key}: two modules share this path; refused rather than counted")
-            found[key] = [kind, first_in, out + n_out, copies, bias_before + bias]
-        else:
-            found[key] = [block.kind, n_in, n_out, copies, bias]
-    return [Module(path, kind, n_in, sp.expand(n_out), sp.expand(copies), sp.expand(bias))
-            for path, (kind, n_in, n_out, copies, bias) in found.items()]
+        if block.ref != "":
+            found[(path, id(block))] = [block.kind, n_in, n_out, copies, bias, path]
+            continue
+        key = (prefix, id(parent))  # a part of its parent's fused module
+        if key not in found:
+            found[key] = [block.kind, n_in, n_out, copies, bias, prefix]
+            continue
+        kind, first_in, out, first_copies, bias_before, _ = found[key]
+        if sp.expand(first_in - n_in) != 0 or first_copies != copies:
+            raise SymparamsError(f"{prefix}: its parts take different inputs; refused rather than counted")
+        found[key] = [kind, n_in, out + n_out, copies, bias_before + bias, prefix]
+    return [Module(path, kind, n_in, sp.expand(n_out), sp.expand(copies[0]), sp.expand(bias), sp.expand(copies[1]))
+            for kind, n_in, n_out, copies, bias, path in found.values()]
 
 
 def paths(tree: Block) -> dict[str, str]:
     """Every module path of ``tree`` (transformers' naming, layers as ``*``) → what it is (``norm``, ``group``,
     ...): what a target may name."""
-    return {path: block.kind for _, path, block, _ in _walk(tree) if path}
+    return {path: block.kind for _, _, path, block, _ in _walk(tree) if path}
 
 
 def output_layer(modules: Sequence[Module]) -> str | None:
@@ -109,7 +114,7 @@ def output_layer(modules: Sequence[Module]) -> str | None:
     if not tables:
         return None
     vocabulary = tables[0].n_in
-    return next((m.path for m in modules if m.kind == "linear" and m.copies == 1
+    return next((m.path for m in modules if m.kind == "linear" and m.copies == 1 and m.used == 1
                  and sp.expand(m.n_out - vocabulary) == 0), None)
 
 
@@ -122,8 +127,8 @@ def matched(modules: Sequence[Module], known: dict[str, str], targets: Sequence[
         if targets.lower() == ALL_LINEAR:
             return _all_linear(modules, name, routed)
         targets = [targets]
-    chosen: dict[str, Module] = {}
-    by_path = {m.path: m for m in modules}
+    chosen: set[str] = set()
+    by_path = {m.path for m in modules}
     for target in targets:
         _check_target(target, name, routed)
         hits = [path for path in known if path == target or path.endswith("." + target)]
@@ -134,7 +139,7 @@ def matched(modules: Sequence[Module], known: dict[str, str], targets: Sequence[
         if wrong:
             raise SymparamsError(f"{name}: the target {target!r} names {wrong[0]} ({known[wrong[0]]}), which LoRA "
                                  f"cannot wrap (PEFT wraps linear layers, Conv1D and embeddings)")
-        chosen.update((path, by_path[path]) for path in hits)
+        chosen.update(hits)
     return [m for m in modules if m.path in chosen]
 
 

@@ -14,9 +14,9 @@ The adapter's count is a SymPy expression in the model's symbols and ``R``
 >>> from symparams import model
 >>> a = model("llama-3-8b").lora(16, ["q_proj", "v_proj"])
 >>> a.adapter, a.total, a.formula
-(6815744, 7511739392, H*L*R*(G/A + 3))
+(6815744, 7511740416, H*L*R*(3 + G/A))
 >>> a
-<LoRA llama-3-8b: 6,815,744 trainable of 7,511,739,392 (r=16 on q_proj, v_proj: 64 modules)>
+<LoRA llama-3-8b: 6,815,744 trainable of 7,511,740,416 (r=16 on q_proj, v_proj: 64 modules)>
 """
 
 from __future__ import annotations
@@ -100,6 +100,12 @@ class LoRA:
     def trainable(self) -> int:
         """The adapter plus the biases the bias mode thaws: PEFT's ``trainable_params``."""
         return self.adapter + self._number(self.thawed_formula)
+
+    @cached_property
+    def active(self) -> int:
+        """The parameters one token uses: the base model's active count plus the adapters of the modules it
+        passes through (of routed copies, the ones it is routed to)."""
+        return self.model.active + self._number(sp.Add(*(m.used * self._one(m) for m in self.modules)))
 
     @property
     def layers(self) -> int:

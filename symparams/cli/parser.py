@@ -119,11 +119,24 @@ def _count_options(p) -> None:
     _model_options(p, json_=True)
     p.add_argument("--depth", type=_levels, metavar="N",
                    help="levels of components to show (default 2); with --json, a nested tree")
+    _lora_options(p)
 
 
 def _formula_options(p) -> None:
     _model_options(p, json_=False)
     p.add_argument("--latex", action="store_true", help="print LaTeX")
+    _lora_options(p)
+
+
+def _lora_options(p) -> None:
+    p.add_argument("--lora", type=_positive, metavar="R", help="a LoRA adapter of rank R, counted as peft counts it "
+                                                               "(needs --lora-targets)")
+    p.add_argument("--lora-targets", metavar="NAMES", help="the modules the adapter wraps: names as PEFT matches them "
+                                                           "(q_proj,v_proj: every module whose name ends so), or "
+                                                           "all-linear (every linear layer but the output layer)")
+    p.add_argument("--dora", action="store_true", help="DoRA: a magnitude vector beside each LoRA (with --lora)")
+    p.add_argument("--lora-bias", choices=("none", "all", "lora_only"),
+                   help="which biases train with the adapter, as PEFT's bias option (default none; with --lora)")
 
 
 def _explain_options(p) -> None:
@@ -250,7 +263,8 @@ def _infer_options(p) -> None:
 
 
 #: options whose value may begin with "-" (a title "---", a negative number to be refused with a reason)
-VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head", "--claim", "--fit", "--class", "--verify")
+VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head", "--claim", "--fit", "--class", "--verify",
+          "--lora", "--lora-targets")
 
 
 def joined_values(argv: Sequence[str]) -> list[str]:
