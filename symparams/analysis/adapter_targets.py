@@ -15,7 +15,7 @@ but the output layer (``_maybe_include_all_linear_layers``).
 >>> found = adaptable(model("gpt2").tree)
 >>> [(m.path, m.n_in, m.n_out, m.copies) for m in found if m.path.endswith("c_attn")]
 [('h.*.attn.c_attn', H, 3*H, L)]
->>> [m.path for m in matched(found, paths(model("gpt2").tree), ["c_proj"], "gpt2")]
+>>> [m.path for m in matched(model("gpt2").tree, ["c_proj"], "gpt2")]
 ['h.*.attn.c_proj', 'h.*.mlp.c_proj']
 """
 
@@ -34,6 +34,10 @@ ADAPTABLE = ("linear", "embedding")
 
 #: what a target that names every linear layer is spelled as, as PEFT spells it
 ALL_LINEAR = "all-linear"
+
+#: the model types whose modules of these names PEFT refuses to adapt (``_check_lora_target_modules_mamba``)
+MAMBA_TYPES = ("falcon_h1", "mamba", "mamba2", "falcon_mamba", "nemotron_h")
+MAMBA_REFUSED = ("out_proj", "conv1d")
 
 #: the names PEFT (on transformers 5) turns into LoRA on a mixture of experts' 3-D expert tensors or its router
 #: (``target_parameters``, peft/utils/transformers_weight_conversion.py): not counted here
@@ -107,6 +111,15 @@ def paths(tree: Block) -> dict[str, str]:
     return {path: block.kind for _, _, path, block, _ in _walk(tree) if path}
 
 
+def unknown_matrices(tree: Block) -> list[str]:
+    """The paths of modules holding a 2-D ``weight`` that the tree does not know as a linear layer or an
+    embedding: a ``Conv1D`` of an inferred type (whose data records ``nn.Linear`` only), a router, a custom
+    layer.  PEFT's ``all-linear`` takes a Conv1D and leaves the others: which is which is not known here."""
+    return [path for _, _, path, block, _ in _walk(tree)
+            if block.is_leaf and block.kind not in ADAPTABLE and "weight" in dict(block.params)
+            and len(block.shape) == 2]
+
+
 def output_layer(modules: Sequence[Module]) -> str | None:
     """The path of the module PEFT's ``all-linear`` leaves out, transformers' ``get_output_embeddings()``: the
     linear layer outside the layer stack that maps onto the vocabulary (the first embedding table's rows)."""
@@ -118,15 +131,22 @@ def output_layer(modules: Sequence[Module]) -> str | None:
                  and sp.expand(m.n_out - vocabulary) == 0), None)
 
 
-def matched(modules: Sequence[Module], known: dict[str, str], targets: Sequence[str] | str, name: str,
-            routed: bool = False) -> list[Module]:
-    """The modules ``targets`` name, as PEFT matches them: a module whose path is a target or ends with
-    ``.target``; ``all-linear`` every linear layer but the output layer.  A target that names no module, or a
-    module LoRA cannot wrap, is refused (``name`` begins the message)."""
+def matched(tree: Block, targets: Sequence[str] | str, name: str, types: Sequence[str] = ()) -> list[Module]:
+    """The modules of ``tree`` that ``targets`` name, as PEFT matches them: a module whose path is a target or
+    ends with ``.target``; ``all-linear`` every linear layer but the output layer.  A target that names no
+    module, or a module LoRA cannot wrap, is refused (``name`` begins the message); so is a module PEFT refuses
+    in a model of one of ``types`` (the model's config types)."""
+    modules, known, routed = adaptable(tree), paths(tree), tree.routed
     if isinstance(targets, str):
-        if targets.lower() == ALL_LINEAR:
-            return _all_linear(modules, name, routed)
-        targets = [targets]
+        if targets.lower() != ALL_LINEAR:
+            targets = [targets]
+        else:
+            unknown = unknown_matrices(tree)
+            if unknown and not routed:
+                raise SymparamsError(f"{name}: all-linear: {unknown[0]} holds a 2-D weight that is neither a "
+                                     f"linear layer nor an embedding as far as symparams knows (a Conv1D?); name "
+                                     f"the modules instead")
+            return _refuse_mamba(_all_linear(modules, name, routed), name, types)
     chosen: set[str] = set()
     by_path = {m.path for m in modules}
     for target in targets:
@@ -137,10 +157,20 @@ def matched(modules: Sequence[Module], known: dict[str, str], targets: Sequence[
                                  f"transformers names it: e.g. {_examples(modules)})")
         wrong = [path for path in hits if path not in by_path]
         if wrong:
-            raise SymparamsError(f"{name}: the target {target!r} names {wrong[0]} ({known[wrong[0]]}), which LoRA "
-                                 f"cannot wrap (PEFT wraps linear layers, Conv1D and embeddings)")
+            raise SymparamsError(f"{name}: the target {target!r} names {wrong[0]} ({known[wrong[0]]}), which "
+                                 f"symparams does not know as a module LoRA wraps (nn.Linear, Conv1D, nn.Embedding)")
         chosen.update(hits)
-    return [m for m in modules if m.path in chosen]
+    return _refuse_mamba([m for m in modules if m.path in chosen], name, types)
+
+
+def _refuse_mamba(modules: list[Module], name: str, types: Sequence[str]) -> list[Module]:
+    """``modules``, unless the model is a Mamba type and one of them is a module PEFT refuses there."""
+    if set(types) & set(MAMBA_TYPES):
+        for m in modules:
+            if m.path.rsplit(".", 1)[-1] in MAMBA_REFUSED:
+                raise SymparamsError(f"{name}: {m.path}: PEFT refuses LoRA on {', '.join(MAMBA_REFUSED)} of a "
+                                     f"Mamba-based model")
+    return modules
 
 
 def _all_linear(modules: Sequence[Module], name: str, routed: bool) -> list[Module]:

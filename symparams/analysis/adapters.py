@@ -30,7 +30,7 @@ from ..core.errors import SymparamsError
 from ..core.formatting import percent, thousands
 from ..core.symbols import R
 from ..core.values import parse_whole
-from .adapter_targets import ALL_LINEAR, Module, adaptable, matched, paths
+from .adapter_targets import ALL_LINEAR, Module, matched
 
 #: PEFT's bias modes: none trains no bias, all every parameter named ``bias``, lora_only the wrapped modules'
 BIAS_MODES = ("none", "all", "lora_only")
@@ -49,8 +49,8 @@ class LoRA:
             raise SymparamsError(f"the LoRA bias mode is one of {', '.join(BIAS_MODES)}, not {bias!r}")
         self.dora, self.bias = dora, bias
         self.targets = _targets(targets)
-        tree = model.tree
-        self.modules: list[Module] = matched(adaptable(tree), paths(tree), self.targets, model.name, tree.routed)
+        types = (model.family.name, *model.family.config_types)
+        self.modules: list[Module] = matched(model.tree, self.targets, model.name, types)
 
     # -- formulas ------------------------------------------------------------
     @cached_property

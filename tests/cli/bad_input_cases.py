@@ -188,7 +188,8 @@ def missing_value_cases():
 
 
 OPTIONS = {  # every option that takes an argument, per subcommand
-    "count": ("--set", "--head", "--config", "--depth"), "formula": ("--set", "--head", "--config"),
+    "count": ("--set", "--head", "--config", "--depth", "--lora", "--lora-targets", "--lora-bias"),
+    "formula": ("--set", "--head", "--config", "--lora", "--lora-targets"),
     "prove": ("--set", "--head", "--config"),
     "derive": ("--set", "--head", "--config", "--format", "--lang", "--title", "-o", "--output", "--template"),
     "solve": ("--set", "--head", "--config", "--target", "--for"),
@@ -477,6 +478,26 @@ def cost_cases():
     return out
 
 
+def lora_cases():
+    """count and formula with a LoRA adapter: its rank, its targets, options given without --lora."""
+    lora = ("count", "llama-3-8b", "--lora-targets", "q_proj,v_proj", "--lora")
+    out = [case(*lora, rank, needle="lora") for rank in ("0", "-1", "1.5", "abc", "", DIGITS, "1e9", "٣")]
+    out += [case("count", "llama-3-8b", "--lora", "8", "--lora-targets", target, needle=needle)
+            for target, needle in (("qproj", "qproj"), ("q_proj,nothing", "nothing"), (",", "target"),
+                                   ("input_layernorm", "input_layernorm"), ("self_attn", "self_attn"),
+                                   ("layers.0.self_attn.q_proj", "layers.0"), ("", "target"),
+                                   ("q_proj\x1b[2J", "q_proj"))]
+    out += [case("count", "llama-3-8b", *extra, needle=needle) for extra, needle in (
+        (("--lora-targets", "q_proj"), "--lora"), (("--dora",), "--dora"), (("--lora-bias", "all"), "--lora"),
+        (("--lora", "8"), "--lora-targets"), (("--lora", "8", "--lora-targets", "q_proj", "--lora-bias", "some"),
+                                              "some"))]
+    out += [case("formula", "llama", "--dora", needle="--dora"),
+            case("count", "mixtral-8x7b", "--lora", "8", "--lora-targets", "w1,w3", needle="w1"),
+            case("count", "mixtral-8x7b", "--lora", "8", "--lora-targets", "all-linear", needle="experts"),
+            case("count", "llama", "--lora", "8", "--lora-targets", "q_proj", needle="V")]
+    return out
+
+
 def shell_cases():
     """The shell's failures before any prompt (stdin is /dev/null: a prompt would read EOF and exit 0)."""
     return [case("shell", "--plain", "nosuchmodel"), case("shell", "bert-base", "extra"), case("shell", "--config", ""),
@@ -493,4 +514,5 @@ def encoding_cases():
 
 TABLE = [*value_cases(), *switch_cases(), *head_and_key_cases(), *constraint_cases(), *missing_value_cases(),
          *option_cases(), *top_level_cases(), *generic_cases(), *config_cases(), *template_cases(),
-         *output_cases(), *sweep_cases(), *solve_cases(), *cost_cases(), *shell_cases(), *encoding_cases()]
+         *output_cases(), *sweep_cases(), *solve_cases(), *cost_cases(), *lora_cases(), *shell_cases(),
+         *encoding_cases()]
