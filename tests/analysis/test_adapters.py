@@ -77,3 +77,97 @@ def test_lora_matches_peft(config, head, r, targets, options):
     if m.family.name == "t5" and head and not m.switches["tie"]:
         untie(module)  # a Flan-T5 checkpoint holds its own lm_head, as from_pretrained keeps it
     assert (adapter.trainable, adapter.total) == peft_counts(module, r, targets, **options)
+
+
+def test_lora_of_a_preset_at_full_size_matches_peft():
+    """llama-3-8b, r = 16 on q_proj and v_proj: the figure peft gives for the model built from the preset's own
+    config.json (LlamaForCausalLM, lm_head untied)."""
+    adapter = model("llama-3-8b", head="causal-lm").lora(16, ["q_proj", "v_proj"])
+    assert (adapter.trainable, adapter.total) == peft_counts(built("meta-llama/Meta-Llama-3-8B", "causal-lm"), 16,
+                                                             ["q_proj", "v_proj"]) == (6815744, 8037076992)
+
+
+def test_lora_on_a_tied_output_layer_matches_peft():
+    """GPT-2's lm_head shares wte's weight and adds no parameter, but it is a module LoRA wraps: r·(H + V)."""
+    adapter = model("gpt2", head="causal-lm").lora(4, ["lm_head", "wte"])
+    assert (adapter.trainable, adapter.total) == peft_counts(built("gpt2", "causal-lm"), 4, ["lm_head", "wte"])
+
+
+def test_lora_on_mla_and_two_layer_stacks_matches_peft():
+    """DeepSeek-V2-Lite: its first layer dense, the others experts; the same attention modules in both."""
+    targets = ["q_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"]
+    adapter = ours("deepseek-ai/DeepSeek-V2-Lite").lora(8, targets)
+    assert (adapter.trainable, adapter.total) == peft_counts(built("deepseek-ai/DeepSeek-V2-Lite"), 8, targets)
+
+
+@pytest.mark.parametrize("targets", [["q_proj", "v_proj"], "all-linear"], ids=str)
+def test_lora_formula_in_symbols_matches_peft_at_other_sizes(targets):
+    """The formula, in the family's symbols and R, evaluated at sizes no preset has."""
+    sizes = dict(V=50, H=48, L=3, A=6, G=2, F=80)
+    formula = model("llama").lora(5, targets).formula
+    config = {"model_type": "llama", "vocab_size": 50, "hidden_size": 48, "num_hidden_layers": 3,
+              "num_attention_heads": 6, "num_key_value_heads": 2, "intermediate_size": 80}
+    trainable, _ = peft_counts(built(config), 5, targets)
+    from symparams.core.symbols import SYMBOLS
+    assert formula.xreplace({SYMBOLS[k].symbol: v for k, v in {**sizes, "R": 5}.items()}) == trainable
+
+
+def test_lora_formula_of_q_and_v_is_the_count_by_hand():
+    """q: R·(H + H), v: R·(H + G·H/A), in each of L layers."""
+    from symparams.core.symbols import A, G, H, L, R
+    formula = model("llama").lora(16, ["q_proj", "v_proj"]).formula
+    assert (formula - L * (R * (H + H) + R * (H + G * H / A))).expand() == 0
+
+
+@pytest.mark.parametrize("config, targets, why", [
+    ("meta-llama/Llama-2-7b-hf", ["qproj"], "names no module"),
+    ("meta-llama/Llama-2-7b-hf", ["input_layernorm"], "does not know"),
+    ("meta-llama/Llama-2-7b-hf", ["self_attn"], "does not know"),
+], ids=lambda v: v if isinstance(v, str) else "-".join(v) if isinstance(v, list) else None)
+def test_lora_refuses_what_peft_refuses(config, targets, why):
+    with pytest.raises(ValueError):
+        peft_counts(built(config), 4, targets)
+    with pytest.raises(SymparamsError, match=why):
+        ours(config).lora(4, targets)
+
+
+SMALL_MIXTRAL = {"model_type": "mixtral", "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+                 "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 50, "num_local_experts": 4}
+
+
+@pytest.mark.parametrize("targets", [["w1", "w3"], ["w2"], ["gate"], "all-linear"], ids=str)
+def test_lora_refuses_expert_targets_peft_puts_on_the_3d_expert_tensors(targets):
+    """PEFT (transformers 5) turns Mixtral's v4 names into LoRA on the fused 3-D expert tensors and the router
+    (trainable parameters under ``experts`` or ``gate``), which symparams does not count: refused, not guessed."""
+    wrapped = get_peft_model(built(SMALL_MIXTRAL), LoraConfig(r=4, target_modules=targets))
+    trainable = [name for name, p in wrapped.named_parameters() if p.requires_grad]
+    assert any(".experts." in name or ".gate." in name for name in trainable)
+    with pytest.raises(SymparamsError, match="mixture of experts"):
+        model(SMALL_MIXTRAL).lora(4, targets)
+
+
+def test_lora_refuses_mamba_out_proj_as_peft_does():
+    config = {"model_type": "mamba", "hidden_size": 32, "num_hidden_layers": 2, "vocab_size": 50}
+    with pytest.raises(ValueError, match="incompatible"):
+        peft_counts(built(config), 4, ["out_proj"])
+    with pytest.raises(SymparamsError, match="Mamba"):
+        model(config).lora(4, ["out_proj"])
+    assert model(config).lora(4, ["in_proj"]).trainable == peft_counts(built(config), 4, ["in_proj"])[0]
+
+
+def test_lora_refuses_all_linear_where_a_conv1d_is_not_known_as_linear():
+    """An inferred type's data records nn.Linear, not Conv1D: OpenAI GPT's Conv1D layers would be left out."""
+    config = {"model_type": "openai-gpt", "n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 50,
+              "n_positions": 16}
+    trainable, _ = peft_counts(built(config), 4, "all-linear")
+    assert trainable > 0  # PEFT takes the Conv1D layers
+    with pytest.raises(SymparamsError, match="Conv1D"):
+        model(config).lora(4, "all-linear")
+
+
+def test_lora_active_count_adds_the_adapter_a_token_passes_through():
+    """Mixtral's attention adapter is used by every token: the active count grows by the whole adapter."""
+    m = ours("mistralai/Mixtral-8x7B-v0.1")
+    adapter = m.lora(16, ["q_proj", "v_proj"])
+    assert adapter.active - m.active == adapter.trainable == peft_counts(built("mistralai/Mixtral-8x7B-v0.1"), 16,
+                                                                         ["q_proj", "v_proj"])[0]
