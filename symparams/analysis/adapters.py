@@ -56,7 +56,7 @@ class LoRA:
     @cached_property
     def formula(self) -> sp.Expr:
         """The adapter's parameters in the model's symbols and the rank R: Σ copies · (R·(in + out) [+ out])."""
-        return sp.factor_terms(sp.expand(sp.Add(*(m.copies * self._one(m) for m in self.modules))))
+        return shaped(sp.Add(*(m.copies * self._one(m) for m in self.modules)))
 
     def _one(self, m: Module) -> sp.Expr:
         """One copy of the adapter of module ``m``: lora_A and lora_B, and DoRA's magnitude."""
@@ -148,6 +148,11 @@ class LoRA:
     def __repr__(self) -> str:
         return (f"<LoRA {self.model.name}: {self.trainable:,} trainable of {self.total:,} ({self.described}: "
                 f"{self.layers:,} modules)>")
+
+
+def shaped(expr: sp.Expr) -> sp.Expr:
+    """An adapter's count as it reads best: the rank's terms collected apart from DoRA's, common factors out."""
+    return sp.factor_terms(sp.collect(sp.expand(expr), R, func=sp.factor_terms))
 
 
 def _targets(targets) -> list[str] | str:

@@ -6,6 +6,7 @@ import sympy as sp
 
 from ..core.errors import SymparamsError, printable
 from ..core.formatting import percent, text_table, thousands, values_line
+from ..analysis.adapters import shaped
 from ..core.symbols import legend
 from .parser import print_json
 
@@ -21,18 +22,16 @@ def adapter_of(m, args):
     return m.lora(args.lora, args.lora_targets, dora=args.dora, bias=args.lora_bias or "none")
 
 
-def count_lora(m, args) -> None:
-    """The base model's components, the adapter beside them, the total and the trainable count as PEFT's
-    ``get_nb_trainable_parameters()`` gives them; with ``--json``, the model's dict with those two figures and
-    the adapter under ``"lora"``."""
+def count_lora(m, args, component_rows) -> None:
+    """The base model's components (``component_rows(m, depth, total)``: the table's rows, as ``count`` shows
+    them), the adapter beside them, the total and the trainable count as PEFT's ``get_nb_trainable_parameters()``
+    gives them; with ``--json``, the model's dict with those two figures and the adapter under ``"lora"``."""
     adapter = adapter_of(m, args)
     if args.json:
         out = m.to_dict(depth=args.depth)
         out.update(total=adapter.total, trainable=adapter.trainable, active=adapter.active, lora=adapter.to_dict())
         print_json(out)
         return
-    from .commands import component_rows
-
     total = adapter.total
     rows = component_rows(m, args.depth, total)
     rows.append(("lora adapter", thousands(adapter.adapter), percent(sp.Rational(adapter.adapter, total))))
@@ -53,7 +52,7 @@ def formula_lora(m, args) -> None:
     adapter = adapter_of(m, args)
 
     given = {s: sp.sympify(m.values[s]) for s in m.values if s.name in parse_sets(args.set)}
-    expr = sp.factor_terms(sp.expand(adapter.formula.xreplace(given)))
+    expr = shaped(adapter.formula.xreplace(given))
     if args.latex:
         print(sp.latex(expr))
         return

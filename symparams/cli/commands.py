@@ -105,7 +105,7 @@ def cmd_count(args) -> None:
     if asks_lora(args):
         from .adapters import count_lora
 
-        return count_lora(m, args)
+        return count_lora(m, args, component_rows)
     if args.json:
         print_json(m.to_dict(depth=args.depth))
         return

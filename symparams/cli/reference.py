@@ -42,6 +42,14 @@ language model `with_lm_head` (`head` and `total` with that head, and
 a row per point (the grid's values, `parameters`, and `active` for a mixture
 of experts) and ends with `skipped`: the points left out, per broken
 constraint.
+
+`count --lora R --json` gives `total` and `trainable` as PEFT's
+`get_nb_trainable_parameters()` does (the base plus the adapter; the
+adapter, plus the biases `--lora-bias` thaws), `active` with the adapter,
+and `lora`: `r`, `targets`, `dora`, `bias`, the wrapped `modules` (each
+`path`, `kind`, `in`, `out`, `copies`), `wrapped` (how many in all),
+`adapter`, `base` and the adapter's `formula` in the symbols and R
+([adapters.md](adapters.md)).
 """
 
 
