@@ -112,6 +112,13 @@ class LoRA:
         """How many modules the adapter wraps (every copy)."""
         return sum(self._number(m.copies) for m in self.modules)
 
+    def memory(self, dtype: str = "bf16", optimizer: str = "adam", zero=0, ranks=1, seq=None, batch=1, **options):
+        """The bytes of fine-tuning the model with this adapter (the base frozen in ``dtype``, the adapter in fp32;
+        see :mod:`symparams.analysis.finetuning`); the arguments as :meth:`Model.memory` takes them."""
+        from .finetuning import LoRAMemory  # not imported by a count, which never needs it
+
+        return LoRAMemory(self, dtype, optimizer, zero, ranks, seq, batch, **options)
+
     # -- output -----------------------------------------------------------------
     @property
     def described(self) -> str:

@@ -12,7 +12,7 @@ from ..core.errors import SymparamsError, printable
 from ..core.formatting import percent, text_table, thousands, values_line
 from ..core.symbols import SYMBOLS, legend
 from .output import write_text
-from .parser import parse_sets, print_json
+from .parser import asks_lora, parse_sets, print_json
 
 
 def load(args, free: Sequence[str] = (), build: bool = False) -> Any:
@@ -138,11 +138,6 @@ def component_rows(m, depth: int | None, total: int | None = None) -> list[tuple
             label += " (frozen)"
         rows.append((label, thousands(value), percent(share if total is None else sp.Rational(value, total))))
     return rows
-
-
-def asks_lora(args) -> bool:
-    """Whether the command line asks for a LoRA adapter (any of its options given)."""
-    return any(getattr(args, key, None) not in (None, False) for key in ("lora", "lora_targets", "dora", "lora_bias"))
 
 
 def counted_lines(m) -> list[str]:

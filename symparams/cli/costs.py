@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.formatting import thousands
 from ..documents.results_view import heading, report
-from .parser import print_json
+from .parser import asks_lora, print_json
 
 
 def cmd_flops(args, m) -> None:
@@ -22,10 +22,15 @@ def cmd_memory(args, m) -> None:
     settings = dict(dtype=args.dtype, optimizer=args.optimizer, zero=args.zero, ranks=args.ranks,
                     tensor_parallel=args.tensor_parallel, sequence_parallel=args.sequence_parallel,
                     recompute=args.recompute)
-    if args.fit is not None:
+    if asks_lora(args):
+        from .adapters import lora_memory
+
+        mem = lora_memory(m, args, settings)
+    elif args.fit is not None:
         _fit(args, m, settings)
         return
-    mem = m.memory(seq=args.seq, batch=args.batch, **settings)
+    else:
+        mem = m.memory(seq=args.seq, batch=args.batch, **settings)
     if args.json:
         print_json(mem.to_dict())
         return

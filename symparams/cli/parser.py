@@ -201,6 +201,7 @@ def _memory_options(p) -> None:
                    help="activation recomputation (default none)")
     p.add_argument("--fit", metavar="BYTES", help="a memory budget (80GB, 80GiB, 1e10): the longest sequence that "
                                                   "fits it, or with --seq the largest batch")
+    _lora_options(p)
 
 
 def _solve_options(p) -> None:
@@ -228,6 +229,11 @@ def _sweep_options(p) -> None:
     p.add_argument("--head-width", type=_positive, metavar="D",
                    help="hold each head's width at D: the head count A follows H (A = H/D)")
     _quantity_options(p)
+
+
+def asks_lora(args) -> bool:
+    """Whether the command line asks for a LoRA adapter (any of its options given)."""
+    return any(getattr(args, key, None) not in (None, False) for key in ("lora", "lora_targets", "dora", "lora_bias"))
 
 
 def _positive(text: str) -> int:
