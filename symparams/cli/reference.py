@@ -49,7 +49,10 @@ adapter, plus the biases `--lora-bias` thaws), `active` with the adapter,
 and `lora`: `r`, `targets`, `dora`, `bias`, the wrapped `modules` (each
 `path`, `kind`, `in`, `out`, `copies`), `wrapped` (how many in all),
 `adapter`, `base` and the adapter's `formula` in the symbols and R
-([adapters.md](adapters.md)).
+([adapters.md](adapters.md)). `memory --lora R --json` gives the
+fine-tuning's parts (the base frozen, the adapter's gradients and optimizer
+state), `parameters` and `trainable` as PEFT counts them, and the same
+`lora`.
 """
 
 

@@ -52,3 +52,16 @@ def test_formula_lora_is_the_count_by_hand():
     assert (code, err) == (0, "")
     assert sp.expand(printed - (L * (R * 2 * H + R * (H + r * H) + R * (r * H + H)) + R * 2 * H)) == 0
     assert "R: rank of a LoRA adapter" in out.splitlines()[1]
+
+
+def test_memory_lora_weights_are_the_bytes_peft_holds():
+    """GPT-2 in bf16 with LoRA on c_attn, on the meta device: the base's bf16 tensors and PEFT's fp32 adapter."""
+    config = transformers.AutoConfig.from_pretrained(FIXTURES / "gpt2")
+    with torch.device("meta"):
+        module = transformers.AutoModel.from_config(config, dtype=torch.bfloat16)
+    wrapped = get_peft_model(module, LoraConfig(r=8, target_modules=["c_attn"]))
+    held = sum(p.numel() * p.element_size() for p in wrapped.parameters())
+    code, out, err = command("memory", "--config", FIXTURES / "gpt2", "--lora", "8", "--lora-targets", "c_attn",
+                             "--dtype", "bf16", "--optimizer", "none", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["weights"] == held
