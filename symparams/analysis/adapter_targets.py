@@ -21,13 +21,14 @@ but the output layer (``_maybe_include_all_linear_layers``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator, Sequence
 
 import sympy as sp
 
 from ..core.blocks import Block
 from ..core.errors import SymparamsError
+from ..core.symbols import V
 
 #: the block kinds PEFT's LoRA wraps (``nn.Linear`` and ``Conv1D`` as lora.Linear, ``nn.Embedding``)
 ADAPTABLE = ("linear", "embedding")
@@ -70,39 +71,41 @@ def _walk(block: Block, prefix: str = "", copies=(sp.Integer(1), sp.Integer(1)),
         yield from _walk(child, path, copies, block)
 
 
-def _dims(block: Block) -> tuple[sp.Expr, sp.Expr]:
-    """A linear leaf's (in, out), an embedding's (rows, width), checked against the weight it holds."""
+def _dims(block: Block) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    """A linear leaf's (in, out), an embedding's (rows, width), and how many instances its weight holds (an
+    inferred tree may keep a module's instances in its parameters' counts, not in a repeat)."""
     n_in, n_out = (sp.expand(sp.sympify(d).doit()) for d in block.shape)
     weight = dict(block.params).get("weight")
-    if weight is None or sp.expand(weight - n_in * n_out) != 0:
+    instances = sp.cancel(weight / (n_in * n_out)) if weight is not None else None
+    if instances is None or sp.fraction(instances)[1] != 1 or instances.is_number and not instances.is_Integer:
         raise SymparamsError(f"{block.name}: its shape {block.shape} does not hold its weight; refused rather "
                              f"than counted")
-    return n_in, n_out
+    return n_in, n_out, sp.expand(instances)
 
 
 def adaptable(tree: Block) -> list[Module]:
     """The modules of ``tree`` a LoRA adapter can wrap, in the tree's order; a fused projection's parts
     (``ref=""``) make one module at their parent's path, their outputs added.  Two stacks of layers may hold
     modules of one path (DeepSeek's dense and mixture-of-experts layers): each is a module of its own."""
-    found: dict[tuple, list] = {}
-    for parent, prefix, path, block, copies in _walk(tree):
+    found: dict[tuple, Module] = {}
+    for parent, prefix, path, block, (copies, used) in _walk(tree):
         if not block.is_leaf or block.kind not in ADAPTABLE or len(block.shape) != 2:
             continue
-        n_in, n_out = _dims(block)
-        bias = sp.sympify(dict(block.params).get("bias", 0))
-        if block.ref != "":
-            found[(path, id(block))] = [block.kind, n_in, n_out, copies, bias, path]
-            continue
-        key = (prefix, id(parent))  # a part of its parent's fused module
-        if key not in found:
-            found[key] = [block.kind, n_in, n_out, copies, bias, prefix]
-            continue
-        kind, first_in, out, first_copies, bias_before, _ = found[key]
-        if sp.expand(first_in - n_in) != 0 or first_copies != copies:
-            raise SymparamsError(f"{prefix}: its parts take different inputs; refused rather than counted")
-        found[key] = [kind, n_in, out + n_out, copies, bias_before + bias, prefix]
-    return [Module(path, kind, n_in, sp.expand(n_out), sp.expand(copies[0]), sp.expand(bias), sp.expand(copies[1]))
-            for kind, n_in, n_out, copies, bias, path in found.values()]
+        part = block.ref == ""  # a part of its parent's fused module
+        n_in, n_out, instances = _dims(block)
+        bias = sp.cancel(sp.sympify(dict(block.params).get("bias", 0)) / instances)
+        module = Module(prefix if part else path, block.kind, n_in, n_out, sp.expand(copies * instances), bias,
+                        sp.expand(used * instances))
+        key = (prefix, id(parent)) if part else (path, id(block))
+        found[key] = module if key not in found else _fused(found[key], module)
+    return list(found.values())
+
+
+def _fused(first: Module, part: Module) -> Module:
+    """A fused module with one more part: the same input, the outputs (and biases) added."""
+    if sp.expand(first.n_in - part.n_in) != 0 or sp.expand(first.copies - part.copies) != 0:
+        raise SymparamsError(f"{first.path}: its parts take different inputs; refused rather than counted")
+    return replace(first, n_out=sp.expand(first.n_out + part.n_out), bias=sp.expand(first.bias + part.bias))
 
 
 def paths(tree: Block) -> dict[str, str]:
@@ -122,13 +125,11 @@ def unknown_matrices(tree: Block) -> list[str]:
 
 def output_layer(modules: Sequence[Module]) -> str | None:
     """The path of the module PEFT's ``all-linear`` leaves out, transformers' ``get_output_embeddings()``: the
-    linear layer outside the layer stack that maps onto the vocabulary (the first embedding table's rows)."""
-    tables = [m for m in modules if m.kind == "embedding"]
-    if not tables:
-        return None
-    vocabulary = tables[0].n_in
+    linear layer outside the layer stack that maps onto the vocabulary (V, or the first embedding table's rows:
+    a table tied to the output layer may be listed only there)."""
+    tables = [m.n_in for m in modules if m.kind == "embedding"][:1]
     return next((m.path for m in modules if m.kind == "linear" and m.copies == 1 and m.used == 1
-                 and sp.expand(m.n_out - vocabulary) == 0), None)
+                 and any(sp.expand(m.n_out - rows) == 0 for rows in (V, *tables))), None)
 
 
 def matched(tree: Block, targets: Sequence[str] | str, name: str, types: Sequence[str] = ()) -> list[Module]:

@@ -62,6 +62,13 @@ CASES = [
     ("Qwen/Qwen1.5-MoE-A2.7B", None, 8, ["q_proj", "k_proj", "v_proj", "o_proj"], {}),
     # an inferred type (no family): GPT-Neo
     ("EleutherAI/gpt-neo-125M", "causal-lm", 8, "all-linear", {}),
+    # inferred types whose output layer all-linear leaves out is found by the vocabulary: CamemBERT's table is
+    # listed only under the tied decoder, CPM-Ant's table has V + prompt rows
+    ({"model_type": "camembert", "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "vocab_size": 100, "is_decoder": True}, "causal-lm", 2, "all-linear", {}),
+    ({"model_type": "cpmant", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "dim_head": 8,
+      "dim_ff": 48, "vocab_size": 100, "prompt_types": 4, "prompt_length": 8, "segment_types": 4}, "causal-lm", 2,
+     "all-linear", {}),
     ({"model_type": "olmo", "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
       "num_attention_heads": 4, "vocab_size": 100}, None, 4, ["q_proj", "down_proj", "embed_tokens"],
      {"use_dora": True}),
@@ -69,7 +76,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("config, head, r, targets, options", CASES,
-                         ids=lambda v: v if isinstance(v, str) else None)
+                         ids=lambda v: v if isinstance(v, str) else v["model_type"] if isinstance(v, dict) and
+                         "model_type" in v else None)
 def test_lora_matches_peft(config, head, r, targets, options):
     m = ours(config, head)
     adapter = m.lora(r, targets, dora=options.get("use_dora", False), bias=options.get("bias", "none"))
