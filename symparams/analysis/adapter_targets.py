@@ -40,6 +40,10 @@ ALL_LINEAR = "all-linear"
 MAMBA_TYPES = ("falcon_h1", "mamba", "mamba2", "falcon_mamba", "nemotron_h")
 MAMBA_REFUSED = ("out_proj", "conv1d")
 
+#: the model types whose blocks transformers ties across layers (Zamba's shared transformer block): the weights are
+#: listed once, as the tree holds them, but every layer's copy is a module PEFT wraps with an adapter of its own
+SHARED_BLOCK_TYPES = ("zamba", "zamba2")
+
 #: the names PEFT (on transformers 5) turns into LoRA on a mixture of experts' 3-D expert tensors or its router
 #: (``target_parameters``, peft/utils/transformers_weight_conversion.py): not counted here
 EXPERT_NAMES = ("gate", "gate_proj", "up_proj", "down_proj", "w1", "w2", "w3")
@@ -137,7 +141,14 @@ def matched(tree: Block, targets: Sequence[str] | str, name: str, types: Sequenc
     ends with ``.target``; ``all-linear`` every linear layer but the output layer.  A target that names no
     module, or a module LoRA cannot wrap, is refused (``name`` begins the message); so is a module PEFT refuses
     in a model of one of ``types`` (the model's config types)."""
-    modules, known, routed = adaptable(tree), paths(tree), tree.routed
+    shared = set(types) & set(SHARED_BLOCK_TYPES)
+    if shared:
+        raise SymparamsError(f"{name}: {shared.pop()} ties one block's weights across layers, each copy a module PEFT "
+                             f"wraps apart, while the count lists them once: its adapter is not counted")
+    modules, known = adaptable(tree), paths(tree)
+    # experts a token is routed among, or held under an ``experts`` module (which PEFT's conversion of v4 names
+    # reaches whether or not the tree knows the top-k)
+    routed = tree.routed or any("experts" in path.split(".") for path in known)
     if isinstance(targets, str):
         if targets.lower() != ALL_LINEAR:
             targets = [targets]

@@ -37,6 +37,8 @@ def count_lora(m, args, component_rows) -> None:
     rows.append(("lora adapter", thousands(adapter.adapter), percent(sp.Rational(adapter.adapter, total))))
     footer = [("total", thousands(total), "100.00%"),
               ("trainable", thousands(adapter.trainable), percent(sp.Rational(adapter.trainable, total)))]
+    if m.routed:  # what one token uses: the adapters of the modules it passes through among them
+        footer.append(("active", thousands(adapter.active), percent(sp.Rational(adapter.active, total))))
     print(f"{printable(m.name)} ({m.family.title['en']}): {values_line(m.values, m.switches, m.head)}")
     print(text_table(("component", "parameters", "share"), rows + footer, "lrr", rule_before=len(rows),
                      min_widths=(0, 0, 8)))

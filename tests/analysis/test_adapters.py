@@ -179,3 +179,13 @@ def test_lora_active_count_adds_the_adapter_a_token_passes_through():
     adapter = m.lora(16, ["q_proj", "v_proj"])
     assert adapter.active - m.active == adapter.trainable == peft_counts(built("mistralai/Mixtral-8x7B-v0.1"), 16,
                                                                          ["q_proj", "v_proj"])[0]
+
+
+def test_lora_refuses_a_block_tied_across_layers():
+    """Zamba2's shared transformer block: its weights listed once, but PEFT wraps each layer's copy of q_proj."""
+    config = {"model_type": "zamba2"}
+    wrapped = get_peft_model(built(config), LoraConfig(r=2, target_modules=["q_proj"]))
+    copies = [name for name, _ in wrapped.named_parameters() if name.endswith("q_proj.lora_A.default.weight")]
+    assert len(copies) > 1 == sum(path.endswith("q_proj.weight") for path in model(config).reference_counts())
+    with pytest.raises(SymparamsError, match="ties"):
+        model(config).lora(2, ["q_proj"])
