@@ -52,6 +52,11 @@ class LoRA:
         types = (model.family.name, *model.family.config_types)
         self.modules: list[Module] = matched(model.tree, self.targets, model.name, types)
 
+    @property
+    def name(self) -> str:
+        """The model's name (what a capacity search names in its messages)."""
+        return self.model.name
+
     # -- formulas ------------------------------------------------------------
     @cached_property
     def formula(self) -> sp.Expr:

@@ -61,10 +61,3 @@ def formula_lora(m, args) -> None:
     print(sp.sstr(expr))
     print(legend(expr.free_symbols))
 
-
-def lora_memory(m, args, settings: dict):
-    """``memory --lora``: the fine-tuning's memory (the base frozen in --dtype, the adapter in fp32); --fit is
-    refused (the budget's search runs on the model without the adapter)."""
-    if args.fit is not None:
-        raise SymparamsError("--fit with --lora is not supported yet: give --seq and --batch")
-    return adapter_of(m, args).memory(seq=args.seq, batch=args.batch, **settings)

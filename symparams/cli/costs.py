@@ -22,31 +22,32 @@ def cmd_memory(args, m) -> None:
     settings = dict(dtype=args.dtype, optimizer=args.optimizer, zero=args.zero, ranks=args.ranks,
                     tensor_parallel=args.tensor_parallel, sequence_parallel=args.sequence_parallel,
                     recompute=args.recompute)
+    subject = m  # what holds the memory: the model, or a LoRA adapter on it (the fine-tuning's memory)
     if asks_lora(args):
-        from .adapters import lora_memory
+        from .adapters import adapter_of
 
-        mem = lora_memory(m, args, settings)
-    elif args.fit is not None:
-        _fit(args, m, settings)
+        subject = adapter_of(m, args)
+    if args.fit is not None:
+        _fit(args, m, settings, subject)
         return
-    else:
-        mem = m.memory(seq=args.seq, batch=args.batch, **settings)
+    mem = subject.memory(seq=args.seq, batch=args.batch, **settings)
     if args.json:
         print_json(mem.to_dict())
         return
     print(report(mem).text())
 
 
-def _fit(args, m, settings: dict) -> None:
+def _fit(args, m, settings: dict, subject) -> None:
     """``--fit BYTES``: the longest sequence that fits (at --batch), or with --seq the largest batch; when nothing
-    does, the bytes the smallest needs and the smallest change of each kind that would fit."""
+    does, the bytes the smallest needs and the smallest change of each kind that would fit (``subject``: the
+    model ``m``, or a LoRA adapter on it)."""
     from ..analysis.capacity import largest_batch, longest_context, parse_bytes, shortfall
 
     budget = parse_bytes(args.fit)
     what, given = ("seq", {"batch": args.batch}) if args.seq is None else ("batch", {"seq": args.seq})
-    found = (longest_context if what == "seq" else largest_batch)(m, budget, **given, **settings)
-    fitted = None if found is None else m.memory(**given, **{what: found}, **settings).to_dict()
-    missing = None if found is not None else shortfall(m, budget, what, **given, **settings)
+    found = (longest_context if what == "seq" else largest_batch)(subject, budget, **given, **settings)
+    fitted = None if found is None else subject.memory(**given, **{what: found}, **settings).to_dict()
+    missing = None if found is not None else shortfall(subject, budget, what, **given, **settings)
     if args.json:
         print_json({"model": m.name, "budget": budget, "solved_for": what, "value": found, "memory": fitted,
                     **({"nothing_fits": missing.to_dict()} if missing else {})})

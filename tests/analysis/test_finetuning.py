@@ -58,3 +58,13 @@ def test_lora_memory_refuses_a_quantized_base_and_trained_biases():
         adapter.memory("int4", "adam")
     with pytest.raises(SymparamsError, match="bias"):
         model("qwen2.5-0.5b").lora(8, ["q_proj"], bias="all").memory("bf16", "adam")
+
+
+def test_the_longest_context_of_a_lora_fine_tuning_is_the_last_that_fits():
+    """--fit with an adapter searches the fine-tuning's memory, not the full training's."""
+    from symparams.analysis.capacity import longest_context
+    m = model("llama-3-8b", head="causal-lm")
+    adapter = m.lora(16, "all-linear")
+    found = longest_context(adapter, 24 * 10**9, dtype="bf16", optimizer="adam")
+    assert adapter.memory(seq=found).total <= 24 * 10**9 < adapter.memory(seq=found + 1).total
+    assert longest_context(m, 24 * 10**9, dtype="bf16", optimizer="adam") is None  # full training: nothing fits

@@ -496,9 +496,10 @@ def lora_cases():
             case("count", "mixtral-8x7b", "--lora", "8", "--lora-targets", "all-linear", needle="experts"),
             case("count", "llama", "--lora", "8", "--lora-targets", "q_proj", needle="V")]
     lora = ("memory", "llama-3-8b", "--lora", "8", "--lora-targets", "q_proj")
-    out += [case(*lora, "--fit", "80GB", needle="--fit"), case(*lora, "--dtype", "int4", needle="int4"),
+    out += [case(*lora, "--fit", "80XB", needle="80XB"), case(*lora, "--dtype", "int4", needle="int4"),
             case(*lora, "--lora-bias", "all", needle="bias"), case("memory", "llama-3-8b", "--dora", needle="--dora"),
-            case(*lora[:4], "--lora-targets", "nothing", needle="nothing"), case(*lora, "--seq", "0")]
+            case(*lora[:4], "--lora-targets", "nothing", needle="nothing"), case(*lora, "--seq", "0"),
+            case(*lora, "--dtype", "int8", "--fit", "80GB", needle="int8")]
     return out
 
 
