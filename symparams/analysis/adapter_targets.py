@@ -22,7 +22,7 @@ but the output layer (``_maybe_include_all_linear_layers``).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import sympy as sp
 

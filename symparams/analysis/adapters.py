@@ -27,7 +27,7 @@ from typing import Sequence
 import sympy as sp
 
 from ..core.errors import SymparamsError
-from ..core.formatting import percent, thousands
+from ..core.formatting import thousands
 from ..core.symbols import R
 from ..core.values import parse_whole
 from .adapter_targets import ALL_LINEAR, Module, matched
@@ -149,10 +149,6 @@ class LoRA:
                    f"{thousands(self.trainable)}"),
                 "convention: as peft's get_nb_trainable_parameters() counts it (lora_A [r, in], lora_B [out, r], "
                 "no bias; DoRA: a magnitude of out; the base frozen)"]
-
-    def rows(self) -> list[tuple[str, str, str]]:
-        """The table rows ``count --lora`` adds: the adapter, then the footer's total and trainable."""
-        return [("lora adapter", thousands(self.adapter), percent(sp.Rational(self.adapter, self.total)))]
 
     def __str__(self) -> str:
         return "\n".join(self.lines())

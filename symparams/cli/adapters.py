@@ -1,12 +1,13 @@
-"""``count`` and ``formula`` with a LoRA adapter (``--lora R --lora-targets NAMES [--dora] [--lora-bias MODE]``)."""
+"""``count``, ``formula`` and ``memory`` with a LoRA adapter (``--lora R --lora-targets NAMES [--dora]
+[--lora-bias MODE]``)."""
 
 from __future__ import annotations
 
 import sympy as sp
 
+from ..analysis.adapters import shaped
 from ..core.errors import SymparamsError, printable
 from ..core.formatting import percent, text_table, thousands, values_line
-from ..analysis.adapters import shaped
 from ..core.symbols import legend
 from .parser import print_json
 
