@@ -24,6 +24,7 @@ HOOKS = {
     ("symparams.core.model", "symparams.analysis.flops", "flops"),
     ("symparams.core.model", "symparams.analysis.memory", "memory"),
     ("symparams.core.model", "symparams.analysis.cache", "kv_cache"),
+    ("symparams.core.model", "symparams.analysis.adapters", "lora"),
     ("symparams.core.model", "symparams.analysis.explain", "explain"),
     ("symparams.core.display", "symparams.documents.notebook", "presentation"),
 }

@@ -10,7 +10,7 @@ from ..core.errors import SymparamsError
 from ..core.values import parse_whole
 from ..core.formatting import thousands
 from .dtypes import _shown
-from .memory import RECOMPUTE, Memory
+from .memory import RECOMPUTE
 
 #: byte units a budget may be written in: decimal (GB = 10^9, as disk and GPU makers write it) and binary (GiB)
 BYTE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -40,7 +40,8 @@ def parse_bytes(text) -> int:
 def longest_context(model, budget_bytes, **memory_args) -> int | None:
     """The largest sequence length ``s`` whose total fits ``budget_bytes`` (None: not even s = 1).
 
-    ``memory_args`` are :class:`Memory`'s (``batch``, ``dtype``, ...).  The
+    ``memory_args`` are :class:`~symparams.analysis.memory.Memory`'s (``batch``, ``dtype``, ...); ``model`` is
+    anything with their ``memory(...)``: a model, or a LoRA adapter on one (its fine-tuning's memory).  The
     total grows with ``s`` (the KV cache as transformers holds it: a
     sliding-window layer's no more once its window is full), so the answer
     is found by an exact integer search.  Where every layer keeps only its
@@ -72,7 +73,7 @@ def _largest(model, budget_bytes, name: str, memory_args: dict) -> int | None:
         raise SymparamsError(f"{name} is what is solved for: leave it out")
     if name == "batch" and memory_args.get("seq") is None:
         raise SymparamsError("the largest batch needs the sequence length seq")
-    mem = Memory(model, **{**memory_args, name: 1})
+    mem = model.memory(**{**memory_args, name: 1})
     if not mem.grows():
         raise SymparamsError(f"{model.name}: the total does not grow with the {name} (no activations, no cache): "
                              f"any {name} fits or none does")
@@ -153,7 +154,7 @@ def shortfall(model, budget_bytes, name: str, **memory_args) -> Shortfall:
     (120083256320, 40083256320, [({'zero': 3, 'ranks': 2}, 1586)])
     """
     budget = parse_whole("the memory budget in bytes", budget_bytes)
-    needed = Memory(model, **{**memory_args, name: 1}).total
+    needed = model.memory(**{**memory_args, name: 1}).total
     found = (_remedy(model, budget, name, memory_args, kind) for kind in _first_of_each_kind(memory_args))
     return Shortfall(needed, budget, tuple(r for r in found if r is not None))
 
@@ -176,7 +177,7 @@ def _remedy(model, budget: int, name: str, memory_args: dict, changes: list[dict
     for change in changes:
         args = {**memory_args, **change}
         try:
-            if Memory(model, **{**args, name: 1}).total > budget:
+            if model.memory(**{**args, name: 1}).total > budget:
                 continue
         except SymparamsError:  # a change this model or optimizer refuses (int8 weights with an optimizer)
             continue

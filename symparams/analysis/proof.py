@@ -101,7 +101,7 @@ WIDTH = sp.Symbol("W", positive=True, integer=True)
 #: small admissible sizes for a counterexample when neither the model nor a preset gives a value
 CANONICAL = {"V": 1000, "V_d": 1000, "P": 128, "S": 2, "H": 64, "L": 2, "L_d": 2, "A": 8, "A_d": 8, "r": 4,
              "r_d": 4, "C": 2, "E": 32, "G": 2, "D": 16, "B": 32, "F": 256, "N_e": 8, "k_e": 2, "F_e": 64, "N_s": 1,
-             "F_s": 64, "L_f": 1, "R_q": 32, "R_kv": 32, "D_n": 16, "D_r": 8, "D_v": 16}
+             "F_s": 64, "L_f": 1, "R_q": 32, "R_kv": 32, "D_n": 16, "D_r": 8, "D_v": 16, "R": 16}
 
 
 @dataclass(frozen=True)

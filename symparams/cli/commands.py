@@ -12,7 +12,7 @@ from ..core.errors import SymparamsError, printable
 from ..core.formatting import percent, text_table, thousands, values_line
 from ..core.symbols import SYMBOLS, legend
 from .output import write_text
-from .parser import parse_sets, print_json
+from .parser import asks_lora, parse_sets, print_json
 
 
 def load(args, free: Sequence[str] = (), build: bool = False) -> Any:
@@ -102,20 +102,15 @@ def _list_inferred(found) -> None:
 
 def cmd_count(args) -> None:
     m = load(args, build=True)
+    if asks_lora(args):
+        from .adapters import count_lora
+
+        return count_lora(m, args, component_rows)
     if args.json:
         print_json(m.to_dict(depth=args.depth))
         return
     total = m.count  # raises (one line) when a value is missing
-    rows = []
-    for level, path, block, value, share in m.rows(depth=2 if args.depth is None else args.depth):
-        label = "  " * (level - 1) + block.name + (f" × {m.evaluate(block.repeat)}" if block.repeat != 1 else "")
-        if block.used is not None:
-            label += f" ({m.evaluate(block.used)} per token)"
-        if block.tied_to:
-            label += f" (tied to {block.tied_to})"
-        elif not block.trainable:
-            label += " (frozen)"
-        rows.append((label, thousands(value), percent(share)))
+    rows = component_rows(m, args.depth)
     footer = [("total", thousands(total), "100.00%"),
               ("trainable", thousands(m.trainable), percent(m.trainable_share))]
     if m.routed:  # a mixture of experts: what one token uses, the experts it is not routed to left out
@@ -127,6 +122,22 @@ def cmd_count(args) -> None:
         print(line)
     for note in m.notes:
         print(f"note: {printable(note)}")
+
+
+def component_rows(m, depth: int | None, total: int | None = None) -> list[tuple[str, str, str]]:
+    """The table's rows of components down to ``depth`` (default 2): name, count, share of ``total`` (default
+    the model's count)."""
+    rows = []
+    for level, path, block, value, share in m.rows(depth=2 if depth is None else depth):
+        label = "  " * (level - 1) + block.name + (f" × {m.evaluate(block.repeat)}" if block.repeat != 1 else "")
+        if block.used is not None:
+            label += f" ({m.evaluate(block.used)} per token)"
+        if block.tied_to:
+            label += f" (tied to {block.tied_to})"
+        elif not block.trainable:
+            label += " (frozen)"
+        rows.append((label, thousands(value), percent(share if total is None else sp.Rational(value, total))))
+    return rows
 
 
 def counted_lines(m) -> list[str]:
@@ -155,6 +166,10 @@ def cmd_formula(args) -> None:
     from ..core.model import Model
 
     m = load(args)
+    if asks_lora(args):
+        from .adapters import formula_lora
+
+        return formula_lora(m, args)
     # Preset and config values are not substituted (they would collapse the
     # formula to a number); values given with --set are.
     given = {k: v for k, v in parse_sets(args.set).items() if k in {s.name for s in m.symbols}}

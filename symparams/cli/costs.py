@@ -6,7 +6,7 @@ from ..core.errors import SymparamsError
 from ..core.formatting import thousands
 from ..core.errors import SymparamsError
 from ..documents.results_view import heading, report, utilisation_json, utilisation_text
-from .parser import print_json
+from .parser import asks_lora, print_json
 
 
 #: the layout's options, as :class:`~symparams.analysis.memory.Memory` names them (--pad-vocab aside)
@@ -58,10 +58,15 @@ def cmd_memory(args, m) -> None:
         raise SymparamsError("--fit answers for one rank's plain memory: leave out the pipeline, context and expert "
                              "parallelism, the distributed optimizer and --pad-vocab")
     settings.update(layout)
+    subject = m  # what holds the memory: the model, or a LoRA adapter on it (the fine-tuning's memory)
+    if asks_lora(args):
+        from .adapters import adapter_of
+
+        subject = adapter_of(m, args)
     if args.fit is not None:
-        _fit(args, m, settings)
+        _fit(args, m, settings, subject)
         return
-    mem = m.memory(seq=args.seq, batch=args.batch, **settings)
+    mem = subject.memory(seq=args.seq, batch=args.batch, **settings)
     if args.json:
         from ..analysis.ranks import per_rank
 
@@ -76,16 +81,17 @@ def _quantized(args) -> dict:
     return {k: v for k, v in (("group_size", args.group_size), ("keep", args.keep)) if v is not None}
 
 
-def _fit(args, m, settings: dict) -> None:
+def _fit(args, m, settings: dict, subject) -> None:
     """``--fit BYTES``: the longest sequence that fits (at --batch), or with --seq the largest batch; when nothing
-    does, the bytes the smallest needs and the smallest change of each kind that would fit."""
+    does, the bytes the smallest needs and the smallest change of each kind that would fit (``subject``: the
+    model ``m``, or a LoRA adapter on it)."""
     from ..analysis.capacity import largest_batch, longest_context, parse_bytes, shortfall
 
     budget = parse_bytes(args.fit)
     what, given = ("seq", {"batch": args.batch}) if args.seq is None else ("batch", {"seq": args.seq})
-    found = (longest_context if what == "seq" else largest_batch)(m, budget, **given, **settings)
-    fitted = None if found is None else m.memory(**given, **{what: found}, **settings).to_dict()
-    missing = None if found is not None else shortfall(m, budget, what, **given, **settings)
+    found = (longest_context if what == "seq" else largest_batch)(subject, budget, **given, **settings)
+    fitted = None if found is None else subject.memory(**given, **{what: found}, **settings).to_dict()
+    missing = None if found is not None else shortfall(subject, budget, what, **given, **settings)
     if args.json:
         print_json({"model": m.name, "budget": budget, "solved_for": what, "value": found, "memory": fitted,
                     **({"nothing_fits": missing.to_dict()} if missing else {})})

@@ -121,11 +121,24 @@ def _count_options(p) -> None:
     _model_options(p, json_=True)
     p.add_argument("--depth", type=_levels, metavar="N",
                    help="levels of components to show (default 2); with --json, a nested tree")
+    _lora_options(p)
 
 
 def _formula_options(p) -> None:
     _model_options(p, json_=False)
     p.add_argument("--latex", action="store_true", help="print LaTeX")
+    _lora_options(p)
+
+
+def _lora_options(p) -> None:
+    p.add_argument("--lora", type=_positive, metavar="R", help="a LoRA adapter of rank R, counted as peft counts it "
+                                                               "(needs --lora-targets)")
+    p.add_argument("--lora-targets", metavar="NAMES", help="the modules the adapter wraps: names as PEFT matches them "
+                                                           "(q_proj,v_proj: every module whose name ends so), or "
+                                                           "all-linear (every linear layer but the output layer)")
+    p.add_argument("--dora", action="store_true", help="DoRA: a magnitude vector beside each LoRA (with --lora)")
+    p.add_argument("--lora-bias", choices=("none", "all", "lora_only"),
+                   help="which biases train with the adapter, as PEFT's bias option (default none; with --lora)")
 
 
 def _explain_options(p) -> None:
@@ -209,6 +222,7 @@ def _memory_options(p) -> None:
     _layout_options(p, memory=True)
     p.add_argument("--fit", metavar="BYTES", help="a memory budget (80GB, 80GiB, 1e10): the longest sequence that "
                                                   "fits it, or with --seq the largest batch")
+    _lora_options(p)
 
 
 def _layout_options(p, memory: bool) -> None:
@@ -255,6 +269,11 @@ def _sweep_options(p) -> None:
     _quantity_options(p)
 
 
+def asks_lora(args) -> bool:
+    """Whether the command line asks for a LoRA adapter (any of its options given)."""
+    return any(getattr(args, key, None) not in (None, False) for key in ("lora", "lora_targets", "dora", "lora_bias"))
+
+
 def _positive(text: str) -> int:
     """A positive whole number below 10⁹, in any notation a size takes (``2048``, ``2e3``)."""
     from ..core.values import parse_whole  # imports SymPy: only once an option takes a number
@@ -289,7 +308,7 @@ def _infer_options(p) -> None:
 
 #: options whose value may begin with "-" (a title "---", a negative number to be refused with a reason)
 VALUED = ("--title", "--set", "--target", "--grid", "--for", "--head", "--claim", "--fit", "--class", "--verify",
-          "--group-size")
+          "--group-size", "--lora", "--lora-targets")
 
 
 def joined_values(argv: Sequence[str]) -> list[str]:

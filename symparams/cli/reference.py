@@ -50,6 +50,17 @@ every stage's (`stages`), the `layout`, the `formulas` and the
 `conventions`; `flops --json` with a layout adds `per_rank` too: the most
 loaded rank's `forward`, `backward` and `training` FLOPs for one micro-batch,
 every stage's, the `layout` and the `conventions`.
+
+`count --lora R --json` gives `total` and `trainable` as PEFT's
+`get_nb_trainable_parameters()` does (the base plus the adapter; the
+adapter, plus the biases `--lora-bias` thaws), `active` with the adapter,
+and `lora`: `r`, `targets`, `dora`, `bias`, the wrapped `modules` (each
+`path`, `kind`, `in`, `out`, `copies`), `wrapped` (how many in all),
+`adapter`, `base` and the adapter's `formula` in the symbols and R
+([adapters.md](adapters.md)). `memory --lora R --json` gives the
+fine-tuning's parts (the base frozen, the adapter's gradients and optimizer
+state), `parameters` and `trainable` as PEFT counts them, and the same
+`lora`.
 """
 
 

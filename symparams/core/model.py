@@ -387,6 +387,13 @@ class Model(Displayable):
 
         return KVCache(self, dtype=dtype, seq=seq, batch=batch)
 
+    def lora(self, r, targets, dora: bool = False, bias: str = "none"):
+        """A LoRA adapter of rank ``r`` on the modules ``targets`` names (or ``"all-linear"``), counted as PEFT
+        counts it (see :mod:`symparams.analysis.adapters`).  A call-time hook into the analysis layer."""
+        from ..analysis.adapters import LoRA
+
+        return LoRA(self, r, targets, dora=dora, bias=bias)
+
     def explain(self, claim):
         """The ledger that reconciles a published count (``"110M"``, ``6.74e9``) with this exact one
         (see :mod:`symparams.analysis.explain`): a generative model without a head is counted as its released

@@ -70,6 +70,8 @@ R_kv = _size("R_kv")
 D_n = _size("D_n")
 D_r = _size("D_r")
 D_v = _size("D_v")
+# an adapter's rank (LoRA's r; r is taken by the FFN ratio)
+R = _size("R")
 
 SYMBOLS: dict[str, SymbolInfo] = {
     info.name: info
@@ -104,6 +106,7 @@ SYMBOLS: dict[str, SymbolInfo] = {
         SymbolInfo(D_n, "query/key head width without rotary positions (MLA)", "每个头不带旋转位置编码的查询/键维度（MLA）"),
         SymbolInfo(D_r, "query/key head width with rotary positions (MLA)", "每个头带旋转位置编码的查询/键维度（MLA）"),
         SymbolInfo(D_v, "value head width (MLA)", "每个头的值维度（MLA）"),
+        SymbolInfo(R, "rank of a LoRA adapter (LoRA's r)", "LoRA 适配器的秩（LoRA 的 r）"),
     )
 }
 

@@ -92,7 +92,9 @@ def report(result, macs: bool = False) -> Report:
     :class:`KVCache` or :class:`Ledger`."""
     if isinstance(result, Flops):
         return flops_report(result, macs)
-    return {Memory: memory_report, KVCache: kv_report, Ledger: ledger_report, Solution: solution_report,
+    if isinstance(result, Memory):  # a fine-tuning's memory too
+        return memory_report(result)
+    return {KVCache: kv_report, Ledger: ledger_report, Solution: solution_report,
             Sweep: sweep_report}[type(result)](result)
 
 

@@ -188,7 +188,8 @@ def missing_value_cases():
 
 
 OPTIONS = {  # every option that takes an argument, per subcommand
-    "count": ("--set", "--head", "--config", "--depth"), "formula": ("--set", "--head", "--config"),
+    "count": ("--set", "--head", "--config", "--depth", "--lora", "--lora-targets", "--lora-bias"),
+    "formula": ("--set", "--head", "--config", "--lora", "--lora-targets"),
     "prove": ("--set", "--head", "--config"),
     "derive": ("--set", "--head", "--config", "--format", "--lang", "--title", "-o", "--output", "--template"),
     "solve": ("--set", "--head", "--config", "--target", "--for"),
@@ -501,7 +502,10 @@ def cost_cases():
             case(*serve, "--dtype", "q8_0", "--group-size", "32", needle="group_size"),
             case(*serve, "--dtype", "mxfp4", needle="mxfp4"), case(*memory, "--dtype", "q4_k", needle="q4_k"),
             case(*serve, "--dtype", "q4_k", "--tensor-parallel", "2", needle="not split over ranks"),
-            case(*serve, "--dtype", "gptq", "--pipeline-parallel", "2", needle="not split over ranks")]
+            case(*serve, "--dtype", "gptq", "--pipeline-parallel", "2", needle="not split over ranks"),
+            case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--dtype", "q4_k", needle="quantized as q4_k"),
+            case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--tensor-parallel", "2",
+                 needle="parallel layout")]
     out += [case(*memory, "--optimizer", "none", "--seq", "8", "--fit", budget, needle="budget")
             for budget in ("abc", "0", "-80GB", "80XB", "1.5", "1e99999")]
     out += layout_cases(memory)
@@ -527,6 +531,31 @@ def cost_cases():
     return out
 
 
+def lora_cases():
+    """count and formula with a LoRA adapter: its rank, its targets, options given without --lora."""
+    lora = ("count", "llama-3-8b", "--lora-targets", "q_proj,v_proj", "--lora")
+    out = [case(*lora, rank, needle="lora") for rank in ("0", "-1", "1.5", "abc", "", DIGITS, "1e9", "٣")]
+    out += [case("count", "llama-3-8b", "--lora", "8", "--lora-targets", target, needle=needle)
+            for target, needle in (("qproj", "qproj"), ("q_proj,nothing", "nothing"), (",", "target"),
+                                   ("input_layernorm", "input_layernorm"), ("self_attn", "self_attn"),
+                                   ("layers.0.self_attn.q_proj", "layers.0"), ("", "target"),
+                                   ("q_proj\x1b[2J", "q_proj"))]
+    out += [case("count", "llama-3-8b", *extra, needle=needle) for extra, needle in (
+        (("--lora-targets", "q_proj"), "--lora"), (("--dora",), "--dora"), (("--lora-bias", "all"), "--lora"),
+        (("--lora", "8"), "--lora-targets"), (("--lora", "8", "--lora-targets", "q_proj", "--lora-bias", "some"),
+                                              "some"))]
+    out += [case("formula", "llama", "--dora", needle="--dora"),
+            case("count", "mixtral-8x7b", "--lora", "8", "--lora-targets", "w1,w3", needle="w1"),
+            case("count", "mixtral-8x7b", "--lora", "8", "--lora-targets", "all-linear", needle="experts"),
+            case("count", "llama", "--lora", "8", "--lora-targets", "q_proj", needle="V")]
+    lora = ("memory", "llama-3-8b", "--lora", "8", "--lora-targets", "q_proj")
+    out += [case(*lora, "--fit", "80XB", needle="80XB"), case(*lora, "--dtype", "int4", needle="int4"),
+            case(*lora, "--lora-bias", "all", needle="bias"), case("memory", "llama-3-8b", "--dora", needle="--dora"),
+            case(*lora[:4], "--lora-targets", "nothing", needle="nothing"), case(*lora, "--seq", "0"),
+            case(*lora, "--dtype", "int8", "--fit", "80GB", needle="int8")]
+    return out
+
+
 def shell_cases():
     """The shell's failures before any prompt (stdin is /dev/null: a prompt would read EOF and exit 0)."""
     return [case("shell", "--plain", "nosuchmodel"), case("shell", "bert-base", "extra"), case("shell", "--config", ""),
@@ -543,4 +572,5 @@ def encoding_cases():
 
 TABLE = [*value_cases(), *switch_cases(), *head_and_key_cases(), *constraint_cases(), *missing_value_cases(),
          *option_cases(), *top_level_cases(), *generic_cases(), *config_cases(), *template_cases(),
-         *output_cases(), *sweep_cases(), *solve_cases(), *cost_cases(), *shell_cases(), *encoding_cases()]
+         *output_cases(), *sweep_cases(), *solve_cases(), *cost_cases(), *lora_cases(), *shell_cases(),
+         *encoding_cases()]

@@ -227,6 +227,14 @@ MODEL_METHOD_CALLS = [
     _case("m.derive(template=syntax error)", lambda: BERT.derive(template=str(F / "syntax.j2")), "syntax.j2"),
     _case("m.derive(template=1)", lambda: BERT.derive(template=1)),
     _case("model('bert').derive()", lambda: model("bert").derive(), "bert"),
+    *[_case(f"m.lora({r!r}, ['query'])", lambda r=r: BERT.lora(r, ["query"]).trainable, "rank")
+      for r in (0, -1, 1.5, "abc", True, None, [8], "1e999999")],
+    *[_case(f"m.lora(8, {t!r})", lambda t=t: BERT.lora(8, t).trainable)
+      for t in (None, [], [3], [None], "", "query,,key", b"query", {"query": 1}, 7, ["layer.0.query"], ["bogus"],
+                ["LayerNorm"], ["attention"], "all-linears")],
+    _case("m.lora(8, ['query'], dora='yes')", lambda: BERT.lora(8, ["query"], dora="yes"), "yes"),
+    _case("m.lora(8, ['query'], bias='some')", lambda: BERT.lora(8, ["query"], bias="some"), "some"),
+    _case("model('bert').lora(8, ['query']).trainable", lambda: model("bert").lora(8, ["query"]).trainable, "V"),
 ]
 
 SOLVE_CALLS = [
