@@ -25,7 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "func", None):
             raise SymparamsError(f"name a command: {', '.join(parser.commands)} (`symparams --help` says what each does)")
         with _terminated_on_sigterm():
-            args.func(args)
+            status = args.func(args)  # audit: 2 when the checkpoint disagrees with the formula
     except _Terminated:  # kill, timeout, a CI runner: the same clean stop as Ctrl-C
         print("symparams: terminated", file=sys.stderr)
         return 128 + signal.SIGTERM
@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: no traceback, and no file half written (see cli.output)
         print("symparams: interrupted", file=sys.stderr)
         return 130
-    return 0
+    return status if isinstance(status, int) else 0
 
 
 def _clipped(message: str) -> str:

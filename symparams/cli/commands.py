@@ -262,7 +262,13 @@ def cmd_infer(args) -> None:
     run(args)
 
 
+def cmd_audit(args) -> int:
+    from .audit import cmd_audit as run
+
+    return run(args, load)
+
+
 HANDLERS = {"list": cmd_list, "count": cmd_count, "formula": cmd_formula, "prove": cmd_prove,
             "flops": cmd_flops, "memory": cmd_memory, "explain": cmd_explain,
             "derive": cmd_derive, "solve": cmd_solve, "sweep": cmd_sweep, "infer": cmd_infer,
-            "shell": cmd_shell}
+            "audit": cmd_audit, "shell": cmd_shell}

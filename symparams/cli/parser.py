@@ -112,6 +112,11 @@ COMMANDS = {
               "weights, no network) as a closed form in the config's fields, with the conditions where it holds "
               "and its check against real builds of fresh random configurations. Needs torch and transformers "
               "(pip install symparams[infer]).", "symparams infer llama --class causal-lm"),
+    "audit": ("reconcile a checkpoint's tensors with the model's formula", "Reads a safetensors checkpoint (a "
+              "file, or shards with their index) by its headers only, no weights, and reconciles every tensor with "
+              "the model's formula: missing, extra, shape, dtype, bytes. Exit status 0 with a one-line summary when "
+              "everything reconciles; 2 with one line per category of difference.",
+              "symparams audit ./Llama-3-8B --dtype bf16"),
     "shell": ("an interactive Python prompt with the model loaded", "A Python prompt with symparams, the symbols "
               "and every preset loaded (and the model named, as m).", "symparams shell bert-base"),
 }
@@ -300,6 +305,12 @@ def _list_options(p) -> None:
     p.add_argument("--json", action="store_true", help="the presets, families and inferred types as JSON")
 
 
+def _audit_options(p) -> None:
+    from .audit import options
+
+    options(p)
+
+
 def _infer_options(p) -> None:
     from .infer import options
 
@@ -333,4 +344,4 @@ def joined_values(argv: Sequence[str]) -> list[str]:
 _OPTIONS = {"list": _list_options, "count": _count_options, "formula": _formula_options,
             "prove": lambda p: _model_options(p, json_=True), "flops": _flops_options, "memory": _memory_options,
             "explain": _explain_options, "derive": _document_options, "solve": _solve_options,
-            "sweep": _sweep_options, "infer": _infer_options, "shell": _shell_options}
+            "sweep": _sweep_options, "infer": _infer_options, "audit": _audit_options, "shell": _shell_options}

@@ -1,0 +1,265 @@
+"""A checkpoint reconciled with the model's formula, tensor by tensor: missing, extra, shape, dtype, bytes.
+
+The model's tensors are the tree's stored tensors (:mod:`.stored`: a repeated layer's index as ``*``, a tied
+tensor once, where it is owned), each expected ``copies`` times with its shape as stored and its bytes in the
+expected dtype.  A checkpoint's names may carry the base model's prefix (``model.``, ``bert.``): the prefix
+that matches most names is taken off.  GPT-2's projections are ``Conv1D`` modules, which transformers stores
+``[in, out]``: their 2-D weights are expected so.
+
+Tied tensors: the checkpoint may hold one under either name (transformers' ``save_pretrained`` drops the tied
+name, ``lm_head.weight``; safetensors' ``save_model`` de-duplicates shared tensors and may keep the other), or
+under both (older checkpoints): each is accepted and said in a note, never counted as extra or missing.
+
+>>> from symparams import model
+>>> from symparams.analysis.checkpoint import Checkpoint, Tensor
+>>> m = model("llama", V=8, H=4, L=1, A=2, G=1, F=6, gqa=True)
+>>> shapes = {"embed_tokens.weight": (8, 4), "layers.0.input_layernorm.weight": (4,), "norm.weight": (4,)}
+>>> file = Checkpoint("safetensors", tuple(Tensor("model." + n, "BF16", s, 2 * (s[0] * s[-1] if len(s) > 1
+...                   else s[0])) for n, s in shapes.items()), ("x.safetensors",), ".")
+>>> for line in audit(m, file, "bf16").lines():
+...     print(line)
+missing: 6 tensors (layers.0.self_attn.q_proj.weight, layers.0.self_attn.k_proj.weight, layers.0.self_attn.v_proj.weight, layers.0.self_attn.o_proj.weight, layers.0.post_attention_layernorm.weight and 1 more)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..core.blocks import Block
+from ..core.errors import SymparamsError
+from .dtypes import DTYPE_BYTES
+from .checkpoint import Checkpoint, Tensor, expected_bytes
+from .stored import Stored, stored_tensors
+
+#: the safetensors dtype each plain dtype is stored as
+STORED_AS = {"fp32": "F32", "bf16": "BF16", "fp16": "F16"}
+#: the families whose linear layers are ``Conv1D`` modules, stored ``[in, out]``
+CONV1D = ("gpt2",)
+#: names shown in one line before "and N more"
+SHOWN = 5
+
+
+@dataclass
+class Expected:
+    """The tensors one name pattern stands for: their shapes as stored, each with its number of copies."""
+
+    pattern: str
+    shapes: Counter
+    dtype: str
+    regex: re.Pattern = field(init=False)
+
+    def __post_init__(self):
+        self.regex = re.compile(re.escape(self.pattern).replace(r"\*", r"\d+"))
+
+    @property
+    def copies(self) -> int:
+        return sum(self.shapes.values())
+
+
+@dataclass
+class Audit:
+    """What a checkpoint holds against what the model's formula gives: each category of difference with the
+    tensors in it, the notes (tied tensors), the parameters and bytes of each."""
+
+    model: str
+    dtype: str
+    tensors: int
+    differences: dict
+    notes: list
+    parameters: int
+    bytes: int
+    formula_parameters: int
+    formula_bytes: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+    def lines(self) -> list[str]:
+        """One line per category of difference (none when the checkpoint reconciles)."""
+        return [_dtype_line(items, self.dtype) if what == "dtype" else f"{what}: {_listed(items)}"
+                for what, items in self.differences.items()]
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "dtype": self.dtype, "ok": self.ok, "tensors": self.tensors,
+                "parameters": self.parameters, "bytes": self.bytes, "formula_parameters": self.formula_parameters,
+                "formula_bytes": self.formula_bytes, "differences": self.differences, "notes": self.notes}
+
+
+def _listed(items: list) -> str:
+    """``3 tensors (a, b, c)``, the first few named."""
+    head = ", ".join(items[:SHOWN]) + (f" and {len(items) - SHOWN} more" if len(items) > SHOWN else "")
+    return f"{len(items)} tensor{'s' if len(items) != 1 else ''} ({head})"
+
+
+def _dtype_line(items: list, dtype: str) -> str:
+    """The dtype differences (``name: F32``) in one line, by the dtype they are stored in."""
+    by_dtype: dict[str, list[str]] = {}
+    for item in items:
+        name, _, stored = item.rpartition(": ")
+        by_dtype.setdefault(stored, []).append(name)
+    parts = [f"{_listed(names).replace(' (', f' stored as {stored} (', 1)}" for stored, names in by_dtype.items()]
+    return f"dtype: {'; '.join(parts)}, where the model's are {dtype} ({STORED_AS[dtype]})"
+
+
+def expected_tensors(m, dtype: str) -> list[Expected]:
+    """The model's stored tensors at its values, grouped by name pattern, in the safetensors dtype of ``dtype``."""
+    tensors = stored_tensors(m.tree)
+    if any(t.part == "experts" for t in tensors):
+        raise SymparamsError("the audit does not read a mixture of experts yet: checkpoints store routed experts "
+                             "in several layouts (one tensor per expert, or fused)")
+    conv1d = m.family.name in CONV1D
+    groups: dict[str, Expected] = {}
+    for t in tensors:
+        shape = _evaluated(m, t)
+        if conv1d and t.part == "layers" and len(shape) == 2:
+            shape = shape[::-1]
+        group = groups.setdefault(t.path, Expected(t.path, Counter(), STORED_AS[dtype]))
+        group.shapes[shape] += int(m.evaluate(t.copies))
+    return list(groups.values())
+
+
+def _evaluated(m, t: Stored) -> tuple[int, ...]:
+    return tuple(int(m.evaluate(d)) for d in t.shape)
+
+
+def tied_names(tree: Block) -> dict[str, str]:
+    """Each tied tensor's name pattern → the name pattern of the tensor it shares (``lm_head.weight`` →
+    ``embed_tokens.weight``)."""
+    by_name = {}  # a block's path of names → its path as transformers names it
+    tied = []
+
+    def visit(block: Block, names: str, ref: str):
+        names = ".".join(p for p in (names, block.name) if p)
+        ref = ".".join(p for p in (ref, block.name if block.ref is None else block.ref) if p)
+        by_name[names] = ref
+        if block.tied_to is not None:
+            tied.append((ref, block))
+        for child in block.children:
+            visit(child, names, ref)
+
+    visit(tree, "", "")
+    return {f"{ref}.{pname}": f"{by_name[block.tied_to]}.{pname}" for ref, block in tied
+            for pname, _ in block.params if block.tied_to in by_name}
+
+
+def audit(m, checkpoint: Checkpoint, dtype: str) -> Audit:
+    """``checkpoint`` against model ``m`` whose tensors are stored in ``dtype`` (fp32, bf16 or fp16)."""
+    if dtype not in STORED_AS:
+        raise SymparamsError(f"the audit checks a checkpoint of fp32, bf16 or fp16 tensors, not {dtype}")
+    expected = expected_tensors(m, dtype)
+    aliases = tied_names(m.tree)
+    prefix = _prefix(checkpoint.tensors, [e.regex for e in expected] + [_regex(a) for a in aliases])
+    found: dict[str, list[Tensor]] = {e.pattern: [] for e in expected}
+    by_pattern = {e.pattern: e for e in expected}
+    extra, tied_copies = [], []
+    for t in checkpoint.tensors:
+        name = _stripped(t.name, prefix)
+        e = next((e for e in expected if e.regex.fullmatch(name)), None)
+        if e is not None:
+            found[e.pattern].append(t)
+            continue
+        owner = next((o for a, o in aliases.items() if _regex(a).fullmatch(name) and o in found), None)
+        (tied_copies if owner is not None else extra).append((t, owner))
+    notes = _tied(tied_copies, found, by_pattern)
+    differences = {}
+    for what, items in (("missing", _missing(expected, found)), ("extra", [t.name for t, _ in extra]),
+                        ("shape", _shapes(expected, found)), ("dtype", _dtypes(expected, found)),
+                        ("bytes", _bytes(checkpoint.tensors)), ("index", list(checkpoint.index_problems))):
+        if items:
+            differences[what] = items
+    formula = m.evaluate(sp.Add(*(sp.Mul(*t.shape) * t.copies for t in stored_tensors(m.tree))))
+    return Audit(m.name, dtype, len(checkpoint.tensors), differences, notes,
+                 sum(math.prod(t.shape) for t in checkpoint.tensors), sum(t.bytes for t in checkpoint.tensors),
+                 int(formula), int(formula * DTYPE_BYTES[dtype]))
+
+
+def _regex(pattern: str) -> re.Pattern:
+    return re.compile(re.escape(pattern).replace(r"\*", r"\d+"))
+
+
+def _stripped(name: str, prefix: str) -> str:
+    return name[len(prefix) + 1:] if prefix and name.startswith(prefix + ".") else name
+
+
+def _prefix(tensors, regexes) -> str:
+    """The base model's prefix the checkpoint's names carry: the first name segment that, taken off, makes
+    the most names match (none when taking none matches as many)."""
+    def matched(prefix: str) -> int:
+        return sum(any(r.fullmatch(_stripped(t.name, prefix)) for r in regexes) for t in tensors)
+
+    candidates = sorted({t.name.split(".", 1)[0] for t in tensors if "." in t.name})
+    best = max([""] + candidates, key=matched)
+    return best if matched(best) > matched("") else ""
+
+
+def _tied(copies: list, found: dict, by_pattern: dict) -> list[str]:
+    """A tied tensor stored under its own name: counted for the tensor it shares where that one is absent,
+    else a copy the formula does not count; a note each."""
+    notes = []
+    for t, owner in copies:
+        if len(found[owner]) < by_pattern[owner].copies:
+            found[owner].append(t)
+            notes.append(f"{t.name} holds the tensor it is tied to ({owner}), stored under the tied name")
+        else:
+            notes.append(f"{t.name} is stored as well, a copy of the tensor it is tied to ({owner}); the formula "
+                         f"counts it once")
+    return notes
+
+
+def _missing(expected: list[Expected], found: dict) -> list[str]:
+    out = []
+    for e in expected:
+        absent = e.copies - len(found[e.pattern])
+        if absent <= 0:
+            continue
+        if e.pattern.count("*") == 1:  # one repeated layer: name the indices that are not there
+            held = {_index(e, t.name) for t in found[e.pattern]}
+            out += [e.pattern.replace("*", str(i)) for i in range(e.copies) if i not in held][:absent]
+        elif "*" not in e.pattern:
+            out.append(e.pattern)
+        else:
+            out.append(f"{e.pattern}: {absent} of {e.copies}")
+    return out
+
+
+def _index(e: Expected, name: str) -> int | None:
+    """The layer index a name holds where its pattern has ``*``."""
+    tail = re.escape(e.pattern).replace(r"\*", r"(\d+)")
+    match = re.search(tail + "$", name)
+    return int(match.group(1)) if match else None
+
+
+def _shapes(expected: list[Expected], found: dict) -> list[str]:
+    out = []
+    for e in expected:
+        for t in found[e.pattern]:
+            if t.shape not in e.shapes:
+                want = " or ".join(_shape(s) for s in e.shapes)
+                out.append(f"{t.name} {_shape(t.shape)} where the model's {want}")
+    return out
+
+
+def _shape(shape) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def _dtypes(expected: list[Expected], found: dict) -> list[str]:
+    return [f"{t.name}: {t.dtype[:20]}" for e in expected for t in found[e.pattern] if t.dtype != e.dtype]
+
+
+def _bytes(tensors) -> list[str]:
+    """Tensors whose stored bytes are not their shape in their dtype (a damaged file)."""
+    out = []
+    for t in tensors:
+        want = expected_bytes(t)
+        if want is None:
+            out.append(f"{t.name}: dtype {t.dtype[:20]} not known, its bytes not checked")
+        elif want != t.bytes:
+            out.append(f"{t.name}: {t.bytes:,} bytes where {_shape(t.shape)} of {t.dtype} is {want:,}")
+    return out

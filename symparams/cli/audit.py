@@ -1,0 +1,72 @@
+"""``audit PATH``: a checkpoint's tensors, read from its headers, reconciled with the model's formula."""
+
+from __future__ import annotations
+
+import os
+
+from ..core.errors import SymparamsError, printable
+from ..core.formatting import thousands
+from .parser import print_json
+
+#: the dtype names a config.json gives (``dtype``, formerly ``torch_dtype``) and their names here
+CONFIG_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+
+
+def options(p) -> None:
+    p.add_argument("path", help="a .safetensors file, a folder of shards with model.safetensors.index.json, "
+                                "or a .gguf file")
+    p.add_argument("--model", help="the model the checkpoint should hold: a preset or a family (default: the "
+                                   "config.json beside the checkpoint)")
+    p.add_argument("--config", metavar="PATH", help="read this config.json rather than the one beside the "
+                                                    "checkpoint")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a value of a symbol or a "
+                                                                                   "switch; repeatable")
+    p.add_argument("--head", help="the task head the checkpoint was saved with (default: the class the config's "
+                                  "architectures names)")
+    p.add_argument("--dtype", choices=("fp32", "bf16", "fp16"), help="the dtype the tensors should be stored in "
+                                                                     "(default: the config's dtype)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def cmd_audit(args, load) -> int:
+    """Print the reconciliation; 2 when the checkpoint and the formula disagree (one line per category)."""
+    from ..analysis.checkpoint import read_checkpoint
+    from ..analysis.reconcile import audit
+
+    checkpoint = read_checkpoint(args.path)
+    if checkpoint.format == "gguf":
+        raise SymparamsError(f"{args.path}: a GGUF file; the audit reads safetensors checkpoints so far")
+    config = args.config
+    if args.model is None and config is None:
+        config = os.path.join(checkpoint.folder, "config.json")
+        if not os.path.isfile(config):
+            raise SymparamsError(f"no config.json beside {args.path}: name the model with --model or --config")
+    args.config = config
+    m = load(args)
+    if args.head is None:
+        m = m.saved_model()
+    found = audit(m, checkpoint, args.dtype or _config_dtype(config))
+    if args.json:
+        print_json({"checkpoint": args.path, "files": list(checkpoint.files), **found.to_dict()})
+        return 0 if found.ok else 2
+    for line in found.lines():
+        print(printable(line))
+    for note in found.notes:
+        print(f"note: {printable(note)}")
+    if found.ok:
+        print(f"ok: {found.tensors} tensors, {thousands(found.parameters)} parameters and {thousands(found.bytes)} "
+              f"bytes of {found.dtype}, as the formula of {printable(found.model)} gives "
+              f"({thousands(found.formula_parameters)} parameters, {thousands(found.formula_bytes)} bytes)")
+    return 0 if found.ok else 2
+
+
+def _config_dtype(config: str | None) -> str:
+    """The dtype the config.json names; refused where it names none (the checkpoint's own is no evidence)."""
+    from ..families.config import read
+
+    data = read(config if not os.path.isdir(config) else os.path.join(config, "config.json")) if config else {}
+    named = data.get("dtype", data.get("torch_dtype"))
+    if named not in CONFIG_DTYPES:
+        where = "the model is named without a config" if not config else f"{config} names {'no dtype' if named is None else repr(named)}"
+        raise SymparamsError(f"say the dtype the tensors should be in with --dtype fp32, bf16 or fp16 ({where})")
+    return CONFIG_DTYPES[named]
