@@ -86,15 +86,15 @@ def _in_folder(folder: str) -> str:
 def _opened(path: str):
     """``path`` opened for reading, refused unless it is a regular file (a FIFO would wait forever)."""
     try:
-        fh = open(path, "rb")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the open
     except FileNotFoundError:
         raise SymparamsError(f"{path}: no such file") from None
     except OSError as exc:
         raise SymparamsError(f"{path}: cannot read ({exc.strerror})") from None
-    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-        fh.close()
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
         raise SymparamsError(f"{path}: not a regular file, not a checkpoint")
-    return fh
+    return os.fdopen(fd, "rb")
 
 
 def _is_gguf(path: str) -> bool:
@@ -160,6 +160,8 @@ def _sharded(index: str, folder: str) -> Checkpoint:
     for shard in shards:
         if os.path.basename(shard) != shard:
             raise SymparamsError(f"{index}: the shard {shard[:80]!r} is not a file beside the index")
+        if not os.path.exists(os.path.join(folder, shard)):
+            raise SymparamsError(f"{index}: the shard {shard[:80]!r} it names is not in {folder}")
     tensors, problems = [], []
     for shard in shards:
         for t in _safetensors(os.path.join(folder, shard)):

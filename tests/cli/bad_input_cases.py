@@ -14,7 +14,8 @@ from pathlib import Path
 CASE_SECONDS = 10  # the promise: never a hang beyond 10 s
 MEMORY_KB = 500 * 1024  # the promise: never more than 500 MB (peak resident set size, ru_maxrss)
 
-SUBCOMMANDS = ("list", "count", "formula", "prove", "flops", "memory", "explain", "derive", "solve", "sweep", "shell")
+SUBCOMMANDS = ("list", "count", "formula", "prove", "flops", "memory", "explain", "derive", "solve", "sweep", "shell",
+               "audit")
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,7 @@ OPTIONS = {  # every option that takes an argument, per subcommand
     "solve": ("--set", "--head", "--config", "--target", "--for"),
     "sweep": ("--set", "--head", "--config", "--grid", "--csv", "--plot", "--head-width"),
     "shell": ("--set", "--head", "--config"),
+    "audit": ("--model", "--config", "--set", "--head", "--dtype"),
 }
 
 
@@ -345,6 +347,8 @@ def _make_fixture(folder: Path, name: str) -> None:
     elif name == "cfgdir-bad":
         path.mkdir()
         (path / "config.json").write_text(CONFIGS["bert-heads7"])
+    elif name.startswith("st-"):
+        _make_checkpoint(path, name)
     elif name == HOSTILE_FOLDER or name == "cfg\x1b]0;pwned\x07":
         path.mkdir()
         (path / "config.json").write_text(CONFIGS["bert"])
@@ -352,9 +356,48 @@ def _make_fixture(folder: Path, name: str) -> None:
         raise AssertionError(name)
 
 
+def _safetensors(header, data: bytes = b"", length: int | None = None) -> bytes:
+    """A safetensors file: the 8-byte header length (``length``, else the header's own), the header, the data."""
+    raw = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return (len(raw) if length is None else length).to_bytes(8, "little") + raw + data
+
+
+TENSOR = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
+#: hostile checkpoints (st-NAME): files, and folders holding an index and its shards
+CHECKPOINTS = {
+    "st-short.safetensors": b"\x10\x00",
+    "st-truncated.safetensors": _safetensors({"x": TENSOR}, length=4096),
+    "st-huge.safetensors": _safetensors({"x": TENSOR}, length=2**63),
+    "st-text.safetensors": b"this is a text file, not a checkpoint at all\n",
+    "st-list.safetensors": _safetensors([1, 2], b"\0" * 8),
+    "st-no-shape.safetensors": _safetensors({"x": {"dtype": "F32", "data_offsets": [0, 8]}}, b"\0" * 8),
+    "st-outside.safetensors": _safetensors({"x": {**TENSOR, "data_offsets": [0, 10**12]}}, b"\0" * 8),
+    "st-good.safetensors": _safetensors({"x": TENSOR}, b"\0" * 8),
+    "st-gguf.gguf": b"GGUF\x03\x00\x00\x00" + b"\xff" * 16,
+}
+CHECKPOINT_FOLDERS = {  # an index and its files
+    "st-index-no-shard": {"model.safetensors.index.json": _json(weight_map={"x": "gone.safetensors"})},
+    "st-index-escape": {"model.safetensors.index.json": _json(weight_map={"x": "../st-good.safetensors"})},
+    "st-index-list": {"model.safetensors.index.json": "[]"},
+    "st-two-files": {"a.safetensors": _safetensors({"x": TENSOR}, b"\0" * 8),
+                     "b.safetensors": _safetensors({"y": TENSOR}, b"\0" * 8)},
+    "st-no-config": {"model.safetensors": _safetensors({"x": TENSOR}, b"\0" * 8)},
+    "st-no-dtype": {"model.safetensors": _safetensors({"x": TENSOR}, b"\0" * 8), "config.json": CONFIGS["bert"]},
+}
+
+
+def _make_checkpoint(path: Path, name: str) -> None:
+    if name in CHECKPOINTS:
+        path.write_bytes(CHECKPOINTS[name])
+        return
+    path.mkdir()
+    for file, content in CHECKPOINT_FOLDERS[name].items():
+        (path / file).write_bytes(content if isinstance(content, bytes) else content.encode())
+
+
 FIXTURES = ["fifo.svg", "fifo", "old.md", "old.csv", "old.svg", "emptydir", "dir.svg", "dir.csv", "big.json",
             "big.j2", "latin1.json", "latin1.j2", "bom.json", "zero-link.json", "loop.json", "cfgdir-fifo",
-            "cfgdir-bad", HOSTILE_FOLDER, "cfg\x1b]0;pwned\x07"]
+            "cfgdir-bad", HOSTILE_FOLDER, "cfg\x1b]0;pwned\x07", *CHECKPOINTS, *CHECKPOINT_FOLDERS]
 
 
 def materialize(folder: Path, args) -> None:
@@ -556,6 +599,26 @@ def lora_cases():
     return out
 
 
+def audit_cases():
+    """A checkpoint that is not one (its header read with a bounded size), a folder without one, a model or a
+    dtype the audit cannot take."""
+    out = [case("audit", name, "--model", "bert-base", "--dtype", "fp32", needle=name) for name in CHECKPOINTS
+           if name != "st-good.safetensors"]
+    out += [case("audit", name, "--model", "bert-base", "--dtype", "fp32", needle=needle) for name, needle in (
+        ("st-index-no-shard", "gone.safetensors"), ("st-index-escape", "../st-good"), ("st-index-list", "index"),
+        ("st-two-files", "st-two-files"), ("emptydir", "emptydir"), ("fifo", "fifo"), ("nothing.safetensors",
+                                                                                   "nothing"))]
+    out += [case("audit", "st-no-config", needle="--model"), case("audit", "st-no-dtype", needle="--dtype"),
+            case("audit", "st-good.safetensors", "--model", "bert-base", needle="--dtype"),
+            case("audit", "st-good.safetensors", "--model", "bert-base", "--dtype", "int8", needle="int8"),
+            case("audit", "st-good.safetensors", "--model", "mixtral-8x7b", "--dtype", "bf16", needle="experts"),
+            case("audit", "st-good.safetensors", "--model", "bert-base", "--config", "c-bert.json", needle="both"),
+            case("audit", "st-good.safetensors", "--model", "nosuchmodel", "--dtype", "fp32", needle="nosuchmodel"),
+            case("audit", "/dev/zero", "--model", "bert-base", "--dtype", "fp32", needle="/dev/zero"),
+            case("audit", needle="path")]
+    return out
+
+
 def shell_cases():
     """The shell's failures before any prompt (stdin is /dev/null: a prompt would read EOF and exit 0)."""
     return [case("shell", "--plain", "nosuchmodel"), case("shell", "bert-base", "extra"), case("shell", "--config", ""),
@@ -572,5 +635,5 @@ def encoding_cases():
 
 TABLE = [*value_cases(), *switch_cases(), *head_and_key_cases(), *constraint_cases(), *missing_value_cases(),
          *option_cases(), *top_level_cases(), *generic_cases(), *config_cases(), *template_cases(),
-         *output_cases(), *sweep_cases(), *solve_cases(), *cost_cases(), *lora_cases(), *shell_cases(),
+         *output_cases(), *sweep_cases(), *solve_cases(), *cost_cases(), *lora_cases(), *audit_cases(), *shell_cases(),
          *encoding_cases()]

@@ -439,6 +439,11 @@ def test_sweep(case, outcome):
     check(case, outcome)
 
 
+@pytest.mark.parametrize("case", by_group("audit"))
+def test_audit(case, outcome):
+    check(case, outcome)
+
+
 @pytest.mark.parametrize("case", by_group("shell"))
 def test_shell(case, outcome):
     check(case, outcome)
