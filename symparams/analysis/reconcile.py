@@ -143,7 +143,8 @@ def tied_names(tree: Block) -> dict[str, str]:
         for child in block.children:
             visit(child, names, ref)
 
-    visit(tree, "", "")
+    for child in tree.children:  # tied_to names a block from below the root
+        visit(child, "", "")
     return {f"{ref}.{pname}": f"{by_name[block.tied_to]}.{pname}" for ref, block in tied
             for pname, _ in block.params if block.tied_to in by_name}
 
