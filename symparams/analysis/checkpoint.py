@@ -47,13 +47,15 @@ class Tensor(NamedTuple):
 
 class Checkpoint(NamedTuple):
     """A checkpoint's tensors, its format (``safetensors`` or ``gguf``), the files read and the folder they are
-    in, and the problems of its index (a tensor the index names but no shard holds, or the reverse)."""
+    in, the problems of its index (a tensor the index names but no shard holds, or the reverse), and a GGUF
+    file's architecture (``llama``)."""
 
     format: str
     tensors: tuple
     files: tuple
     folder: str
     index_problems: tuple = ()
+    architecture: str | None = None
 
 
 def read_checkpoint(path: str) -> Checkpoint:
@@ -65,7 +67,7 @@ def read_checkpoint(path: str) -> Checkpoint:
     if path.endswith(".json"):
         return _sharded(path, folder)
     if _is_gguf(path):
-        return Checkpoint("gguf", _gguf_tensors(path), (path,), folder)
+        return _gguf(path, folder)
     return Checkpoint("safetensors", _safetensors(path), (path,), folder)
 
 
@@ -175,7 +177,7 @@ def _sharded(index: str, folder: str) -> Checkpoint:
                       tuple(problems))
 
 
-def _gguf_tensors(path: str) -> tuple[Tensor, ...]:
+def _gguf(path: str, folder: str) -> Checkpoint:
     try:
         import gguf  # an optional library, read only for a GGUF file
     except ImportError:
@@ -185,5 +187,8 @@ def _gguf_tensors(path: str) -> tuple[Tensor, ...]:
     except Exception as exc:  # the reader raises ValueError, struct.error, IndexError... on a damaged file
         raise SymparamsError(f"{path}: not a readable GGUF file ({type(exc).__name__})") from None
     # GGUF lists a tensor's dimensions innermost first (ne[0] is the row): reversed, they read as PyTorch's
-    return tuple(Tensor(t.name, t.tensor_type.name, tuple(int(d) for d in reversed(t.shape.tolist())),
-                        int(t.n_bytes)) for t in reader.tensors)
+    tensors = tuple(Tensor(t.name, t.tensor_type.name, tuple(int(d) for d in reversed(t.shape.tolist())),
+                           int(t.n_bytes)) for t in reader.tensors)
+    field = reader.fields.get("general.architecture")
+    arch = bytes(field.parts[field.data[0]]).decode("utf-8", "replace") if field is not None and field.data else None
+    return Checkpoint("gguf", tensors, (path,), folder, architecture=arch)

@@ -46,11 +46,12 @@ SHOWN = 5
 
 @dataclass
 class Expected:
-    """The tensors one name pattern stands for: their shapes as stored, each with its number of copies."""
+    """The tensors one name pattern stands for: their shapes as stored, each with its number of copies, and the
+    dtype and bytes of one tensor of each shape (None where the audit does not check them)."""
 
     pattern: str
-    shapes: Counter
-    dtype: str
+    shapes: Counter = field(default_factory=Counter)
+    kinds: dict = field(default_factory=dict)
     regex: re.Pattern = field(init=False)
 
     def __post_init__(self):
@@ -67,14 +68,15 @@ class Audit:
     tensors in it, the notes (tied tensors), the parameters and bytes of each."""
 
     model: str
-    dtype: str
+    dtype: str | None
     tensors: int
     differences: dict
     notes: list
     parameters: int
     bytes: int
     formula_parameters: int
-    formula_bytes: int
+    formula_bytes: int | None
+    stored_types: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -82,13 +84,14 @@ class Audit:
 
     def lines(self) -> list[str]:
         """One line per category of difference (none when the checkpoint reconciles)."""
-        return [_dtype_line(items, self.dtype) if what == "dtype" else f"{what}: {_listed(items)}"
+        return [_dtype_line(items) if what == "dtype" else f"{what}: {_listed(items)}"
                 for what, items in self.differences.items()]
 
     def to_dict(self) -> dict:
         return {"model": self.model, "dtype": self.dtype, "ok": self.ok, "tensors": self.tensors,
                 "parameters": self.parameters, "bytes": self.bytes, "formula_parameters": self.formula_parameters,
-                "formula_bytes": self.formula_bytes, "differences": self.differences, "notes": self.notes}
+                "formula_bytes": self.formula_bytes, "differences": self.differences, "notes": self.notes,
+                "stored_types": self.stored_types}
 
 
 def _listed(items: list) -> str:
@@ -97,34 +100,42 @@ def _listed(items: list) -> str:
     return f"{len(items)} tensor{'s' if len(items) != 1 else ''} ({head})"
 
 
-def _dtype_line(items: list, dtype: str) -> str:
-    """The dtype differences (``name: F32``) in one line, by the dtype they are stored in."""
-    by_dtype: dict[str, list[str]] = {}
+def _dtype_line(items: list) -> str:
+    """The dtype differences (``name: F16 where F32``) in one line, by the dtype stored and the one expected."""
+    by_kind: dict[str, list[str]] = {}
     for item in items:
-        name, _, stored = item.rpartition(": ")
-        by_dtype.setdefault(stored, []).append(name)
-    parts = [f"{_listed(names).replace(' (', f' stored as {stored} (', 1)}" for stored, names in by_dtype.items()]
-    return f"dtype: {'; '.join(parts)}, where the model's are {dtype} ({STORED_AS[dtype]})"
+        name, _, kind = item.rpartition(": ")
+        by_kind.setdefault(kind, []).append(name)
+    parts = [_listed(names).replace(" (", f" stored as {kind.replace(' where ', ' where the model holds ')} (", 1)
+             for kind, names in by_kind.items()]
+    return f"dtype: {'; '.join(parts)}"
 
 
-def expected_tensors(m, dtype: str) -> list[Expected]:
-    """The model's stored tensors at its values, grouped by name pattern, in the safetensors dtype of ``dtype``."""
+def model_tensors(m) -> tuple[Stored, ...]:
+    """The tensors a checkpoint of ``m`` stores; refused for routed experts, which checkpoints store in several
+    layouts."""
     tensors = stored_tensors(m.tree)
     if any(t.part == "experts" for t in tensors):
         raise SymparamsError("the audit does not read a mixture of experts yet: checkpoints store routed experts "
                              "in several layouts (one tensor per expert, or fused)")
+    return tensors
+
+
+def expected_tensors(m, dtype: str) -> list[Expected]:
+    """The model's stored tensors at its values, grouped by name pattern, in the safetensors dtype of ``dtype``."""
     conv1d = m.family.name in CONV1D
     groups: dict[str, Expected] = {}
-    for t in tensors:
-        shape = _evaluated(m, t)
+    for t in model_tensors(m):
+        shape = evaluated_shape(m, t)
         if conv1d and t.part == "layers" and len(shape) == 2:
             shape = shape[::-1]
-        group = groups.setdefault(t.path, Expected(t.path, Counter(), STORED_AS[dtype]))
+        group = groups.setdefault(t.path, Expected(t.path))
         group.shapes[shape] += int(m.evaluate(t.copies))
+        group.kinds[shape] = (STORED_AS[dtype], None)  # bytes: the file's own, checked by _bytes
     return list(groups.values())
 
 
-def _evaluated(m, t: Stored) -> tuple[int, ...]:
+def evaluated_shape(m, t: Stored) -> tuple[int, ...]:
     return tuple(int(m.evaluate(d)) for d in t.shape)
 
 
@@ -149,18 +160,25 @@ def tied_names(tree: Block) -> dict[str, str]:
             for pname, _ in block.params if block.tied_to in by_name}
 
 
-def audit(m, checkpoint: Checkpoint, dtype: str) -> Audit:
-    """``checkpoint`` against model ``m`` whose tensors are stored in ``dtype`` (fp32, bf16 or fp16)."""
-    if dtype not in STORED_AS:
-        raise SymparamsError(f"the audit checks a checkpoint of fp32, bf16 or fp16 tensors, not {dtype}")
-    expected = expected_tensors(m, dtype)
+def audit(m, checkpoint: Checkpoint, dtype: str | None) -> Audit:
+    """``checkpoint`` against model ``m`` whose tensors are stored in ``dtype`` (fp32, bf16 or fp16; for a GGUF
+    file, its type, or None: the types are not checked)."""
+    if checkpoint.format == "gguf":
+        from .gguf_audit import gguf_expected
+
+        expected, formula_bytes, rename = gguf_expected(m, checkpoint, dtype)
+    else:
+        if dtype not in STORED_AS:
+            raise SymparamsError(f"a safetensors checkpoint holds fp32, bf16 or fp16 tensors, not {dtype}")
+        expected, rename = expected_tensors(m, dtype), {}
+        formula_bytes = m.evaluate(DTYPE_BYTES[dtype] * _parameters(m))
     aliases = tied_names(m.tree)
-    prefix = _prefix(checkpoint.tensors, [e.regex for e in expected] + [_regex(a) for a in aliases])
+    prefix = _prefix(checkpoint.tensors, [e.regex for e in expected] + [_regex(a) for a in aliases], rename)
     found: dict[str, list[Tensor]] = {e.pattern: [] for e in expected}
     by_pattern = {e.pattern: e for e in expected}
     extra, tied_copies = [], []
     for t in checkpoint.tensors:
-        name = _stripped(t.name, prefix)
+        name = rename.get(t.name) or _stripped(t.name, prefix)
         e = next((e for e in expected if e.regex.fullmatch(name)), None)
         if e is not None:
             found[e.pattern].append(t)
@@ -171,13 +189,18 @@ def audit(m, checkpoint: Checkpoint, dtype: str) -> Audit:
     differences = {}
     for what, items in (("missing", _missing(expected, found)), ("extra", [t.name for t, _ in extra]),
                         ("shape", _shapes(expected, found)), ("dtype", _dtypes(expected, found)),
-                        ("bytes", _bytes(checkpoint.tensors)), ("index", list(checkpoint.index_problems))):
+                        ("bytes", _bytes(checkpoint, expected, found)), ("index", list(checkpoint.index_problems))):
         if items:
             differences[what] = items
-    formula = m.evaluate(sp.Add(*(sp.Mul(*t.shape) * t.copies for t in stored_tensors(m.tree))))
     return Audit(m.name, dtype, len(checkpoint.tensors), differences, notes,
                  sum(math.prod(t.shape) for t in checkpoint.tensors), sum(t.bytes for t in checkpoint.tensors),
-                 int(formula), int(formula * DTYPE_BYTES[dtype]))
+                 int(m.evaluate(_parameters(m))), None if formula_bytes is None else int(formula_bytes),
+                 dict(Counter(t.dtype for t in checkpoint.tensors).most_common()))
+
+
+def _parameters(m) -> sp.Expr:
+    """The parameters the checkpoint stores, as a formula: each stored tensor once (a tied one where owned)."""
+    return sp.Add(*(t.size for t in stored_tensors(m.tree)))
 
 
 def _regex(pattern: str) -> re.Pattern:
@@ -188,9 +211,11 @@ def _stripped(name: str, prefix: str) -> str:
     return name[len(prefix) + 1:] if prefix and name.startswith(prefix + ".") else name
 
 
-def _prefix(tensors, regexes) -> str:
+def _prefix(tensors, regexes, rename: dict) -> str:
     """The base model's prefix the checkpoint's names carry: the first name segment that, taken off, makes
-    the most names match (none when taking none matches as many)."""
+    the most names match (none when taking none matches as many); names ``rename`` translates aside."""
+    tensors = [t for t in tensors if t.name not in rename]
+
     def matched(prefix: str) -> int:
         return sum(any(r.fullmatch(_stripped(t.name, prefix)) for r in regexes) for t in tensors)
 
@@ -251,13 +276,25 @@ def _shape(shape) -> str:
 
 
 def _dtypes(expected: list[Expected], found: dict) -> list[str]:
-    return [f"{t.name}: {t.dtype[:20]}" for e in expected for t in found[e.pattern] if t.dtype != e.dtype]
-
-
-def _bytes(tensors) -> list[str]:
-    """Tensors whose stored bytes are not their shape in their dtype (a damaged file)."""
+    """``name: F16 where F32`` for each tensor of the right shape stored in another dtype than the model's."""
     out = []
-    for t in tensors:
+    for e in expected:
+        for t in found[e.pattern]:
+            want = e.kinds.get(t.shape, (None, None))[0]
+            if want is not None and t.dtype != want:
+                out.append(f"{t.name}: {t.dtype[:20]} where {want}")
+    return out
+
+
+def _bytes(checkpoint: Checkpoint, expected: list[Expected], found: dict) -> list[str]:
+    """safetensors: tensors whose stored bytes are not their shape in their dtype (a damaged file); GGUF: tensors
+    of the model's shape and type whose bytes are not the formula's."""
+    if checkpoint.format == "gguf":
+        return [f"{t.name}: {t.bytes:,} bytes where the formula gives {want:,}" for e in expected
+                for t in found[e.pattern] for kind, want in [e.kinds.get(t.shape, (None, None))]
+                if want is not None and t.dtype == kind and t.bytes != want]
+    out = []
+    for t in checkpoint.tensors:
         want = expected_bytes(t)
         if want is None:
             out.append(f"{t.name}: dtype {t.dtype[:20]} not known, its bytes not checked")

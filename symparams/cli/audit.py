@@ -8,6 +8,8 @@ from ..core.errors import SymparamsError, printable
 from ..core.formatting import thousands
 from .parser import print_json
 
+#: the GGUF types a file of one type holds (symparams.analysis.dtypes.GGUF_TYPES)
+GGUF_TYPES = ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k")
 #: the dtype names a config.json gives (``dtype``, formerly ``torch_dtype``) and their names here
 CONFIG_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
@@ -23,8 +25,10 @@ def options(p) -> None:
                                                                                    "switch; repeatable")
     p.add_argument("--head", help="the task head the checkpoint was saved with (default: the class the config's "
                                   "architectures names)")
-    p.add_argument("--dtype", choices=("fp32", "bf16", "fp16"), help="the dtype the tensors should be stored in "
-                                                                     "(default: the config's dtype)")
+    p.add_argument("--dtype", choices=("fp32", "bf16", "fp16", *GGUF_TYPES), metavar="DTYPE",
+                   help="the dtype the tensors should be stored in: fp32, bf16, fp16 (default: the config's dtype); "
+                        "a GGUF file's type, as llama.cpp writes a file of one type: q4_0, q4_1, q5_0, q5_1, q8_0, "
+                        "q2_k, q3_k, q4_k, q5_k, q6_k (default: the types are listed, not checked)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -34,8 +38,6 @@ def cmd_audit(args, load) -> int:
     from ..analysis.reconcile import audit
 
     checkpoint = read_checkpoint(args.path)
-    if checkpoint.format == "gguf":
-        raise SymparamsError(f"{args.path}: a GGUF file; the audit reads safetensors checkpoints so far")
     config = args.config
     if args.model is None and config is None:
         config = os.path.join(checkpoint.folder, "config.json")
@@ -45,7 +47,8 @@ def cmd_audit(args, load) -> int:
     m = load(args)
     if args.head is None:
         m = m.saved_model()
-    found = audit(m, checkpoint, args.dtype or _config_dtype(config))
+    gguf = checkpoint.format == "gguf"  # its type is the file's own, not the config's
+    found = audit(m, checkpoint, args.dtype if gguf or args.dtype else _config_dtype(config))
     if args.json:
         print_json({"checkpoint": args.path, "files": list(checkpoint.files), **found.to_dict()})
         return 0 if found.ok else 2
@@ -54,9 +57,7 @@ def cmd_audit(args, load) -> int:
     for note in found.notes:
         print(f"note: {printable(note)}")
     if found.ok:
-        print(f"ok: {found.tensors} tensors, {thousands(found.parameters)} parameters and {thousands(found.bytes)} "
-              f"bytes of {found.dtype}, as the formula of {printable(found.model)} gives "
-              f"({thousands(found.formula_parameters)} parameters, {thousands(found.formula_bytes)} bytes)")
+        print(printable(_summary(found)))
     return 0 if found.ok else 2
 
 
@@ -70,3 +71,15 @@ def _config_dtype(config: str | None) -> str:
         where = "the model is named without a config" if not config else f"{config} names {'no dtype' if named is None else repr(named)}"
         raise SymparamsError(f"say the dtype the tensors should be in with --dtype fp32, bf16 or fp16 ({where})")
     return CONFIG_DTYPES[named]
+
+
+def _summary(found) -> str:
+    """The line that says the checkpoint reconciles, with the figures of both sides."""
+    if found.formula_bytes is None:
+        return (f"ok: {found.tensors} tensors, {thousands(found.parameters)} parameters, names and shapes as the "
+                f"formula of {found.model} gives ({thousands(found.formula_parameters)} parameters); "
+                f"{thousands(found.bytes)} bytes, the types not checked (no --dtype): "
+                f"{', '.join(f'{n} {kind}' for kind, n in found.stored_types.items())}")
+    return (f"ok: {found.tensors} tensors, {thousands(found.parameters)} parameters and {thousands(found.bytes)} "
+            f"bytes of {found.dtype}, as the formula of {found.model} gives ({thousands(found.formula_parameters)} "
+            f"parameters, {thousands(found.formula_bytes)} bytes)")

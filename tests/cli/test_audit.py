@@ -119,14 +119,13 @@ def test_a_tensor_in_another_dtype_is_named(tmp_path):
 
     write(tmp_path, "llama", change=halve)
     code, lines, _ = audited(tmp_path)
-    assert code == 2 and lines == ["dtype: 1 tensor stored as F16 (model.norm.weight), where the model's are fp32 "
-                                   "(F32)"]
+    assert code == 2 and lines == ["dtype: 1 tensor stored as F16 where the model holds F32 (model.norm.weight)"]
 
 
 def test_a_whole_checkpoint_in_another_dtype(tmp_path):
     write(tmp_path, "gpt2", dtype="float16")
     code, lines, _ = audited(tmp_path, "--dtype", "fp32")
-    assert code == 2 and len(lines) == 1 and lines[0].startswith("dtype: 28 tensors stored as F16 (")
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("dtype: 28 tensors stored as F16 where the model holds F32 (")
 
 
 def test_an_extra_tensor_and_a_wrong_config_are_named(tmp_path):
