@@ -24,7 +24,7 @@ DOCS = ROOT / "docs"
 GENERATED = re.compile(r".+\.(en|zh)\.(md|tex)$")
 GUIDES = sorted(p for p in DOCS.glob("*.md") if not GENERATED.match(p.name))
 #: the guides this repository writes by hand (docs/cli.md, the CLI reference, is generated from the parser)
-WRITTEN = ("README.md", "adapters.md", "articles.md", "benchmarks.md", "config.md", "development.md", "documents.md",
+WRITTEN = ("README.md", "adapters.md", "audit.md", "articles.md", "benchmarks.md", "config.md", "development.md", "documents.md",
            "explore.md", "families.md", "python.md", "solve-sweep.md")
 
 

@@ -13,7 +13,8 @@ of it is read, so a huge or truncated header is refused, never allocated.  GGUF:
 >>> read_checkpoint(os.path.join(folder, "x.safetensors"))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-symparams.SymparamsError: .../x.safetensors: a safetensors header of 18,446,744,073,709,551,615 bytes ...
+symparams.SymparamsError: .../x.safetensors: a safetensors header of 18,446,744,073,709,551,615 bytes, over ...
+>>> import shutil; shutil.rmtree(folder)
 """
 
 from __future__ import annotations

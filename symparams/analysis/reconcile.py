@@ -18,7 +18,7 @@ under both (older checkpoints): each is accepted and said in a note, never count
 ...                   else s[0])) for n, s in shapes.items()), ("x.safetensors",), ".")
 >>> for line in audit(m, file, "bf16").lines():
 ...     print(line)
-missing: 6 tensors (layers.0.self_attn.q_proj.weight, layers.0.self_attn.k_proj.weight, layers.0.self_attn.v_proj.weight, layers.0.self_attn.o_proj.weight, layers.0.post_attention_layernorm.weight and 1 more)
+missing: 8 tensors (layers.0.self_attn.q_proj.weight, layers.0.self_attn.k_proj.weight, layers.0.self_attn.v_proj.weight, layers.0.self_attn.o_proj.weight, layers.0.post_attention_layernorm.weight and 3 more)
 """
 
 from __future__ import annotations

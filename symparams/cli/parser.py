@@ -113,10 +113,10 @@ COMMANDS = {
               "and its check against real builds of fresh random configurations. Needs torch and transformers "
               "(pip install symparams[infer]).", "symparams infer llama --class causal-lm"),
     "audit": ("reconcile a checkpoint's tensors with the model's formula", "Reads a safetensors checkpoint (a "
-              "file, or shards with their index) by its headers only, no weights, and reconciles every tensor with "
-              "the model's formula: missing, extra, shape, dtype, bytes. Exit status 0 with a one-line summary when "
-              "everything reconciles; 2 with one line per category of difference.",
-              "symparams audit ./Llama-3-8B --dtype bf16"),
+              "file, or shards with their index) or a GGUF file by its headers only, no weights, and reconciles "
+              "every tensor with the model's formula: missing, extra, shape, dtype, bytes. Exit status 0 with a "
+              "one-line summary when everything reconciles; 2 with one line per category of difference.",
+              "symparams audit tests/checkpoints/tiny-llama"),
     "shell": ("an interactive Python prompt with the model loaded", "A Python prompt with symparams, the symbols "
               "and every preset loaded (and the model named, as m).", "symparams shell bert-base"),
 }

@@ -9,6 +9,7 @@ each is transformers' too.  What the audit must find is planted in those files, 
 """
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ import safetensors.torch
 import torch
 import transformers
 
+from tests.reference import ROOT, tiny_checkpoint
 from tests.reference.cli_runner import command
 
 pytestmark = pytest.mark.crosscheck
@@ -179,3 +181,19 @@ def test_bytes_that_are_not_the_shape_in_the_dtype(tmp_path):
     file.write_bytes(len(text).to_bytes(8, "little") + text + raw[8 + length:])
     code, lines, _ = audited(tmp_path)
     assert code == 2 and "bytes: 1 tensor (model.norm.weight: 128 bytes where [16] of F32 is 64)" in lines
+
+
+def test_the_guides_checkpoints_are_what_their_generator_writes(tmp_path):
+    tiny_checkpoint.write(tmp_path)
+    for file in ("config.json", "model.safetensors", "damaged.safetensors"):
+        assert (tmp_path / file).read_bytes() == (tiny_checkpoint.FOLDER / file).read_bytes(), file
+
+
+def test_the_guides_example_of_a_damaged_checkpoint_is_what_the_program_prints():
+    """docs/audit.md shows it in a text block (the console examples must exit 0): lacking lm_head.weight, its norm
+    in float32, as the generator wrote it."""
+    guide = (ROOT / "docs" / "audit.md").read_text(encoding="utf-8")
+    block = re.search(r"```text\n\$ symparams (audit \S+)\n(.*?)```", guide, re.S)
+    code, out, err = command(*block.group(1).split(), cwd=ROOT)
+    assert code == 2 and err == "" and out == block.group(2)
+    assert out.splitlines()[0] == "missing: 1 tensor (lm_head.weight)"

@@ -176,7 +176,7 @@ def test_str_of_a_proof_is_what_prove_prints():
     assert code == 0 and str(model("llama-2-70b").prove()) + "\n" == out
 
 
-@pytest.mark.parametrize("command", ["list", "count", "formula", "prove", "derive", "solve", "sweep", "shell"])
+@pytest.mark.parametrize("command", ["list", "count", "formula", "prove", "derive", "solve", "sweep", "audit", "shell"])
 def test_every_command_has_a_description_and_a_working_example(command):
     from symparams.cli.parser import COMMANDS
 
