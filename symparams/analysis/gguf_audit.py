@@ -17,7 +17,7 @@ from ..core.errors import SymparamsError
 from .checkpoint import Checkpoint
 from .dtypes import GGUF_TYPES
 from .quantized import packed_tensors, quantization, weights_formula
-from .reconcile import Expected, evaluated_shape, model_tensors, tied_names
+from .expected_tensors import Expected, evaluated_shape, model_tensors, tied_names
 
 
 def gguf_expected(m, checkpoint: Checkpoint, dtype: str | None) -> tuple[list, sp.Expr | None, dict]:

@@ -2,9 +2,8 @@
 
 The model's tensors are the tree's stored tensors (:mod:`.stored`: a repeated layer's index as ``*``, a tied
 tensor once, where it is owned), each expected ``copies`` times with its shape as stored and its bytes in the
-expected dtype.  A checkpoint's names may carry the base model's prefix (``model.``, ``bert.``): the prefix
-that matches most names is taken off.  GPT-2's projections are ``Conv1D`` modules, which transformers stores
-``[in, out]``: their 2-D weights are expected so.
+expected dtype (:mod:`.expected_tensors`; a GGUF file's: :mod:`.gguf_audit`).  A checkpoint's names may carry
+the base model's prefix (``model.``, ``bert.``): the prefix that matches most names is taken off.
 
 Tied tensors: the checkpoint may hold one under either name (transformers' ``save_pretrained`` drops the tied
 name, ``lm_head.weight``; safetensors' ``save_model`` de-duplicates shared tensors and may keep the other), or
@@ -30,36 +29,15 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..core.blocks import Block
 from ..core.errors import SymparamsError
-from .dtypes import DTYPE_BYTES
 from .checkpoint import Checkpoint, Tensor, expected_bytes
-from .stored import Stored, stored_tensors
+from .dtypes import DTYPE_BYTES
+from .expected_tensors import STORED_AS, Expected, expected_tensors, tied_names
+from .gguf_audit import gguf_expected
+from .stored import stored_tensors
 
-#: the safetensors dtype each plain dtype is stored as
-STORED_AS = {"fp32": "F32", "bf16": "BF16", "fp16": "F16"}
-#: the families whose linear layers are ``Conv1D`` modules, stored ``[in, out]``
-CONV1D = ("gpt2",)
 #: names shown in one line before "and N more"
 SHOWN = 5
-
-
-@dataclass
-class Expected:
-    """The tensors one name pattern stands for: their shapes as stored, each with its number of copies, and the
-    dtype and bytes of one tensor of each shape (None where the audit does not check them)."""
-
-    pattern: str
-    shapes: Counter = field(default_factory=Counter)
-    kinds: dict = field(default_factory=dict)
-    regex: re.Pattern = field(init=False)
-
-    def __post_init__(self):
-        self.regex = re.compile(re.escape(self.pattern).replace(r"\*", r"\d+"))
-
-    @property
-    def copies(self) -> int:
-        return sum(self.shapes.values())
 
 
 @dataclass
@@ -111,61 +89,10 @@ def _dtype_line(items: list) -> str:
     return f"dtype: {'; '.join(parts)}"
 
 
-def model_tensors(m) -> tuple[Stored, ...]:
-    """The tensors a checkpoint of ``m`` stores; refused for routed experts, which checkpoints store in several
-    layouts."""
-    tensors = stored_tensors(m.tree)
-    if any(t.part == "experts" for t in tensors):
-        raise SymparamsError("the audit does not read a mixture of experts yet: checkpoints store routed experts "
-                             "in several layouts (one tensor per expert, or fused)")
-    return tensors
-
-
-def expected_tensors(m, dtype: str) -> list[Expected]:
-    """The model's stored tensors at its values, grouped by name pattern, in the safetensors dtype of ``dtype``."""
-    conv1d = m.family.name in CONV1D
-    groups: dict[str, Expected] = {}
-    for t in model_tensors(m):
-        shape = evaluated_shape(m, t)
-        if conv1d and t.part == "layers" and len(shape) == 2:
-            shape = shape[::-1]
-        group = groups.setdefault(t.path, Expected(t.path))
-        group.shapes[shape] += int(m.evaluate(t.copies))
-        group.kinds[shape] = (STORED_AS[dtype], None)  # bytes: the file's own, checked by _bytes
-    return list(groups.values())
-
-
-def evaluated_shape(m, t: Stored) -> tuple[int, ...]:
-    return tuple(int(m.evaluate(d)) for d in t.shape)
-
-
-def tied_names(tree: Block) -> dict[str, str]:
-    """Each tied tensor's name pattern → the name pattern of the tensor it shares (``lm_head.weight`` →
-    ``embed_tokens.weight``)."""
-    by_name = {}  # a block's path of names → its path as transformers names it
-    tied = []
-
-    def visit(block: Block, names: str, ref: str):
-        names = ".".join(p for p in (names, block.name) if p)
-        ref = ".".join(p for p in (ref, block.name if block.ref is None else block.ref) if p)
-        by_name[names] = ref
-        if block.tied_to is not None:
-            tied.append((ref, block))
-        for child in block.children:
-            visit(child, names, ref)
-
-    for child in tree.children:  # tied_to names a block from below the root
-        visit(child, "", "")
-    return {f"{ref}.{pname}": f"{by_name[block.tied_to]}.{pname}" for ref, block in tied
-            for pname, _ in block.params if block.tied_to in by_name}
-
-
 def audit(m, checkpoint: Checkpoint, dtype: str | None) -> Audit:
     """``checkpoint`` against model ``m`` whose tensors are stored in ``dtype`` (fp32, bf16 or fp16; for a GGUF
     file, its type, or None: the types are not checked)."""
     if checkpoint.format == "gguf":
-        from .gguf_audit import gguf_expected
-
         expected, formula_bytes, rename = gguf_expected(m, checkpoint, dtype)
     else:
         if dtype not in STORED_AS:

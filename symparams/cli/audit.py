@@ -6,30 +6,9 @@ import os
 
 from ..core.errors import SymparamsError, printable
 from ..core.formatting import thousands
-from .parser import print_json
 
-#: the GGUF types a file of one type holds (symparams.analysis.dtypes.GGUF_TYPES)
-GGUF_TYPES = ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k")
 #: the dtype names a config.json gives (``dtype``, formerly ``torch_dtype``) and their names here
 CONFIG_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
-
-
-def options(p) -> None:
-    p.add_argument("path", help="a .safetensors file, a folder of shards with model.safetensors.index.json, "
-                                "or a .gguf file")
-    p.add_argument("--model", help="the model the checkpoint should hold: a preset or a family (default: the "
-                                   "config.json beside the checkpoint)")
-    p.add_argument("--config", metavar="PATH", help="read this config.json rather than the one beside the "
-                                                    "checkpoint")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a value of a symbol or a "
-                                                                                   "switch; repeatable")
-    p.add_argument("--head", help="the task head the checkpoint was saved with (default: the class the config's "
-                                  "architectures names)")
-    p.add_argument("--dtype", choices=("fp32", "bf16", "fp16", *GGUF_TYPES), metavar="DTYPE",
-                   help="the dtype the tensors should be stored in: fp32, bf16, fp16 (default: the config's dtype); "
-                        "a GGUF file's type, as llama.cpp writes a file of one type: q4_0, q4_1, q5_0, q5_1, q8_0, "
-                        "q2_k, q3_k, q4_k, q5_k, q6_k (default: the types are listed, not checked)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def cmd_audit(args, load) -> int:
@@ -50,6 +29,8 @@ def cmd_audit(args, load) -> int:
     gguf = checkpoint.format == "gguf"  # its type is the file's own, not the config's
     found = audit(m, checkpoint, args.dtype if gguf or args.dtype else _config_dtype(config))
     if args.json:
+        from .parser import print_json
+
         print_json({"checkpoint": args.path, "files": list(checkpoint.files), **found.to_dict()})
         return 0 if found.ok else 2
     for line in found.lines():

@@ -305,10 +305,26 @@ def _list_options(p) -> None:
     p.add_argument("--json", action="store_true", help="the presets, families and inferred types as JSON")
 
 
-def _audit_options(p) -> None:
-    from .audit import options
+#: the dtypes a checkpoint the audit reads holds: plain ones (safetensors), a GGUF file's one type
+AUDIT_DTYPES = ("fp32", "bf16", "fp16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k")
 
-    options(p)
+
+def _audit_options(p) -> None:
+    p.add_argument("path", help="a .safetensors file, a folder of shards with model.safetensors.index.json, "
+                                "or a .gguf file")
+    p.add_argument("--model", help="the model the checkpoint should hold: a preset or a family (default: the "
+                                   "config.json beside the checkpoint)")
+    p.add_argument("--config", metavar="PATH", help="read this config.json rather than the one beside the "
+                                                    "checkpoint")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a value of a symbol or a "
+                                                                                   "switch; repeatable")
+    p.add_argument("--head", help="the task head the checkpoint was saved with (default: the class the config's "
+                                  "architectures names)")
+    p.add_argument("--dtype", choices=AUDIT_DTYPES, metavar="DTYPE",
+                   help="the dtype the tensors should be stored in: fp32, bf16, fp16 (default: the config's dtype); "
+                        "a GGUF file's type, as llama.cpp writes a file of one type: q4_0, q4_1, q5_0, q5_1, q8_0, "
+                        "q2_k, q3_k, q4_k, q5_k, q6_k (default: the types are listed, not checked)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def _infer_options(p) -> None:

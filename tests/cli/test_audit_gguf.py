@@ -95,3 +95,10 @@ def test_a_missing_and_a_misshapen_tensor_are_named(tmp_path):
     code, lines, _ = audited(tmp_path, "--dtype", "q8_0")
     assert code == 2 and lines == ["missing: 1 tensor (lm_head.weight)",
                                    "shape: 1 tensor (blk.0.ffn_up.weight [64, 64] where the model's [96, 64])"]
+
+
+def test_the_types_the_audit_offers_are_the_librarys():
+    from symparams.analysis.dtypes import GGUF_TYPES
+    from symparams.cli.parser import AUDIT_DTYPES
+
+    assert AUDIT_DTYPES == ("fp32", "bf16", "fp16", *GGUF_TYPES)
