@@ -22,12 +22,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 import struct
 from typing import NamedTuple
 
 from ..core.errors import SymparamsError
-from ..core.files import read_text
+from ..core.files import open_regular, read_text
 
 #: safetensors' own bound on a header (``MAX_HEADER_SIZE`` in its Rust sources)
 MAX_HEADER = 100_000_000
@@ -88,16 +87,7 @@ def _in_folder(folder: str) -> str:
 
 def _opened(path: str):
     """``path`` opened for reading, refused unless it is a regular file (a FIFO would wait forever)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the open
-    except FileNotFoundError:
-        raise SymparamsError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise SymparamsError(f"{path}: cannot read ({exc.strerror})") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise SymparamsError(f"{path}: not a regular file, not a checkpoint")
-    return os.fdopen(fd, "rb")
+    return os.fdopen(open_regular(path, "checkpoint"), "rb")
 
 
 def _is_gguf(path: str) -> bool:

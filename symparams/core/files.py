@@ -16,8 +16,8 @@ from .errors import SymparamsError
 MAX_BYTES = 1 << 20
 
 
-def read_text(path: str, what: str, max_bytes: int = MAX_BYTES) -> str:
-    """The UTF-8 text of the regular file ``path``; ``what`` names it in errors (``"config.json"``)."""
+def open_regular(path: str, what: str) -> int:
+    """A descriptor of the regular file ``path``, open for reading; ``what`` names it in errors."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the open
     except FileNotFoundError:
@@ -29,6 +29,13 @@ def read_text(path: str, what: str, max_bytes: int = MAX_BYTES) -> str:
         os.close(fd)
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise SymparamsError(f"{path}: {'is ' if kind.startswith('a ') else ''}{kind}, not a {what}")
+    return fd
+
+
+def read_text(path: str, what: str, max_bytes: int = MAX_BYTES) -> str:
+    """The UTF-8 text of the regular file ``path``; ``what`` names it in errors (``"config.json"``)."""
+    fd = open_regular(path, what)
+    st = os.fstat(fd)
     if st.st_size > max_bytes:
         os.close(fd)
         raise SymparamsError(f"{path}: {st.st_size:,} bytes; a {what} is read only up to {max_bytes:,} bytes")
