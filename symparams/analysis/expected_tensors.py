@@ -26,6 +26,11 @@ from .stored import Stored, stored_tensors
 STORED_AS = {"fp32": "F32", "bf16": "BF16", "fp16": "F16"}
 #: the families whose linear layers are ``Conv1D`` modules, stored ``[in, out]``
 CONV1D = ("gpt2",)
+#: buffers transformers saves beside the parameters (or saved in older releases, which checkpoints on the hub
+#: still hold), by name as the checkpoint writes it, the base model's prefix taken off: not parameters, so
+#: neither in the formula nor extra
+BUFFERS = re.compile(r"(.*\.)?(final_logits_bias|position_ids|token_type_ids|rotary_emb\.inv_freq"
+                     r"|h\.\d+\.attn\.(masked_)?bias)")
 
 @dataclass
 class Expected:

@@ -32,7 +32,7 @@ import sympy as sp
 from ..core.errors import SymparamsError
 from .checkpoint import Checkpoint, Tensor, expected_bytes
 from .dtypes import DTYPE_BYTES
-from .expected_tensors import STORED_AS, Expected, expected_tensors, tied_names
+from .expected_tensors import BUFFERS, STORED_AS, Expected, expected_tensors, tied_names
 from .gguf_audit import gguf_expected
 from .stored import stored_tensors
 
@@ -99,30 +99,39 @@ def audit(m, checkpoint: Checkpoint, dtype: str | None) -> Audit:
             raise SymparamsError(f"a safetensors checkpoint holds fp32, bf16 or fp16 tensors, not {dtype}")
         expected, rename = expected_tensors(m, dtype), {}
         formula_bytes = m.evaluate(DTYPE_BYTES[dtype] * _parameters(m))
-    aliases = tied_names(m.tree)
-    prefix = _prefix(checkpoint.tensors, [e.regex for e in expected] + [_regex(a) for a in aliases], rename)
-    found: dict[str, list[Tensor]] = {e.pattern: [] for e in expected}
-    by_pattern = {e.pattern: e for e in expected}
-    extra, tied_copies = [], []
-    for t in checkpoint.tensors:
-        name = rename.get(t.name) or _stripped(t.name, prefix)
-        e = next((e for e in expected if e.regex.fullmatch(name)), None)
-        if e is not None:
-            found[e.pattern].append(t)
-            continue
-        owner = next((o for a, o in aliases.items() if _regex(a).fullmatch(name) and o in found), None)
-        (tied_copies if owner is not None else extra).append((t, owner))
-    notes = _tied(tied_copies, found, by_pattern)
+    found, extra, buffers, notes = _matched(checkpoint, expected, tied_names(m.tree), rename)
+    if buffers:
+        notes.append(f"{_listed([t.name for t in buffers]).replace(' tensor', ' buffer', 1)} stored beside the "
+                     f"parameters, as transformers saves them: not parameters, left out of the figures")
     differences = {}
-    for what, items in (("missing", _missing(expected, found)), ("extra", [t.name for t, _ in extra]),
+    for what, items in (("missing", _missing(expected, found)), ("extra", [t.name for t in extra]),
                         ("shape", _shapes(expected, found)), ("dtype", _dtypes(expected, found)),
                         ("bytes", _bytes(checkpoint, expected, found)), ("index", list(checkpoint.index_problems))):
         if items:
             differences[what] = items
-    return Audit(m.name, dtype, len(checkpoint.tensors), differences, notes,
-                 sum(math.prod(t.shape) for t in checkpoint.tensors), sum(t.bytes for t in checkpoint.tensors),
-                 int(m.evaluate(_parameters(m))), None if formula_bytes is None else int(formula_bytes),
-                 dict(Counter(t.dtype for t in checkpoint.tensors).most_common()))
+    held = [t for t in checkpoint.tensors if t not in buffers]
+    return Audit(m.name, dtype, len(held), differences, notes, sum(math.prod(t.shape) for t in held),
+                 sum(t.bytes for t in held), int(m.evaluate(_parameters(m))),
+                 None if formula_bytes is None else int(formula_bytes),
+                 dict(Counter(t.dtype for t in held).most_common()))
+
+
+def _matched(checkpoint: Checkpoint, expected: list[Expected], aliases: dict, rename: dict):
+    """Each expected pattern's tensors, the extra ones, the buffers, and the notes on tied tensors."""
+    prefix = _prefix(checkpoint.tensors, [e.regex for e in expected] + [_regex(a) for a in aliases], rename)
+    found: dict[str, list[Tensor]] = {e.pattern: [] for e in expected}
+    extra, buffers, tied_copies = [], [], []
+    for t in checkpoint.tensors:
+        name = rename.get(t.name) or _stripped(t.name, prefix)
+        e = next((e for e in expected if e.regex.fullmatch(name)), None)
+        owner = None if e else next((o for a, o in aliases.items() if _regex(a).fullmatch(name) and o in found), None)
+        if e is not None:
+            found[e.pattern].append(t)
+        elif owner is not None:
+            tied_copies.append((t, owner))
+        else:
+            (buffers if BUFFERS.fullmatch(name) else extra).append(t)
+    return found, extra, buffers, _tied(tied_copies, found, {e.pattern: e for e in expected})
 
 
 def _parameters(m) -> sp.Expr:

@@ -27,7 +27,8 @@ NUMPY = {"float32": np.float32, "float16": np.float16}
 LLAMA = dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, tie_word_embeddings=False)
 #: tiny configs of four families: GQA and an untied head, Conv1D and a tied head, a base-model prefix ("bert.")
-#: with a tied decoder, relative position buckets held by the first block only
+#: with a tied decoder, relative position buckets held by the first block only, a buffer saved beside the
+#: parameters (BART's final_logits_bias)
 CONFIGS = {
     "llama": (transformers.LlamaForCausalLM, transformers.LlamaConfig(**LLAMA)),
     "gpt2": (transformers.GPT2LMHeadModel, transformers.GPT2Config(vocab_size=64, n_embd=32, n_layer=2, n_head=4,
@@ -37,15 +38,22 @@ CONFIGS = {
         max_position_embeddings=16)),
     "t5": (transformers.T5ForConditionalGeneration, transformers.T5Config(
         vocab_size=64, d_model=32, d_kv=8, d_ff=48, num_layers=2, num_heads=4)),
+    "bart": (transformers.BartForConditionalGeneration, transformers.BartConfig(
+        vocab_size=64, d_model=32, encoder_ffn_dim=48, decoder_ffn_dim=48, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=4, decoder_attention_heads=4, max_position_embeddings=16)),
 }
 
 
-def meta_tensors(family: str) -> tuple[dict, int]:
-    """Name → shape of every tensor transformers' model holds (a tied one once), and its parameter count."""
+def meta_tensors(family: str, buffers: bool = False) -> tuple[dict, int]:
+    """Name → shape of every parameter transformers' model holds (a tied one once), with ``buffers`` the buffers
+    its state_dict saves too; and its parameter count."""
     cls, config = CONFIGS[family]
     with torch.device("meta"):
         module = cls(config)
     shapes = {name: tuple(p.shape) for name, p in module.named_parameters()}
+    if buffers:
+        saved = module.state_dict()
+        shapes.update({name: tuple(b.shape) for name, b in module.named_buffers() if name in saved})
     return shapes, sum(p.numel() for p in module.parameters())
 
 
@@ -55,7 +63,7 @@ def write(folder, family: str, dtype: str = "float32", change=None, shards: int 
     cls, config = CONFIGS[family]
     config.dtype, config.architectures = dtype, [cls.__name__]  # as save_pretrained writes them
     config.save_pretrained(folder)
-    shapes, count = meta_tensors(family)
+    shapes, count = meta_tensors(family, buffers=True)
     arrays = {name: np.zeros(shape, NUMPY[dtype]) for name, shape in shapes.items()}
     if change:
         change(arrays)
@@ -81,11 +89,11 @@ def audited(path, *options) -> tuple[int, list[str], dict]:
     return code, out.splitlines(), json.loads(out_json)
 
 
-@pytest.mark.parametrize("family, shards", [("llama", 1), ("gpt2", 1), ("bert", 1), ("t5", 3)])
+@pytest.mark.parametrize("family, shards", [("llama", 1), ("gpt2", 1), ("bert", 1), ("t5", 3), ("bart", 1)])
 def test_a_correct_checkpoint_reconciles(family, shards, tmp_path):
     count = write(tmp_path, family, shards=shards)
     code, lines, data = audited(tmp_path)
-    assert code == 0 and len(lines) == 1 and lines[0].startswith("ok: ")
+    assert code == 0 and lines[-1].startswith("ok: ") and all(line.startswith("note: ") for line in lines[:-1])
     assert data["formula_parameters"] == data["parameters"] == count
     assert data["formula_bytes"] == data["bytes"] == 4 * count
     assert data["tensors"] == len(meta_tensors(family)[0])
@@ -131,10 +139,11 @@ def test_a_whole_checkpoint_in_another_dtype(tmp_path):
 
 
 def test_an_extra_tensor_and_a_wrong_config_are_named(tmp_path):
-    write(tmp_path, "llama", change=lambda a: a.update({"model.rotary_emb.inv_freq": np.zeros(4, np.float32)}))
+    qwen3 = {"model.layers.0.self_attn.q_norm.weight": np.zeros(8, np.float32)}  # a Qwen3's, not a Llama's
+    write(tmp_path, "llama", change=lambda a: a.update(qwen3))
     code, lines, _ = audited(tmp_path, "--set", "F=40")
     assert code == 2
-    assert lines[0] == "extra: 1 tensor (model.rotary_emb.inv_freq)"
+    assert lines[0] == "extra: 1 tensor (model.layers.0.self_attn.q_norm.weight)"
     assert lines[1].startswith("shape: 6 tensors (model.layers.0.mlp.gate_proj.weight [48, 32] where the model's "
                                "[40, 32], ")
 
@@ -165,6 +174,13 @@ def test_an_index_that_names_a_tensor_no_shard_holds(tmp_path):
     code, lines, _ = audited(tmp_path)
     assert code == 2 and lines == ["index: 1 tensor (encoder.ghost.weight is in no shard (the index says "
                                    "model-00001-of-00002.safetensors))"]
+
+
+def test_a_buffer_transformers_saves_is_noted_not_counted(tmp_path):
+    count = write(tmp_path, "bart")
+    code, lines, data = audited(tmp_path)
+    assert code == 0 and lines[0].startswith("note: 1 buffer (final_logits_bias) stored beside the parameters")
+    assert data["parameters"] == count and data["tensors"] == len(meta_tensors("bart")[0])
 
 
 def test_bytes_that_are_not_the_shape_in_the_dtype(tmp_path):
