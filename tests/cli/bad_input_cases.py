@@ -374,6 +374,7 @@ CHECKPOINTS = {
     "st-outside.safetensors": _safetensors({"x": {**TENSOR, "data_offsets": [0, 10**12]}}, b"\0" * 8),
     "st-good.safetensors": _safetensors({"x": TENSOR}, b"\0" * 8),
     "st-gguf.gguf": b"GGUF\x03\x00\x00\x00" + b"\xff" * 16,
+    "st-empty.gguf": b"GGUF\x03\x00\x00\x00" + bytes(16),  # version 3, no tensor, no key
 }
 CHECKPOINT_FOLDERS = {  # an index and its files
     "st-index-no-shard": {"model.safetensors.index.json": _json(weight_map={"x": "gone.safetensors"})},
@@ -603,7 +604,7 @@ def audit_cases():
     """A checkpoint that is not one (its header read with a bounded size), a folder without one, a model or a
     dtype the audit cannot take."""
     out = [case("audit", name, "--model", "bert-base", "--dtype", "fp32", needle=name) for name in CHECKPOINTS
-           if name != "st-good.safetensors"]
+           if name not in ("st-good.safetensors", "st-empty.gguf")]
     out += [case("audit", name, "--model", "bert-base", "--dtype", "fp32", needle=needle) for name, needle in (
         ("st-index-no-shard", "gone.safetensors"), ("st-index-escape", "../st-good"), ("st-index-list", "index"),
         ("st-two-files", "st-two-files"), ("emptydir", "emptydir"), ("fifo", "fifo"), ("nothing.safetensors",
@@ -611,6 +612,8 @@ def audit_cases():
     out += [case("audit", "st-no-config", needle="--model"), case("audit", "st-no-dtype", needle="--dtype"),
             case("audit", "st-good.safetensors", "--model", "bert-base", needle="--dtype"),
             case("audit", "st-good.safetensors", "--model", "bert-base", "--dtype", "int8", needle="int8"),
+            case("audit", "st-good.safetensors", "--model", "bert-base", "--dtype", "q8_0", needle="q8_0"),
+            case("audit", "st-empty.gguf", "--model", "bert-base", "--dtype", "bf16", needle="bf16"),
             case("audit", "st-good.safetensors", "--model", "mixtral-8x7b", "--dtype", "bf16", needle="experts"),
             case("audit", "st-good.safetensors", "--model", "bert-base", "--config", "c-bert.json", needle="both"),
             case("audit", "st-good.safetensors", "--model", "nosuchmodel", "--dtype", "fp32", needle="nosuchmodel"),
