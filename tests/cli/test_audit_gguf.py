@@ -1,8 +1,10 @@
 """``audit FILE.gguf``: files the ``gguf`` package's ``GGUFWriter`` writes as llama.cpp's converter does.
 
-A tiny Llama built by transformers on the meta device gives each tensor's name and shape; the names are
-llama.cpp's, as ``convert_hf_to_gguf.py`` maps them (``gguf.get_tensor_name_map``: ``blk.0.attn_q.weight``),
-the policy of ``--outtype q8_0`` (1-D tensors in F32, every 2-D weight in Q8_0, quantized by ``gguf.quants``).
+A tiny Llama or GPT-2 built by transformers on the meta device gives each tensor's name and shape; the names
+are llama.cpp's, as ``convert_hf_to_gguf.py`` maps them (``gguf.get_tensor_name_map``: ``blk.0.attn_q.weight``;
+GPT-2's ``Conv1D`` weights turned round to ``[out, in]``, its tied head not written), the policy of
+``--outtype q8_0`` (1-D tensors and GPT-2's position table in F32, every other 2-D weight in Q8_0, quantized
+by ``gguf.quants``).
 ``GGUFReader`` reads the file back; what the audit must find is planted in the file.
 """
 
@@ -25,25 +27,36 @@ CONFIG = transformers.LlamaConfig(vocab_size=64, hidden_size=64, intermediate_si
                                   architectures=["LlamaForCausalLM"])
 
 
-def llama_cpp_tensors() -> dict[str, tuple]:
-    """llama.cpp's name → shape of each tensor of the tiny Llama, as its converter names them."""
+GPT2 = transformers.GPT2Config(vocab_size=64, n_embd=64, n_layer=2, n_head=4, n_positions=16,
+                               architectures=["GPT2LMHeadModel"])
+MODELS = {"llama": (transformers.LlamaForCausalLM, CONFIG, gguf.MODEL_ARCH.LLAMA),
+          "gpt2": (transformers.GPT2LMHeadModel, GPT2, gguf.MODEL_ARCH.GPT2)}
+CONV1D = (".c_attn.weight", ".c_proj.weight", ".c_fc.weight")  # the converter's list
+
+
+def llama_cpp_tensors(family: str) -> dict[str, tuple]:
+    """llama.cpp's name → shape of each tensor of the tiny model, as its converter names and turns them."""
+    cls, config, arch = MODELS[family]
     with torch.device("meta"):
-        module = transformers.LlamaForCausalLM(CONFIG)
-    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, CONFIG.num_hidden_layers)
-    return {names.get_name(n, try_suffixes=(".weight", ".bias")): tuple(p.shape) for n, p in module.named_parameters()}
+        module = cls(config)
+    names = gguf.get_tensor_name_map(arch, 2)
+    return {names.get_name(n, try_suffixes=(".weight", ".bias")): tuple(p.shape)[::-1 if n.endswith(CONV1D) else 1]
+            for n, p in module.named_parameters()}
 
 
-def write(folder, change=None, types=None):
+def write(folder, change=None, types=None, family="llama"):
     """The config.json and ``model.gguf`` in ``folder``; ``change`` edits the tensors, ``types`` overrides a
     tensor's type; the file's bytes as GGUFReader reads them."""
-    CONFIG.save_pretrained(folder)
-    tensors = llama_cpp_tensors()
+    cls, config, arch = MODELS[family]
+    config.save_pretrained(folder)
+    tensors = llama_cpp_tensors(family)
     if change:
         change(tensors)
-    writer = gguf.GGUFWriter(str(folder / "model.gguf"), "llama")
+    writer = gguf.GGUFWriter(str(folder / "model.gguf"), gguf.MODEL_ARCH_NAMES[arch])
     for name, shape in tensors.items():
         data = np.zeros(shape, np.float32)
-        kind = (types or {}).get(name, Q.F32 if len(shape) == 1 else Q.Q8_0)
+        kept = len(shape) == 1 or name.startswith("position_embd")
+        kind = (types or {}).get(name, Q.F32 if kept else Q.Q8_0)
         if kind == Q.Q8_0:
             writer.add_tensor(name, gguf.quants.quantize(data, kind), raw_dtype=kind)
         else:
@@ -62,12 +75,14 @@ def audited(folder, *options):
     return code, out.splitlines(), data
 
 
-def test_a_q8_0_file_reconciles_type_by_type(tmp_path):
-    stored = write(tmp_path)
+@pytest.mark.parametrize("family", MODELS)
+def test_a_q8_0_file_reconciles_type_by_type(family, tmp_path):
+    stored = write(tmp_path, family=family)
     code, lines, data = audited(tmp_path, "--dtype", "q8_0")
     assert code == 0 and lines[0].startswith("ok: ")
+    cls, config, _ = MODELS[family]
     with torch.device("meta"):
-        count = transformers.LlamaForCausalLM(CONFIG).num_parameters()
+        count = cls(config).num_parameters()
     assert data["formula_parameters"] == data["parameters"] == count
     assert data["formula_bytes"] == data["bytes"] == stored
 
