@@ -56,6 +56,7 @@ from .cache import KVCache, _Attention, cache_convention, self_attention_layers
 from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
 from .quantized import OPTIONS as QUANTIZED_OPTIONS
 from .quantized import packed_tensors, quantization, quantized_conventions, weights_formula
+from .fourbit import refuse_fp32_modules
 from .parallel import parse_bool as _parse_bool, parse_layout
 from .traced import require
 
@@ -241,13 +242,20 @@ class Memory(Reported):
         self.seq = None if seq is None else parse_whole("the sequence length s", seq)
         self.batch = parse_whole("the batch size b", batch)
         self.tensor_parallel, self.sequence_parallel, self.recompute = parse_options(options)
-        self.quantization = quantization(self.dtype, options.get("group_size"), options.get("keep"))
-        self.gradient_bytes, self.optimizer_bytes = training_bytes(self.dtype, self.optimizer_name)
+        self.quantization = quantization(self.dtype, options.get("group_size"), options.get("keep"),
+                                         options.get("double_quant"))
+        if self.quantization is not None and self.quantization.double_quant is not None:  # bitsandbytes' 4-bit
+            refuse_fp32_modules(model, self.dtype)
+        self.gradient_bytes, self.optimizer_bytes = self._training_bytes()
         # the rest of a parallel layout: its most loaded rank is :func:`symparams.analysis.ranks.per_rank`'s
         self.layout = parse_layout(options, self.tensor_parallel, self.sequence_parallel, self.ranks, self.zero)
         if self.quantization is not None and self.layout.splits:
             raise SymparamsError(f"a checkpoint quantized as {self.dtype} is not split over ranks here: its packed tensors and "
                                  "scales are not placed as a parallel layout places the weights")
+
+    def _training_bytes(self) -> tuple[int, int]:
+        """(gradient, optimizer state) bytes per trainable parameter."""
+        return training_bytes(self.dtype, self.optimizer_name)
 
     @property
     def training(self) -> bool:
