@@ -46,8 +46,8 @@ class LoRAMemory(Memory):
     def __init__(self, adapter, dtype: str = "bf16", optimizer: str = "adam", zero=0, ranks=1, seq=None, batch=1,
                  **options):
         if parse_dtype(dtype) in ("int8", "int4"):
-            raise SymparamsError(f"a LoRA adapter on an {parse_dtype(dtype)} base (QLoRA) is not counted yet: give "
-                                 f"the base's dtype as fp32, bf16 or fp16")
+            raise SymparamsError(f"a LoRA adapter on an {parse_dtype(dtype)} base is not counted: give the base's "
+                                 f"dtype as fp32, bf16 or fp16, or QLoRA's nf4 or fp4")
         super().__init__(adapter.model, dtype, optimizer, zero, ranks, seq, batch, **options)
         if self.quantization is not None and self.dtype not in FOURBIT:
             raise SymparamsError(f"a LoRA adapter on a base quantized as {self.dtype} is not counted yet: give the "

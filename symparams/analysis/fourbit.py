@@ -90,8 +90,8 @@ def _linear(t, values) -> bool:
 
 def _kept_output(t, last: bool) -> bool:
     """transformers' ``get_keys_to_not_convert``: the output embeddings (rows over the vocabulary), and the
-    module of the last parameter when that parameter is its weight (a classifier with a bias is quantized)."""
-    return bool(sp.sympify(t.shape[0]).free_symbols & {V, V_d}) or (last and t.path.endswith(".weight"))
+    module of the model's last parameter when that is a weight (a classifier with a bias is quantized)."""
+    return bool(sp.sympify(t.shape[0]).free_symbols & {V, V_d}) or last
 
 
 def fourbit_conventions(fmt: str, double_quant: bool, keep: frozenset, parts: tuple) -> list[str]:

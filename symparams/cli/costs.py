@@ -77,8 +77,10 @@ def cmd_memory(args, m) -> None:
 
 
 def _quantized(args) -> dict:
-    """--group-size and --keep, where given (a plain dtype refuses them)."""
-    return {k: v for k, v in (("group_size", args.group_size), ("keep", args.keep)) if v is not None}
+    """--group-size, --keep and --no-double-quant, where given (a plain dtype refuses them)."""
+    double_quant = False if args.no_double_quant else None
+    return {k: v for k, v in (("group_size", args.group_size), ("keep", args.keep), ("double_quant", double_quant))
+            if v is not None}
 
 
 def _fit(args, m, settings: dict, subject) -> None:
