@@ -87,6 +87,16 @@ class LoRAMemory(Memory):
                                                                      "activations", "kv_cache") if key in parts)))
         return parts
 
+    @cached_property
+    def _laws(self) -> tuple:
+        """The activation laws as for the model; Megatron-LM's 18 bytes a parameter train every parameter, so its
+        weights-and-optimizer law is not set beside an adapter's."""
+        from .laws import RefusedLaw
+
+        reason = "Megatron-LM's 18 bytes a parameter train every parameter; LoRA trains the adapter alone"
+        return tuple(RefusedLaw(law.name, reason) if law.name == "megatron_weights_and_optimizer" else law
+                     for law in super()._laws)
+
     @property
     def bytes_per_parameter(self) -> dict[str, Fraction]:
         """The base's weights per parameter; the adapter's weights, gradients and optimizer state per adapter
