@@ -194,7 +194,8 @@ class Memory(Reported):
     dtype : str
         fp32, bf16, fp16 (training in bf16/fp16 is mixed precision), int8 or
         int4 (serving only), or a quantized checkpoint's format (serving only;
-        :mod:`~symparams.analysis.quantized`: ``q4_k``, ``gptq``, ``fp8``...).
+        :mod:`~symparams.analysis.quantized`: ``q4_k``, ``gptq``, ``fp8``...;
+        bitsandbytes' ``nf4``, ``fp4``, :mod:`~symparams.analysis.fourbit`).
     optimizer : str
         adam, sgd (with momentum) or none (serving: no gradients, no optimizer
         state, no activations kept; the KV cache instead).
@@ -207,7 +208,8 @@ class Memory(Reported):
         ``tensor_parallel`` (t, default 1), ``sequence_parallel`` (default
         False), ``recompute`` (``"none"``, ``"selective"`` or ``"full"``): the
         activations' parallelism (Korthikanti et al.); ``group_size`` (gptq,
-        awq) and ``keep`` (the parts a quantized format leaves unquantized).  Tensor parallelism
+        awq), ``keep`` (the parts a quantized format leaves unquantized) and
+        ``double_quant`` (nf4, fp4: False keeps bitsandbytes' absmax in fp32).  Tensor parallelism
         divides only the activations here; only ZeRO divides the weights,
         gradients and optimizer state.
 
