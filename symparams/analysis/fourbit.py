@@ -58,8 +58,12 @@ def fourbit_bytes(n, double_quant: bool) -> sp.Expr:
     return packed + blocks + FP32 * sp.ceiling(blocks / NESTED_BLOCK) + FP32 + NESTED_CODE_BYTES
 
 
-def refuse_fp32_modules(model, fmt: str) -> None:
-    """Refused for a model whose transformers class keeps some modules in fp32 under bitsandbytes."""
+def refuse_unplaced(model, fmt: str, zero: int) -> None:
+    """Refused: a model whose transformers class keeps some modules in fp32 under bitsandbytes, and ZeRO stage 3
+    (FSDP or ZeRO-3 shard a ``Params4bit``'s packed data, not its ``QuantState``, which is no parameter)."""
+    if zero == 3:
+        raise SymparamsError(f"ZeRO stage 3 of a {fmt} base is not counted: the packed weights are sharded but "
+                             f"not their quantization state; use stage 0, 1 or 2")
     types = {model.family.name, *model.family.config_types}
     if types & KEEPS_FP32:
         raise SymparamsError(f"{model.name} in {fmt}: transformers keeps some of its modules in fp32 "

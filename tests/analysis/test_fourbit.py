@@ -153,6 +153,8 @@ def test_keeping_the_layers_quantizes_only_the_lm_head():
     (dict(dtype="nf4", double_quant="no"), "double_quant is True or False"),
     (dict(dtype="nf4", optimizer="adam"), "nf4 weights are not trained here"),
     (dict(dtype="nf4", keep="layers"), "no tensor of this model is stored in nf4"),
+    # FSDP and ZeRO-3 shard a Params4bit's data, not its QuantState (an attribute, not a parameter)
+    (dict(dtype="fp4", zero=3, ranks=8), "ZeRO stage 3 of a fp4 base"),
 ])
 def test_bad_4bit_settings_are_refused_in_one_line(settings, needle):
     base = model("llama-3-8b")  # no head: keeping the layers leaves nothing in 4-bit

@@ -511,6 +511,8 @@ def cost_cases():
             case(*memory, "--dtype", "nf4", needle="nf4"), case(*serve, "--dtype", "fp4", "--keep", "layers",
                                                                 needle="fp4"),
             case("memory", "t5-small", "--optimizer", "none", "--dtype", "nf4", needle="fp32"),
+            case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--dtype", "nf4", "--zero", "3", "--ranks", "8",
+                 needle="ZeRO stage 3"),
             case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--dtype", "nf4", "--pipeline-parallel", "2",
                  needle="not split over ranks")]
     out += [case(*memory, "--optimizer", "none", "--seq", "8", "--fit", budget, needle="budget")
