@@ -47,6 +47,9 @@ KEPT_AS = "bf16"
 KEEPS_FP32 = frozenset({"t5", "mt5", "umt5", "udop", "pop2piano", "gpt_oss", "rwkv", "blip-2", "blip_2",
                         "instructblip", "instructblipvideo", "afmoe", "axk2", "deepseek_v32", "deepseek_v4",
                         "glm_moe_dsa", "longcat_flash", "mistral_large4"})
+#: model types whose layers are subclasses of ``nn.Linear`` (Falcon's ``FalconLinear``), which
+#: ``replace_with_bnb_linear`` leaves unquantized: it replaces an ``nn.Linear`` exactly
+SUBCLASSED_LINEAR = frozenset({"falcon"})
 
 
 def fourbit_bytes(n, double_quant: bool) -> sp.Expr:
@@ -59,12 +62,16 @@ def fourbit_bytes(n, double_quant: bool) -> sp.Expr:
 
 
 def refuse_unplaced(model, fmt: str, zero: int) -> None:
-    """Refused: a model whose transformers class keeps some modules in fp32 under bitsandbytes, and ZeRO stage 3
+    """Refused: a model whose transformers class keeps some modules in fp32 under bitsandbytes or whose layers
+    subclass ``nn.Linear`` (left unquantized), and ZeRO stage 3
     (FSDP or ZeRO-3 shard a ``Params4bit``'s packed data, not its ``QuantState``, which is no parameter)."""
     if zero == 3:
         raise SymparamsError(f"ZeRO stage 3 of a {fmt} base is not counted: the packed weights are sharded but "
                              f"not their quantization state; use stage 0, 1 or 2")
     types = {model.family.name, *model.family.config_types}
+    if types & SUBCLASSED_LINEAR:
+        raise SymparamsError(f"{model.name} in {fmt}: its layers subclass nn.Linear, which transformers' "
+                             f"bitsandbytes integration leaves unquantized; not counted")
     if types & KEEPS_FP32:
         raise SymparamsError(f"{model.name} in {fmt}: transformers keeps some of its modules in fp32 "
                              f"(_keep_in_fp32_modules), which is not counted yet")

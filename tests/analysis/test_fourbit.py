@@ -166,3 +166,12 @@ def test_a_model_transformers_keeps_partly_in_fp32_is_refused():
     # T5's wo stays fp32 under bitsandbytes (_keep_in_fp32_modules), not counted here
     with pytest.raises(SymparamsError, match="_keep_in_fp32_modules"):
         model("t5-small").memory("nf4", optimizer="none")
+
+
+def test_falcon_whose_layers_transformers_leaves_in_bf16_is_refused():
+    """transformers replaces ``type(module) is nn.Linear`` only: Falcon's ``FalconLinear`` layers stay bf16."""
+    from transformers.models.falcon.modeling_falcon import FalconLinear
+
+    assert issubclass(FalconLinear, nn.Linear) and FalconLinear is not nn.Linear
+    with pytest.raises(SymparamsError, match="subclass nn.Linear"):
+        model("falcon-7b").memory("nf4", optimizer="none")
