@@ -21,8 +21,6 @@ experts of transformers 5's mixture-of-experts layers, which are parameters,
 not ``nn.Linear``) stays in the compute dtype, bf16.  A shared expert's gate
 (``nn.Linear`` with one output) is quantized.
 
->>> from symparams import model
->>> m = model("llama-3-8b", head="causal-lm")
 >>> n = 4096 * 4096  # q_proj: 8,388,608 bytes packed, 262,144 absmax bytes, 1,024 fp32 absmax of those
 >>> fourbit_bytes(n, double_quant=True) == n // 2 + n // 64 + 4 * (n // 64 // 256) + 4 + 64 + 1024
 True
@@ -63,8 +61,8 @@ def fourbit_bytes(n, double_quant: bool) -> sp.Expr:
 
 def refuse_unplaced(model, fmt: str, zero: int) -> None:
     """Refused: a model whose transformers class keeps some modules in fp32 under bitsandbytes or whose layers
-    subclass ``nn.Linear`` (left unquantized), and ZeRO stage 3
-    (FSDP or ZeRO-3 shard a ``Params4bit``'s packed data, not its ``QuantState``, which is no parameter)."""
+    subclass ``nn.Linear`` (left unquantized); ZeRO stage 3 (FSDP or ZeRO-3 shard a ``Params4bit``'s packed data,
+    not its ``QuantState``, which is no parameter)."""
     if zero == 3:
         raise SymparamsError(f"ZeRO stage 3 of a {fmt} base is not counted: the packed weights are sharded but "
                              f"not their quantization state; use stage 0, 1 or 2")

@@ -56,7 +56,7 @@ from .cache import KVCache, _Attention, cache_convention, self_attention_layers
 from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
 from .quantized import OPTIONS as QUANTIZED_OPTIONS
 from .quantized import packed_tensors, quantization, quantized_conventions, weights_formula
-from .fourbit import refuse_unplaced
+from .fourbit import FOURBIT, refuse_unplaced
 from .parallel import parse_bool as _parse_bool, parse_layout
 from .traced import require
 
@@ -246,7 +246,7 @@ class Memory(Reported):
         self.tensor_parallel, self.sequence_parallel, self.recompute = parse_options(options)
         self.quantization = quantization(self.dtype, options.get("group_size"), options.get("keep"),
                                          options.get("double_quant"))
-        if self.quantization is not None and self.quantization.double_quant is not None:  # bitsandbytes' 4-bit
+        if self.dtype in FOURBIT:
             refuse_unplaced(model, self.dtype, self.zero)
         self.gradient_bytes, self.optimizer_bytes = self._training_bytes()
         # the rest of a parallel layout: its most loaded rank is :func:`symparams.analysis.ranks.per_rank`'s

@@ -162,22 +162,21 @@ def packed_tensors(tree, q: Quantization, values) -> tuple[Packed, ...]:
     """Every stored tensor of ``tree`` in format ``q``, the fallbacks chosen at ``values``; refused where no tensor
     would be quantized (the policy keeps every part the model has)."""
     tensors = stored_tensors(tree)
-    if q.format in FOURBIT:
-        return _fourbit(tensors, q, values)
-    if all(_kept(t, q) for t in tensors):
+    fourbit = q.format in FOURBIT
+    quantized = fourbit_quantized(tensors, q.keep, values) if fourbit else [not _kept(t, q) for t in tensors]
+    if not any(quantized):
         kept = ", ".join(p for p in PARTS if p in q.keep) or "none"
         raise SymparamsError(f"no tensor of this model is stored in {q.format} when keeping {kept}: "
                              f"change what --keep names")
+    if fourbit:
+        return tuple(_fourbit(t, q) if packed else Packed(t, q.kept_as, _plain(t, 2))
+                     for t, packed in zip(tensors, quantized))
     return tuple(_packed(t, q, values) for t in tensors)
 
 
-def _fourbit(tensors: tuple, q: Quantization, values) -> tuple[Packed, ...]:
-    """bitsandbytes' 4-bit storage (:mod:`.fourbit`): each quantized weight per copy, the rest in bf16."""
-    quantized = fourbit_quantized(tensors, q.keep, values)
-    if not any(quantized):
-        raise SymparamsError(f"no tensor of this model is stored in {q.format} when keeping "
-                             f"{', '.join(p for p in PARTS if p in q.keep) or 'none'}: change what --keep names")
-    return tuple(Packed(t, q.format, t.copies * fourbit_bytes(sp.Mul(*t.shape), q.double_quant)) if packed else Packed(t, q.kept_as, _plain(t, 2)) for t, packed in zip(tensors, quantized))
+def _fourbit(t: Stored, q: Quantization) -> Packed:
+    """bitsandbytes' 4-bit storage of each copy of ``t`` (:mod:`.fourbit`)."""
+    return Packed(t, q.format, t.copies * fourbit_bytes(sp.Mul(*t.shape), q.double_quant))
 
 
 def weights_formula(packed: Iterable[Packed]) -> sp.Expr:
