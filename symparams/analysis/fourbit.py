@@ -18,7 +18,9 @@ elements is stored as ``quantize_4bit`` makes it (bitsandbytes'
 
 Everything else (embeddings, norms, biases, the kept modules; the routers and
 experts of transformers 5's mixture-of-experts layers, which are parameters,
-not ``nn.Linear``) stays in the compute dtype, bf16.  A shared expert's gate
+not ``nn.Linear``) stays in the dtype the model is loaded in, bf16, or fp32
+after peft's ``prepare_model_for_kbit_training`` (``prepare_kbit``: it casts
+every 16-bit parameter but a ``Params4bit`` to fp32).  A shared expert's gate
 (``nn.Linear`` with one output) is quantized.
 
 >>> n = 4096 * 4096  # q_proj: 8,388,608 bytes packed, 262,144 absmax bytes, 1,024 fp32 absmax of those
@@ -39,8 +41,6 @@ FOURBIT = ("nf4", "fp4")
 BLOCK, NESTED_BLOCK = 64, 256
 #: fp32 bytes of an absmax, the offset; the 16-entry 4-bit code and the 256-entry dynamic code, in fp32
 FP32, CODE_BYTES, NESTED_CODE_BYTES = 4, 16 * 4, 256 * 4
-#: the type a tensor left unquantized is kept in (the compute dtype, ``torch_dtype``)
-KEPT_AS = "bf16"
 #: model types whose ``_keep_in_fp32_modules`` transformers keeps in fp32 beside a 4-bit model (not counted here)
 KEEPS_FP32 = frozenset({"t5", "mt5", "umt5", "udop", "pop2piano", "gpt_oss", "rwkv", "blip-2", "blip_2",
                         "instructblip", "instructblipvideo", "afmoe", "axk2", "deepseek_v32", "deepseek_v4",
@@ -103,13 +103,14 @@ def _kept_output(t, last: bool) -> bool:
     return bool(sp.sympify(t.shape[0]).free_symbols & {V, V_d}) or last
 
 
-def fourbit_conventions(fmt: str, double_quant: bool, keep: frozenset, parts: tuple) -> list[str]:
+def fourbit_conventions(fmt: str, double_quant: bool, keep: frozenset, parts: tuple, kept_as: str) -> list[str]:
     """The conventions a 4-bit base's weights follow, one short sentence each."""
     scales = ("its absmax as uint8 (double quantization: an fp32 absmax per 256 of them, an fp32 offset and a "
               "256-entry fp32 code)" if double_quant else "an fp32 absmax")
     named = [("the output embeddings and the last parameter's module (transformers' get_keys_to_not_convert)"
               if p == "output" else p) for p in parts if p in keep]
     policy = ", ".join(named) or "no nn.Linear"
+    cast = " (peft's prepare_model_for_kbit_training casts them from bf16)" if kept_as == "fp32" else ""
     return [f"weights: bitsandbytes {fmt} (Linear4bit, Params4bit): every nn.Linear weight as two 4-bit codes a "
             f"byte, per block of {BLOCK} weights {scales}, and a 16-entry fp32 code per weight; kept in "
-            f"{KEPT_AS}: {policy}; embeddings, norms, biases, expert routers and experts in {KEPT_AS}"]
+            f"{kept_as}: {policy}; embeddings, norms, biases, expert routers and experts in {kept_as}{cast}"]

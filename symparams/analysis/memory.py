@@ -208,8 +208,9 @@ class Memory(Reported):
         ``tensor_parallel`` (t, default 1), ``sequence_parallel`` (default
         False), ``recompute`` (``"none"``, ``"selective"`` or ``"full"``): the
         activations' parallelism (Korthikanti et al.); ``group_size`` (gptq,
-        awq), ``keep`` (the parts a quantized format leaves unquantized) and
-        ``double_quant`` (nf4, fp4: False keeps bitsandbytes' absmax in fp32).  Tensor parallelism
+        awq), ``keep`` (the parts a quantized format leaves unquantized),
+        ``double_quant`` (nf4, fp4: False keeps bitsandbytes' absmax in fp32)
+        and ``prepare_kbit`` (nf4, fp4: the unquantized tensors in fp32).  Tensor parallelism
         divides only the activations here; only ZeRO divides the weights,
         gradients and optimizer state.
 
@@ -244,8 +245,7 @@ class Memory(Reported):
         self.seq = None if seq is None else parse_whole("the sequence length s", seq)
         self.batch = parse_whole("the batch size b", batch)
         self.tensor_parallel, self.sequence_parallel, self.recompute = parse_options(options)
-        self.quantization = quantization(self.dtype, options.get("group_size"), options.get("keep"),
-                                         options.get("double_quant"))
+        self.quantization = quantization(self.dtype, **{key: options.get(key) for key in QUANTIZED_OPTIONS})
         if self.dtype in FOURBIT:
             refuse_unplaced(model, self.dtype, self.zero)
         self.gradient_bytes, self.optimizer_bytes = self._training_bytes()

@@ -12,6 +12,7 @@ gave the same bytes for every case here.)
 from math import ceil
 
 import pytest
+import torch
 from torch import nn
 from transformers.pytorch_utils import Conv1D
 from transformers.quantizers.base import get_keys_to_not_convert
@@ -40,12 +41,17 @@ def bnb_4bit_bytes(n: int, double_quant: bool) -> int:
     return out + blocks + 4 * ceil(blocks / 256) + 256 * 4 + 4
 
 
+def replaced_by_linear4bit(module) -> set[str]:
+    """The weights of the modules transformers replaces by ``Linear4bit`` under ``load_in_4bit``."""
+    skip = list(set(get_keys_to_not_convert(module)) | set(module._keep_in_fp32_modules or ()))
+    return {f"{name}.weight" for name, m in module.named_modules()
+            if should_convert_module(name, skip) and (isinstance(m, Conv1D) or type(m) is nn.Linear)}
+
+
 def transformers_4bit_bytes(module, double_quant: bool) -> int:
     """The weights' bytes of ``module`` loaded with ``BitsAndBytesConfig(load_in_4bit=True)`` in bf16: the
     modules transformers replaces by ``Linear4bit`` hold :func:`bnb_4bit_bytes`, every other tensor bf16."""
-    skip = list(set(get_keys_to_not_convert(module)) | set(module._keep_in_fp32_modules or ()))
-    quantized = {f"{name}.weight" for name, m in module.named_modules()
-                 if should_convert_module(name, skip) and (isinstance(m, Conv1D) or type(m) is nn.Linear)}
+    quantized = replaced_by_linear4bit(module)
     return sum(bnb_4bit_bytes(p.numel(), double_quant) if name in quantized else BF16 * p.numel()
                for name, p in module.named_parameters())
 
@@ -88,6 +94,28 @@ def test_4bit_bytes_match_transformers_policy_and_bitsandbytes_layout(case, doub
     expected = transformers_4bit_bytes(build(m), double_quant)
     assert m.memory("nf4", optimizer="none", double_quant=double_quant).weights == expected
     assert m.memory("fp4", optimizer="none", double_quant=double_quant).weights == expected  # same storage
+
+
+class Params4bit(nn.Parameter):
+    """A stand-in for bitsandbytes' class: peft's ``prepare_model_for_kbit_training`` tells a 4-bit weight by its
+    class name and leaves it, casting every other 16-bit parameter to fp32."""
+
+
+def test_prepare_kbit_keeps_what_peft_casts_in_fp32():
+    from peft import prepare_model_for_kbit_training
+
+    m, build = CASES["llama"]
+    module = build(m).to(torch.bfloat16)
+    quantized = replaced_by_linear4bit(module)
+    for name in quantized:
+        owner = module.get_submodule(name.removesuffix(".weight"))
+        owner.weight = Params4bit(owner.weight.data, requires_grad=False)
+    module.is_loaded_in_4bit = True
+    prepare_model_for_kbit_training(module, use_gradient_checkpointing=False)
+    expected = sum(bnb_4bit_bytes(p.numel(), True) if name in quantized else p.element_size() * p.numel()
+                   for name, p in module.named_parameters())
+    assert {p.dtype for name, p in module.named_parameters() if name not in quantized} == {torch.float32}
+    assert m.memory("nf4", optimizer="none", prepare_kbit=True).weights == expected
 
 
 LLAMA_3_8B = model("llama-3-8b", head="causal-lm")
@@ -151,6 +179,8 @@ def test_keeping_the_layers_quantizes_only_the_lm_head():
     (dict(dtype="bf16", double_quant=False), "double_quant applies to a quantized"),
     (dict(dtype="gptq", double_quant=False), "double_quant applies to nf4 and fp4"),
     (dict(dtype="nf4", double_quant="no"), "double_quant is True or False"),
+    (dict(dtype="gptq", prepare_kbit=True), "prepare_kbit applies to nf4 and fp4"),
+    (dict(dtype="fp16", prepare_kbit=True), "prepare_kbit applies to a quantized"),
     (dict(dtype="nf4", optimizer="adam"), "nf4 weights are not trained here"),
     (dict(dtype="nf4", keep="layers"), "no tensor of this model is stored in nf4"),
     # FSDP and ZeRO-3 shard a Params4bit's data, not its QuantState (an attribute, not a parameter)

@@ -507,6 +507,7 @@ def cost_cases():
             case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--tensor-parallel", "2",
                  needle="parallel layout"),
             case(*memory, "--no-double-quant", needle="double_quant"),
+            case(*serve, "--dtype", "q4_k", "--prepare-kbit", needle="prepare_kbit"),
             case(*serve, "--dtype", "awq", "--no-double-quant", needle="nf4 and fp4"),
             case(*memory, "--dtype", "nf4", needle="nf4"), case(*serve, "--dtype", "fp4", "--keep", "layers",
                                                                 needle="fp4"),

@@ -55,3 +55,12 @@ def test_qlora_settings_reach_the_library():
     assert (data["weights"], data["gradients"], data["optimizer"]) == (6_027_761_664 + 4 * adapter, 4 * adapter,
                                                                        8 * adapter)
     assert data["quantization"]["double_quant"] is False and data["lora"]["r"] == 16
+
+
+def test_prepare_kbit_reaches_the_library():
+    # Llama-3-8B in nf4: 5,702,540,160 bytes, of which 1,050,939,392 tables and norms in bf16; fp32 doubles those
+    code, out, err = command("memory", "llama-3-8b", "--head", "causal-lm", "--dtype", "nf4", "--prepare-kbit",
+                             "--optimizer", "none", "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert data["weights"] == 5_702_540_160 + 2 * 1_050_939_392 and data["quantization"]["prepare_kbit"] is True
