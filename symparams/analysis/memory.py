@@ -56,6 +56,7 @@ from .cache import KVCache, _Attention, cache_convention, self_attention_layers
 from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
 from .quantized import OPTIONS as QUANTIZED_OPTIONS
 from .quantized import packed_tensors, quantization, quantized_conventions, weights_formula
+from .fourbit import FOURBIT, refuse_unplaced
 from .parallel import parse_bool as _parse_bool, parse_layout
 from .traced import require
 
@@ -193,7 +194,8 @@ class Memory(Reported):
     dtype : str
         fp32, bf16, fp16 (training in bf16/fp16 is mixed precision), int8 or
         int4 (serving only), or a quantized checkpoint's format (serving only;
-        :mod:`~symparams.analysis.quantized`: ``q4_k``, ``gptq``, ``fp8``...).
+        :mod:`~symparams.analysis.quantized`: ``q4_k``, ``gptq``, ``fp8``...;
+        bitsandbytes' ``nf4``, ``fp4``, :mod:`~symparams.analysis.fourbit`).
     optimizer : str
         adam, sgd (with momentum) or none (serving: no gradients, no optimizer
         state, no activations kept; the KV cache instead).
@@ -206,7 +208,9 @@ class Memory(Reported):
         ``tensor_parallel`` (t, default 1), ``sequence_parallel`` (default
         False), ``recompute`` (``"none"``, ``"selective"`` or ``"full"``): the
         activations' parallelism (Korthikanti et al.); ``group_size`` (gptq,
-        awq) and ``keep`` (the parts a quantized format leaves unquantized).  Tensor parallelism
+        awq), ``keep`` (the parts a quantized format leaves unquantized),
+        ``double_quant`` (nf4, fp4: False keeps bitsandbytes' absmax in fp32)
+        and ``prepare_kbit`` (nf4, fp4: the unquantized tensors in fp32).  Tensor parallelism
         divides only the activations here; only ZeRO divides the weights,
         gradients and optimizer state.
 
@@ -241,13 +245,19 @@ class Memory(Reported):
         self.seq = None if seq is None else parse_whole("the sequence length s", seq)
         self.batch = parse_whole("the batch size b", batch)
         self.tensor_parallel, self.sequence_parallel, self.recompute = parse_options(options)
-        self.quantization = quantization(self.dtype, options.get("group_size"), options.get("keep"))
-        self.gradient_bytes, self.optimizer_bytes = training_bytes(self.dtype, self.optimizer_name)
+        self.quantization = quantization(self.dtype, **{key: options.get(key) for key in QUANTIZED_OPTIONS})
+        if self.dtype in FOURBIT:
+            refuse_unplaced(model, self.dtype, self.zero)
+        self.gradient_bytes, self.optimizer_bytes = self._training_bytes()
         # the rest of a parallel layout: its most loaded rank is :func:`symparams.analysis.ranks.per_rank`'s
         self.layout = parse_layout(options, self.tensor_parallel, self.sequence_parallel, self.ranks, self.zero)
         if self.quantization is not None and self.layout.splits:
             raise SymparamsError(f"a checkpoint quantized as {self.dtype} is not split over ranks here: its packed tensors and "
                                  "scales are not placed as a parallel layout places the weights")
+
+    def _training_bytes(self) -> tuple[int, int]:
+        """(gradient, optimizer state) bytes per trainable parameter."""
+        return training_bytes(self.dtype, self.optimizer_name)
 
     @property
     def training(self) -> bool:

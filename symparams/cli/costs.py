@@ -77,8 +77,11 @@ def cmd_memory(args, m) -> None:
 
 
 def _quantized(args) -> dict:
-    """--group-size and --keep, where given (a plain dtype refuses them)."""
-    return {k: v for k, v in (("group_size", args.group_size), ("keep", args.keep)) if v is not None}
+    """--group-size, --keep, --no-double-quant and --prepare-kbit, where given (a plain dtype refuses them)."""
+    given = (("group_size", args.group_size), ("keep", args.keep),
+             ("double_quant", False if args.no_double_quant else None),
+             ("prepare_kbit", True if args.prepare_kbit else None))
+    return {k: v for k, v in given if v is not None}
 
 
 def _fit(args, m, settings: dict, subject) -> None:

@@ -196,7 +196,7 @@ def _flops_options(p) -> None:
 
 #: the weights' types --dtype takes (the quantized formats are symparams.analysis.quantized.FORMATS)
 DTYPES = ("fp32", "bf16", "fp16", "int8", "int4", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k",
-          "q5_k", "q6_k", "gptq", "awq", "fp8", "fp8-block", "mxfp4")
+          "q5_k", "q6_k", "gptq", "awq", "fp8", "fp8-block", "mxfp4", "nf4", "fp4")
 
 
 def _memory_options(p) -> None:
@@ -204,8 +204,14 @@ def _memory_options(p) -> None:
     p.add_argument("--dtype", default="bf16", choices=DTYPES, metavar="DTYPE",
                    help="the weights' type (default bf16: mixed precision when training): fp32, bf16, fp16, int8, "
                         "int4, or a quantized checkpoint's format (serving): GGUF q4_0, q4_1, q5_0, q5_1, q8_0, "
-                        "q2_k, q3_k, q4_k, q5_k, q6_k; gptq, awq (4-bit); fp8, fp8-block; mxfp4")
+                        "q2_k, q3_k, q4_k, q5_k, q6_k; gptq, awq (4-bit); fp8, fp8-block; mxfp4; bitsandbytes' "
+                        "nf4, fp4 (a QLoRA base with --lora)")
     p.add_argument("--group-size", metavar="G", help="gptq and awq: inputs per group of scales (default 128)")
+    p.add_argument("--no-double-quant", action="store_true",
+                   help="nf4 and fp4: absmax scales in fp32, not quantized again (default: double quantization)")
+    p.add_argument("--prepare-kbit", action="store_true",
+                   help="nf4 and fp4: the unquantized tensors in fp32, as peft's prepare_model_for_kbit_training "
+                        "casts them (default: bf16)")
     p.add_argument("--keep", metavar="PARTS", help="a quantized format's parts left unquantized, separated by "
                                                    "commas, or none: embeddings, tables, output, routers, layers, "
                                                    "experts (default: the format's own policy)")

@@ -73,3 +73,11 @@ def test_the_longest_context_of_a_lora_fine_tuning_is_the_last_that_fits():
     found = longest_context(adapter, 24 * 10**9, dtype="bf16", optimizer="adam")
     assert adapter.memory(seq=found).total <= 24 * 10**9 < adapter.memory(seq=found + 1).total
     assert longest_context(m, 24 * 10**9, dtype="bf16", optimizer="adam") is None  # full training: nothing fits
+
+
+def test_lora_memory_sets_no_megatron_state_law_beside_an_adapter():
+    """Megatron-LM's 18 bytes a parameter describe training every parameter: beside an adapter, refused, and the
+    report (which evaluates every law it sets) is whole."""
+    mem = model("llama-3-8b", head="causal-lm").lora(16, ["q_proj", "v_proj"]).memory("bf16", "adam")
+    assert [law["name"] for law in mem.laws_refused][0] == "megatron_weights_and_optimizer"
+    assert mem.to_dict()["laws"] == []

@@ -505,7 +505,17 @@ def cost_cases():
             case(*serve, "--dtype", "gptq", "--pipeline-parallel", "2", needle="not split over ranks"),
             case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--dtype", "q4_k", needle="quantized as q4_k"),
             case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--tensor-parallel", "2",
-                 needle="parallel layout")]
+                 needle="parallel layout"),
+            case(*memory, "--no-double-quant", needle="double_quant"),
+            case(*serve, "--dtype", "q4_k", "--prepare-kbit", needle="prepare_kbit"),
+            case(*serve, "--dtype", "awq", "--no-double-quant", needle="nf4 and fp4"),
+            case(*memory, "--dtype", "nf4", needle="nf4"), case(*serve, "--dtype", "fp4", "--keep", "layers",
+                                                                needle="fp4"),
+            case("memory", "t5-small", "--optimizer", "none", "--dtype", "nf4", needle="fp32"),
+            case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--dtype", "nf4", "--zero", "3", "--ranks", "8",
+                 needle="ZeRO stage 3"),
+            case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--dtype", "nf4", "--pipeline-parallel", "2",
+                 needle="not split over ranks")]
     out += [case(*memory, "--optimizer", "none", "--seq", "8", "--fit", budget, needle="budget")
             for budget in ("abc", "0", "-80GB", "80XB", "1.5", "1e99999")]
     out += layout_cases(memory)
