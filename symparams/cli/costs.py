@@ -77,8 +77,10 @@ def cmd_memory(args, m) -> None:
 
 
 def _quantized(args) -> dict:
-    """--group-size and --keep, where given (a plain dtype refuses them)."""
-    return {k: v for k, v in (("group_size", args.group_size), ("keep", args.keep)) if v is not None}
+    """--group-size and --keep, where given (a plain dtype refuses them); --kv-dtype and --block-size, the cache's."""
+    given = (("group_size", args.group_size), ("keep", args.keep), ("kv_dtype", args.kv_dtype),
+             ("block_size", args.block_size))
+    return {k: v for k, v in given if v is not None}
 
 
 def _fit(args, m, settings: dict, subject) -> None:
