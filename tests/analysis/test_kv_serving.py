@@ -28,6 +28,7 @@ from tests.reference import flops as ref
 SIZES = dict(vocab_size=97, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=48,
              num_hidden_layers=3, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 BATCH = 2
+pytestmark = pytest.mark.crosscheck
 
 
 def tiny(model_type: str, **extra):
