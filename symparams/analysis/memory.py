@@ -252,6 +252,9 @@ class Memory(Reported):
         if self._kv_options and self.training:
             raise SymparamsError("a KV cache dtype or block size is a server's cache: serve the model (optimizer "
                                  "none); training keeps keys and values among its activations")
+        if self._kv_options and self.layout.splits:
+            raise SymparamsError("a server's KV cache (its own dtype, paged blocks) is not split over ranks here: its "
+                                 "scales and blocks are not placed as a parallel layout places the layers")
         if self.quantization is not None and self.layout.splits:
             raise SymparamsError(f"a checkpoint quantized as {self.dtype} is not split over ranks here: its packed tensors and "
                                  "scales are not placed as a parallel layout places the weights")

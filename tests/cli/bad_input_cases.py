@@ -514,6 +514,7 @@ def cost_cases():
     out += [case(*memory, "--seq", "8", "--kv-dtype", "fp8", needle="serve the model"),
             case(*memory, "--seq", "8", "--block-size", needle="serve the model"),
             case(*serve, "--seq", "8", "--kv-dtype", "int4", "--block-size", needle="not paged"),
+            case(*serve, "--seq", "8", "--kv-dtype", "fp8", "--tensor-parallel", "2", needle="not split over ranks"),
             case("memory", "gemma-2-9b", "--optimizer", "none", "--seq", "8", "--kv-dtype", "fp8",
                  needle="sliding-window"),
             case("memory", "gemma-2-9b", "--optimizer", "none", "--fit", "80GB", "--block-size", needle="sliding-window"),
