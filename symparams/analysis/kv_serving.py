@@ -124,7 +124,7 @@ class KVStorage:
                   "int8": "int8 as transformers' QuantizedCache (HQQ) holds it",
                   "int4": "int4 as transformers' QuantizedCache (quanto, HQQ) holds it"}.get(self.kind, self.kind)
         if self.kind in _BITS:
-            stored += (f": {_BITS[self.kind]} bits an element, a {self.compute} scale and zero point per group of "
+            stored += (f": {_BITS[self.kind]} bits an element, a scale and a zero point in {self.compute} per group of "
                        f"{GROUP} elements, and at most the last min(s, {RESIDUAL}) − 1 tokens unquantized in "
                        f"{self.compute} (the residual, at its fullest)")
         paged = ("" if self.block_size is None else
@@ -153,7 +153,8 @@ def check_servable(model, storage: KVStorage, cached) -> None:
             raise SymparamsError(f"{model.name}: {what} of a cross-attention is not modelled here")
         if item.window is not None and model.evaluate(getattr(item, "windowed", runs)) != 0:
             raise SymparamsError(f"{model.name}: {what} of sliding-window layers is not modelled here "
-                                 "(transformers' QuantizedCache refuses them; vLLM frees their blocks as the window moves)")
+                                 "(transformers' QuantizedCache refuses them; vLLM frees their blocks as the "
+                                 "window moves)")
         if getattr(item, "state", 0) != 0:
             raise SymparamsError(f"{model.name}: {what} of state-space layers is not modelled here")
         if storage.kind in _BITS:

@@ -452,7 +452,8 @@ class Memory(Reported):
                 "kv_cache_windows": self._known(lambda: [{"tokens": kept, "per_token": size}
                                                          for kept, size in self._cache.windows]),
                 "kv_cache": self.kv_cache, "kv_dtype": self._cache.storage.kind,
-                "kv_block_size": self._cache.storage.block_size, "kv_cache_scales": self._known(lambda: self._cache.scales),
+                "kv_block_size": self._cache.storage.block_size,
+                "kv_cache_scales": self._known(lambda: self._cache.scales),
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
                 "conventions": self.conventions,
                 **({} if self._packed is None else {"quantization": {**self.quantization.to_dict(),
