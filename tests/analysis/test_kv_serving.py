@@ -5,11 +5,11 @@ block arithmetic.
   ``use_cache=True`` forward of a tiny model and a decoded token, the fp8 keys and values and the fp32
   scales it holds are summed tensor by tensor.
 * a cache in its own plain dtype: a bf16 model's ``DynamicCache`` against fp32 weights with ``kv_dtype="bf16"``.
-* int4: transformers' quanto cache layer (optimum-quanto, a test requirement) runs on the CPU: every split of
-  ``s`` tokens into a prefill and decoded tokens that fills its residual is summed tensor by tensor (packed
-  data, scales, shifts, the residual).  The residual rule is also read off ``QuantizedLayer.update`` itself
-  (driven with a quantizer that only records what it is given).  HQQ does not install here: int8 follows the
-  layout written out below from its source (a byte an element, a scale and a zero per group).
+* int4, int8: transformers' quanto and HQQ cache layers (optimum-quanto, hqq: test requirements) run on the
+  CPU: every split of ``s`` tokens into a prefill and decoded tokens that fills the residual is summed tensor
+  by tensor (packed data, scales, zero points, the residual).  The residual rule is also read off ``QuantizedLayer.update`` itself
+  (driven with a quantizer that only records what it is given), and the layout written out below from the
+  sources, for llama-3-8b's sizes.
 * paged: vLLM's block arithmetic written out (``vllm/v1/kv_cache_interface.py``, ``page_size_bytes``;
   ``vllm/v1/core/kv_cache_utils.py``, ``available_memory // page_size // num_layers`` blocks and
   ``cdiv(num_tokens, block_size)`` blocks a request).
@@ -194,36 +194,42 @@ def test_the_formula_is_the_figure():
     assert model("llama").kv_cache("bf16", kv_dtype="fp8", block_size=16).formulas["total"].has(sp.ceiling)
 
 
-def quanto_held(layers) -> int:
-    """Every tensor transformers' quanto cache layers hold: each quantized tensor's packed data, scales and shifts
-    (optimum-quanto's ``__tensor_flatten__``, down to plain tensors), and the unquantized residual."""
-    def nbytes(tensor) -> int:
-        if hasattr(tensor, "__tensor_flatten__"):
-            return sum(nbytes(getattr(tensor, name)) for name in tensor.__tensor_flatten__()[0])
-        return tensor.numel() * tensor.element_size()
+def quantized_held(layers) -> int:
+    """Every tensor transformers' quantized cache layers hold: each quantized tensor's packed data, scales and
+    zero points (optimum-quanto's ``__tensor_flatten__`` down to plain tensors; HQQ's ``(data, meta)`` pair), and
+    the unquantized residual."""
+    def nbytes(held) -> int:
+        if isinstance(held, tuple):  # HQQ: the packed data and its meta, whose tensors are the scale and zero
+            data, meta = held
+            return nbytes(data) + sum(nbytes(v) for v in meta.values() if isinstance(v, torch.Tensor))
+        if hasattr(held, "__tensor_flatten__"):
+            return sum(nbytes(getattr(held, name)) for name in held.__tensor_flatten__()[0])
+        return held.numel() * held.element_size()
 
     return sum(nbytes(layer._quantized_keys) + nbytes(layer._quantized_values) + nbytes(layer.keys)
                + nbytes(layer.values) for layer in layers)
 
 
-def test_an_int4_cache_is_what_transformers_quanto_cache_holds():
-    # catches a residual one token too long or short, 4-bit data not packed two to a byte, a group's scale or
-    # zero point left out, or scales in fp32 rather than the compute dtype.  transformers' own quanto layer
-    # (QuantizedCache("quanto") builds one per layer) is fed bf16 keys and values of one layer's shape, [b, G, t, D]
+@pytest.mark.parametrize("backend, nbits, kv", [("Quanto", 4, "int4"), ("HQQ", 4, "int4"), ("HQQ", 8, "int8")])
+def test_an_integer_cache_is_what_transformers_quantized_layers_hold(backend, nbits, kv):
+    # catches a residual one token too long or short, data not packed 8/nbits to a byte, a group's scale or zero
+    # point left out, or scales in fp32 rather than the compute dtype.  transformers' own layer
+    # (QuantizedCache(backend) builds one per layer) is fed bf16 keys and values of one layer's shape, [b, G, t, D]
     # with G = 1 head of D = 64 (a forward pass of a model would give the same shapes, ten times slower)
-    from transformers.cache_utils import QuantoQuantizedLayer
+    import transformers.cache_utils as cache_utils
 
+    layer_class = getattr(cache_utils, f"{backend}QuantizedLayer")
     sizes = dict(SIZES, hidden_size=128, num_attention_heads=2, num_key_value_heads=1)
     m = model({"model_type": "llama", **sizes}, head="causal-lm")
     generator = torch.Generator().manual_seed(0)
     states = lambda t: torch.randn(BATCH, 1, t, 64, generator=generator).to(torch.bfloat16)  # noqa: E731
     seen: dict[int, list[int]] = {}
     for prefill in (1, 2, 3):  # residuals of s − 1 up to 127, then 127 at s = 129 and 130
-        layer = QuantoQuantizedLayer()
+        layer = layer_class(nbits=nbits)
         layer.update(states(prefill), states(prefill))
-        seen.setdefault(prefill, []).append(quanto_held([layer]))
+        seen.setdefault(prefill, []).append(quantized_held([layer]))
         for seq in range(prefill + 1, prefill + 128):
             layer.update(states(1), states(1))
-            seen.setdefault(seq, []).append(quanto_held([layer]))
-    for seq, held in seen.items():
-        assert 3 * max(held) == m.kv_cache("bf16", seq=seq, batch=BATCH, kv_dtype="int4").total, seq
+            seen.setdefault(seq, []).append(quantized_held([layer]))
+    for seq, held in seen.items():  # three layers, each as the one fed here
+        assert 3 * max(held) == m.kv_cache("bf16", seq=seq, batch=BATCH, kv_dtype=kv).total, seq
