@@ -77,10 +77,12 @@ def cmd_memory(args, m) -> None:
 
 
 def _quantized(args) -> dict:
-    """--group-size, --keep, --no-double-quant and --prepare-kbit, where given (a plain dtype refuses them)."""
+    """--group-size, --keep, --no-double-quant and --prepare-kbit, where given (a plain dtype refuses them);
+    --kv-dtype and --block-size, the cache's."""
     given = (("group_size", args.group_size), ("keep", args.keep),
              ("double_quant", False if args.no_double_quant else None),
-             ("prepare_kbit", True if args.prepare_kbit else None))
+             ("prepare_kbit", True if args.prepare_kbit else None), ("kv_dtype", args.kv_dtype),
+             ("block_size", args.block_size))
     return {k: v for k, v in given if v is not None}
 
 

@@ -228,6 +228,12 @@ def _memory_options(p) -> None:
     _layout_options(p, memory=True)
     p.add_argument("--fit", metavar="BYTES", help="a memory budget (80GB, 80GiB, 1e10): the longest sequence that "
                                                   "fits it, or with --seq the largest batch")
+    p.add_argument("--kv-dtype", metavar="DTYPE", help="the KV cache's own type (serving): fp32, bf16, fp16, fp8 "
+                                                       "(per-layer scales), int8, int4 (transformers' QuantizedCache: "
+                                                       "group scales, an unquantized residual); default the weights'")
+    p.add_argument("--block-size", nargs="?", const="16", metavar="B",
+                   help="page the KV cache in blocks of B tokens as vLLM allocates it (B default 16), each sequence "
+                        "rounded up to whole blocks in every layer")
     _lora_options(p)
 
 
