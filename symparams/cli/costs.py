@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ..core.errors import SymparamsError
 from ..core.formatting import thousands
-from ..core.errors import SymparamsError
 from ..documents.results_view import heading, report, utilisation_json, utilisation_text
 from .parser import asks_lora, print_json
 
