@@ -33,7 +33,8 @@ from ..core.errors import SymparamsError
 from ..core.formatting import thousands
 from ..core.symbols import H
 from ..core.values import parse_whole
-from .dtypes import DTYPE_BYTES, cache_dtype, parse_dtype
+from .dtypes import cache_dtype, parse_dtype
+from .kv_serving import FP8_SCALES, check_servable, kv_storage
 from .traced import require
 
 
@@ -194,33 +195,56 @@ class KVCache(Reported):
         return (f"<KVCache {self.model.name}: {self.per_token:,} bytes per token ({self.dtype}, seq={self.seq}, "
                 f"batch={self.batch})>")
 
-    def __init__(self, model, dtype: str = "bf16", seq=None, batch=1):
+    def __init__(self, model, dtype: str = "bf16", seq=None, batch=1, kv_dtype=None, block_size=None):
         self.model = model
         self.dtype = parse_dtype(dtype)
         self.seq = None if seq is None else parse_whole("the sequence length s", seq)
         self.batch = parse_whole("the batch size b", batch)
+        # a server's storage (:mod:`.kv_serving`): its own dtype, fp8 or int scales, paged blocks
+        self.storage = kv_storage(cache_dtype(self.dtype), kv_dtype, block_size)
 
     @cached_property
     def _sizes(self) -> _Attention:
-        return _attention(self.model)
+        sizes = _attention(self.model)
+        if self.storage.served:
+            check_servable(self.model, self.storage, _cached(self.model.tree))
+        return sizes
 
     @property
-    def element_bytes(self) -> int:
-        """Bytes of one cached element."""
-        return int(DTYPE_BYTES[cache_dtype(self.dtype)])
+    def element_bytes(self):
+        """Bytes of one cached element (an int8/int4 cache's: a Fraction, its group's scales included)."""
+        rate = self.storage.rate
+        return int(rate) if rate.denominator == 1 else rate
+
+    def _bytes(self, elements: int) -> int:
+        value = elements * self.storage.rate
+        if value.denominator != 1:  # the groups are checked to fit every module's keys and values
+            raise SymparamsError(f"{self.model.name}: {elements} cached elements are not whole groups")
+        return int(value)
 
     @property
     def per_token(self) -> int:
-        return self._sizes.cache * self.element_bytes
+        return self._bytes(self._sizes.cache)
 
     @property
     def cross_per_token(self) -> int:
-        return self._sizes.cross_cache * self.element_bytes
+        return self._bytes(self._sizes.cross_cache)
+
+    @property
+    def scales(self) -> int:
+        """Bytes an fp8 cache keeps whatever the batch and length: the keys' and values' scales of each layer."""
+        return 0 if self.storage.kind != "fp8" else FP8_SCALES * self._layers
+
+    @cached_property
+    def _layers(self) -> int:
+        """The self-attention layers that cache something (each with its fp8 scales)."""
+        return _whole(self.model, sp.Add(*(runs for runs, item in _cached(self.model.tree) if not item.cross)),
+                      "the cached layers")
 
     @property
     def windows(self) -> tuple[tuple[int, int], ...]:
         """``(tokens kept, bytes per token)`` of the sliding-window layers, one entry per window length."""
-        return tuple((kept, elements * self.element_bytes) for kept, elements in self._sizes.windows)
+        return tuple((kept, self._bytes(elements)) for kept, elements in self._sizes.windows)
 
     @property
     def stops_growing(self) -> int | None:
@@ -230,11 +254,20 @@ class KVCache(Reported):
     @property
     def state(self) -> int:
         """Bytes one sequence's cache holds whatever its length (a state-space layer's states)."""
-        return self._sizes.state * self.element_bytes
+        return self._bytes(self._sizes.state)
 
     def at(self, seq: int, batch: int) -> int:
         """Bytes the cache holds after ``seq`` tokens of each of ``batch`` sequences."""
-        return self._sizes.held(seq) * batch * self.element_bytes
+        if self.storage.served:
+            return int(self._served.xreplace({SEQ: seq, BATCH: batch}))
+        return self._bytes(self._sizes.held(seq) * batch)
+
+    @cached_property
+    def _served(self) -> sp.Expr:
+        """A server's held cache at the model's values, in ``s`` and ``b`` (the one formula both the figures
+        and :attr:`formulas` come from)."""
+        self._sizes  # refuses what it cannot hold first
+        return self.model.evaluate(self.formulas["total"])
 
     @property
     def total(self) -> int | None:
@@ -245,31 +278,38 @@ class KVCache(Reported):
         """The bytes per token (every token kept), and held for ``b`` sequences of ``s`` tokens, in the
         model's symbols (``Min(s, window)`` on a sliding-window layer)."""
         own, cross = cache_per_token(self.model.tree)
+        size = sp.Rational(self.storage.rate)
+        if self.storage.served:
+            layers = sp.Add(*(runs for runs, item in _cached(self.model.tree) if not item.cross))
+            return {"per_token": size * own, "cross_per_token": sp.Integer(0), "state": sp.Integer(0),
+                    "total": self.storage.held(own, layers)}
         held_own, held_cross = held_cache(self.model.tree)
-        size = self.element_bytes
         state = size * cache_state(self.model.tree)
         return {"per_token": size * own, "cross_per_token": size * cross, "state": state,
                 "total": sp.factor_terms(size * (held_own + held_cross) * BATCH + state * BATCH)}
 
     @property
     def conventions(self) -> list[str]:
-        return [cache_convention(self.dtype, self.windows, self.per_token, self.state)]
+        served = [self.storage.convention()] if self.storage.served else []
+        return [cache_convention(self.dtype, self.windows, self.per_token, self.state, self.storage.kind), *served]
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.name, "head": self.model.head, "dtype": self.dtype,
-                "cache_dtype": cache_dtype(self.dtype), "seq": self.seq, "batch": self.batch,
+                "cache_dtype": self.storage.kind, "block_size": self.storage.block_size, "scales": self.scales,
+                "seq": self.seq, "batch": self.batch,
                 "per_token": self.per_token, "cross_per_token": self.cross_per_token, "state": self.state,
                 "windows": [{"tokens": kept, "per_token": size} for kept, size in self.windows],
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
                 "conventions": self.conventions}
 
 
-def cache_convention(dtype: str, windows=(), per_token: int = 0, state: int = 0) -> str:
+def cache_convention(dtype: str, windows=(), per_token: int = 0, state: int = 0, kept: str | None = None) -> str:
     """The KV cache's convention in one sentence; ``windows`` as :attr:`KVCache.windows`, ``per_token`` the
     bytes a token leaves in every self-attention module, ``state`` the bytes a sequence holds whatever its
-    length."""
-    kept = cache_dtype(dtype)
-    why = f" ({dtype} quantizes the weights only)" if kept != dtype else ""
+    length, ``kept`` the cache's own dtype where one is given."""
+    kept = kept or cache_dtype(dtype)
+    why = f" ({dtype} quantizes the weights only)" if kept != dtype and cache_dtype(dtype) == kept else ""
+    holder = "QuantizedCache" if kept in ("fp8", "int8", "int4") else "DynamicCache"
     if not windows:
         held = "every token stays cached"
     elif sum(size for _, size in windows) == per_token:
@@ -281,7 +321,7 @@ def cache_convention(dtype: str, windows=(), per_token: int = 0, state: int = 0)
     states = (f"; the state-space layers hold {thousands(state)} bytes a sequence whatever its length"
               if state else "")
     return (f"KV cache: the keys and values (or compressed latents) each token leaves in every attention module, "
-            f"in {kept}{why}, as transformers' DynamicCache holds them after s tokens: {held}"
+            f"in {kept}{why}, as transformers' {holder} holds them after s tokens: {held}"
             f"{' (a sliding window keeps its last sliding_window − 1)' if windows else ''}{states}; a "
             f"cross-attention cache holds one entry per token of the encoder's input, taken as long as the "
             f"decoder's; an encoder caches nothing")

@@ -21,8 +21,8 @@ DTYPE_ALIASES = {"float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float1
 INT4_BLOCK, INT4_BLOCK_BYTES = 32, 18
 #: the GGUF block types ``--dtype`` takes (their layouts: :mod:`.quantized`)
 GGUF_TYPES = ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k")
-#: every quantized checkpoint's format ``--dtype`` takes
-FORMATS = GGUF_TYPES + ("gptq", "awq", "fp8", "fp8-block", "mxfp4")
+#: every quantized checkpoint's format ``--dtype`` takes (nf4, fp4: bitsandbytes' 4-bit base, :mod:`.fourbit`)
+FORMATS = GGUF_TYPES + ("gptq", "awq", "fp8", "fp8-block", "mxfp4", "nf4", "fp4")
 
 
 def _shown(raw) -> str:

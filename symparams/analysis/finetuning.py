@@ -25,8 +25,10 @@ import sympy as sp
 
 from ..core.algebra import closed_form
 from ..core.errors import SymparamsError
-from .dtypes import DTYPE_BYTES, parse_dtype, weight_bytes
+from .dtypes import parse_dtype, weight_bytes
+from .fourbit import FOURBIT
 from .memory import OPTIMIZER_BYTES, Memory, _ceil, _state_conventions, zero_per_rank
+from .quantized import weights_formula
 
 #: bytes of one adapter parameter: PEFT keeps the adapter in fp32 beside a 16-bit base
 ADAPTER_BYTES = 4
@@ -44,12 +46,12 @@ class LoRAMemory(Memory):
     def __init__(self, adapter, dtype: str = "bf16", optimizer: str = "adam", zero=0, ranks=1, seq=None, batch=1,
                  **options):
         if parse_dtype(dtype) in ("int8", "int4"):
-            raise SymparamsError(f"a LoRA adapter on an {parse_dtype(dtype)} base (QLoRA) is not counted yet: give "
-                                 f"the base's dtype as fp32, bf16 or fp16")
+            raise SymparamsError(f"a LoRA adapter on an {parse_dtype(dtype)} base is not counted: give the base's "
+                                 f"dtype as fp32, bf16 or fp16, or QLoRA's nf4 or fp4")
         super().__init__(adapter.model, dtype, optimizer, zero, ranks, seq, batch, **options)
-        if self.quantization is not None:
+        if self.quantization is not None and self.dtype not in FOURBIT:
             raise SymparamsError(f"a LoRA adapter on a base quantized as {self.dtype} is not counted yet: give the "
-                                 f"base's dtype as fp32, bf16 or fp16")
+                                 f"base's dtype as fp32, bf16 or fp16, or nf4 or fp4 (QLoRA)")
         if self.layout.splits:
             raise SymparamsError("the memory of a LoRA adapter under a parallel layout is not counted yet: leave out "
                                  "the tensor, pipeline, context and expert parallelism")
@@ -57,25 +59,26 @@ class LoRAMemory(Memory):
             raise SymparamsError(f"the memory of a LoRA adapter with bias={adapter.bias} (base biases trained in "
                                  f"the base's dtype) is not counted yet: use bias none")
         self.adapter = adapter
-        # the adapter is fp32: its gradients are, and the optimizer keeps no master copy
-        self.gradient_bytes = ADAPTER_BYTES if self.training else 0
-        self.optimizer_bytes = OPTIMIZER_BYTES[self.optimizer_name][0]
 
-    def _parts(self, base, adapter):
-        """(weights, gradients, optimizer state) per rank for ``base`` and ``adapter`` parameters, before rounding."""
-        return zero_per_rank(weight_bytes(base, self.dtype) + ADAPTER_BYTES * adapter, self.gradient_bytes * adapter,
-                             self.optimizer_bytes * adapter, self.zero, self.ranks)
+    def _training_bytes(self) -> tuple[int, int]:
+        """The adapter is fp32: its gradients are, and the optimizer keeps no master copy."""
+        return (ADAPTER_BYTES if self.training else 0), OPTIMIZER_BYTES[self.optimizer_name][0]
 
     @cached_property
     def _states(self) -> tuple[int, int, int]:
-        return tuple(_ceil(p) for p in self._parts(self.model.count, self.adapter.adapter))
+        adapter = self.adapter.adapter
+        return tuple(_ceil(p) for p in zero_per_rank(self._weight_bytes + ADAPTER_BYTES * adapter,
+                                                     self.gradient_bytes * adapter, self.optimizer_bytes * adapter,
+                                                     self.zero, self.ranks))
 
     @cached_property
     def formulas(self) -> dict[str, sp.Expr]:
         """As :attr:`Memory.formulas`, the states in the base's count and the adapter's formula (in R)."""
         parts = dict(super().formulas)
-        base, adapter = closed_form(self.model.tree.total), self.adapter.formula
-        states = zero_per_rank(weight_bytes(base, self.dtype) + ADAPTER_BYTES * adapter,
+        base = (weight_bytes(closed_form(self.model.tree.total), self.dtype) if self._packed is None
+                else weights_formula(self._packed))
+        adapter = self.adapter.formula
+        states = zero_per_rank(base + ADAPTER_BYTES * adapter,
                                self.gradient_bytes * adapter, self.optimizer_bytes * adapter, self.zero,
                                sp.Integer(self.ranks))
         parts.update((key, closed_form(sp.sympify(value))) for key, value in
@@ -84,18 +87,28 @@ class LoRAMemory(Memory):
                                                                      "activations", "kv_cache") if key in parts)))
         return parts
 
+    @cached_property
+    def _laws(self) -> tuple:
+        """The activation laws as for the model; Megatron-LM's 18 bytes a parameter train every parameter, so its
+        weights-and-optimizer law is not set beside an adapter's."""
+        from .laws import RefusedLaw
+
+        reason = "Megatron-LM's 18 bytes a parameter train every parameter; LoRA trains the adapter alone"
+        return tuple(RefusedLaw(law.name, reason) if law.name == "megatron_weights_and_optimizer" else law
+                     for law in super()._laws)
+
     @property
     def bytes_per_parameter(self) -> dict[str, Fraction]:
         """The base's weights per parameter; the adapter's weights, gradients and optimizer state per adapter
         parameter."""
-        return {"weights": DTYPE_BYTES[self.dtype], "adapter_weights": Fraction(ADAPTER_BYTES),
+        return {"weights": super().bytes_per_parameter["weights"], "adapter_weights": Fraction(ADAPTER_BYTES),
                 "gradients": Fraction(self.gradient_bytes), "optimizer": Fraction(self.optimizer_bytes)}
 
     @property
     def conventions(self) -> list[str]:
         states = len(_state_conventions(self))
         adapter = (f"LoRA {self.adapter.described}: {self.adapter.adapter:,} adapter parameters in fp32 (4 bytes, "
-                   f"as peft keeps them beside a 16-bit base) beside the frozen base")
+                   f"as peft keeps them beside a 16-bit or 4-bit base) beside the frozen base")
         training = ("the base is frozen: gradients (fp32, 4 bytes) and the optimizer state "
                     f"({self.optimizer_name}: {self.optimizer_bytes} bytes, fp32 moments, no master copy) of the "
                     f"adapter only; an optimizer's step counters left out" if self.training else

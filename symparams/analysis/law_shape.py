@@ -22,7 +22,7 @@ from typing import Iterator
 
 import sympy as sp
 
-from ..core.blocks import Block, tree_fact
+from ..core.blocks import Block, tree_fact, written_in_out
 from ..core.compute import Attention, costed, traced
 from ..core.errors import SymparamsError
 
@@ -96,12 +96,12 @@ def _attention(tree: Block) -> tuple[sp.Expr, Attention]:
 
 
 def _width_in(block: Block) -> sp.Expr:
-    """The input width of a projection: a linear leaf's shape is (in, out), a tensor's [out, in]."""
-    return sp.sympify(block.shape[0] if block.kind == "linear" else block.shape[-1]).doit()
+    """The input width of a projection: a linear map's shape is (in, out), another tensor's [out, in]."""
+    return sp.sympify(block.shape[0] if written_in_out(block) else block.shape[-1]).doit()
 
 
 def _width_out(block: Block) -> sp.Expr:
-    return sp.sympify(block.shape[-1] if block.kind == "linear" else block.shape[0]).doit()
+    return sp.sympify(block.shape[-1] if written_in_out(block) else block.shape[0]).doit()
 
 
 def _read(tree: Block) -> Shape:

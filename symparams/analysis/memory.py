@@ -52,11 +52,15 @@ from ..core.display import Reported
 from ..core.errors import SymparamsError
 from ..core.symbols import H
 from ..core.values import parse_whole
-from .cache import KVCache, _Attention, cache_convention, self_attention_layers
+from .cache import KVCache, _Attention, self_attention_layers
 from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
 from .quantized import OPTIONS as QUANTIZED_OPTIONS
 from .quantized import packed_tensors, quantization, quantized_conventions, weights_formula
+from .fourbit import FOURBIT, refuse_unplaced
 from .parallel import parse_bool as _parse_bool, parse_layout
+
+#: a server's cache (:mod:`.kv_serving`): its own dtype, and paged blocks of tokens
+KV_OPTIONS = ("kv_dtype", "block_size")
 from .traced import require
 
 #: the dtypes a model is trained in: the gradient's bytes per parameter
@@ -66,7 +70,7 @@ OPTIMIZER_BYTES = {"adam": (8, 12), "sgd": (4, 8), "none": (0, 0)}
 ZERO_STAGES = (0, 1, 2, 3)
 RECOMPUTE = ("none", "selective", "full")
 #: the keyword options of :class:`Memory` (the parallelism of the activations; a quantized format's)
-OPTIONS = ("tensor_parallel", "sequence_parallel", "recompute", *QUANTIZED_OPTIONS)
+OPTIONS = ("tensor_parallel", "sequence_parallel", "recompute", *QUANTIZED_OPTIONS, *KV_OPTIONS)
 
 
 # -- parsing the settings -------------------------------------------------------------------
@@ -193,7 +197,8 @@ class Memory(Reported):
     dtype : str
         fp32, bf16, fp16 (training in bf16/fp16 is mixed precision), int8 or
         int4 (serving only), or a quantized checkpoint's format (serving only;
-        :mod:`~symparams.analysis.quantized`: ``q4_k``, ``gptq``, ``fp8``...).
+        :mod:`~symparams.analysis.quantized`: ``q4_k``, ``gptq``, ``fp8``...;
+        bitsandbytes' ``nf4``, ``fp4``, :mod:`~symparams.analysis.fourbit`).
     optimizer : str
         adam, sgd (with momentum) or none (serving: no gradients, no optimizer
         state, no activations kept; the KV cache instead).
@@ -206,7 +211,9 @@ class Memory(Reported):
         ``tensor_parallel`` (t, default 1), ``sequence_parallel`` (default
         False), ``recompute`` (``"none"``, ``"selective"`` or ``"full"``): the
         activations' parallelism (Korthikanti et al.); ``group_size`` (gptq,
-        awq) and ``keep`` (the parts a quantized format leaves unquantized).  Tensor parallelism
+        awq), ``keep`` (the parts a quantized format leaves unquantized),
+        ``double_quant`` (nf4, fp4: False keeps bitsandbytes' absmax in fp32)
+        and ``prepare_kbit`` (nf4, fp4: the unquantized tensors in fp32).  Tensor parallelism
         divides only the activations here; only ZeRO divides the weights,
         gradients and optimizer state.
 
@@ -241,13 +248,26 @@ class Memory(Reported):
         self.seq = None if seq is None else parse_whole("the sequence length s", seq)
         self.batch = parse_whole("the batch size b", batch)
         self.tensor_parallel, self.sequence_parallel, self.recompute = parse_options(options)
-        self.quantization = quantization(self.dtype, options.get("group_size"), options.get("keep"))
-        self.gradient_bytes, self.optimizer_bytes = training_bytes(self.dtype, self.optimizer_name)
+        self.quantization = quantization(self.dtype, **{key: options.get(key) for key in QUANTIZED_OPTIONS})
+        if self.dtype in FOURBIT:
+            refuse_unplaced(model, self.dtype, self.zero)
+        self.gradient_bytes, self.optimizer_bytes = self._training_bytes()
         # the rest of a parallel layout: its most loaded rank is :func:`symparams.analysis.ranks.per_rank`'s
         self.layout = parse_layout(options, self.tensor_parallel, self.sequence_parallel, self.ranks, self.zero)
+        self._kv_options = {k: options[k] for k in KV_OPTIONS if options.get(k) is not None}
+        if self._kv_options and self.training:
+            raise SymparamsError("a KV cache dtype or block size is a server's cache: serve the model (optimizer "
+                                 "none); training keeps keys and values among its activations")
+        if self._kv_options and self.layout.splits:
+            raise SymparamsError("a server's KV cache (its own dtype, paged blocks) is not split over ranks here: its "
+                                 "scales and blocks are not placed as a parallel layout places the layers")
         if self.quantization is not None and self.layout.splits:
             raise SymparamsError(f"a checkpoint quantized as {self.dtype} is not split over ranks here: its packed tensors and "
                                  "scales are not placed as a parallel layout places the weights")
+
+    def _training_bytes(self) -> tuple[int, int]:
+        """(gradient, optimizer state) bytes per trainable parameter."""
+        return training_bytes(self.dtype, self.optimizer_name)
 
     @property
     def training(self) -> bool:
@@ -259,7 +279,7 @@ class Memory(Reported):
 
     @cached_property
     def _cache(self) -> KVCache:
-        return KVCache(self.model, self.dtype, self.seq, self.batch)
+        return KVCache(self.model, self.dtype, self.seq, self.batch, **self._kv_options)
 
     # -- the parts that do not depend on s and b
     @cached_property
@@ -405,8 +425,7 @@ class Memory(Reported):
                                                                           ("activations", "the activations"))
                    for reason in [unknown.get(cost)] if reason]
         activation = [] if {"costs", "activations"} & set(unknown) else [_activation_convention(self)]
-        cache = [] if {"costs", "cache"} & set(unknown) else [
-            cache_convention(self.dtype, self._cache.windows, self._cache.per_token, self._cache.state)]
+        cache = [] if {"costs", "cache"} & set(unknown) else self._cache.conventions
         return [*_state_conventions(self), _zero_convention(self), *activation, *cache, *missing,
                 "each part is rounded up to a whole byte, per rank"]
 
@@ -442,7 +461,9 @@ class Memory(Reported):
                 "kv_cache_state": self._known(lambda: self._cache.state),
                 "kv_cache_windows": self._known(lambda: [{"tokens": kept, "per_token": size}
                                                          for kept, size in self._cache.windows]),
-                "kv_cache": self.kv_cache,
+                "kv_cache": self.kv_cache, "kv_dtype": self._cache.storage.kind,
+                "kv_block_size": self._cache.storage.block_size,
+                "kv_cache_scales": self._known(lambda: self._cache.scales),
                 "total": self.total, "formulas": {k: str(v) for k, v in self.formulas.items()},
                 "conventions": self.conventions,
                 **({} if self._packed is None else {"quantization": {**self.quantization.to_dict(),

@@ -44,7 +44,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from ..core.blocks import Block
+from ..core.blocks import Block, written_in_out
 from ..core.errors import SymparamsError
 from ..core.symbols import V
 from ..core.values import parse_whole
@@ -182,8 +182,8 @@ def _role(path: tuple[str, ...], block: Block, vocab: sp.Expr | None) -> str:
 
 
 def _split_dimension(block: Block, role: str) -> sp.Expr:
-    """The features tensor parallelism divides: a linear map's (in, out), a bare tensor's [out, in]."""
-    out_first = block.kind == "tensor"
+    """The features tensor parallelism divides: a linear map's (in, out), another tensor's [out, in]."""
+    out_first = not written_in_out(block)
     if role == "column":
         return block.shape[0] if out_first else block.shape[1]
     return block.shape[-1] if out_first else block.shape[0]

@@ -54,6 +54,7 @@ from ..core.errors import SymparamsError
 from ..core.symbols import P, S
 from ..core.values import parse_whole
 from .dtypes import FORMATS, GGUF_TYPES, _shown
+from .fourbit import FOURBIT, fourbit_bytes, fourbit_conventions, fourbit_quantized
 from .stored import PARTS, Stored, stored_tensors
 
 #: GGUF types: (weights per block, bytes per block), as ``gguf.constants.GGML_QUANT_SIZES`` defines them
@@ -72,9 +73,10 @@ SCALE_BYTES = 4
 _TABLES = frozenset({"embeddings", "tables", "output", "routers"})
 #: the parts each format keeps unquantized unless told otherwise
 DEFAULT_KEEP = {**{name: frozenset() for name in GGUF_TYPES}, "gptq": _TABLES, "awq": _TABLES, "fp8": _TABLES,
-                "fp8-block": _TABLES, "mxfp4": _TABLES | {"layers"}}
+                "fp8-block": _TABLES, "mxfp4": _TABLES | {"layers"},
+                **{name: frozenset({"output"}) for name in FOURBIT}}
 #: the keyword options of a quantized format
-OPTIONS = ("group_size", "keep")
+OPTIONS = ("group_size", "keep", "double_quant", "prepare_kbit")
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ class Quantization:
     format: str
     keep: frozenset
     group_size: int | None = None
+    double_quant: bool | None = None  # nf4, fp4: the absmax quantized again (QLoRA's recipe)
+    prepare_kbit: bool | None = None  # nf4, fp4: peft's prepare_model_for_kbit_training casts the rest to fp32
 
     @property
     def gguf(self) -> bool:
@@ -92,13 +96,17 @@ class Quantization:
     @property
     def kept_as(self) -> str:
         """The type of a tensor left unquantized (GGUF: F16, F32 for a 1-D one)."""
+        if self.prepare_kbit:
+            return "fp32"
         return "f16" if self.gguf else "fp16" if self.format in GROUPED else "bf16"
 
     def to_dict(self) -> dict:
-        return {"format": self.format, "keep": [p for p in PARTS if p in self.keep], "group_size": self.group_size}
+        return {"format": self.format, "keep": [p for p in PARTS if p in self.keep], "group_size": self.group_size,
+                **({"double_quant": self.double_quant, "prepare_kbit": self.prepare_kbit}
+                   if self.format in FOURBIT else {})}
 
 
-def quantization(dtype: str, group_size=None, keep=None) -> Quantization | None:
+def quantization(dtype: str, group_size=None, keep=None, double_quant=None, prepare_kbit=None) -> Quantization | None:
     """The quantized format ``dtype`` names (None for fp32, bf16, fp16, int8, int4), with its options checked.
 
     >>> q = quantization("gptq", group_size="64", keep="output")
@@ -110,17 +118,25 @@ def quantization(dtype: str, group_size=None, keep=None) -> Quantization | None:
     symparams.SymparamsError: the group size must be a positive whole number, not '0'
     """
     if dtype not in FORMATS:
-        for name, given in (("group_size", group_size), ("keep", keep)):
+        for name, given in (("group_size", group_size), ("keep", keep), ("double_quant", double_quant),
+                            ("prepare_kbit", prepare_kbit)):
             if given is not None:
                 raise SymparamsError(f"{name} applies to a quantized --dtype ({', '.join(FORMATS)}), not {dtype}")
         return None
     if group_size is not None and dtype not in GROUPED:
         raise SymparamsError(f"group_size applies to gptq and awq, not {dtype}")
+    for name, given in (("double_quant", double_quant), ("prepare_kbit", prepare_kbit)):
+        if given is not None and dtype not in FOURBIT:
+            raise SymparamsError(f"{name} applies to {' and '.join(FOURBIT)}, not {dtype}")
+        if given not in (None, True, False):
+            raise SymparamsError(f"{name} is True or False, not {_shown(given)}")
     size = parse_whole("the group size", group_size) if dtype in GROUPED and group_size is not None else None
     kept = DEFAULT_KEEP[dtype] if keep is None else _parts(keep)
     if dtype in GROUPED:  # they pack linear layers, never an embedding table
         kept |= {"embeddings", "tables"}
-    return Quantization(dtype, kept, size or (DEFAULT_GROUP if dtype in GROUPED else None))
+    fourbit = dtype in FOURBIT  # double quantization by default, peft's cast to fp32 when asked
+    return Quantization(dtype, kept, size or (DEFAULT_GROUP if dtype in GROUPED else None),
+                        (double_quant is not False) if fourbit else None, bool(prepare_kbit) if fourbit else None)
 
 
 def _parts(keep) -> frozenset:
@@ -153,11 +169,21 @@ def packed_tensors(tree, q: Quantization, values) -> tuple[Packed, ...]:
     """Every stored tensor of ``tree`` in format ``q``, the fallbacks chosen at ``values``; refused where no tensor
     would be quantized (the policy keeps every part the model has)."""
     tensors = stored_tensors(tree)
-    if all(_kept(t, q) for t in tensors):
+    fourbit = q.format in FOURBIT
+    quantized = fourbit_quantized(tensors, q.keep, values) if fourbit else [not _kept(t, q) for t in tensors]
+    if not any(quantized):
         kept = ", ".join(p for p in PARTS if p in q.keep) or "none"
         raise SymparamsError(f"no tensor of this model is stored in {q.format} when keeping {kept}: "
                              f"change what --keep names")
+    if fourbit:
+        return tuple(_fourbit(t, q) if packed else Packed(t, q.kept_as, _plain(t, 4 if q.prepare_kbit else 2))
+                     for t, packed in zip(tensors, quantized))
     return tuple(_packed(t, q, values) for t in tensors)
+
+
+def _fourbit(t: Stored, q: Quantization) -> Packed:
+    """bitsandbytes' 4-bit storage of each copy of ``t`` (:mod:`.fourbit`)."""
+    return Packed(t, q.format, t.copies * fourbit_bytes(sp.Mul(*t.shape), q.double_quant))
 
 
 def weights_formula(packed: Iterable[Packed]) -> sp.Expr:
@@ -262,6 +288,8 @@ _LAYOUTS = {
 def quantized_conventions(q: Quantization, packed: tuple[Packed, ...]) -> list[str]:
     """The conventions a quantized checkpoint's weights follow, one short sentence each."""
     kept = ", ".join(p for p in PARTS if p in q.keep)
+    if q.format in FOURBIT:
+        return fourbit_conventions(q.format, q.double_quant, q.keep, PARTS, q.kept_as)
     if q.gguf:
         block, size = GGUF_BLOCKS[q.format]
         out = [f"weights: a GGUF file of {q.format} as llama.cpp writes one type (llama-quantize --pure): every 2-D "

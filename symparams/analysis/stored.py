@@ -35,7 +35,7 @@ from typing import NamedTuple
 import sympy as sp
 
 from ..core.algebra import evaluated
-from ..core.blocks import ONE, Block, tree_fact
+from ..core.blocks import ONE, Block, tree_fact, written_in_out
 from ..core.errors import SymparamsError
 from ..core.symbols import V, V_d
 
@@ -128,7 +128,7 @@ def _shape(block: Block, pname: str, size, dims: tuple, path: str) -> tuple[tupl
     if block.kind in ("norm", "parameter"):
         return (size,), sp.Integer(1)
     bias = pname.endswith("bias")  # PyTorch's biases are vectors
-    if block.kind == "linear" and len(dims) == 2:
+    if written_in_out(block) and len(dims) == 2:
         n_in, n_out = dims
         candidates = [(n_out,)] if bias else [(n_out, n_in), (n_out,)]
     else:

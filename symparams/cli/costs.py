@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ..core.errors import SymparamsError
 from ..core.formatting import thousands
-from ..core.errors import SymparamsError
 from ..documents.results_view import heading, report, utilisation_json, utilisation_text
 from .parser import asks_lora, print_json
 
@@ -77,8 +76,13 @@ def cmd_memory(args, m) -> None:
 
 
 def _quantized(args) -> dict:
-    """--group-size and --keep, where given (a plain dtype refuses them)."""
-    return {k: v for k, v in (("group_size", args.group_size), ("keep", args.keep)) if v is not None}
+    """--group-size, --keep, --no-double-quant and --prepare-kbit, where given (a plain dtype refuses them);
+    --kv-dtype and --block-size, the cache's."""
+    given = (("group_size", args.group_size), ("keep", args.keep),
+             ("double_quant", False if args.no_double_quant else None),
+             ("prepare_kbit", True if args.prepare_kbit else None), ("kv_dtype", args.kv_dtype),
+             ("block_size", args.block_size))
+    return {k: v for k, v in given if v is not None}
 
 
 def _fit(args, m, settings: dict, subject) -> None:

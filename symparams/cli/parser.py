@@ -201,7 +201,7 @@ def _flops_options(p) -> None:
 
 #: the weights' types --dtype takes (the quantized formats are symparams.analysis.quantized.FORMATS)
 DTYPES = ("fp32", "bf16", "fp16", "int8", "int4", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k",
-          "q5_k", "q6_k", "gptq", "awq", "fp8", "fp8-block", "mxfp4")
+          "q5_k", "q6_k", "gptq", "awq", "fp8", "fp8-block", "mxfp4", "nf4", "fp4")
 
 
 def _memory_options(p) -> None:
@@ -209,8 +209,14 @@ def _memory_options(p) -> None:
     p.add_argument("--dtype", default="bf16", choices=DTYPES, metavar="DTYPE",
                    help="the weights' type (default bf16: mixed precision when training): fp32, bf16, fp16, int8, "
                         "int4, or a quantized checkpoint's format (serving): GGUF q4_0, q4_1, q5_0, q5_1, q8_0, "
-                        "q2_k, q3_k, q4_k, q5_k, q6_k; gptq, awq (4-bit); fp8, fp8-block; mxfp4")
+                        "q2_k, q3_k, q4_k, q5_k, q6_k; gptq, awq (4-bit); fp8, fp8-block; mxfp4; bitsandbytes' "
+                        "nf4, fp4 (a QLoRA base with --lora)")
     p.add_argument("--group-size", metavar="G", help="gptq and awq: inputs per group of scales (default 128)")
+    p.add_argument("--no-double-quant", action="store_true",
+                   help="nf4 and fp4: absmax scales in fp32, not quantized again (default: double quantization)")
+    p.add_argument("--prepare-kbit", action="store_true",
+                   help="nf4 and fp4: the unquantized tensors in fp32, as peft's prepare_model_for_kbit_training "
+                        "casts them (default: bf16)")
     p.add_argument("--keep", metavar="PARTS", help="a quantized format's parts left unquantized, separated by "
                                                    "commas, or none: embeddings, tables, output, routers, layers, "
                                                    "experts (default: the format's own policy)")
@@ -227,6 +233,12 @@ def _memory_options(p) -> None:
     _layout_options(p, memory=True)
     p.add_argument("--fit", metavar="BYTES", help="a memory budget (80GB, 80GiB, 1e10): the longest sequence that "
                                                   "fits it, or with --seq the largest batch")
+    p.add_argument("--kv-dtype", metavar="DTYPE", help="the KV cache's own type (serving): fp32, bf16, fp16, fp8 "
+                                                       "(per-layer scales), int8, int4 (transformers' QuantizedCache: "
+                                                       "group scales, an unquantized residual); default the weights'")
+    p.add_argument("--block-size", nargs="?", const="16", metavar="B",
+                   help="page the KV cache in blocks of B tokens as vLLM allocates it (B default 16), each sequence "
+                        "rounded up to whole blocks in every layer")
     _lora_options(p)
 
 

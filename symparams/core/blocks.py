@@ -377,6 +377,16 @@ def parameter(name, size, *, ref=None, title=None, pname="bias") -> Block:
                  ref=ref if ref is not None else "", title=title, kind="parameter")
 
 
+#: the titles of an expert's slices of a fused expert tensor: linear maps, written (in, out) as :func:`linear` is
+EXPERT_SLICES = ("expert_gate_up", "expert_down")
+
+
+def written_in_out(block: Block) -> bool:
+    """Whether ``block``'s shape is written (in, out), the turn of PyTorch's stored [out, in]: a linear layer's
+    weight, and an expert's slice of a fused tensor (transformers applies each with ``F.linear``)."""
+    return block.kind == "linear" or (block.kind == "tensor" and block.title in EXPERT_SLICES)
+
+
 def tensor(name, *dims, ref=None, title=None) -> Block:
     """A bare ``nn.Parameter`` of shape ``dims`` named ``name``: one expert's slice of a fused
     ``[N_e, 2F_e, H]`` expert tensor, the experts' group repeating it N_e times.  A slice used as a linear

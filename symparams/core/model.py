@@ -380,12 +380,14 @@ class Model(Displayable):
         return Memory(self, dtype=dtype, optimizer=optimizer, zero=zero, ranks=ranks, seq=seq, batch=batch,
                       **options)
 
-    def kv_cache(self, dtype: str = "bf16", seq=None, batch=1):
-        """The key/value cache: bytes per token of context, and for ``batch`` sequences of ``seq`` tokens
-        (see :mod:`symparams.analysis.cache`).  A call-time hook into the analysis layer."""
+    def kv_cache(self, dtype: str = "bf16", seq=None, batch=1, kv_dtype=None, block_size=None):
+        """The key/value cache: bytes per token of context, and for ``batch`` sequences of ``seq`` tokens, in
+        ``kv_dtype`` (default: the weights' cache dtype; fp8, int8, int4 as servers quantize it), paged in
+        blocks of ``block_size`` tokens (see :mod:`symparams.analysis.cache`, :mod:`~symparams.analysis.kv_serving`).
+        A call-time hook into the analysis layer."""
         from ..analysis.cache import KVCache
 
-        return KVCache(self, dtype=dtype, seq=seq, batch=batch)
+        return KVCache(self, dtype=dtype, seq=seq, batch=batch, kv_dtype=kv_dtype, block_size=block_size)
 
     def lora(self, r, targets, dora: bool = False, bias: str = "none"):
         """A LoRA adapter of rank ``r`` on the modules ``targets`` names (or ``"all-linear"``), counted as PEFT

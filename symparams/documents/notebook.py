@@ -62,13 +62,13 @@ def latex(obj) -> str | None:
 
 
 def markdown(obj) -> str:
-    if type(obj) in REPORTED:
+    if isinstance(obj, REPORTED):  # a subclass (a LoRA fine-tuning's memory) too
         return report(obj).markdown()
     return {Model: _model_markdown, Breakdown: _breakdown_markdown, Proof: _proof_markdown}[type(obj)](obj)
 
 
 def html(obj) -> str:
-    if type(obj) in REPORTED:
+    if isinstance(obj, REPORTED):  # a subclass (a LoRA fine-tuning's memory) too
         return report(obj).html()
     return {Model: _model_html, Breakdown: _breakdown_html, Proof: _proof_html}[type(obj)](obj)
 
@@ -80,7 +80,7 @@ def text(obj) -> str:
     if isinstance(obj, Model):
         chain = " = ".join(thousands(p) if isinstance(p, int) else sp.sstr(p) for p in _chain(obj))
         return f"{heading(obj)}\nN = {chain}\n{obj.breakdown()}"
-    if type(obj) in REPORTED:
+    if isinstance(obj, REPORTED):  # a subclass (a LoRA fine-tuning's memory) too
         return report(obj).text()
     return str(obj)
 

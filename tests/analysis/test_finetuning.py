@@ -73,3 +73,19 @@ def test_the_longest_context_of_a_lora_fine_tuning_is_the_last_that_fits():
     found = longest_context(adapter, 24 * 10**9, dtype="bf16", optimizer="adam")
     assert adapter.memory(seq=found).total <= 24 * 10**9 < adapter.memory(seq=found + 1).total
     assert longest_context(m, 24 * 10**9, dtype="bf16", optimizer="adam") is None  # full training: nothing fits
+
+
+def test_lora_memory_sets_no_megatron_state_law_beside_an_adapter():
+    """Megatron-LM's 18 bytes a parameter describe training every parameter: beside an adapter, refused, and the
+    report (which evaluates every law it sets) is whole."""
+    mem = model("llama-3-8b", head="causal-lm").lora(16, ["q_proj", "v_proj"]).memory("bf16", "adam")
+    assert [law["name"] for law in mem.laws_refused][0] == "megatron_weights_and_optimizer"
+    assert mem.to_dict()["laws"] == []
+
+
+def test_a_fine_tunings_memory_prints_as_the_commands_report():
+    # a subclass of Memory: str() and the notebook's displays are its report, as memory --lora prints it
+    mem = model("llama-3-8b").lora(16, ["q_proj"]).memory("bf16", "adam")
+    text = str(mem)
+    assert text.splitlines()[1].split() == ["part", "bytes", "GiB"]
+    assert f"{mem.gradients:,}" in text and "| part | bytes | GiB |" in mem._repr_markdown_()

@@ -549,9 +549,32 @@ def cost_cases():
             case(*serve, "--dtype", "gptq", "--pipeline-parallel", "2", needle="not split over ranks"),
             case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--dtype", "q4_k", needle="quantized as q4_k"),
             case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--tensor-parallel", "2",
-                 needle="parallel layout")]
+                 needle="parallel layout"),
+            case(*memory, "--no-double-quant", needle="double_quant"),
+            case(*serve, "--dtype", "q4_k", "--prepare-kbit", needle="prepare_kbit"),
+            case(*serve, "--dtype", "awq", "--no-double-quant", needle="nf4 and fp4"),
+            case(*memory, "--dtype", "nf4", needle="nf4"), case(*serve, "--dtype", "fp4", "--keep", "layers",
+                                                                needle="fp4"),
+            case("memory", "t5-small", "--optimizer", "none", "--dtype", "nf4", needle="fp32"),
+            case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--dtype", "nf4", "--zero", "3", "--ranks", "8",
+                 needle="ZeRO stage 3"),
+            case(*memory, "--lora", "8", "--lora-targets", "q_proj", "--dtype", "nf4", "--pipeline-parallel", "2",
+                 needle="not split over ranks")]
     out += [case(*memory, "--optimizer", "none", "--seq", "8", "--fit", budget, needle="budget")
             for budget in ("abc", "0", "-80GB", "80XB", "1.5", "1e99999")]
+    out += [case(*serve, "--seq", "8", "--kv-dtype", kv, needle="KV cache dtype") for kv in ("fp9", "", "int3", "q4_k")]
+    out += [case(*serve, "--seq", "8", "--block-size", size, needle="block size")
+            for size in ("0", "-16", "1.5", "abc", "", DIGITS, "2e6")]
+    out += [case(*memory, "--seq", "8", "--kv-dtype", "fp8", needle="serve the model"),
+            case(*memory, "--seq", "8", "--block-size", needle="serve the model"),
+            case(*serve, "--seq", "8", "--kv-dtype", "int4", "--block-size", needle="not paged"),
+            case(*serve, "--seq", "8", "--kv-dtype", "fp8", "--tensor-parallel", "2", needle="not split over ranks"),
+            case("memory", "gemma-2-9b", "--optimizer", "none", "--seq", "8", "--kv-dtype", "fp8",
+                 needle="sliding-window"),
+            case("memory", "gemma-2-9b", "--optimizer", "none", "--fit", "80GB", "--block-size", needle="sliding-window"),
+            case("memory", "t5-small", "--optimizer", "none", "--seq", "8", "--kv-dtype", "fp8", needle="cross"),
+            case("memory", "deepseek-v3", "--optimizer", "none", "--seq", "8", "--kv-dtype", "int4",
+                 needle="groups of 64")]
     out += layout_cases(memory)
     out += [case(*flops, "--seq", "8", "--tensor-parallel", "3", needle="attention heads A = 32"),
             case(*flops, "--seq", "8", "--pipeline-parallel", "64", needle="layers L = 32"),

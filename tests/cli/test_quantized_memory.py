@@ -43,3 +43,24 @@ def test_a_fallback_is_named_in_the_conventions():
     code, out, err = command("memory", "qwen2.5-0.5b", "--dtype", "q4_k", "--optimizer", "none")
     assert code == 0 and err == ""
     assert "fall back (llama-quantize) to q5_0: embed_tokens.weight" in out
+
+
+def test_qlora_settings_reach_the_library():
+    # Llama-3-8B's base in nf4 with fp32 absmax: 6,027,761,664 bytes (tests/analysis/test_fourbit.py works it out)
+    code, out, err = command("memory", "llama-3-8b", "--head", "causal-lm", "--dtype", "nf4", "--no-double-quant",
+                             "--lora", "16", "--lora-targets", "q_proj,v_proj", "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    adapter = 32 * 16 * (8192 + 5120)  # q_proj and v_proj of 32 layers at r = 16
+    assert (data["weights"], data["gradients"], data["optimizer"]) == (6_027_761_664 + 4 * adapter, 4 * adapter,
+                                                                       8 * adapter)
+    assert data["quantization"]["double_quant"] is False and data["lora"]["r"] == 16
+
+
+def test_prepare_kbit_reaches_the_library():
+    # Llama-3-8B in nf4: 5,702,540,160 bytes, of which 1,050,939,392 tables and norms in bf16; fp32 doubles those
+    code, out, err = command("memory", "llama-3-8b", "--head", "causal-lm", "--dtype", "nf4", "--prepare-kbit",
+                             "--optimizer", "none", "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert data["weights"] == 5_702_540_160 + 2 * 1_050_939_392 and data["quantization"]["prepare_kbit"] is True
