@@ -31,7 +31,7 @@ from ..core.symbols import H
 from .law_shape import GATES, _width_in, _width_out, leaves
 
 #: the ways a model's layers may differ from the GPT layer of the terms, in the order a document lists them
-DEPARTURES = ("cross", "head_width", "kv_heads", "gated", "ffn_width", "experts")
+DEPARTURES = ("cross", "latent", "head_width", "kv_heads", "norms", "gated", "ffn_width", "experts")
 #: the tensor-parallel ranks, as a symbol (a layout gives it a number)
 TENSOR = sp.Symbol("t", positive=True, integer=True)
 
@@ -86,19 +86,17 @@ def layer_bytes(s, b, h, a, t=TENSOR, sequence_parallel: bool = False):
 
 
 def departures(tree, evaluate) -> tuple[str, ...]:
-    """How the layers of ``tree`` differ from the GPT layer the terms describe, each a key (``cross``,
-    ``head_width``, ``kv_heads``, ``gated``, ``ffn_width``, ``experts``); ``evaluate`` gives an expression's
-    value at the model's values.  Empty: every self-attention layer has a GPT layer's widths and shape."""
+    """How the layers of ``tree`` differ from the GPT layer the terms describe, each a key of
+    :data:`DEPARTURES`; ``evaluate`` gives an expression's value at the model's values.  Empty: every
+    self-attention layer has a GPT layer's widths, attention, norms and MLP."""
     tree = costed(tree)
-    attentions = [item for _, block, _, _ in tree.runs() for item in block.computes if isinstance(item, Attention)]
+    runs = list(tree.runs())
     found = set()
-    for item in attentions:
-        if item.cross:
-            found.add("cross")
-        elif evaluate(item.heads * item.key_width - H) or evaluate(item.heads * item.value_width - H):
-            found.add("head_width")
-        elif evaluate(item.cache) and evaluate(item.cache - 2 * item.heads * item.key_width):
-            found.add("kv_heads")  # fewer key/value heads than query heads
+    layers = sp.Integer(0)
+    for _, block, times, _ in runs:
+        for item in (c for c in block.computes if isinstance(c, Attention)):
+            found |= _attention_departures(item, evaluate)
+            layers += 0 if item.cross else times
     widths = {leaf.title: _width_out(leaf) for _, leaf, _, _ in leaves(tree) if leaf.title in ("query", "key", "value")}
     if "query" in widths and any(evaluate(widths[k] - widths["query"]) for k in ("key", "value") if k in widths):
         found.add("kv_heads")
@@ -109,4 +107,21 @@ def departures(tree, evaluate) -> tuple[str, ...]:
             found.add("experts")
         elif leaf.title == "ffn_down" and evaluate(_width_in(leaf) - 4 * H):
             found.add("ffn_width")
+    # the norms a layer runs (those that run once a pass are the embeddings' or the final one)
+    norms = sp.Add(*(times for _, block, times, _ in runs if block.is_leaf and block.kind == "norm" and times != 1))
+    if evaluate(norms - 2 * layers):
+        found.add("norms")
     return tuple(key for key in DEPARTURES if key in found)
+
+
+def _attention_departures(item: Attention, evaluate) -> set[str]:
+    if item.cross:
+        return {"cross"}
+    if evaluate(item.key_width - item.value_width):
+        return {"latent"}  # keys and values rebuilt from a compressed latent: neither is h wide
+    found = set()
+    if evaluate(item.heads * item.key_width - H):
+        found.add("head_width")
+    if evaluate(item.cache) and evaluate(item.cache - 2 * item.heads * item.key_width):
+        found.add("kv_heads")  # fewer key/value heads than query heads
+    return found

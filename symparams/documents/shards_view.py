@@ -52,7 +52,7 @@ class ShardView:
 
 def shards_view(m: Model, seq: int) -> ShardView:
     """The shards section of ``m``'s document, for one sequence of ``seq`` tokens."""
-    layers = self_attention_layers(m.tree)
+    layers = by_heads(m.tree)
     model_tensor = sp.Add(*(runs * layer_bytes(SEQ, BATCH, H, heads) for runs, heads in layers))
     tensor, refusal = _tensor_choice(m, seq)
     activations = {"none": m.memory("bf16", "adam", seq=seq).activations}
@@ -71,6 +71,15 @@ def shards_view(m: Model, seq: int) -> ShardView:
         layer_sequence=latex(layer_bytes(_s, _b, _h, _a, TENSOR, True)), model_tensor=latex(model_tensor),
         departures=departures(m.tree, lambda e: m.evaluate(e) != 0), tensor=tensor, refusal=refusal, activations=activations,
         whole=whole)
+
+
+def by_heads(tree) -> list[tuple[sp.Expr, sp.Expr]]:
+    """``(runs, heads)`` of the self-attention layers, the runs of layers with the same heads added (DeepSeek's
+    dense and mixture-of-experts layers: one ``L``)."""
+    runs: dict = {}
+    for times, heads in self_attention_layers(tree):
+        runs[heads] = runs.get(heads, 0) + times
+    return [(sp.expand(times), heads) for heads, times in runs.items()]
 
 
 def _tensor_choice(m: Model, seq: int) -> tuple[int | None, str]:
@@ -92,7 +101,7 @@ def _checked(m: Model, seq: int, t: int, sequence: bool, model_tensor: sp.Expr) 
     formula is the terms' sum at that t (the section's formula is then the command's)."""
     rank = per_rank(m.memory("bf16", "adam", seq=seq, tensor_parallel=t, sequence_parallel=sequence))
     ours = model_tensor if not sequence else sp.Add(*(
-        runs * layer_bytes(SEQ, BATCH, H, heads, TENSOR, True) for runs, heads in self_attention_layers(m.tree)))
+        runs * layer_bytes(SEQ, BATCH, H, heads, TENSOR, True) for runs, heads in by_heads(m.tree)))
     if sp.expand(ours.subs(TENSOR, t) - rank.formulas["activations"]) != 0:
         raise SymparamsError(f"{m.name}: the activation terms do not add up to the memory command's formula")
     return rank.most_loaded.activations

@@ -50,7 +50,9 @@ def test_blocks_hold_the_paper_sizes():
     ("gpt2", ()),  # Radford et al.: 12 heads of 64 = 768, MLP 3072 = 4·768, LayerNorm, no gate
     ("llama-3-8b", ("kv_heads", "gated", "ffn_width")),  # 8 KV heads of 32, SwiGLU, 14336 ≠ 4·4096
     ("mixtral-8x7b", ("kv_heads", "gated", "experts")),
-    ("t5-base", ("cross",)),
+    ("t5-base", ("cross", "norms")),  # the decoder's layers run a third norm, before cross-attention
+    ("falcon-7b", ("kv_heads", "norms")),  # multi-query attention, one norm before attention and MLP in parallel
+    ("deepseek-v3", ("latent", "norms", "gated", "ffn_width", "experts")),  # MLA (and q/kv latent norms)
 ])
 def test_departures_from_the_gpt_layer(name, expected):
     m = model(name)

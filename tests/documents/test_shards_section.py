@@ -45,6 +45,9 @@ def test_gpt2_section_holds_table_2_figures_in_both_languages(gpt2_docs):
         assert thousands(whole) in text
     assert "Which activations tensor parallelism divides" in gpt2_docs["en"]
     assert "张量并行切分哪些激活值" in gpt2_docs["zh"]
+    # GPT-2 is the GPT layer the forms describe: no difference is named
+    assert "Its layers have the widths and parts these forms assume" in gpt2_docs["en"]
+    assert "它的层具有这些公式假定的宽度和组成" in gpt2_docs["zh"]
 
 
 def test_gpt2_section_figures_are_the_memory_commands(gpt2_docs):
@@ -70,7 +73,7 @@ def test_llama_section_says_what_the_forms_do_not_cover():
     zh = section(render(model("llama-3-8b"), format="md", lang="zh"), 7)
     assert "fewer key/value heads than query heads" in en and "its MLP is gated" in en and "not $4H$ wide" in en
     assert "键值头共享" in zh and "门控" in zh and "不是 $4H$" in zh
-    assert "have the widths and shape these forms assume" not in en
+    assert "have the widths and parts these forms assume" not in en
     s, h, a, layers, t = 2048, 4096, 32, 32, 8  # Table 2, tensor parallel, for its published sizes
     assert thousands(layers * (s * h * 10 + s * h * 24 // t + 5 * a * s * s // t)) in en
 
