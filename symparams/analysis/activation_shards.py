@@ -97,7 +97,8 @@ def departures(tree, evaluate) -> tuple[str, ...]:
         for item in (c for c in block.computes if isinstance(c, Attention)):
             found |= _attention_departures(item, evaluate)
             layers += 0 if item.cross else times
-    widths = {leaf.title: _width_out(leaf) for _, leaf, _, _ in leaves(tree) if leaf.title in ("query", "key", "value")}
+    widths = {leaf.title: _width_out(leaf) for _, leaf, _, _ in leaves(tree)
+              if leaf.title in ("query", "key", "value")}
     if "query" in widths and any(evaluate(widths[k] - widths["query"]) for k in ("key", "value") if k in widths):
         found.add("kv_heads")
     for _, leaf, _, _ in leaves(tree):

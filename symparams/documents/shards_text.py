@@ -15,10 +15,11 @@ def shards_text(v, model: str, lang: str) -> dict:
     rows = [{"title": t["terms"][term["key"]], "block": t["blocks"][term["block"]], "bytes": term["bytes"],
              "tensor": t["split"] if term["split"] == "tensor" else t["whole"], "sequence": t["split"]}
             for term in v.terms]
-    listed = [t["departures"][key] for key in v.departures]
+    listed = [t["departures"][key] for key in v.departures or ()]
     listing = t["and"].join(filter(None, (t["list_sep"].join(listed[:-1]), listed[-1]))) if listed else ""
     # the list is mini-markup (math) itself: put in before the sentence is rendered, not escaped as a value
-    coverage = t["departs"].replace("[[list]]", listing) if listed else t["fits"]
+    coverage = t["unread"] if v.departures is None else t["departs"].replace("[[list]]", listing) if listed \
+        else t["fits"]
     numbers = {key: thousands(n) for key, n in v.activations.items()}
     share = percent(Fraction(v.whole, v.activations["tensor"])) if v.tensor else ""
     return {"seq": thousands(v.seq), "seq_arg": str(v.seq), "layers": thousands(v.layers), "rows": rows,

@@ -15,7 +15,7 @@ import sympy as sp
 from ..analysis.activation_shards import TENSOR, TERMS, departures, divided, layer_bytes
 from ..analysis.cache import self_attention_layers
 from ..analysis.ranks import per_rank
-from ..core.compute import BATCH, SEQ
+from ..core.compute import BATCH, SEQ, traced
 from ..core.errors import SymparamsError
 from ..core.model import Model
 from ..core.symbols import H
@@ -43,7 +43,7 @@ class ShardView:
     layer_tensor: str             # per tensor-parallel rank (LaTeX, t a symbol)
     layer_sequence: str           # with sequence parallelism too
     model_tensor: str             # the model's activations per rank, t a symbol (LaTeX)
-    departures: tuple[str, ...]
+    departures: tuple[str, ...] | None  # None: an inferred type, whose layers are not read
     tensor: int | None            # None: the memory command splits no layout of TENSOR_CHOICES
     refusal: str                  # then its message for the last of them
     activations: dict
@@ -53,6 +53,7 @@ class ShardView:
 def shards_view(m: Model, seq: int) -> ShardView:
     """The shards section of ``m``'s document, for one sequence of ``seq`` tokens."""
     layers = by_heads(m.tree)
+    layer_count = sp.Add(*(runs for runs, _ in layers))
     model_tensor = sp.Add(*(runs * layer_bytes(SEQ, BATCH, H, heads) for runs, heads in layers))
     tensor, refusal = _tensor_choice(m, seq)
     activations = {"none": m.memory("bf16", "adam", seq=seq).activations}
@@ -60,17 +61,17 @@ def shards_view(m: Model, seq: int) -> ShardView:
     if tensor is not None:
         for key, sequence in (("tensor", False), ("sequence", True)):
             activations[key] = _checked(m, seq, tensor, sequence, model_tensor)
-        # the s·b·h terms each rank keeps whole without sequence parallelism, over every layer
+        # the s·b·h terms each rank keeps whole without sequence parallelism, over every layer (b = 1)
         kept = sum(term.linear for term in TERMS if not divided(term, False))
-        whole = int(m.evaluate(sp.Add(*(runs for runs, _ in layers)) * kept * H * seq))
+        whole = int(m.evaluate(layer_count * kept * H * seq))
+    terms = tuple({"key": t.key, "block": t.block, "bytes": latex(t.bytes(_s, _b, _h, _a)), "split": t.split}
+                  for t in TERMS)
     return ShardView(
-        seq=seq, layers=int(m.evaluate(sp.Add(*(runs for runs, _ in layers)))),
-        terms=tuple({"key": t.key, "block": t.block, "bytes": latex(t.bytes(_s, _b, _h, _a)), "split": t.split}
-                    for t in TERMS),
+        seq=seq, layers=int(m.evaluate(layer_count)), terms=terms,
         layer=latex(layer_bytes(_s, _b, _h, _a, 1)), layer_tensor=latex(layer_bytes(_s, _b, _h, _a)),
         layer_sequence=latex(layer_bytes(_s, _b, _h, _a, TENSOR, True)), model_tensor=latex(model_tensor),
-        departures=departures(m.tree, lambda e: m.evaluate(e) != 0), tensor=tensor, refusal=refusal, activations=activations,
-        whole=whole)
+        departures=None if traced(m.tree) else departures(m.tree, lambda e: m.evaluate(e) != 0), tensor=tensor, refusal=refusal,
+        activations=activations, whole=whole)
 
 
 def by_heads(tree) -> list[tuple[sp.Expr, sp.Expr]]:

@@ -86,3 +86,14 @@ def test_t5_section_gives_the_refusal_and_one_gpu():
     assert proc.returncode == 2 and proc.stderr.removeprefix("symparams: error: ").strip() in en
     assert "cross-attention layers, which the forms leave out" in en
     assert "tensor parallel, $t$" not in en
+
+
+def test_an_inferred_type_says_its_layers_are_not_read():
+    """OLMo-1B (gated MLP 8,192 wide for H = 2,048, norms without parameters): its inferred tree names none of
+    that, so the section claims neither that its layers fit the forms nor how they differ."""
+    from symparams.families.inferred import model as inferred_model
+    from tests.documents.test_inferred_documents import OLMO
+
+    en = section(render(inferred_model(OLMO, source="OLMo-1B-hf"), format="md", lang="en"), 7)
+    assert "does not read the layers of a type inferred from transformers" in en
+    assert "have the widths and parts" not in en and "differ from the GPT layer these forms describe" not in en
