@@ -1,5 +1,5 @@
 """The tiny checkpoints of tests/checkpoints (the guides' ``audit`` examples): what this module writes, byte for
-byte (``tests/cli/test_audit.py`` regenerates them and compares).
+byte (``tests/cli/test_audit_command.py`` regenerates them and compares).
 
 ``tiny-llama``: transformers' config.json of a Llama of 2 layers, H = 32, GQA, an untied head, in float16; its
 ``model.safetensors`` holds every tensor transformers' model has (built on the meta device), as zeros of
