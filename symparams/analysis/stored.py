@@ -38,6 +38,7 @@ from ..core.algebra import evaluated
 from ..core.blocks import ONE, Block, tree_fact, written_in_out
 from ..core.errors import SymparamsError
 from ..core.symbols import V, V_d
+from ..families.inferred_tree import routed_experts
 
 #: the parts of a model a quantization policy may keep unquantized (vectors are never quantized)
 PARTS = ("embeddings", "tables", "output", "routers", "layers", "experts")
@@ -87,8 +88,7 @@ def _visit(block: Block, prefix: str, copies, in_layers: bool, experts: bool, ro
 
 def _routed(block: Block) -> bool:
     """Routed experts: copies of which a token uses some (a shared expert, which every token uses, is not one)."""
-    named = block.name.endswith("experts") and "shared" not in block.name and block.repeat != 1
-    return block.used is not None or named
+    return block.used is not None or (routed_experts(block.name) and block.repeat != 1)
 
 
 def _part(block: Block, in_layers: bool, experts: bool, routers: tuple) -> str:

@@ -123,7 +123,7 @@ TOP_K_FIELDS = ("num_experts_per_tok", "num_experts_per_token", "moe_topk", "moe
 TOP_K_SYMBOL = "k_e"
 
 
-def _routed(name: str) -> bool:
+def routed_experts(name: str) -> bool:
     """Whether a module holds routed experts (a shared expert every token passes through does not)."""
     return name.endswith("experts") and "shared" not in name
 
@@ -163,7 +163,7 @@ def _module(name: str, leaves: list[Leaf], ref: str | None = None, top_k: int | 
     """The module ``name`` holding ``leaves``, its parts in the order the leaves come; ``*`` parts repeat.
     With ``top_k``, routed experts are copies of which a token uses ``top_k``."""
     own_leaves = [leaf for leaf in leaves if len(leaf.parts) == 1]
-    if top_k is not None and _routed(name) and len(own_leaves) == len(leaves):
+    if top_k is not None and routed_experts(name) and len(own_leaves) == len(leaves):
         fused = _experts(name, own_leaves, ref, top_k)
         if fused is not None:
             return fused
@@ -222,7 +222,7 @@ def _repeated(name: str, part: str, label: str, leaves: list[Leaf], top_k: int |
     inner = [leaf.below(sp.Integer(1) if leaf.count == times else sp.cancel(leaf.count / times)) for leaf in repeated]
     copies = _module(name, inner, ref=f"{part}.{label}", top_k=top_k)
     repeat = sp.expand(times * copies.repeat)
-    if top_k is not None and _routed(part) and not (repeat.is_Integer and repeat < top_k):
+    if top_k is not None and routed_experts(part) and not (repeat.is_Integer and repeat < top_k):
         return Block(copies.name, params=copies.params, children=copies.children, repeat=repeat, shape=copies.shape,
                      ref=copies.ref, kind=copies.kind, trainable=copies.trainable, used=sp.Integer(top_k))
     return _with_repeat(copies, repeat)
