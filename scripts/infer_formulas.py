@@ -51,6 +51,7 @@ from symparams.analysis.inference.long_check import long_sequence_check  # noqa:
 from symparams.analysis.inference.order import with_layout  # noqa: E402
 from symparams.analysis.inference.probing import libraries  # noqa: E402
 from symparams.analysis.inference.running import width_rules  # noqa: E402
+from symparams.analysis.inference.tracing import dispatch_modes_restored  # noqa: E402
 from symparams.families.inferred import branch_key  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -125,7 +126,8 @@ def run_one(model_type: str, cls: str) -> tuple[dict, float, float]:
     if entry["exact"]:
         signal.alarm(COST_SECONDS)
         try:
-            entry["costs"] = with_cost_texts(model_type, infer_costs(inferred, seed=SEED, real=True).to_dict())
+            with dispatch_modes_restored():  # the alarm may stop a trace inside its recorder's dispatch
+                entry["costs"] = with_cost_texts(model_type, infer_costs(inferred, seed=SEED, real=True).to_dict())
         except _TimedOut:
             entry["costs"] = {"exact": False, "reason": f"timed out after {COST_SECONDS} s"}
         except Exception as exc:  # as above: the count stays, the costs are not inferred

@@ -293,6 +293,21 @@ def test_a_class_whose_costs_outrun_their_time_is_stopped(monkeypatch):
     assert cost_seconds < 3
 
 
+def test_a_trace_stopped_inside_a_dispatch_mode_leaves_no_mode_behind():
+    # the time limit above stops a trace by an alarm, which can land inside a mode's dispatch and skip its exit;
+    # a recorder left on the stack would record every later product of the worker (tests/conftest.py's guard)
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode, _push_mode
+
+    from symparams.analysis.inference.tracing import dispatch_modes_restored
+
+    depth = torch._C._len_torch_dispatch_stack()
+    with pytest.raises(KeyboardInterrupt), dispatch_modes_restored():
+        _push_mode(TorchDispatchMode())  # entered, and never left: as the alarm leaves it
+        raise KeyboardInterrupt
+    assert torch._C._len_torch_dispatch_stack() == depth
+
+
 def test_a_costs_only_run_keeps_the_count_and_takes_costs_only_from_the_same_count():
     """``--costs-only`` infers a class again for its costs: they replace the stored ones only where the fresh
     count is the stored one (costs fitted over another discovery would name other symbols)."""

@@ -309,6 +309,22 @@ def takes(model, name: str) -> bool:
 
 
 @contextlib.contextmanager
+def dispatch_modes_restored():
+    """Leaves torch's dispatch-mode stack as deep as it found it, however the block ends: a signal that stops a
+    trace inside a mode's dispatch (a time limit's alarm) skips the mode's own exit, and the mode left behind would
+    record every later product of the process."""
+    torch, _ = libraries()
+    from torch.utils._python_dispatch import _pop_mode
+
+    depth = torch._C._len_torch_dispatch_stack()
+    try:
+        yield
+    finally:
+        while torch._C._len_torch_dispatch_stack() > depth:
+            _pop_mode()
+
+
+@contextlib.contextmanager
 def shapes_only():
     """Mask building skips its checks of the data on meta tensors (packed sequences, an all-ones mask), as it
     does when compiling, and no warning reads the ids for padding: they choose between masks of one cost, or
