@@ -11,7 +11,7 @@ import sympy as sp
 from ..core.errors import SymparamsError, printable
 from ..core.formatting import percent, text_table, thousands, values_line
 from ..core.symbols import SYMBOLS, legend
-from .output import write_text
+from .output import check_target, write_text
 from .parser import asks_lora, parse_sets, print_json
 
 
@@ -196,6 +196,8 @@ def cmd_derive(args) -> None:
     from ..documents.render import render
 
     m = load(args)
+    if args.output and args.output != "-":
+        check_target(args.output)  # a path that cannot be written is answered before the document is rendered
     text = render(m, format=document_format(args.format, args.output), lang=args.lang, title=args.title,
                   template=args.template)
     _write(text, args.output)
@@ -233,9 +235,10 @@ def cmd_sweep(args) -> None:
 
 
 def cmd_shell(args) -> None:
+    model = load(args) if (args.model or args.config is not None) else None  # a bad name answered before the shell loads
     from .shell import shell_command
 
-    shell_command(load(args) if (args.model or args.config is not None) else None, args)
+    shell_command(model, args)
 
 
 def cmd_flops(args) -> None:

@@ -58,6 +58,8 @@ def sweep_command(m, args) -> None:
         raise SymparamsError(f"{', '.join(both)} given both by --set and by --grid")
     if args.csv and args.json:
         raise SymparamsError("choose one of --csv and --json")
+    if args.csv:
+        check_target(args.csv)  # a path that cannot be written is answered before the sweep is worked out
     s = Sweep(m, grid, force=args.force, head_width=args.head_width, of=args.of, seq=args.seq, batch=args.batch)
     if args.plot and s.points > MAX_PLOT:  # before matplotlib is imported: a bad grid is answered at once
         raise SymparamsError(f"--plot draws at most {thousands(MAX_PLOT)} points; this grid has {thousands(s.points)}")

@@ -13,8 +13,8 @@ hostile file) is checked against the product's promise for bad input:
   by ``SIGALRM``);
 * peak memory at most :data:`MEMORY_KB` (500 MB).  It is measured, not
   capped: for a process, its peak resident set size (``ru_maxrss`` from
-  ``wait4``); in-process, the most the case's Python objects took at once
-  (:mod:`tracemalloc`).  (A cap with ``RLIMIT_AS`` would turn a memory bomb
+  ``wait4``); in-process, how far the process's peak resident set size rose
+  during the case (:mod:`tests.reference.in_process`).  (A cap with ``RLIMIT_AS`` would turn a memory bomb
   into a ``MemoryError`` the program might report as a tidy one-line error,
   hiding the bomb.)
 * no file left behind and no file changed: every case runs in a fresh working
@@ -382,6 +382,18 @@ def test_the_table_is_large_and_every_xfail_names_a_case():
     assert len(TABLE) >= 300
     assert {c.group for c in TABLE} == {"top", *SUBCOMMANDS}
     assert set(XFAIL) <= set(ids), set(XFAIL) - set(ids)
+
+
+def test_the_in_process_memory_measure_sees_what_a_case_holds_at_its_peak():
+    """A case that holds 300 MB for a moment and frees it shows a peak of at least 300 MB (a measure blind to
+    memory freed before the case ended, or to memory C code takes, would let a bomb pass)."""
+    from tests.reference.in_process import _resident_peak
+
+    with _resident_peak(True) as peak:
+        held = bytearray(300 << 20)
+        held[::4096] = b"\1" * len(held[::4096])  # every page touched, so resident
+        del held
+    assert peak() >= 290 << 10  # a few pages of it may have been resident already
 
 
 @pytest.mark.parametrize("case", by_group("top"))

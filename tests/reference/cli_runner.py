@@ -278,12 +278,32 @@ def _send_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def _import_what_cases_import() -> None:
+    """Import, once, the modules nearly every case imports before it answers: each family's module (a name is
+    looked up among all presets; an unknown one is compared with every preset's name) and the modules sympy
+    imports on its first sum (``sympy.tensor.tensor`` and the combinatorics under it: 80 ms).  A child would
+    import the same modules and run the same module code, so what a case does is unchanged; sympy's cache,
+    which the family modules' own arithmetic fills, is emptied again, so a case's cache is as cold as a fresh
+    process's."""
+    import sympy
+    from sympy.core.cache import clear_cache
+
+    from symparams.families import registry
+
+    sympy.Symbol("x") + 1  # noqa: B018 (the first sum's lazy imports)
+    for name in registry.MODULES:
+        registry.module(name)
+    clear_cache()
+
+
 if __name__ == "__main__":
     sys.path[0] = os.getcwd()  # as `python -m` has it; not this file's folder, whose modules could shadow others
     import gc
     import runpy
 
     import symparams.cli  # noqa: F401 (what `python -m symparams` imports before main runs, sympy with it)
+
+    _import_what_cases_import()
 
     # the imports' objects are left out of every later collection: a child's collections (its interpreter's
     # teardown's above all) would otherwise walk, and so copy page by page, all of them: 150 ms a case, not 20

@@ -25,10 +25,16 @@ The promise's bounds are checked here too, differently from a process:
   code; the case is then reported as timed out, as a killed process is.
   Signals reach only the main thread, so only there is a case interrupted;
   elsewhere its time is still measured and a slow case still fails;
-* memory: :mod:`tracemalloc`'s peak of what the case allocated (Python
-  objects: every number, expression and string the program makes), where a
-  process reports its peak resident set size.  A user's template runs in a
-  bounded child process (``documents/bounded.py``) in either case.
+* memory: how far the process's peak resident set size rose above its size
+  when the case began (Linux's high-water mark, ``VmHWM``, reset for the case
+  through ``/proc/self/clear_refs``), as a process reports its own peak: what
+  Python objects and C libraries (big integers, the allocator's arenas) took.
+  Memory an earlier case freed but the allocator kept for reuse is not
+  counted again, so the figure can be lower than a fresh process's by what the
+  allocator holds; a bomb (hundreds of MB) still shows.  (:mod:`tracemalloc`,
+  the other way to measure it, made the table's in-process cases four times
+  slower.)  A user's template runs in a bounded child process
+  (``documents/bounded.py``) in either case.
 
 What a case shares with the other cases of this process and a fresh one would
 not have: warm caches (the same model built, the same template compiled, in
@@ -50,7 +56,6 @@ import sys
 import threading
 import time
 import traceback
-import tracemalloc
 
 from tests.reference.cli_runner import Outcome, text
 
@@ -61,15 +66,15 @@ class CaseDeadline(BaseException):
 
 def run_in_process(args, cwd, seconds: float, *, traced: bool = True) -> Outcome:
     """``python -m symparams *args`` in ``cwd``, run in this process; stopped at ``seconds`` where a signal can
-    reach it.  ``peak_kb`` is the most the case had allocated at once (:mod:`tracemalloc`), unless not ``traced``
-    (tracing makes an import of torch take minutes): then ``None``."""
+    reach it.  ``peak_kb`` is how far the resident set rose above its size at the start (kB), unless not
+    ``traced``: then ``None``."""
     import symparams.cli  # noqa: F401 (imported before ``main`` runs, as by ``python -m``: not the case's memory)
 
     out, err = io.BytesIO(), io.BytesIO()
     stdout = _text_stream(out, sys.__stdout__)
     stderr = _text_stream(err, sys.__stderr__)
     started = time.monotonic()
-    with _as_main(args, cwd, stdout, stderr), _deadline(seconds), _traced(traced) as peak:
+    with _as_main(args, cwd, stdout, stderr), _deadline(seconds), _resident_peak(traced) as peak:
         code, timed_out = _run_main(stderr)
     code = _flushed(code, stdout, stderr)
     return Outcome(code, out.getvalue(), err.getvalue(), time.monotonic() - started, timed_out, peak())
@@ -158,20 +163,24 @@ def _deadline(seconds: float):
 
 
 @contextlib.contextmanager
-def _traced(traced: bool):
-    """``peak()``: the most memory (kB) Python objects took at once within the block, beyond what was there."""
-    if not traced:
+def _resident_peak(measured: bool):
+    """``peak()``: how far (kB) the resident set size rose within the block above its size at the start."""
+    if not measured:
         yield lambda: None
         return
-    already = tracemalloc.is_tracing()
-    if not already:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    start, _ = tracemalloc.get_traced_memory()
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # the high-water mark starts again from the present size
+    start = _status_kb("VmRSS")
     result = {}
     try:
         yield lambda: result["peak_kb"]
     finally:
-        result["peak_kb"] = max(0, tracemalloc.get_traced_memory()[1] - start) // 1024
-        if not already:
-            tracemalloc.stop()
+        result["peak_kb"] = max(0, _status_kb("VmHWM") - start)
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
