@@ -47,6 +47,7 @@ shard to that size, ``_fsdp_param.py`` ``FSDPParam._init_sharded_param``):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import sympy as sp
 
@@ -191,6 +192,11 @@ def _refuse_expert_modules(stack) -> None:
 
 # -- the most loaded rank -----------------------------------------------------------------------
 
+def _figure(part: str) -> property:
+    """A property reading the rank's bytes of ``part`` (weights, unsharded, gradients, optimizer)."""
+    return property(lambda self: self._figures[part], doc=f"The rank's {part}, in bytes.")
+
+
 class FsdpRank:
     """The memory of the first rank of an FSDP shard group (see the module's docstring)."""
 
@@ -226,7 +232,7 @@ class FsdpRank:
         pairs = [run[i] + run[i + 1] for i in range(len(run) - 1)]
         return max(pairs, key=self._value)
 
-    @property
+    @cached_property
     def shard(self) -> int:
         """The parameters (elements) of the rank's shards."""
         return self._value(self._shard_formula)
@@ -235,28 +241,21 @@ class FsdpRank:
     def parameters(self) -> int:
         return self.shard
 
-    @property
+    @cached_property
     def _bytes(self) -> dict[str, sp.Expr]:
         mem, shard = self.mem, self._shard_formula
         each = DTYPE_BYTES[mem.dtype]  # the gathered copy's dtype: fp32, bf16 or fp16, whole bytes
         return {"weights": 4 * shard, "unsharded": sp.Integer(int(each)) * self._gathered_formula,
                 "gradients": 4 * shard, "optimizer": STATE_BYTES[mem.optimizer_name] * shard}
 
-    @property
-    def weights(self) -> int:
-        return self._value(self._bytes["weights"])
+    @cached_property
+    def _figures(self) -> dict[str, int]:
+        return {part: self._value(expr) for part, expr in self._bytes.items()}
 
-    @property
-    def unsharded(self) -> int:
-        return self._value(self._bytes["unsharded"])
-
-    @property
-    def gradients(self) -> int:
-        return self._value(self._bytes["gradients"])
-
-    @property
-    def optimizer(self) -> int:
-        return self._value(self._bytes["optimizer"])
+    weights = _figure("weights")
+    unsharded = _figure("unsharded")
+    gradients = _figure("gradients")
+    optimizer = _figure("optimizer")
 
     @property
     def activations(self) -> int:
