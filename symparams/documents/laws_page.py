@@ -36,8 +36,9 @@ def laws_page(v, model: str, lang: str, target: str | None) -> dict:
     lead = prose_html(t["lead"], seq=data["seq"])
     if v.head_added:
         lead += catalog(lang)["sp"] + prose_html(t["head_added"], model=model)
-    refused_lead = prose_html(t["refused_lead"] if v.laws else t["none_applied"], model=model)
-    return {"lead": lead, "laws": laws, "refused_lead": refused_lead if v.refused else "",
+    refused_lead = prose_html(t["refused_lead"], model=model) if data["refused"] else ""
+    alone = prose_html(t["none_applied"], model=model, reason=data["alone"]) if data["alone"] else ""
+    return {"lead": lead, "laws": laws, "refused_lead": refused_lead, "alone": alone,
             "refused": [prose_html(r["title"]) + catalog(lang)["colon"] + prose_html(t["refused"], reason=r["reason"])
                         for r in data["refused"]],
             "cli": prose_html(t["cli"] if target else t["cli_config"], target=data["target"], seq=data["seq_arg"])}

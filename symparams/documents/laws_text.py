@@ -32,7 +32,10 @@ def laws_text(v, model: str, lang: str, target: str | None = None) -> dict:
                        "why": t["why"].get(f"{law.name}/{term.part}", t["why_other"])} for term in law.terms]}
             for law in v.laws]
     refused = [{"title": t["names"][name], "reason": t["reasons"].get(reason, reason)} for name, reason in v.refused]
+    # every law refused for one reason (an encoder, no LM head): that reason once, not a list
+    reasons = {r["reason"] for r in refused}
+    alone = reasons.pop() if not laws and len(reasons) == 1 else ""
     # the command that prints them: with the LM head the laws were set beside
     command = None if not target else target + (" --head causal-lm" if v.head_added else "")
     return {"seq": thousands(v.seq), "seq_arg": str(v.seq), "head_added": v.head_added, "laws": laws,
-            "refused": refused, "model": model, "target": command}
+            "refused": [] if alone else refused, "alone": alone, "model": model, "target": command}

@@ -3,7 +3,8 @@
 Every law, formula and number is the ``flops`` command's (:attr:`~symparams.analysis.flops.Flops.laws`, worked
 out by :mod:`~symparams.analysis.laws` as each source computes it); this module only picks the model they are
 set beside and puts each law's parts in LaTeX.  The laws count the logits, so a base model's document sets them
-beside the model with its language-model head, as ``symparams flops MODEL --head causal-lm`` does.
+beside the model with its language-model head, as ``symparams flops MODEL --head causal-lm`` does, where they
+refuse the base model for want of that head alone (an encoder is refused for what it is).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from ..analysis.laws import LAW_NAMES
 from ..core.errors import SymparamsError
 from ..core.model import Model
 from .formulas import latex
+
+#: how the laws refuse a model for want of its language-model head (an encoder is refused before, as one)
+NO_HEAD = "no language-model head"
 
 
 @dataclass(frozen=True)
@@ -62,22 +66,16 @@ class LawsView:
 
 def laws_view(m: Model, seq: int) -> LawsView:
     """The laws' section of ``m``'s document, for one sequence of ``seq`` tokens."""
-    subject, added = _with_lm_head(m)
-    f = subject.flops(seq)
+    f, added = m.flops(seq), False
+    if m.head is None and any(r["reason"].startswith(NO_HEAD) for r in f.laws_refused):
+        try:  # a decoder's base model: the laws describe it with its head
+            f, added = m.with_head("causal-lm").flops(seq), True
+        except SymparamsError:  # its family gives no such head: the laws stay refused with the reason
+            pass
     applied = {law["name"]: law for law in f.laws}
     return LawsView(seq=seq, head_added=added,
                     laws=tuple(_law_view(applied[name]) for name in LAW_NAMES if name in applied),
                     refused=tuple((r["name"], r["reason"]) for r in f.laws_refused))
-
-
-def _with_lm_head(m: Model) -> tuple[Model, bool]:
-    """``m`` with its causal language-model head where it has none and its family gives one."""
-    if m.head is not None:
-        return m, False
-    try:
-        return m.with_head("causal-lm"), True
-    except SymparamsError:  # no such head: the laws are refused with the reason
-        return m, False
 
 
 def _law_view(law: dict) -> LawView:

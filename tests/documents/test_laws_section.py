@@ -132,7 +132,8 @@ def test_laws_that_do_not_describe_the_model_are_refused_with_their_reason():
     megatron = law_block(en, 1)  # the first law set beside it
     assert row(megatron, "feed-forward") == 6 * 4096 * 32 * 8  # the router Megatron-LM leaves out
     encoder = section(render(model("bert-base"), format="md", lang="en"), 8)
-    assert "No law here describes bert-base" in encoder and "### 8.1" not in encoder
+    assert "No law here describes bert-base: not a decoder-only causal language model" in encoder
+    assert "### 8.1" not in encoder and "with its language-model head" not in encoder
 
 
 def test_the_figures_are_the_flops_commands():
