@@ -141,3 +141,12 @@ def test_the_figures_are_the_flops_commands():
     text = section(render(model("gpt2"), format="md", lang="en"), 8)
     for number, law in enumerate((law for law in f.laws if "source" in law), 1):
         assert thousands(law["law_value"]) in law_block(text, number)
+
+
+def test_the_live_page_shows_the_same_laws_at_the_documents_values():
+    page = render(model("gpt2"), format="html", lang="zh")
+    start = page.index('<section id="laws">')
+    laws = page[start:page.index("</section>", start)]
+    megatron = megatron_num_floating_point_operations(GPT2, 1, S) / S
+    assert thousands(int(megatron)) in laws and thousands(3 * 4 * S * H * L - 6 * H * S * L) in laws
+    assert "不随上面的取值变化" in laws and "<math" in laws  # static figures, formulas as MathML
