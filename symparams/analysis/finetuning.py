@@ -52,9 +52,9 @@ class LoRAMemory(Memory):
         if self.quantization is not None and self.dtype not in FOURBIT:
             raise SymparamsError(f"a LoRA adapter on a base quantized as {self.dtype} is not counted yet: give the "
                                  f"base's dtype as fp32, bf16 or fp16, or nf4 or fp4 (QLoRA)")
-        if self.layout.splits:
+        if self.layout.splits or self.fsdp is not None:
             raise SymparamsError("the memory of a LoRA adapter under a parallel layout is not counted yet: leave out "
-                                 "the tensor, pipeline, context and expert parallelism")
+                                 "the tensor, pipeline, context and expert parallelism and FSDP")
         if adapter.bias != "none":
             raise SymparamsError(f"the memory of a LoRA adapter with bias={adapter.bias} (base biases trained in "
                                  f"the base's dtype) is not counted yet: use bias none")

@@ -57,6 +57,7 @@ from .dtypes import DTYPE_BYTES, _shown, parse_dtype, weight_bytes
 from .quantized import OPTIONS as QUANTIZED_OPTIONS
 from .quantized import packed_tensors, quantization, quantized_conventions, weights_formula
 from .fourbit import FOURBIT, refuse_unplaced
+from .fsdp import FSDP_OPTIONS, parse_fsdp
 from .parallel import parse_bool as _parse_bool, parse_layout
 
 #: a server's cache (:mod:`.kv_serving`): its own dtype, and paged blocks of tokens
@@ -70,7 +71,7 @@ OPTIMIZER_BYTES = {"adam": (8, 12), "sgd": (4, 8), "none": (0, 0)}
 ZERO_STAGES = (0, 1, 2, 3)
 RECOMPUTE = ("none", "selective", "full")
 #: the keyword options of :class:`Memory` (the parallelism of the activations; a quantized format's)
-OPTIONS = ("tensor_parallel", "sequence_parallel", "recompute", *QUANTIZED_OPTIONS, *KV_OPTIONS)
+OPTIONS = ("tensor_parallel", "sequence_parallel", "recompute", *QUANTIZED_OPTIONS, *KV_OPTIONS, *FSDP_OPTIONS)
 
 
 # -- parsing the settings -------------------------------------------------------------------
@@ -254,6 +255,7 @@ class Memory(Reported):
         self.gradient_bytes, self.optimizer_bytes = self._training_bytes()
         # the rest of a parallel layout: its most loaded rank is :func:`symparams.analysis.ranks.per_rank`'s
         self.layout = parse_layout(options, self.tensor_parallel, self.sequence_parallel, self.ranks, self.zero)
+        self.fsdp = parse_fsdp(options, self)  # PyTorch FSDP over the data-parallel ranks: :mod:`.fsdp`'s rank
         self._kv_options = {k: options[k] for k in KV_OPTIONS if options.get(k) is not None}
         if self._kv_options and self.training:
             raise SymparamsError("a KV cache dtype or block size is a server's cache: serve the model (optimizer "

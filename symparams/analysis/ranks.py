@@ -113,7 +113,11 @@ class StageMemory:
 def per_rank(mem) -> PerRank | None:
     """The most loaded rank of ``mem``'s parallel layout (a :class:`~.memory.Memory` made with ``tensor_parallel``,
     ``pipeline_parallel``, ...), or None when no option spreads the model over more than its data-parallel
-    ranks."""
+    ranks (or FSDP's first rank, :mod:`.fsdp`, with ``fsdp``)."""
+    if getattr(mem, "fsdp", None) is not None:
+        from .fsdp import FsdpRank
+
+        return FsdpRank(mem)
     return PerRank(mem) if mem.layout.splits else None
 
 

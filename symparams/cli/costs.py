@@ -10,7 +10,7 @@ from .parser import asks_lora, print_json
 
 #: the layout's options, as :class:`~symparams.analysis.memory.Memory` names them (--pad-vocab aside)
 LAYOUT = ("context_parallel", "pipeline_parallel", "virtual_stages", "micro_batches", "expert_parallel",
-          "distributed_optimizer")
+          "distributed_optimizer", "fsdp", "shard_group")
 
 
 def _layout(args) -> dict:
@@ -55,7 +55,7 @@ def cmd_memory(args, m) -> None:
     layout = _layout(args)
     if args.fit is not None and layout:
         raise SymparamsError("--fit answers for one rank's plain memory: leave out the pipeline, context and expert "
-                             "parallelism, the distributed optimizer and --pad-vocab")
+                             "parallelism, the distributed optimizer, FSDP and --pad-vocab")
     settings.update(layout)
     subject = m  # what holds the memory: the model, or a LoRA adapter on it (the fine-tuning's memory)
     if asks_lora(args):

@@ -255,6 +255,11 @@ def _layout_options(p, memory: bool) -> None:
     if memory:
         p.add_argument("--distributed-optimizer", action="store_true",
                        help="Megatron's distributed optimizer over the --ranks data-parallel ranks")
+        p.add_argument("--fsdp", choices=("full-shard", "shard-grad-op", "hybrid-shard"),
+                       help="PyTorch FSDP over the --ranks data-parallel ranks (fully_shard on each layer and the "
+                            "root): the first rank's shards and the parameters it gathers")
+        p.add_argument("--shard-group", type=_positive, metavar="K",
+                       help="hybrid-shard: the ranks of one shard group (K divides --ranks; N/K replicas)")
     p.add_argument("--pad-vocab", action="store_true",
                    help="pad the vocabulary to a multiple of 128·T, as Megatron does")
 

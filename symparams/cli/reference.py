@@ -47,7 +47,8 @@ constraint. `memory --json` with a parallel layout (`--tensor-parallel` above
 loaded rank (`rank`, named; `stage`, from 0), its `parameters`, `weights`,
 `gradients`, `optimizer`, `activations`, `kv_cache` and `total` in bytes,
 every stage's (`stages`), the `layout`, the `formulas` and the
-`conventions`; `flops --json` with a layout adds `per_rank` too: the most
+`conventions` (with `--fsdp`, FSDP's first rank: its shard's `parameters`,
+and `unsharded`, the parameters it gathers at the peak); `flops --json` with a layout adds `per_rank` too: the most
 loaded rank's `forward`, `backward` and `training` FLOPs for one micro-batch,
 every stage's, the `layout` and the `conventions`.
 

@@ -161,8 +161,8 @@ def _memory_law_lines(law: dict) -> list[str]:
 def _per_rank_notes(data: dict) -> list[str]:
     """The most loaded rank of a parallel layout, each stage's total when there are several, its conventions."""
     parts = ", ".join(f"{name} {thousands(data[key])}" for name, key in (
-        ("weights", "weights"), ("gradients", "gradients"), ("optimizer state", "optimizer"),
-        ("activations", "activations"), ("KV cache", "kv_cache")))
+        ("weights", "weights"), ("unsharded (gathered)", "unsharded"), ("gradients", "gradients"),
+        ("optimizer state", "optimizer"), ("activations", "activations"), ("KV cache", "kv_cache")) if key in data)
     notes = [f"most loaded rank: {data['rank']}: {parts}; total {thousands(data['total'])} bytes "
              f"({_gib(data['total'])} GiB)"]
     if len(data["stages"]) > 1:

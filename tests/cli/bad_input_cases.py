@@ -516,7 +516,27 @@ def layout_cases(memory):
             case("memory", "gemma-2-9b", "--optimizer", "none", "--seq", "64", "--pipeline-parallel", "2",
                  needle="per pipeline stage"),
             case(*memory, "--pipeline-parallel", "2", "--fit", "80GB", needle="--fit")]
+    out += fsdp_cases(memory)
     return out
+
+
+def fsdp_cases(memory):
+    """--fsdp and --shard-group: a bad value, a group that does not divide the ranks, another partition beside it."""
+    fsdp = (*memory, "--ranks", "4", "--fsdp")
+    return [case(*memory, "--fsdp", "zero3", needle="zero3"), case(*memory, "--fsdp", ""),
+            case(*fsdp, "full-shard", "--shard-group", "0"), case(*fsdp, "full-shard", "--shard-group", "1.5"),
+            case(*fsdp, "hybrid-shard", needle="--shard-group K"),
+            case(*fsdp, "hybrid-shard", "--shard-group", "3", needle="K = 3 must divide"),
+            case(*memory, "--ranks", "4", "--shard-group", "2", needle="hybrid-shard"),
+            case(*fsdp, "shard-grad-op", "--shard-group", "2", needle="leave out --shard-group"),
+            case(*fsdp, "full-shard", "--zero", "3", needle="not both"),
+            case(*fsdp, "full-shard", "--distributed-optimizer", needle="give one"),
+            case(*fsdp, "full-shard", "--tensor-parallel", "2", needle="data-parallel ranks alone"),
+            case(*fsdp, "full-shard", "--pipeline-parallel", "2", needle="data-parallel ranks alone"),
+            case(*fsdp, "full-shard", "--optimizer", "none", needle="for training"),
+            case(*fsdp, "full-shard", "--fit", "80GB", needle="--fit"),
+            case(*fsdp, "full-shard", "--lora", "8", "--lora-targets", "q_proj", needle="FSDP"),
+            case("memory", "transformer-base", "--ranks", "2", "--fsdp", "full-shard", needle="frozen")]
 
 
 def cost_cases():

@@ -1,0 +1,152 @@
+"""The documents' section that sets the published FLOPs laws beside the exact count, in both languages.
+
+Its figures are read off the rendered Markdown and checked against each source's own arithmetic, transcribed in
+``tests/analysis/test_laws.py`` (Megatron-LM's ``num_floating_point_operations``, MaxText's
+``calculate_tflops_training_per_device``, Narayanan et al.'s eq. (3), Chinchilla's appendix F), run on the
+model's published config, and each part's difference against what that source counts for the part: a law
+value, a part or a difference that is wrong, or a law set beside a model it does not describe, fails.
+"""
+
+import re
+from fractions import Fraction
+
+import pytest
+
+from symparams import model
+from symparams.core.formatting import thousands
+from symparams.documents.render import render
+from tests.analysis.test_laws import (chinchilla_forward_flops, maxtext_training_flops,
+                                      megatron_num_floating_point_operations, narayanan_flops_per_iteration)
+from tests.documents.test_head_count_section import section
+
+# GPT-2 small as Radford et al. publish it; its document works at s = P = 1,024
+S, H, L, A, V = 1024, 768, 12, 12, 50257
+GPT2 = {"hidden": H, "heads": A, "groups": A, "layers": L, "ffn": 4 * H, "vocab": V, "swiglu": False,
+        "experts": None, "topk": None, "kv_channels": H // A}
+
+
+@pytest.fixture(scope="module")
+def gpt2_docs():
+    return {lang: section(render(model("gpt2"), format="md", lang=lang), 8) for lang in ("en", "zh")}
+
+
+def law_block(text: str, number: int) -> str:
+    """Subsection 8.``number`` of the section."""
+    return re.search(rf"^### 8\.{number} .*?(?=^### |\Z)", text, re.S | re.M).group(0)
+
+
+def per_token(block: str) -> tuple[int, int, int]:
+    """(law, exact, exact − law) per token, as the block's sentence states them, in either language."""
+    line = re.search(r"^(Per token|每个词元).*$", block, re.M).group(0)
+    law, exact, difference = (int(n.replace(",", "")) for n in re.findall(r"-?\d[\d,]*", line))
+    return law, exact, difference
+
+
+def row(block: str, part: str) -> int:
+    """The FLOPs per token the table gives the part."""
+    found = re.search(rf"^\| {re.escape(part)} \| .*? \| (-?[\d,]+) \|", block, re.M)
+    assert found, (part, block)
+    return int(found.group(1).replace(",", ""))
+
+
+def exact_training_per_token() -> int:
+    """GPT-2's exact training FLOPs per token with its LM head: every product 2·in·out a token, forward and twice
+    backward; attention's two s × s products per head over the full square."""
+    weights = L * (H * 3 * H + H * H + 2 * H * 4 * H) + H * V
+    return 3 * (2 * weights + L * 2 * 2 * S * H)
+
+
+def test_every_law_value_is_its_sources_arithmetic(gpt2_docs):
+    en = gpt2_docs["en"]
+    exact = exact_training_per_token()
+    expected = {2: megatron_num_floating_point_operations(GPT2, 1, S) / S,
+                5: Fraction(maxtext_training_flops(GPT2, 1, S), S),
+                1: narayanan_flops_per_iteration(1, S, L, H, V) / S,
+                6: Fraction(chinchilla_forward_flops(S, V, H, A, H // A, 4 * H, L), S)}
+    for number, law in expected.items():
+        stated, stated_exact, difference = per_token(law_block(en, number))
+        assert stated == law and stated_exact - stated == difference, number
+    assert per_token(law_block(en, 2))[1] == exact
+
+
+def test_megatron_differs_by_the_causal_half_of_the_attention_square(gpt2_docs):
+    block = law_block(gpt2_docs["en"], 2)
+    # the counter multiplies all s² scores of QKᵀ and the weighted sum (3 × 2·2·s·H a token a layer);
+    # num_floating_point_operations counts query_projection_size · seq_length/2 · 2 of them
+    assert row(block, "attention scores") == 3 * 4 * S * H * L - 6 * (H * S // 2 * 2) * L
+    assert "seq_length / 2" in block and "| logits |" not in block
+
+
+def test_narayanan_differs_only_in_the_logits_it_does_not_recompute(gpt2_docs):
+    block = law_block(gpt2_docs["en"], 1)
+    assert row(block, "logits") == 4 * 2 * H * V - 3 * 2 * H * V
+    assert row(block, "feed-forward") == 0  # r = 4: the 4h MLP eq. (3) assumes
+
+
+def test_nanogpt_counts_biases_and_norms_as_products(gpt2_docs):
+    block = law_block(gpt2_docs["en"], 3)
+    assert row(block, "attention projections") == -6 * L * (3 * H + H)  # c_attn's and c_proj's biases
+    assert row(block, "feed-forward") == -6 * L * (4 * H + H)
+    assert row(block, "norms") == -6 * 2 * H * (2 * L + 1)
+    assert "a bias add multiplies nothing" in block
+
+
+def test_chinchilla_counts_the_lookup_and_the_softmax(gpt2_docs):
+    forward, training = law_block(gpt2_docs["en"], 6), law_block(gpt2_docs["en"], 7)
+    assert row(forward, "embeddings") == -2 * V * H and row(forward, "softmax") == -3 * A * S * L
+    assert row(training, "embeddings") == -3 * 2 * V * H and row(training, "softmax") == -3 * 3 * A * S * L
+
+
+def test_maxtext_agrees_and_says_so_in_both_languages(gpt2_docs):
+    assert "agree, part by part" in law_block(gpt2_docs["en"], 5)
+    assert "逐部分一致" in law_block(gpt2_docs["zh"], 5)
+
+
+def test_chinese_section_holds_the_same_figures(gpt2_docs):
+    en, zh = gpt2_docs["en"], gpt2_docs["zh"]
+    assert "已发表的 FLOPs 定律与精确计数并列" in zh
+    for number in range(1, 8):
+        assert per_token(law_block(zh, number)) == per_token(law_block(en, number))
+    assert "查表不做乘法" in law_block(zh, 6) and "| 嵌入 |" in law_block(zh, 6)
+
+
+def test_a_base_model_is_set_beside_its_lm_head_and_the_command_says_so(gpt2_docs):
+    assert "with its language-model head" in gpt2_docs["en"]
+    assert "`symparams flops gpt2 --head causal-lm --seq 1024`" in gpt2_docs["en"]
+
+
+def test_llama_differences_name_grouped_query_attention_and_the_untied_table():
+    text = section(render(model("llama-3-8b"), format="md", lang="en"), 8)
+    nanogpt, chinchilla = law_block(text, 3), law_block(text, 6)
+    assert row(nanogpt, "embeddings") == -6 * 128256 * 4096  # 6N counts the untied token table
+    # Appendix F's keys and values as wide as the queries: 8 key/value heads of 32, 128 wide, in 4 projections
+    assert row(chinchilla, "attention projections") == -2 * 2 * 4096 * (32 - 8) * 128 * 32
+    assert row(chinchilla, "feed-forward") == 2 * 4096 * 14336 * 32  # the gate's third matrix
+
+
+def test_laws_that_do_not_describe_the_model_are_refused_with_their_reason():
+    en = section(render(model("mixtral-8x7b"), format="md", lang="en"), 8)
+    zh = section(render(model("mixtral-8x7b"), format="md", lang="zh"), 8)
+    assert "- Narayanan et al. 2021, eq. (3): a mixture of experts (the source's formula is for dense models)." in en
+    assert "混合专家模型（来源的公式针对稠密模型）" in zh
+    megatron = law_block(en, 1)  # the first law set beside it
+    assert row(megatron, "feed-forward") == 6 * 4096 * 32 * 8  # the router Megatron-LM leaves out
+    encoder = section(render(model("bert-base"), format="md", lang="en"), 8)
+    assert "No law here describes bert-base: not a decoder-only causal language model" in encoder
+    assert "### 8.1" not in encoder and "with its language-model head" not in encoder
+
+
+def test_the_figures_are_the_flops_commands():
+    f = model("gpt2", head="causal-lm").flops(S)
+    text = section(render(model("gpt2"), format="md", lang="en"), 8)
+    for number, law in enumerate((law for law in f.laws if "source" in law), 1):
+        assert thousands(law["law_value"]) in law_block(text, number)
+
+
+def test_the_live_page_shows_the_same_laws_at_the_documents_values():
+    page = render(model("gpt2"), format="html", lang="zh")
+    start = page.index('<section id="laws">')
+    laws = page[start:page.index("</section>", start)]
+    megatron = megatron_num_floating_point_operations(GPT2, 1, S) / S
+    assert thousands(int(megatron)) in laws and thousands(3 * 4 * S * H * L - 6 * H * S * L) in laws
+    assert "不随上面的取值变化" in laws and "<math" in laws  # static figures, formulas as MathML
