@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+import sympy as sp
+
 from ..analysis.adapter_targets import ALL_LINEAR, adaptable, output_layer
 from ..core.errors import SymparamsError
 from ..core.model import Model
@@ -54,6 +56,7 @@ class FinetuneView:
     output: bool                  # the model has an output layer, which all-linear leaves out
     wrapped: int                  # how many modules, every layer's copy
     formula: str                  # the adapter's parameters in the model's symbols and R (LaTeX)
+    formula_expr: sp.Expr         # the same, for the page's MathML
     adapter: int
     base: int
     share: Fraction               # the adapter's share of the base plus the adapter
@@ -88,7 +91,7 @@ def finetune_view(m: Model) -> FinetuneView:
         rank=RANK, head=released.head, targets=targets,
         modules=tuple(dict.fromkeys(module.path for module in adapter.modules)), wrapped=adapter.layers,
         output=output_layer(adaptable(released.tree)) is not None,
-        formula=latex(adapter.formula), adapter=adapter.adapter, base=adapter.base,
+        formula=latex(adapter.formula), formula_expr=adapter.formula, adapter=adapter.adapter, base=adapter.base,
         share=Fraction(adapter.adapter, adapter.total), lora=lora, qlora=qlora, qlora_refusal=qlora_refusal)
 
 
@@ -125,6 +128,6 @@ def _bytes(adapter, dtype: str) -> dict:
 
 
 def _refused(m: Model, reason: str) -> FinetuneView:
-    return FinetuneView(rank=RANK, head=m.head, targets=None, modules=(), output=False, wrapped=0, formula="", adapter=0,
+    return FinetuneView(rank=RANK, head=m.head, targets=None, modules=(), output=False, wrapped=0, formula="", formula_expr=sp.Integer(0), adapter=0,
                         base=m.count, share=Fraction(0), lora={}, qlora=None, refusal=reason)
 
