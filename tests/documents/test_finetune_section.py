@@ -36,6 +36,8 @@ CASES = [
     ("bert-base", "bert-base-uncased", None, "all-linear"),
     # grouped-query attention, a gated MLP, an untied LM head that all-linear leaves out
     ("llama-3-8b", "meta-llama/Meta-Llama-3-8B", "causal-lm", "all-linear"),
+    # GPT-2's Conv1D layers, c_attn one fused module; its LM head tied to wte, left out by all-linear
+    ("gpt2", "gpt2", "causal-lm", "all-linear"),
     # a mixture of experts: PEFT's all-linear would also take the router and the 3-D expert tensors
     ("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1", "causal-lm", ATTENTION),
 ]
