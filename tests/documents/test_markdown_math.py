@@ -189,10 +189,11 @@ def test_hostile_model_name_is_literal_wherever_it_appears():
         text = render(m, format="md", lang=lang)
         lines = [line for line in text.splitlines() if "passwd" in line]
         # the title, the introduction, the values, the head-count section (twice), the compute-and-memory
-        # section (it caches nothing), the shards section, the articles' note and the conclusion: each line holds
+        # section (it caches nothing), the shards section, the fine-tuning section, the articles' note and the
+        # conclusion: each line holds
         # the name once (the commands it suggests name no model the command line knows by that name: they say
         # --config PATH)
-        assert len(lines) == text.count("passwd") == 9, lang
+        assert len(lines) == text.count("passwd") == 10, lang
         assert "symparams derive --config PATH" in text
         rendered = node_check({"markdown": lines})["markdown"]
         for line, out in zip(lines, rendered):
