@@ -9,13 +9,11 @@ from __future__ import annotations
 from .environment import catalog
 from .finetune_text import finetune_text
 from .markup import prose_html
-from .mathml import mathml_inner
+from .mathml import MATHML_NS, mathml, mathml_inner
 
 
 def finetune_page(d, lang: str) -> dict:
     """The section of ``d`` (a :class:`~.derivation.Derivation` with a fine-tuning view) in ``lang``."""
-    from .html import _math  # the page's own MathML (html imports this module)
-
     t = catalog(lang)
     w = t["finetune"]
     f = finetune_text(d.finetune, d.name, d.target, lang)
@@ -37,8 +35,8 @@ def finetune_page(d, lang: str) -> dict:
     return {
         "refused": "", "lead": lead, "static": prose_html(w["static"]),
         "adapter": prose_html(f["adapter_text"], wrapped=f["wrapped"]),
-        "formula": _math("<msub><mi>P</mi><mtext>LoRA</mtext></msub><mo>=</mo>"
-                         + mathml_inner(d.finetune.formula_expr), display=True),
+        "formula": _display("<msub><mi>P</mi><mtext>LoRA</mtext></msub><mo>=</mo>"
+                            + mathml_inner(d.finetune.formula_expr)),
         "count": prose_html(w["count"], rank=f["rank"], adapter=f["adapter"], share=f["share"], total=f["total"],
                             base=f["base"]),
         "memory_lead": prose_html(w["memory_lead"]), "part": prose_html(w["part"]),
@@ -47,3 +45,7 @@ def finetune_page(d, lang: str) -> dict:
         "conventions": prose_html(w["conventions"]) + nf4, "closing": closing + t["sp"] + cli,
     }
 
+
+def _display(inner: str) -> str:
+    """A display formula as the page writes its others (MathML's namespace is HTML's own there)."""
+    return mathml(inner, display=True).replace(f' xmlns="{MATHML_NS}"', "")
