@@ -22,7 +22,7 @@ def finetune_text(v, model: str, target: str, lang: str) -> dict:
         return out
     names = words["list_sep"].join(f"`{name}`" for name in dict.fromkeys(path.rsplit(".", 1)[-1] for path in v.modules))
     where = (t["all_linear"] if v.output else t["all_linear_none"]) if v.targets is None else t["attention"].replace("[[names]]", names)
-    kept = t["kept_output"] if v.head in ("causal-lm", "seq2seq-lm") else t["kept"]
+    kept = t["kept_output"] if v.output else t["kept"]
     columns = [("lora", v.lora)] + ([("qlora", v.qlora)] if v.qlora else [])
     rows = [{"key": part, "bytes": [thousands(figures[part]) for _, figures in columns]} for part in (*PARTS, "total")]
     out.update(

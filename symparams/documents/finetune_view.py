@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ..analysis.adapter_targets import ALL_LINEAR, adaptable, output_layer
+from ..analysis.adapter_targets import ALL_LINEAR, adaptable, output_layer, paths
 from ..core.errors import SymparamsError
 from ..core.model import Model
 from .formulas import latex
@@ -53,7 +53,7 @@ class FinetuneView:
     head: str | None              # the head of the model fine-tuned (None: the model as it is)
     targets: tuple[str, ...] | None
     modules: tuple[str, ...]      # the wrapped modules' paths, layers as *
-    output: bool                  # the model has an output layer, which all-linear leaves out
+    output: bool                  # the model has an output layer, which all-linear leaves out and NF4 keeps
     wrapped: int                  # how many modules, every layer's copy
     formula: str                  # the adapter's parameters in the model's symbols and R (LaTeX)
     formula_expr: sp.Expr         # the same, for the page's MathML
@@ -75,7 +75,7 @@ def finetune_view(m: Model) -> FinetuneView:
     """The fine-tuning section of ``m``'s document: its released model (with its LM head) at the common setting."""
     released = m.as_released()
     try:
-        targets = attention_targets(released) if released.tree.routed else None
+        targets = attention_targets(released) if _experts(released) else None
         adapter = released.lora(RANK, list(targets) if targets else ALL_LINEAR)
         if not adapter.modules:  # PEFT refuses a config whose targets match no module
             raise SymparamsError(f"{released.name}: all-linear wraps no module: the model has no linear layer "
@@ -90,7 +90,7 @@ def finetune_view(m: Model) -> FinetuneView:
     return FinetuneView(
         rank=RANK, head=released.head, targets=targets,
         modules=tuple(dict.fromkeys(module.path for module in adapter.modules)), wrapped=adapter.layers,
-        output=output_layer(adaptable(released.tree)) is not None,
+        output=_has_output_layer(released),
         formula=latex(adapter.formula), formula_expr=adapter.formula, adapter=adapter.adapter, base=adapter.base,
         share=Fraction(adapter.adapter, adapter.total), lora=lora, qlora=qlora, qlora_refusal=qlora_refusal)
 
@@ -108,6 +108,18 @@ def attention_targets(m: Model) -> tuple[str, ...]:
     if elsewhere:
         raise SymparamsError(f"{m.name}: {elsewhere[0]} bears an attention module's name outside the attention")
     return names
+
+
+def _has_output_layer(m: Model) -> bool:
+    """Whether ``m`` has an output layer (which all-linear leaves out and bitsandbytes keeps): an LM head, or a
+    linear layer onto the vocabulary (a tied head may be listed only under its table)."""
+    return m.head in ("causal-lm", "seq2seq-lm") or output_layer(adaptable(m.tree)) is not None
+
+
+def _experts(m: Model) -> bool:
+    """Whether PEFT's all-linear would reach experts: routed ones, or modules under ``experts`` (as
+    :func:`~symparams.analysis.adapter_targets.matched` tells them)."""
+    return m.tree.routed or any("experts" in path.split(".") for path in paths(m.tree))
 
 
 def _in_attention(path: str) -> bool:

@@ -21,6 +21,7 @@ from symparams.core.formatting import thousands
 from symparams.documents.derivation import derive
 from symparams.documents.finetune_view import finetune_view
 from symparams.documents.render import render
+from symparams.families.inferred import model as inferred
 from tests.documents.test_head_count_section import section
 from tests.reference import FIXTURES
 from tests.reference.in_process import command_here
@@ -96,7 +97,7 @@ def test_columns_are_the_memory_commands_figures(preset):
 
 def test_sentences_follow_the_model():
     """A mixture of experts says why the experts carry no adapter and stay in bf16; an encoder without an output
-    layer says all-linear leaves none out; T5, which transformers keeps partly in fp32 beside a 4-bit model, gives
+    layer says all-linear leaves none out, a tied LM head is an output layer all the same; T5, which transformers keeps partly in fp32 beside a 4-bit model, gives
     the memory command's refusal for QLoRA and no QLoRA column."""
     mixtral = section(render(model("mixtral-8x7b"), format="md", lang="en"), 8)
     assert "PEFT's `all-linear` also puts LoRA on the router" in mixtral
@@ -105,6 +106,11 @@ def test_sentences_follow_the_model():
     assert "微调与推理部署" in llama and "路由专家" not in llama and "输出层除外" in llama
     bert = section(render(model("bert-base"), format="md", lang="en"), 8)
     assert "this model has none" in bert and "the output layer (transformers'" not in bert
+    # OLMo-1B as an inferred type: its LM head is tied, listed only under the token table, but it is an output
+    # layer all the same (all-linear leaves it out, bitsandbytes keeps it)
+    olmo = inferred(json.loads((FIXTURES / "allenai" / "OLMo-1B-hf.json").read_text()), source="OLMo-1B-hf")
+    olmo_text = section(render(olmo, format="md", lang="en"), 8)
+    assert "but the output layer (PEFT's `all-linear`)" in olmo_text and "the output layer (transformers'" in olmo_text
     t5 = section(render(model("t5-small"), format="md", lang="en"), 8)
     assert "QLoRA is not worked out for t5-small" in t5 and "_keep_in_fp32_modules" in t5
     assert "QLoRA (NF4 base) |" not in t5
