@@ -128,15 +128,14 @@ def _in_attention(path: str) -> bool:
 
 def _bytes(adapter, dtype: str) -> dict:
     """The bytes of training ``adapter`` on a base in ``dtype`` (no sequence: weights and training state only),
-    by :data:`PARTS` and ``total``, and ``serving``: the weights of serving the model with the adapter beside it
-    (no optimizer, no sequence: before the KV cache); checked to add up to the ``memory`` command's total."""
-    memory, serving = adapter.memory(dtype, OPTIMIZER), adapter.memory(dtype, "none")
+    by :data:`PARTS` and ``total``, and ``serving``: the weights alone, base and adapter, which is what serving the
+    model with the adapter beside it holds before its KV cache; checked to add up to the ``memory`` command's total."""
+    memory = adapter.memory(dtype, OPTIMIZER)
     parts = {"base_weights": memory.base_weights, "adapter_weights": memory.adapter_weights,
              "gradients": memory.gradients, "optimizer": memory.optimizer}
-    weights = parts["base_weights"] + parts["adapter_weights"]
-    if sum(parts.values()) != memory.total or weights != memory.weights or serving.total != weights:
+    if sum(parts.values()) != memory.total or parts["base_weights"] + parts["adapter_weights"] != memory.weights:
         raise SymparamsError(f"{adapter.name}: the parts of the memory of fine-tuning do not add up to its total")
-    return {**parts, "total": memory.total, "serving": serving.total}
+    return {**parts, "total": memory.total, "serving": memory.weights}
 
 
 def _refused(m: Model, reason: str) -> FinetuneView:
