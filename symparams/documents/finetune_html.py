@@ -18,7 +18,7 @@ def finetune_page(d, lang: str) -> dict:
     w = t["finetune"]
     f = finetune_text(d.finetune, d.name, d.target, lang)
     if f["refused"]:
-        return {"refused": prose_html(w["refused"], model=d.name, reason=f["reason"])}
+        return {"refused": prose_html(w["refused"], model=d.name, reason=f["reason"], rank=f["rank"])}
     lead = prose_html(f["lead"], model=d.name, rank=f["rank"]) + (t["sp"] + prose_html(w["moe"]) if f["moe"] else "")
     nf4 = ""
     if f["qlora"]:

@@ -139,6 +139,7 @@ def _bytes(adapter, dtype: str) -> dict:
 
 
 def _refused(m: Model, reason: str) -> FinetuneView:
-    return FinetuneView(rank=RANK, head=m.head, targets=None, modules=(), output=False, wrapped=0, formula="", formula_expr=sp.Integer(0), adapter=0,
-                        base=m.count, share=Fraction(0), lora={}, qlora=None, refusal=reason)
+    return FinetuneView(rank=RANK, head=m.head, targets=None, modules=(), output=False, wrapped=0, formula="",
+                        formula_expr=sp.Integer(0), adapter=0, base=m.count, share=Fraction(0), lora={}, qlora=None,
+                        refusal=reason)
 

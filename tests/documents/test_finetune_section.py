@@ -121,8 +121,12 @@ def test_a_model_whose_adapter_is_refused_gives_the_refusal():
     the section says so rather than count fewer modules than PEFT wraps."""
     config = {"model_type": "openai-gpt", "n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 50,
               "n_positions": 16}
-    v = finetune_view(model(config))
+    m = model(config)
+    v = finetune_view(m)
     assert v.refusal and "Conv1D" in v.refusal and v.lora == {}
+    text = section(render(m, format="md", lang="en"), 8)
+    assert "is not worked out for" in text and "Conv1D" in text and "|" not in text  # no table of bytes
+    assert "Conv1D" in m.derive("html", "zh") and "Conv1D" in render(m, format="tex", lang="zh")
 
 
 def test_latex_and_html_carry_the_section():
