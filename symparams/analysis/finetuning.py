@@ -60,6 +60,16 @@ class LoRAMemory(Memory):
                                  f"the base's dtype) is not counted yet: use bias none")
         self.adapter = adapter
 
+    @property
+    def base_weights(self) -> int:
+        """The frozen base's bytes in its dtype (before ZeRO divides them): :attr:`weights` less the adapter's."""
+        return self._weight_bytes
+
+    @property
+    def adapter_weights(self) -> int:
+        """The adapter's bytes, fp32 (before ZeRO divides them)."""
+        return ADAPTER_BYTES * self.adapter.adapter
+
     def _training_bytes(self) -> tuple[int, int]:
         """The adapter is fp32: its gradients are, and the optimizer keeps no master copy."""
         return (ADAPTER_BYTES if self.training else 0), OPTIMIZER_BYTES[self.optimizer_name][0]

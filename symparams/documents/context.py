@@ -9,6 +9,7 @@ from functools import lru_cache
 from ..core.formatting import decimal, percent, round_rational, thousands
 from .derivation import Derivation, derive, latex, math_count
 from .environment import catalog
+from .finetune_text import finetune_text
 from .markup import marked_up, plain
 from .shards_text import shards_text
 from .laws_text import laws_text
@@ -189,7 +190,9 @@ def _doc(d: Derivation, lang: str) -> dict:
         "proof": _proof(d.proof, lang),
         "costs": _costs(d.costs, lang) if d.costs else None,
         "shards": shards_text(d.shards, d.name, lang) if d.shards else None,
-        "laws": laws_text(d.laws, d.name, lang, d.target) if d.laws else None, "published": _published(d.published, lang),
+        "laws": laws_text(d.laws, d.name, lang, d.target) if d.laws else None,
+        "finetune": finetune_text(d.finetune, d.name, d.target, lang) if d.finetune else None,
+        "published": _published(d.published, lang),
         "notes": [_note(note, lang) for note in d.notes], "related": related,
         "largest": largest,
         "biggest": {"title": title_of(biggest.keys, biggest.names, d.family, t)[0],

@@ -49,6 +49,7 @@ from .commands import suggested
 from .costs_view import CostsView, costs_view
 from .shards_view import ShardView, shards_view
 from .laws_view import LawsView, laws_view
+from .finetune_view import FinetuneView, finetune_view
 from .formulas import latex, latex_numbers, math_count
 from .head_change import HeadChange, head_change
 from .items import Builder, Item, SummaryRow
@@ -99,6 +100,8 @@ class Derivation:
     shards: "ShardView | None" = None
     #: the published FLOPs laws beside the exact count, part by part
     laws: "LawsView | None" = None
+    #: LoRA and QLoRA of the released model at one common setting
+    finetune: "FinetuneView | None" = None
     #: the counting rules this model needs (catalog keys ``intro.rule_*``), in the order the text states them
     rules: tuple[str, ...] = ()
     #: the preset's published size reconciled with the exact count (see :func:`_published`), or None
@@ -205,9 +208,10 @@ def _with_lm_head(m: Model) -> dict:
     return {"lm_head": change.head, "with_lm_head": change.total, "head_change": change}
 
 
-def _outline(sections, notes, costs: bool = True, shards: bool = False, laws: bool = False) -> tuple[dict, ...]:
+def _outline(sections, notes, costs: bool = True, shards: bool = False, laws: bool = False,
+             finetune: bool = False) -> tuple[dict, ...]:
     ids = ["intro", "computation", "summary", "closed_form", "heads"] + (["costs"] if costs else []) \
-        + (["shards"] if shards else []) + (["laws"] if laws else [])
+        + (["shards"] if shards else []) + (["laws"] if laws else []) + (["finetune"] if finetune else [])
     if notes:
         ids.append("articles")
     ids.append("conclusion")
@@ -262,6 +266,8 @@ def _derive(key: _ByValue) -> Derivation:
     # the activations a training rank keeps, term by term: only where the costs section gives the memory
     shards = shards_view(m, costs.seq) if costs is not None else None
     laws = laws_view(m, costs.seq) if costs is not None else None
+    # LoRA and QLoRA: where the memory command answers (it gives the section's bytes)
+    finetune = finetune_view(m) if commands.costs else None
     return Derivation(
         name=m.name, family=m.family.name, family_title=dict(m.family.title),
         preset=preset.name if preset else None,
@@ -271,12 +277,13 @@ def _derive(key: _ByValue) -> Derivation:
         closed_form=closed,
         closed_formula=latex(closed), closed_substituted=latex_numbers(closed, m.values),
         proof=proof_view(m), notes=notes, related=related_for(m), largest=largest,
-        outline=_outline(sections, notes, costs is not None, shards is not None, laws is not None),
+        outline=_outline(sections, notes, costs is not None, shards is not None, laws is not None,
+                         finetune is not None),
         active=m.active,
         active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
         inferred=m.family.inferred, floors=has_floor(closed),
-        costs=costs, shards=shards, laws=laws, rules=rules_of(m.tree, m.family.inferred),
+        costs=costs, shards=shards, laws=laws, finetune=finetune, rules=rules_of(m.tree, m.family.inferred),
         target=commands.target,
         published=_published(m, preset) if not changes else None,
         **_with_lm_head(m))

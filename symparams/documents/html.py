@@ -50,6 +50,7 @@ from ..core.symbols import SYMBOLS
 from .context import title_of, with_rules
 from .derivation import derive, latex
 from .environment import LANGS, catalog, html_environment, read_template
+from .finetune_html import finetune_page
 from .escape import escape_html
 from .laws_page import laws_page
 from .markup import marked_up, prose_html
@@ -446,6 +447,7 @@ def render_html(m, lang: str = "en", title: str | None = None) -> str:
         "closed_form": _math("<mi>N</mi><mo>=</mo>" + mathml_inner(m.closed_form), display=True),
         "equations": _equations(proof, ui), **_proof_words(d, proof, t, lang),
         "costs": costs, "laws": laws_page(d.laws, m.name, lang, d.target) if d.laws else None,
+        "finetune": finetune_page(d, lang) if d.finetune else None,
         "notes": _notes(d, lang), "related": _related(d, lang),
         "articles_lead": prose_html(t["articles"]["lead"], model=m.name),
         "script": _script(m, controls, formulas, ui, t["costs"]["about"], lang),

@@ -153,7 +153,7 @@ def escape_html_text(text: str) -> str:
 #: LaTeX math commands a browser shows as characters
 _TEX = {r"\cdot": "·", r"\times": "×", r"\top": "⊤", r"\to": "→", r"\mid": "∣", r"\partial": "∂", r"\gamma": "γ",
         r"\beta": "β", r"\alpha": "α", r"\rho": "ρ", r"\leq": "≤", r"\geq": "≥", r"\neq": "≠", r"\approx": "≈",
-        r"\left": "", r"\right": "", r"\,": " ", r"\;": " ", r"\ ": " "}
+        r"\lceil": "⌈", r"\rceil": "⌉", r"\left": "", r"\right": "", r"\,": " ", r"\;": " ", r"\ ": " "}
 
 
 def _math_text(tex: str) -> str:

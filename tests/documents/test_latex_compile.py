@@ -170,7 +170,7 @@ def test_the_title_block_names_symparams_and_the_outline_gives_page_numbers(comp
     assert re.search(r"(20\d\d 年 \d+ 月 \d+ 日|[A-Z][a-z]+ \d+, 20\d\d)", head), head  # \today
     # every outline entry ends in its page number (two LaTeX runs resolve \pageref; "??" would be left otherwise)
     entries = re.findall(r"^(?:\d+\.|\d+\.\d+) .*?(?:\. )+\.? ?(\d+)$", text, flags=re.MULTILINE)
-    assert len(entries) == 13, entries  # ten sections (the laws' too) and BERT's three components
+    assert len(entries) == 14, entries  # eleven sections (the laws' and the fine-tuning's too) and BERT's three components
     assert [int(p) for p in entries] == sorted(int(p) for p in entries)
 
 

@@ -190,7 +190,7 @@ def test_hostile_model_name_is_literal_wherever_it_appears():
         lines = [line for line in text.splitlines() if "passwd" in line]
         # the title, the introduction, the values, the head-count section (twice), the compute-and-memory
         # section (it caches nothing), the shards section, the laws section (that none describes it), the
-        # articles' note and the conclusion: each line holds
+        # fine-tuning section, the articles' note and the conclusion: each line holds
         # the name once (the commands it suggests name no model the command line knows by that name: they say
         # --config PATH)
         assert len(lines) == text.count("passwd") == 10, lang

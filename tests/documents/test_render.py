@@ -39,9 +39,10 @@ def test_every_section_and_component_is_present(name, lang):
     text = render(model(name), format="md", lang=lang)
     headings = [line for line in text.splitlines() if line.startswith("#")]
     d = derive(model(name))
-    expected = ["intro", "computation", "summary", "closed_form", "heads", "costs", "shards", "laws", "conclusion"]
+    expected = ["intro", "computation", "summary", "closed_form", "heads", "costs", "shards", "laws", "finetune",
+                "conclusion"]
     if d.notes:
-        expected.insert(8, "articles")
+        expected.insert(9, "articles")
     found = [h for h in headings if h.startswith("## ") and not h.startswith("## " + t["outline"])]
     assert [h.split(". ", 1)[1] for h in found] == [t["sections"][k] for k in expected]
     # one ### heading per top-level component of the model tree, in the tree's order, each naming modules as
@@ -65,7 +66,7 @@ def test_outline_lists_the_components_like_the_article():
     assert [line.strip().removeprefix("- ") for line in outline.strip().splitlines()] == [
         "1. 简介", "2. 计算过程", "2.1 嵌入层（Embedding）", "2.2 编码器（Encoder）", "2.3 池化层（Pooler）", "3. 参数汇总", "4. 参数量公式",
         "5. 参数量与注意力头数", "6. 计算量与内存", "7. 张量并行切分哪些激活值",
-        "8. 已发表的 FLOPs 定律与精确计数并列", "9. 与原文对照", "10. 总结"]
+        "8. 已发表的 FLOPs 定律与精确计数并列", "9. 微调与推理部署", "10. 与原文对照", "11. 总结"]
 
 
 @pytest.mark.parametrize("name", one_preset_per_variant())
