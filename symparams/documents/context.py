@@ -10,6 +10,7 @@ from ..core.formatting import decimal, percent, round_rational, thousands
 from .derivation import Derivation, derive, latex, math_count
 from .environment import catalog
 from .markup import marked_up, plain
+from .published_text import published_text
 from .shards_text import shards_text
 
 
@@ -187,7 +188,7 @@ def _doc(d: Derivation, lang: str) -> dict:
         "closed_formula": d.closed_formula, "closed_substituted": d.closed_substituted,
         "proof": _proof(d.proof, lang),
         "costs": _costs(d.costs, lang) if d.costs else None,
-        "shards": shards_text(d.shards, d.name, lang) if d.shards else None, "published": _published(d.published, lang),
+        "shards": shards_text(d.shards, d.name, lang) if d.shards else None, "published": published_text(d, lang),
         "notes": [_note(note, lang) for note in d.notes], "related": related,
         "largest": largest,
         "biggest": {"title": title_of(biggest.keys, biggest.names, d.family, t)[0],
@@ -239,21 +240,6 @@ def _after_condition(text: str, lang: str) -> str:
     if not colon:
         return t["colon"] + text
     return f"{t['lp']}{reading}{t['rp']}{t['colon']}{meaning}"
-
-
-def _published(p: dict | None, lang: str) -> str:
-    """The sentence that reconciles the preset's published size with the exact count ("" without one)."""
-    if p is None:
-        return ""
-    t = catalog(lang)["published"]
-    how = prose_text(t["with_head"], head=p["head"]) if p["head"] else ""
-    for key in ("without", "adding"):
-        if p[key]:
-            how += prose_text(t[key], terms=t["sep"].join(t["terms"].get(name, name) for name in p[key]))
-    key = "equal" if p["equal"] else "rounded" if p["explained"] else "unexplained"
-    digits = t["digit" if p["digits"] == 1 else "digits"].replace("[[n]]", str(p["digits"]))
-    text = prose_text(t[key], claim=p["claim"], count=thousands(p["count"]), how=how, digits=digits)
-    return _cjk_spaced(text) if lang == "zh" else text
 
 
 def _slips(note, lang: str) -> list[dict]:
