@@ -215,7 +215,7 @@ def _proof(p, lang: str) -> dict:
         "invariant": p.invariant, "has_heads": p.has_heads,
         "terms": [titled(term) for term in p.terms], "collected": p.collected, "own_width": p.own_width,
         "premise": p.premise, "premise_also": p.premise_also, "heads_fitted": p.heads_fitted,
-        "thumb": thumb, "thumb_status": p.thumb_status,
+        "thumb": thumb, "thumb_status": p.thumb_status, "rule": p.rule and _rule_numbers(p.rule),
         "per_head": [{"lhs": lhs, "rhs": rhs, "paths": list(paths)} for lhs, rhs, paths in p.per_head],
         "written": p.written, "closed": p.closed, "derivative": p.derivative, "dependence": p.dependence or "",
         "conditions": [{"latex": c[0], "text": _after_condition(c[text], lang)} for c in p.conditions],
@@ -230,6 +230,13 @@ def _proof(p, lang: str) -> dict:
             "conditions": [{"latex": c[0], "text": c[text]} for c in p.fixed_ratio["conditions"]],
             "remaining": [titled(term) for term in p.fixed_ratio["remaining"]]},
     }
+
+
+def _rule_numbers(rule: dict) -> dict:
+    """A family's rule of thumb with its value and its error as text."""
+    return {**rule, "value": thousands(rule["value"]), "value_math": math_count(rule["value"]),
+            "total": thousands(rule["total"]), "error_value": thousands(rule["total"] - rule["value"]),
+            "error_share": percent(rule["share"]), "active": rule["active"] and _rule_numbers(rule["active"])}
 
 
 def _after_condition(text: str, lang: str) -> str:
