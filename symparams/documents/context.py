@@ -234,7 +234,8 @@ def _proof(p, lang: str) -> dict:
 
 def _rule_numbers(rule: dict) -> dict:
     """A family's rule of thumb with its value and its error as text."""
-    return {**rule, "value": thousands(rule["value"]), "value_math": math_count(rule["value"]),
+    return {"key": rule["key"], "formula": rule["formula"], "error": rule["error"], "exact": rule["exact"],
+            "value": thousands(rule["value"]), "value_math": math_count(rule["value"]),
             "total": thousands(rule["total"]), "error_value": thousands(rule["total"] - rule["value"]),
             "error_share": percent(rule["share"]), "active": rule["active"] and _rule_numbers(rule["active"])}
 
