@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..analysis.explain import parse_claim
 from ..core.formatting import decimal, thousands
 from .environment import catalog
 from .formulas import math_count
@@ -34,10 +35,10 @@ def _intro(f: dict, i: int, t: dict) -> str:
         return _fill(t["notes"][f["note"]], claim=f["claim"], source=f["source"], main=main, extra=extra)
     lead = "lead_active" if f["counts"] == "active" else "lead_total" if i == 0 else "lead_again"
     text = _fill(t[lead], claim=f["claim"], source=f["source"]) + _verdict(f, t)
+    if f["cut"] and f["head"] and parse_claim(f["claim"]).explains(f["base"], False):
+        text += _fill(t["base_rounds"], head=f["head"], base=thousands(f["base"]), claim=f["claim"])
     if f.get("routed"):
         text += _fill(t["routed"], **{k: thousands(v) for k, v in f["routed"].items()})
-    if f["cut"] and f["head"] and _rounds(f["claim"], f["base"]):
-        text += _fill(t["base_rounds"], head=f["head"], base=thousands(f["base"]))
     if f["note"] == "experts":
         text += " " + _experts(f, t)
     elif f["note"]:
@@ -50,15 +51,12 @@ def _verdict(f: dict, t: dict) -> str:
     for key in ("without", "adding"):
         if f[key]:
             how += _fill(t[key], terms=t["sep"].join(t["terms"].get(name, name) for name in f[key]))
+    how = how.replace("）（", "，")  # two Chinese parentheticals in a row read as one
     key = "equal" if f["equal"] else "cut" if f["cut"] else "rounded" if f["explained"] else "unexplained"
     digits = t["digit" if f["digits"] == 1 else "digits"].replace("[[n]]", str(f["digits"]))
-    return _fill(t[key], claim=f["claim"], count=thousands(f["count"]), how=how, digits=digits)
-
-
-def _rounds(claim: str, count: int) -> bool:
-    from ..analysis.explain import parse_claim
-
-    return parse_claim(claim).explains(count, False)
+    claim = parse_claim(f["claim"])
+    rounded = claim.written(claim.rounded(f["count"], False))  # what a rounding source would have written
+    return _fill(t[key], claim=f["claim"], count=thousands(f["count"]), how=how, digits=digits, rounded=rounded)
 
 
 def _experts(f: dict, t: dict) -> str:

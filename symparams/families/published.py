@@ -40,7 +40,7 @@ class Published:
 _BERT = "Devlin et al. 2019, “BERT”, section 3"
 _TRANSFORMER = "Vaswani et al. 2017, “Attention Is All You Need”, Table 3"
 _T5 = "Raffel et al. 2020, “Exploring the Limits of Transfer Learning”, section 3.7"
-_MIXTRAL = "Mistral AI, “Mixtral of experts”, announcement of December 2023"
+_MIXTRAL = "Mistral AI 2023, “Mixtral of experts”"
 _DEEPSEEK = "DeepSeek-AI 2024, “DeepSeek-V3 Technical Report”, abstract"
 
 FIGURES: dict[str, tuple[Published, ...]] = {
@@ -50,9 +50,9 @@ FIGURES: dict[str, tuple[Published, ...]] = {
     "transformer-big": (Published("213M", "total", _TRANSFORMER),),
     "gpt2": (Published("117M", "total", "Radford et al. 2019, “Language Models are Unsupervised Multitask "
                                         "Learners”, Table 2", note="gpt2_erratum"),
-             Published("124M", "total", "OpenAI, the gpt-2 repository’s README and model names")),
+             Published("124M", "total", "OpenAI, the gpt-2 repository’s README")),
     "llama-2-7b": (Published("7B", "total", "Touvron et al. 2023, “Llama 2”, Table 1"),),
-    "llama-3-8b": (Published("8B", "total", "Meta, the Meta-Llama-3-8B model card"),),
+    "llama-3-8b": (Published("8B", "total", "Meta 2024, the Meta-Llama-3-8B model card"),),
     "t5-small": (Published("60M", "total", _T5),),
     "t5-base": (Published("220M", "total", _T5),),
     "t5-large": (Published("770M", "total", _T5),),
@@ -60,7 +60,7 @@ FIGURES: dict[str, tuple[Published, ...]] = {
                      Published("12.9B", "active", _MIXTRAL)),
     "deepseek-v3": (Published("671B", "total", _DEEPSEEK),
                     Published("37B", "active", _DEEPSEEK),
-                    Published("685B", "checkpoint", "the deepseek-ai/DeepSeek-V3 model card on the Hugging Face Hub",
+                    Published("685B", "checkpoint", "the deepseek-ai/DeepSeek-V3 model card",
                               note="mtp", parts=("671B", "14B"))),
 }
 
