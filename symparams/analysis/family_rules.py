@@ -75,10 +75,22 @@ def family_rule(m) -> FamilyRule | None:
 
 def _rule(m, key, formula, exact, total, fixed, active=None) -> FamilyRule:
     """The rule with its error; ``fixed``: the symbols the rule's numbers fix (r = 4 in 12·L·H²), put in."""
-    error = closed_form(sp.expand(exact.xreplace(fixed) - formula.doit()))
+    error = rule_error(exact, formula, fixed)
     rule = FamilyRule(key, formula, whole(formula.doit(), m.values), total, error, active)
     assert whole(error, m.values) == total - rule.value, f"{m.name}: the rule's error does not add up"
     return rule
+
+
+def rule_error(exact: sp.Expr, formula: sp.Expr, fixed: dict) -> sp.Expr:
+    """count − rule in the symbols, with the symbols the rule's numbers fix (``fixed``) put in.
+
+    >>> from symparams import model
+    >>> from symparams.analysis.thumb import rule_of_thumb
+    >>> m = model("bert-base")
+    >>> rule_error(m.closed_form, rule_of_thumb(m).formula, {r: 4})  # the pooler, biases and LayerNorms
+    H**2 + H*(13*L + 3)
+    """
+    return closed_form(sp.expand(exact.xreplace(fixed) - formula.doit()))
 
 
 def _formula(m, exact, experts=N_e) -> tuple[str, sp.Expr, dict] | None:

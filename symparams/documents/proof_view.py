@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..analysis.family_rules import family_rule
+from ..analysis.family_rules import family_rule, rule_error
 from ..core.model import Model
-from ..core.symbols import A, D
+from ..core.symbols import A, D, r
 from .formulas import latex, product_latex
 from .walk import splits_into_heads
 
@@ -101,9 +101,15 @@ def proof_view(m: Model) -> ProofView:
         own_width=own_width, family=m.family.name, premise=premise, premise_also=premise_also,
         heads_fitted=A not in m.symbols and _heads_fitted(m),
         thumb=None if thumb is None else {"formula": latex(thumb.formula, written=True), "value": thumb.value,
-                                          "total": thumb.total, "share": thumb.share},
+                                          "total": thumb.total, "share": thumb.share,
+                                          "error": latex(_thumb_error(m, thumb))},
         rule=rule and _rule(rule),
         thumb_status="" if m.free else "applies" if thumb is not None else "family" if rule else "other")
+
+
+def _thumb_error(m: Model, thumb) -> sp.Expr:
+    """12·L·H² + tables: count − rule, the ratio r = 4 its 12 assumes put in."""
+    return rule_error(m.closed_form, thumb.formula, {r: m.values[r]} if r in m.values else {})
 
 
 def _rule(rule) -> dict:

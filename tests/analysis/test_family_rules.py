@@ -12,8 +12,11 @@ import pytest
 import transformers
 
 from symparams import model
-from symparams.analysis.family_rules import family_rule
+from symparams.analysis.family_rules import family_rule, rule_error
+from symparams.analysis.thumb import rule_of_thumb
+from symparams.core.algebra import whole
 from symparams.core.formatting import percent, thousands
+from symparams.core.symbols import r
 from tests.reference import FIXTURES, ROOT
 from tests.reference.hf import build, totals
 from tests.reference.moe import active
@@ -114,3 +117,18 @@ def test_the_article_transformer_rule_is_exact_and_the_document_says_so_only_the
 def test_families_with_another_rule_or_none_get_no_family_rule(preset):
     # BERT and GPT-2 have the one-stack 12·L·H² rule; DeepSeek-V3's latent attention has none written
     assert family_rule(model(preset)) is None
+
+
+@pytest.mark.parametrize("preset,hub_id,cls,tables", [
+    ("bert-base", "bert-base-uncased", "BertModel", lambda c: c.vocab_size + c.max_position_embeddings
+     + c.type_vocab_size),
+    ("gpt2", "gpt2", "GPT2Model", lambda c: c.vocab_size + c.n_positions)])
+def test_the_one_stack_rules_error_formula_is_what_transformers_holds_beyond_it(preset, hub_id, cls, tables):
+    c = config(hub_id)
+    count = totals(build(cls, c))[0]
+    by_hand = 12 * c.num_hidden_layers * c.hidden_size**2 + tables(c) * c.hidden_size
+    m = model(preset)
+    thumb = rule_of_thumb(m)
+    assert thumb.value == by_hand
+    assert whole(rule_error(m.closed_form, thumb.formula, {r: 4}), m.values) == count - by_hand
+    assert f"The {count - by_hand:,} parameters it leaves out" in (DOCS / f"{preset}.en.md").read_text()
