@@ -3,9 +3,11 @@
 Each rule keeps only the weight matrices of the layers and the embedding tables, as the 12·L·H² rule does,
 written for its family:
 
-- the encoder–decoder Transformer: ``12·L·H²`` per encoder stack, ``16·L·H²`` per decoder stack (a second
-  attention over the encoder's output), plus the tables;
-- a decoder with grouped-query attention and a gated (SwiGLU) feed-forward network (LLaMA, Mistral, Qwen):
+- the encoder–decoder Transformer (and BART, Marian, mBART, Pegasus, M2M-100, built the same way):
+  ``12·L·H²`` per encoder stack, ``16·L·H²`` per decoder stack (a second attention over the encoder's
+  output), plus the tables;
+- a decoder with grouped-query attention and a gated (SwiGLU, GeGLU) feed-forward network (LLaMA, Mistral,
+  Qwen, Gemma, Command R, OLMo 2, Phi-3, StableLM):
   ``L·(2·H²·(1 + G/A) + 3·H·F)`` plus ``V·H`` (as much again for an untied output layer);
 - a mixture of experts (Mixtral): ``N_e`` experts of ``3·H·F_e`` per layer in all, ``k_e`` of them for the
   parameters one token uses;
@@ -34,8 +36,11 @@ from ..core.blocks import product_as_written as times, sum_as_written as plus
 from ..core.symbols import A, D, F, F_e, G, H, L, L_d, N_e, V, k_e, r
 from .thumb import embedding_tables
 
-#: the decoder families whose layers are grouped-query attention and a gated feed-forward network of width F
-GATED_DECODERS = ("llama", "mistral", "qwen2", "qwen3")
+#: the decoder families whose layers are grouped-query (or multi-head) attention and a gated feed-forward network
+#: of width F
+GATED_DECODERS = ("llama", "mistral", "qwen2", "qwen3", "gemma", "cohere", "olmo2", "phi3", "stablelm")
+#: the encoder–decoder families built as the article's Transformer (one L for both stacks, FFN ratio r)
+ENCODER_DECODERS = ("transformer", "bart", "marian", "mbart", "pegasus", "m2m_100")
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ def _formula(m, exact, experts=N_e) -> tuple[str, sp.Expr, dict] | None:
     experts of a layer it counts."""
     family, symbols = m.family.name, set(m.symbols)
     tables = [*embedding_tables(m.tree), *_output_layers(m.tree)]
-    if family == "transformer" and _is(m, exact, H**2 * L, 28):  # r = 4: 12 + 16 per layer pair
+    if family in ENCODER_DECODERS and _is(m, exact, H**2 * L, 28):  # r = 4: 12 + 16 per layer pair
         return "encoder_decoder", plus(times(12, L, H**2), times(16, L, H**2), *tables), {r: m.values[r]}
     if family in GATED_DECODERS and D not in symbols:
         layer = plus(_attention(symbols), times(3, H, F))

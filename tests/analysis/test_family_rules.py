@@ -132,3 +132,25 @@ def test_the_one_stack_rules_error_formula_is_what_transformers_holds_beyond_it(
     assert thumb.value == by_hand
     assert whole(rule_error(m.closed_form, thumb.formula, {r: 4}), m.values) == count - by_hand
     assert f"The {count - by_hand:,} parameters it leaves out" in (DOCS / f"{preset}.en.md").read_text()
+
+
+def test_bart_base_is_an_encoder_decoder_of_the_articles_shape():
+    # BART's learned position tables hold P + 2 rows each (two offset rows); BartModel's 1-D tensors (biases,
+    # LayerNorms) are what the rule leaves out
+    c = config("facebook/bart-base")
+    module = build("BartModel", c)
+    h, layers, positions = c.d_model, c.encoder_layers, c.max_position_embeddings + 2
+    by_hand = 12 * layers * h * h + 16 * c.decoder_layers * h * h + (c.vocab_size + 2 * positions) * h
+    rule = family_rule(model("bart-base"))
+    assert_error("bart-base", rule, totals(module)[0], by_hand)
+    assert rule.total - rule.value == sum(p.numel() for p in module.parameters() if p.dim() == 1)
+
+
+def test_gemma_2b_multi_query_gated_rule():
+    c = config("google/gemma-2b")
+    h, layers = c.hidden_size, c.num_hidden_layers
+    # one key/value head (G = 1): q and o are H × A·D, k and v H × D, with A·D = H here
+    assert c.num_attention_heads * c.head_dim == h
+    by_hand = layers * (2 * h * h * (c.num_attention_heads + c.num_key_value_heads) // c.num_attention_heads
+                        + 3 * h * c.intermediate_size) + c.vocab_size * h
+    assert_error("gemma-2b", family_rule(model("gemma-2b")), totals(build("GemmaModel", c))[0], by_hand)
