@@ -188,7 +188,8 @@ def _doc(d: Derivation, lang: str) -> dict:
         "closed_formula": d.closed_formula, "closed_substituted": d.closed_substituted,
         "proof": _proof(d.proof, lang),
         "costs": _costs(d.costs, lang) if d.costs else None,
-        "shards": shards_text(d.shards, d.name, lang) if d.shards else None, "published": published_text(d, lang),
+        "shards": shards_text(d.shards, d.name, lang) if d.shards else None, "published": {key: _cjk_spaced(text) if lang == "zh" else text
+                      for key, text in published_text(d, lang).items()},
         "notes": [_note(note, lang) for note in d.notes], "related": related,
         "largest": largest,
         "biggest": {"title": title_of(biggest.keys, biggest.names, d.family, t)[0],

@@ -12,14 +12,12 @@ from .formulas import math_count
 
 
 def published_text(d, lang: str) -> dict:
-    """``{"intro", "conclusion", "memory"}``: the sentences on ``d``'s published sizes ("" without any)."""
-    from .context import _cjk_spaced  # the same layer: context imports this module
-
+    """``{"intro", "conclusion", "memory"}``: the sentences on ``d``'s published sizes ("" without any), not yet
+    spaced as Chinese text (the caller does that)."""
     t = catalog(lang)["published"]
     head = catalog(lang)["intro"]["lm_head"]  # "525,336,576 more than the base model"
-    texts = {"intro": " ".join(_intro(f, i, t) for i, f in enumerate(d.published)),
-             "conclusion": _conclusion(d, t, head), "memory": _memory(d, t)}
-    return {key: _cjk_spaced(text) if lang == "zh" else text for key, text in texts.items()}
+    return {"intro": " ".join(_intro(f, i, t) for i, f in enumerate(d.published)),
+            "conclusion": _conclusion(d, t, head), "memory": _memory(d, t)}
 
 
 def _fill(text: str, **values) -> str:
