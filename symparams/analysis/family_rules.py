@@ -11,6 +11,8 @@ written for its family:
   ``L·(2·H²·(1 + G/A) + 3·H·F)`` plus ``V·H`` (as much again for an untied output layer);
 - a mixture of experts (Mixtral): ``N_e`` experts of ``3·H·F_e`` per layer in all, ``k_e`` of them for the
   parameters one token uses;
+- DeepSeek-V2/V3: each layer's latent attention matrices, ``3·H·F`` in the first L_f layers and
+  ``(N_e + N_s)·3·H·F_e`` in the others (``k_e + N_s`` experts for the parameters one token uses);
 - T5: ``4·H·A·D + 2·H·F`` per encoder layer, ``8·H·A·D + 2·H·F`` per decoder layer (``3·H·F`` gated).
 
 The error is the exact count minus the rule, a SymPy expression in the model's symbols, evaluated exactly.
@@ -33,7 +35,7 @@ import sympy as sp
 
 from ..core.algebra import closed_form, whole
 from ..core.blocks import product_as_written as times, sum_as_written as plus
-from ..core.symbols import A, D, F, F_e, G, H, L, L_d, N_e, V, k_e, r
+from ..core.symbols import A, D, D_n, D_r, D_v, F, F_e, G, H, L, L_d, L_f, N_e, N_s, R_kv, R_q, V, k_e, r
 from .thumb import embedding_tables
 
 #: the decoder families whose layers are grouped-query (or multi-head) attention and a gated feed-forward network
@@ -72,7 +74,7 @@ def family_rule(m) -> FamilyRule | None:
         return None
     key, formula, fixed = found
     active = None
-    if key == "experts":  # a token uses k_e of the N_e experts of each layer
+    if key in ("experts", "latent", "latent_plain"):  # a token uses k_e of the N_e experts of each layer
         used = _formula(m, m.closed_form, experts=k_e)[1]
         active = _rule(m, key, used, closed_form(m.tree.active_total), m.active, fixed)
     return _rule(m, key, formula, m.closed_form, m.count, fixed, active)
@@ -95,7 +97,13 @@ def rule_error(exact: sp.Expr, formula: sp.Expr, fixed: dict) -> sp.Expr:
     >>> rule_error(m.closed_form, rule_of_thumb(m).formula, {r: 4})  # the pooler, biases and LayerNorms
     H**2 + H*(13*L + 3)
     """
-    return closed_form(sp.expand(exact.xreplace(fixed) - formula.doit()))
+    error = sp.expand(exact.xreplace(fixed) - formula.doit())
+    if L_f not in error.free_symbols:
+        return closed_form(error)
+    # the routers of the L − L_f expert layers: N_e·H·(L − L_f), not a bare −L_f·N_e·H
+    parts = sp.collect(error, N_e, evaluate=False)
+    routers = parts.pop(N_e, sp.Integer(0))
+    return N_e * sp.factor(routers) + closed_form(sp.Add(*(k * v for k, v in parts.items())))
 
 
 def _formula(m, exact, experts=N_e) -> tuple[str, sp.Expr, dict] | None:
@@ -111,6 +119,11 @@ def _formula(m, exact, experts=N_e) -> tuple[str, sp.Expr, dict] | None:
     if family == "mixtral" and D not in symbols:
         layer = plus(_attention(symbols), times(experts, 3, H, F_e))
         return "experts", plus(times(L, layer), *tables), {}
+    if family in ("deepseek_v3", "deepseek_v2") and m.switches.get("dense_layers"):
+        moe = times(3, plus(L, -L_f), plus(experts, N_s), H, F_e)
+        compressed = bool(m.switches.get("q_lora"))  # queries through a rank R_q, or projected straight
+        attention = times(L, _latent(compressed))
+        return "latent" if compressed else "latent_plain", plus(attention, times(3, L_f, H, F), moe, *tables), {}
     if family == "t5":
         ffn = times(3 if m.switches.get("gated") else 2, H, F)
         decoder = L_d if L_d in symbols else L
@@ -124,6 +137,14 @@ def _output_layers(tree) -> list[sp.Expr]:
     return [times(V, H) for _, block, copies in tree.walk()
             if block.is_leaf and block.kind == "linear" and block.tied_to is None and copies == 1
             and set(block.shape) == {H, V}]
+
+
+def _latent(compressed_queries: bool) -> sp.Expr:
+    """Multi-head latent attention's matrices: queries through R_q (or straight) to A heads of D_n + D_r, keys
+    and values through R_kv (beside a shared rotary key of D_r) to A heads of D_n + D_v, the output A·D_v × H."""
+    queries = plus(times(H, R_q), times(R_q, A, plus(D_n, D_r))) if compressed_queries \
+        else times(H, A, plus(D_n, D_r))
+    return plus(queries, times(H, plus(R_kv, D_r)), times(R_kv, A, plus(D_n, D_v)), times(A, D_v, H))
 
 
 def _attention(symbols) -> sp.Expr:

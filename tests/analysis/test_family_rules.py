@@ -113,9 +113,9 @@ def test_the_article_transformer_rule_is_exact_and_the_document_says_so_only_the
     assert claiming == {"transformer-base-article"}
 
 
-@pytest.mark.parametrize("preset", ["bert-base", "gpt2", "deepseek-v3"])
+@pytest.mark.parametrize("preset", ["bert-base", "gpt2", "distilbart-12-6"])
 def test_families_with_another_rule_or_none_get_no_family_rule(preset):
-    # BERT and GPT-2 have the one-stack 12·L·H² rule; DeepSeek-V3's latent attention has none written
+    # BERT and GPT-2 have the one-stack 12·L·H² rule; DistilBART (decoder of its own depth) has none written
     assert family_rule(model(preset)) is None
 
 
@@ -154,3 +154,23 @@ def test_gemma_2b_multi_query_gated_rule():
     by_hand = layers * (2 * h * h * (c.num_attention_heads + c.num_key_value_heads) // c.num_attention_heads
                         + 3 * h * c.intermediate_size) + c.vocab_size * h
     assert_error("gemma-2b", family_rule(model("gemma-2b")), totals(build("GemmaModel", c))[0], by_hand)
+
+
+def test_deepseek_v3_latent_attention_and_experts_rule():
+    c = config("deepseek-ai/DeepSeek-V3")
+    h, heads, layers, dense = c.hidden_size, c.num_attention_heads, c.num_hidden_layers, c.first_k_dense_replace
+    attention = h * c.q_lora_rank + c.q_lora_rank * heads * (c.qk_nope_head_dim + c.qk_rope_head_dim) \
+        + h * (c.kv_lora_rank + c.qk_rope_head_dim) + c.kv_lora_rank * heads * (c.qk_nope_head_dim + c.v_head_dim) \
+        + heads * c.v_head_dim * h
+
+    def by_hand(experts):
+        return layers * attention + dense * 3 * h * c.intermediate_size \
+            + (layers - dense) * (experts + c.n_shared_experts) * 3 * h * c.moe_intermediate_size + c.vocab_size * h
+
+    module = build("DeepseekV3Model", c)
+    rule = family_rule(model("deepseek-v3"))
+    assert_error("deepseek-v3", rule, totals(module)[0], by_hand(c.n_routed_experts))
+    used = active(module, c)
+    assert (rule.active.value, rule.active.total) == (by_hand(c.num_experts_per_tok), used)
+    assert f"{thousands(used - rule.active.value)} parameters, {percent(rule.active.share)}" in printed_rule(
+        "deepseek-v3")
