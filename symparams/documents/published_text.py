@@ -92,7 +92,7 @@ def _conclusion(d, t: dict, head: dict) -> str:
 
 def _memory(d, t: dict) -> str:
     """Which model the memory table counts, and the released model's weights where they differ."""
-    if not d.released_bf16 or not d.published:
+    if not d.released_bf16 or not d.published or d.with_lm_head == d.total:  # a tied head holds nothing more
         return ""
     return _fill(t["memory_released"], head=d.lm_head, count=thousands(d.with_lm_head),
                  bytes=thousands(d.released_bf16), gib=decimal(Fraction(d.released_bf16, 2**30)))
