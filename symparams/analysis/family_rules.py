@@ -112,7 +112,8 @@ def _formula(m, exact, experts=N_e) -> tuple[str, sp.Expr, dict] | None:
     family, symbols = m.family.name, set(m.symbols)
     tables = [*embedding_tables(m.tree), *_output_layers(m.tree)]
     if family in ENCODER_DECODERS and _is(m, exact, H**2 * L, 28):  # r = 4: 12 + 16 per layer pair
-        return "encoder_decoder", plus(times(12, L, H**2), times(16, L, H**2), *tables), {r: m.values[r]}
+        return "encoder_decoder", plus(times(12, L, H**2), times(16, L, H**2), *tables), \
+            {r: m.values[r]} if r in m.values else {}
     if family in GATED_DECODERS and D not in symbols:
         layer = plus(_attention(symbols), times(3, H, F))
         return "gated" if G in symbols else "gated_mha", plus(times(L, layer), *tables), {}
