@@ -174,3 +174,22 @@ def test_deepseek_v3_latent_attention_and_experts_rule():
     assert (rule.active.value, rule.active.total) == (by_hand(c.num_experts_per_tok), used)
     assert f"{thousands(used - rule.active.value)} parameters, {percent(rule.active.share)}" in printed_rule(
         "deepseek-v3")
+
+
+def test_an_encoder_only_t5_gets_no_encoder_decoder_rule():
+    # T5ForTokenClassification keeps the encoder only: a rule with a decoder would count more than the model
+    import torch
+
+    m = model("t5-small", head="token-classification")
+    with torch.device("meta"):
+        module = transformers.T5ForTokenClassification(config("t5-small"))
+    assert not any(name.startswith("decoder.") for name, _ in module.named_parameters())
+    assert family_rule(m) is None
+
+
+@pytest.mark.parametrize("preset", ["llama-3-8b", "mixtral-8x7b", "t5-base", "bart-base", "deepseek-v2-lite"])
+def test_no_head_makes_a_rule_count_more_than_the_model(preset):
+    # the rule keeps only matrices and tables the model holds: its error is never negative, with any head
+    for head in (None, *model(preset).family.heads):
+        rule = family_rule(model(preset, head=head))
+        assert rule is None or rule.value <= rule.total, head
