@@ -136,3 +136,25 @@ def test_bert_sizes_are_bertmodels_rounded(preset, hub_id):
     (view,) = published_view(model(preset), preset)
     assert view["count"] == total and parse_claim(view["claim"]).explains(total, False)
     in_document(preset, total)
+
+
+@pytest.mark.parametrize("preset,hub_id,cls", [("t5-small", "t5-small", "T5ForConditionalGeneration"),
+                                               ("t5-base", "t5-base", "T5ForConditionalGeneration"),
+                                               ("llama-2-7b", "meta-llama/Llama-2-7b-hf", "LlamaForCausalLM")])
+def test_generative_sizes_are_the_released_classes_rounded(preset, hub_id, cls):
+    module, _ = released(hub_id, cls)
+    total = totals(module)[0]
+    (view,) = published_view(model(preset), preset)
+    assert view["count"] == total and parse_claim(view["claim"]).explains(total, False)
+    in_document(preset, total)
+
+
+def test_the_papers_65m_is_no_rounding_of_marianmodel():
+    # Vaswani et al.'s base model with the shared 37k vocabulary as MarianModel builds it: 63.6M, not 65M
+    config = transformers.MarianConfig(vocab_size=37000, decoder_vocab_size=37000, d_model=512, encoder_layers=6,
+                                       decoder_layers=6, encoder_attention_heads=8, decoder_attention_heads=8,
+                                       encoder_ffn_dim=2048, decoder_ffn_dim=2048, max_position_embeddings=512,
+                                       share_encoder_decoder_embeddings=True, pad_token_id=36999)
+    total = totals(build("MarianModel", config))[0]
+    (view,) = published_view(model("transformer-base"), "transformer-base")
+    assert view["base"] == total and not parse_claim("65M").explains(total, False) and not view["explained"]
