@@ -44,6 +44,16 @@ def assert_error(preset: str, rule, count: int, by_hand: int) -> None:
     assert thousands(by_hand).replace(",", "{,}") in printed
 
 
+def assert_all_and_active(preset: str, module, c, by_hand, experts: int) -> None:
+    """A mixture of experts' rule for all its parameters (every routed expert) and for those a token uses (the
+    config's top-k), against the module: each error is what the document prints."""
+    rule = family_rule(model(preset))
+    assert_error(preset, rule, totals(module)[0], by_hand(experts))
+    used = active(module, c)
+    assert (rule.active.value, rule.active.total) == (by_hand(c.num_experts_per_tok), used)
+    assert f"{thousands(used - rule.active.value)} parameters, {percent(rule.active.share)}" in printed_rule(preset)
+
+
 def test_llama_3_8b_gqa_swiglu_rule():
     c = config("meta-llama/Meta-Llama-3-8B")
     h, f, layers = c.hidden_size, c.intermediate_size, c.num_hidden_layers
@@ -64,13 +74,7 @@ def test_mixtral_rule_for_all_parameters_and_for_those_a_token_uses():
     def by_hand(experts):
         return layers * (attention + experts * 3 * h * c.intermediate_size) + c.vocab_size * h
 
-    module = build("MixtralModel", c)
-    rule = family_rule(model("mixtral-8x7b"))
-    assert_error("mixtral-8x7b", rule, totals(module)[0], by_hand(c.num_local_experts))
-    used = active(module, c)
-    assert (rule.active.value, rule.active.total) == (by_hand(c.num_experts_per_tok), used)
-    assert f"{thousands(used - rule.active.value)} parameters, {percent(rule.active.share)}" in printed_rule(
-        "mixtral-8x7b")
+    assert_all_and_active("mixtral-8x7b", build("MixtralModel", c), c, by_hand, c.num_local_experts)
 
 
 def test_t5_base_encoder_decoder_rule():
@@ -167,13 +171,7 @@ def test_deepseek_v3_latent_attention_and_experts_rule():
         return layers * attention + dense * 3 * h * c.intermediate_size \
             + (layers - dense) * (experts + c.n_shared_experts) * 3 * h * c.moe_intermediate_size + c.vocab_size * h
 
-    module = build("DeepseekV3Model", c)
-    rule = family_rule(model("deepseek-v3"))
-    assert_error("deepseek-v3", rule, totals(module)[0], by_hand(c.n_routed_experts))
-    used = active(module, c)
-    assert (rule.active.value, rule.active.total) == (by_hand(c.num_experts_per_tok), used)
-    assert f"{thousands(used - rule.active.value)} parameters, {percent(rule.active.share)}" in printed_rule(
-        "deepseek-v3")
+    assert_all_and_active("deepseek-v3", build("DeepseekV3Model", c), c, by_hand, c.n_routed_experts)
 
 
 def test_an_encoder_only_t5_gets_no_encoder_decoder_rule():
