@@ -37,21 +37,20 @@ class Published:
             raise ValueError(f"a published figure counts total, active or checkpoint, not {self.counts!r}")
 
 
-_BERT = "Devlin et al. 2019, “BERT”, section 3"
-_TRANSFORMER = "Vaswani et al. 2017, “Attention Is All You Need”, Table 3"
-_T5 = "Raffel et al. 2020, “Exploring the Limits of Transfer Learning”, section 3.7"
-_MIXTRAL = "Mistral AI 2023, “Mixtral of experts”"
-_DEEPSEEK = "DeepSeek-AI 2024, “DeepSeek-V3 Technical Report”, abstract"
+_BERT = "Devlin et al. 2019, the BERT paper, section 3"
+_TRANSFORMER = "Vaswani et al. 2017, Attention Is All You Need, Table 3"
+_T5 = "Raffel et al. 2020, the T5 paper, section 3.7"
+_MIXTRAL = "Mistral AI 2023, Mixtral of experts"
+_DEEPSEEK = "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, abstract"
 
 FIGURES: dict[str, tuple[Published, ...]] = {
     "bert-base": (Published("110M", "total", _BERT),),
     "bert-large": (Published("340M", "total", _BERT),),
     "transformer-base": (Published("65M", "total", _TRANSFORMER),),
     "transformer-big": (Published("213M", "total", _TRANSFORMER),),
-    "gpt2": (Published("117M", "total", "Radford et al. 2019, “Language Models are Unsupervised Multitask "
-                                        "Learners”, Table 2", note="gpt2_erratum"),
-             Published("124M", "total", "OpenAI, the gpt-2 repository’s README")),
-    "llama-2-7b": (Published("7B", "total", "Touvron et al. 2023, “Llama 2”, Table 1"),),
+    "gpt2": (Published("117M", "total", "Radford et al. 2019, the GPT-2 paper, Table 2", note="gpt2_erratum"),
+             Published("124M", "total", "OpenAI, README of the gpt-2 repository")),
+    "llama-2-7b": (Published("7B", "total", "Touvron et al. 2023, the Llama 2 paper, Table 1"),),
     "llama-3-8b": (Published("8B", "total", "Meta 2024, the Meta-Llama-3-8B model card"),),
     "t5-small": (Published("60M", "total", _T5),),
     "t5-base": (Published("220M", "total", _T5),),

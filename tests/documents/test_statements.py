@@ -101,7 +101,7 @@ def test_one_slip_is_listed_once_with_the_figures_it_carries_into(lang):
 
 def test_the_published_size_is_reconciled_with_the_exact_count():
     # 109,482,240 rounds to 110M at two significant digits (109.48M → 110M)
-    assert "Its published size, 110M (Devlin et al. 2019, “BERT”, section 3), is 109,482,240, rounded to 2 " \
+    assert "Its published size, 110M (Devlin et al. 2019, the BERT paper, section 3), is 109,482,240, rounded to 2 " \
         "significant digits." in md("bert-base")
     # Llama 3 8B is the causal LM: 8,030,261,248 with its untied head (the base model alone is 7,504,924,672)
     assert "它公布的规模 8B（Meta 2024, the Meta-Llama-3-8B model card）是 8,030,261,248（加上 causal-lm 头）四舍五入到 " \
@@ -165,7 +165,7 @@ def test_mixtrals_published_46_7b_is_transformers_causal_lm_rounded():
         built = transformers.MixtralForCausalLM(config)
     total = sum(p.numel() for p in built.parameters())
     assert round(total, -8) == 46_700_000_000
-    assert f"Its published size, 46.7B (Mistral AI 2023, “Mixtral of experts”), is " \
+    assert f"Its published size, 46.7B (Mistral AI 2023, Mixtral of experts), is " \
         f"{total:,} with its causal-lm head" in md("mixtral-8x7b")
 
 
