@@ -115,7 +115,8 @@ def test_deepseek_v3_totals_active_and_the_mtp_module_transformers_leaves_out():
     assert parse_claim("37B").explains(active - head, False) and active_view["cut"]
     # the config asks for an MTP layer, yet no parameter of layer 61 (the MTP module) is built
     assert config.num_mtp_layers == 1 and checkpoint["counts"] == "checkpoint"
-    layers = {int(m.group(1)) for name, _ in module.named_parameters() if (m := re.match(r"model\.layers\.(\d+)\.", name))}
+    layers = {int(m.group(1)) for name, _ in module.named_parameters()
+              if (m := re.match(r"model\.layers\.(\d+)\.", name))}
     assert max(layers) == config.num_hidden_layers - 1
     in_document("deepseek-v3", total, active, active - head)
 
