@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,11 +60,11 @@ def rule_of_thumb(m) -> RuleOfThumb | None:
     n = sp.expand(m.closed_form.xreplace(others))
     if not n.is_polynomial(H, L) or sp.Poly(n, H, L).coeff_monomial(H**2 * L) != _THUMB_LAYER:
         return None
-    formula = sum_as_written(product_as_written(_THUMB_LAYER, L, H**2), *_tables(m.tree))
+    formula = sum_as_written(product_as_written(_THUMB_LAYER, L, H**2), *embedding_tables(m.tree))
     return RuleOfThumb(formula, int(sp.expand(formula.doit()).xreplace(m.values)), m.count)
 
 
-def _tables(tree) -> list[sp.Expr]:
+def embedding_tables(tree) -> list[sp.Expr]:
     """The tables that embed tokens, positions and segments, written as the articles write them:
     ``(V + P + S)·H`` (a relative bias table, one column per head, is no such table)."""
     rows: dict[sp.Expr, list] = {}
@@ -72,4 +73,6 @@ def _tables(tree) -> list[sp.Expr]:
             num, dim = block.shape
             if A not in dim.free_symbols:
                 rows.setdefault(dim, []).append(num)
-    return [product_as_written(sum_as_written(*nums), dim) for dim, nums in rows.items()]
+    # two tables of one size (an encoder's and a decoder's sinusoidal positions) are written 2·P
+    return [product_as_written(sum_as_written(*(product_as_written(n, num) for num, n in Counter(nums).items())), dim)
+            for dim, nums in rows.items()]

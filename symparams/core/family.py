@@ -169,5 +169,3 @@ class Preset:
     zh: str = ""
     #: the transformers class that builds the same model (for the cross-checks)
     reference: str | None = None
-    #: the size its paper or name gives ("110M", "8B"), which the documents reconcile with the exact count
-    published: str = ""

@@ -11,6 +11,7 @@ from .derivation import Derivation, derive, latex, math_count
 from .environment import catalog
 from .finetune_text import finetune_text
 from .markup import marked_up, plain
+from .published_text import published_text
 from .shards_text import shards_text
 from .laws_text import laws_text
 
@@ -192,7 +193,8 @@ def _doc(d: Derivation, lang: str) -> dict:
         "shards": shards_text(d.shards, d.name, lang) if d.shards else None,
         "laws": laws_text(d.laws, d.name, lang, d.target) if d.laws else None,
         "finetune": finetune_text(d.finetune, d.name, d.target, lang) if d.finetune else None,
-        "published": _published(d.published, lang),
+        "published": {key: _cjk_spaced(text) if lang == "zh" else text
+                      for key, text in published_text(d, lang).items()},
         "notes": [_note(note, lang) for note in d.notes], "related": related,
         "largest": largest,
         "biggest": {"title": title_of(biggest.keys, biggest.names, d.family, t)[0],
@@ -214,12 +216,12 @@ def _proof(p, lang: str) -> dict:
     thumb = p.thumb and {"formula": p.thumb["formula"], "value": thousands(p.thumb["value"]),
                          "value_math": math_count(p.thumb["value"]), "total": thousands(p.thumb["total"]),
                          "share": percent(p.thumb["share"]), "rest": thousands(p.thumb["total"] - p.thumb["value"]),
-                         "rest_share": percent(1 - p.thumb["share"])}
+                         "rest_share": percent(1 - p.thumb["share"]), "error": p.thumb["error"]}
     return {
         "invariant": p.invariant, "has_heads": p.has_heads,
         "terms": [titled(term) for term in p.terms], "collected": p.collected, "own_width": p.own_width,
         "premise": p.premise, "premise_also": p.premise_also, "heads_fitted": p.heads_fitted,
-        "thumb": thumb, "thumb_status": p.thumb_status,
+        "thumb": thumb, "thumb_status": p.thumb_status, "rule": p.rule and _rule_numbers(p.rule),
         "per_head": [{"lhs": lhs, "rhs": rhs, "paths": list(paths)} for lhs, rhs, paths in p.per_head],
         "written": p.written, "closed": p.closed, "derivative": p.derivative, "dependence": p.dependence or "",
         "conditions": [{"latex": c[0], "text": _after_condition(c[text], lang)} for c in p.conditions],
@@ -236,6 +238,14 @@ def _proof(p, lang: str) -> dict:
     }
 
 
+def _rule_numbers(rule: dict) -> dict:
+    """A family's rule of thumb with its value and its error as text."""
+    return {"key": rule["key"], "formula": rule["formula"], "error": rule["error"], "exact": rule["exact"],
+            "value": thousands(rule["value"]), "value_math": math_count(rule["value"]),
+            "total": thousands(rule["total"]), "error_value": thousands(rule["total"] - rule["value"]),
+            "error_share": percent(rule["share"]), "active": rule["active"] and _rule_numbers(rule["active"])}
+
+
 def _after_condition(text: str, lang: str) -> str:
     """What follows a condition's formula in the premise's list: its reading in parentheses, then what it means
     ("$A \\mid H$ ($A$ divides $H$): $H/A$ is …"), not a second colon after the first."""
@@ -244,21 +254,6 @@ def _after_condition(text: str, lang: str) -> str:
     if not colon:
         return t["colon"] + text
     return f"{t['lp']}{reading}{t['rp']}{t['colon']}{meaning}"
-
-
-def _published(p: dict | None, lang: str) -> str:
-    """The sentence that reconciles the preset's published size with the exact count ("" without one)."""
-    if p is None:
-        return ""
-    t = catalog(lang)["published"]
-    how = prose_text(t["with_head"], head=p["head"]) if p["head"] else ""
-    for key in ("without", "adding"):
-        if p[key]:
-            how += prose_text(t[key], terms=t["sep"].join(t["terms"].get(name, name) for name in p[key]))
-    key = "equal" if p["equal"] else "rounded" if p["explained"] else "unexplained"
-    digits = t["digit" if p["digits"] == 1 else "digits"].replace("[[n]]", str(p["digits"]))
-    text = prose_text(t[key], claim=p["claim"], count=thousands(p["count"]), how=how, digits=digits)
-    return _cjk_spaced(text) if lang == "zh" else text
 
 
 def _slips(note, lang: str) -> list[dict]:

@@ -34,7 +34,6 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..analysis.explain import OPTIONAL as LEFT_OUT
 from ..core.algebra import closed_form
 from ..core.blocks import Block
 from ..core.compute import untraced
@@ -54,6 +53,7 @@ from .formulas import latex, latex_numbers, math_count
 from .head_change import HeadChange, head_change
 from .items import Builder, Item, SummaryRow
 from .proof_view import ProofView, has_floor, proof_view
+from .published_view import published_view, released_bf16
 from .walk import presented
 
 __all__ = ["Derivation", "Item", "SummaryRow", "ProofView", "CostsView", "derive", "latex", "latex_numbers",
@@ -104,8 +104,10 @@ class Derivation:
     finetune: "FinetuneView | None" = None
     #: the counting rules this model needs (catalog keys ``intro.rule_*``), in the order the text states them
     rules: tuple[str, ...] = ()
-    #: the preset's published size reconciled with the exact count (see :func:`_published`), or None
-    published: dict | None = None
+    #: the preset's published sizes, each with the exact numbers that reconcile it (see :mod:`.published_view`)
+    published: tuple[dict, ...] = ()
+    #: the bytes of the released model's weights in bf16, where it is not the model counted (an LM head added)
+    released_bf16: int = 0
     #: the family was inferred from transformers' builds (no article tells its story)
     inferred: bool = False
     #: the closed form holds a whole-number division (a floor: an inferred head width ⌊H/A⌋)
@@ -119,20 +121,6 @@ class Derivation:
         for s in self.sections:
             yield from s.walk()
 
-
-
-def _published(m: Model, preset) -> dict | None:
-    """How the preset's published size (``110M``, ``8B``) relates to the exact count: the ledger of
-    :meth:`~symparams.core.model.Model.explain` for the model a card counts (a generative model with its LM
-    head; an encoder as it is)."""
-    if preset is None or not preset.published:
-        return None
-    counted = m.as_released()
-    ledger = counted.explain(preset.published)
-    return {"claim": preset.published, "explained": ledger.explained, "equal": ledger.equal,
-            "count": ledger.count, "digits": ledger.digits, "head": counted.head if counted is not m else None,
-            "without": tuple(d for d in ledger.departures if d in LEFT_OUT),
-            "adding": tuple(d for d in ledger.departures if d not in LEFT_OUT)}
 
 
 def rules_of(tree: Block, inferred: bool = False) -> tuple[str, ...]:
@@ -285,5 +273,6 @@ def _derive(key: _ByValue) -> Derivation:
         inferred=m.family.inferred, floors=has_floor(closed),
         costs=costs, shards=shards, laws=laws, finetune=finetune, rules=rules_of(m.tree, m.family.inferred),
         target=commands.target,
-        published=_published(m, preset) if not changes else None,
+        published=published_view(m, preset.name if preset and not changes else None),
+        released_bf16=released_bf16(m) if m.as_released() is not m and costs is not None else 0,
         **_with_lm_head(m))

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..analysis.family_rules import family_rule, rule_error
 from ..core.model import Model
-from ..core.symbols import A, D
+from ..core.symbols import A, D, r
 from .formulas import latex, product_latex
 from .walk import splits_into_heads
 
@@ -41,6 +42,8 @@ class ProofView:
     #: N ≈ 12·L·H² + (V+P+S)·H: {"formula", "value", "total", "share"}; "applies", "other" or "" (no values)
     thumb: dict | None = None
     thumb_status: str = ""
+    #: the rule of thumb of the model's family where 12·L·H² is not it (thumb_status "family"): see :func:`_rule`
+    rule: dict | None = None
     #: the catalog key of the premise's lead (``premise``, ``premise_own_width``, ``premise_inferred``; "": none),
     #: and whether admissibility conditions follow a lead that states none
     premise: str = ""
@@ -78,6 +81,7 @@ def proof_view(m: Model) -> ProofView:
                  "value": r",\; ".join(f"{sp.latex(k)} = {sp.latex(v)}" for k, v in fixed.values.items()),
                  "remaining": tuple(_remaining_term(t, held) for t, held in fixed.remaining)}
     thumb = p.rule_of_thumb
+    rule = None if thumb is not None or m.free else family_rule(m)
     own_width = D in p.written.free_symbols
     # an inferred formula is read under conditions of its own (A | H, the sizes that follow A); a hand-written
     # family's premise is multi-head attention's, or heads of a width D of their own
@@ -97,8 +101,23 @@ def proof_view(m: Model) -> ProofView:
         own_width=own_width, family=m.family.name, premise=premise, premise_also=premise_also,
         heads_fitted=A not in m.symbols and _heads_fitted(m),
         thumb=None if thumb is None else {"formula": latex(thumb.formula, written=True), "value": thumb.value,
-                                          "total": thumb.total, "share": thumb.share},
-        thumb_status="" if m.free else "applies" if thumb is not None else "other")
+                                          "total": thumb.total, "share": thumb.share,
+                                          "error": latex(_thumb_error(m, thumb))},
+        rule=rule and _rule(rule),
+        thumb_status="" if m.free else "applies" if thumb is not None else "family" if rule else "other")
+
+
+def _thumb_error(m: Model, thumb) -> sp.Expr:
+    """12·L·H² + tables: count − rule, the ratio r = 4 its 12 assumes put in."""
+    return rule_error(m.closed_form, thumb.formula, {r: m.values[r]} if r in m.values else {})
+
+
+def _rule(rule) -> dict:
+    """A family's rule of thumb as LaTeX and numbers: the rule, its value, its error (count − rule) as a formula
+    and a number; the same for the parameters one token uses, for a mixture of experts."""
+    return {"key": rule.key, "formula": latex(rule.formula, written=True), "value": rule.value,
+            "total": rule.total, "error": latex(rule.error), "exact": rule.error == 0, "share": rule.share,
+            "active": rule.active and _rule(rule.active)}
 
 
 

@@ -207,7 +207,7 @@ PRESETS = (
                 D_n=128, D_r=64, D_v=128),
            en="DeepSeek-V3 (256 routed experts, 8 per token, 1 shared; MLA; first 3 layers dense)",
            zh="DeepSeek-V3（256 个路由专家，每个词元用 8 个，1 个共享专家；MLA；前 3 层为普通前馈网络）",
-           reference="DeepseekV3Model", published="671B"),  # the paper's total, without its 14B MTP module
+           reference="DeepseekV3Model"),
     Preset("deepseek-v2-lite", "deepseek_v2",
            dict(V=102400, H=2048, L=27, L_f=1, A=16, F=10944, F_e=1408, N_e=64, k_e=6, N_s=2, R_kv=512,
                 D_n=128, D_r=64, D_v=128),

@@ -141,7 +141,7 @@ _GPT2 = dict(V=50257, P=1024, r=4)
 PRESETS = (
     Preset("gpt2", "gpt2", {**_GPT2, "H": 768, "L": 12, "A": 12},
            en="GPT-2 small (124M), Radford et al. 2019", zh="GPT-2 small（124M），Radford 等人，2019",
-           reference="GPT2Model", published="117M"),
+           reference="GPT2Model"),
     Preset("gpt2-medium", "gpt2", {**_GPT2, "H": 1024, "L": 24, "A": 16},
            en="GPT-2 medium (355M)", zh="GPT-2 medium（355M）", reference="GPT2Model"),
     Preset("gpt2-large", "gpt2", {**_GPT2, "H": 1280, "L": 36, "A": 20},

@@ -242,8 +242,7 @@ _MHA = {"gqa": False}
 
 PRESETS = (
     Preset("llama-2-7b", "llama", dict(V=32000, H=4096, L=32, A=32, F=11008), _MHA,
-           en="Llama 2 7B (multi-head attention)", zh="Llama 2 7B（多头注意力）", reference="LlamaModel",
-           published="7B"),
+           en="Llama 2 7B (multi-head attention)", zh="Llama 2 7B（多头注意力）", reference="LlamaModel"),
     Preset("llama-2-13b", "llama", dict(V=32000, H=5120, L=40, A=40, F=13824), _MHA,
            en="Llama 2 13B (multi-head attention)", zh="Llama 2 13B（多头注意力）", reference="LlamaModel"),
     Preset("llama-2-70b", "llama", dict(V=32000, H=8192, L=80, A=64, G=8, F=28672),
@@ -251,7 +250,7 @@ PRESETS = (
            zh="Llama 2 70B（分组查询注意力，8 个键值头）", reference="LlamaModel"),
     Preset("llama-3-8b", "llama", dict(V=128256, H=4096, L=32, A=32, G=8, F=14336),
            en="Llama 3 8B (grouped-query attention, 8 key/value heads)",
-           zh="Llama 3 8B（分组查询注意力，8 个键值头）", reference="LlamaModel", published="8B"),
+           zh="Llama 3 8B（分组查询注意力，8 个键值头）", reference="LlamaModel"),
     Preset("llama-3-70b", "llama", dict(V=128256, H=8192, L=80, A=64, G=8, F=28672),
            en="Llama 3 70B (grouped-query attention, 8 key/value heads)",
            zh="Llama 3 70B（分组查询注意力，8 个键值头）", reference="LlamaModel"),

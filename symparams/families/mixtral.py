@@ -83,6 +83,5 @@ FAMILY = Family(
 PRESETS = (
     Preset("mixtral-8x7b", "mixtral", dict(V=32000, H=4096, L=32, A=32, G=8, F_e=14336, N_e=8, k_e=2),
            en="Mixtral 8x7B (8 experts, 2 per token; grouped-query attention, 8 key/value heads)",
-           zh="Mixtral 8x7B（8 个专家，每个词元用 2 个；分组查询注意力，8 个键值头）", reference="MixtralModel",
-           published="46.7B"),  # Mistral AI's announcement: 46.7B in all, 12.9B used per token
+           zh="Mixtral 8x7B（8 个专家，每个词元用 2 个；分组查询注意力，8 个键值头）", reference="MixtralModel"),
 )

@@ -195,12 +195,11 @@ _V11 = {"gated": True, "tie": False}
 
 PRESETS = (
     Preset("t5-small", "t5", {**_T5, "H": 512, "L": 6, "A": 8, "F": 2048},
-           en="T5-small (Raffel et al. 2020)", zh="T5-small（Raffel 等人，2020）", reference="T5Model",
-           published="60M"),
+           en="T5-small (Raffel et al. 2020)", zh="T5-small（Raffel 等人，2020）", reference="T5Model"),
     Preset("t5-base", "t5", {**_T5, "H": 768, "L": 12, "A": 12, "F": 3072},
-           en="T5-base", zh="T5-base", reference="T5Model", published="220M"),
+           en="T5-base", zh="T5-base", reference="T5Model"),
     Preset("t5-large", "t5", {**_T5, "H": 1024, "L": 24, "A": 16, "F": 4096},
-           en="T5-large", zh="T5-large", reference="T5Model", published="770M"),
+           en="T5-large", zh="T5-large", reference="T5Model"),
     Preset("flan-t5-small", "t5", {**_T5, "H": 512, "L": 8, "A": 6, "F": 1024}, _V11,
            en="Flan-T5-small (T5 v1.1: gated-GELU, untied lm_head)",
            zh="Flan-T5-small（T5 v1.1：门控 GELU，语言模型头不共享）", reference="T5Model"),

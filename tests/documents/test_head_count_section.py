@@ -62,11 +62,16 @@ def test_bert_base_closed_form_ends_with_the_rule_of_thumb_and_how_close_it_is(b
     assert f"The {BERT_EXACT - BERT_THUMB:,} parameters it leaves out (0.65%)" in closed
 
 
-@pytest.mark.parametrize("name", ["llama-2-70b", "t5-small", "distilbart-12-6"])
-def test_no_rule_of_thumb_is_claimed_for_other_layers(name):
+@pytest.mark.parametrize("name,own", [("llama-2-70b", True), ("t5-small", True), ("distilbart-12-6", False)])
+def test_the_one_stack_rule_is_not_claimed_for_other_layers(name, own):
+    # LLaMA and T5 get their family's rule with its error (tests/analysis/test_family_rules.py); BART none
     closed = section(render(model(name), format="md", lang="en"), 4)
-    assert r"\approx" not in closed.replace(r"$N \approx 12 L H^2 + V H$", "")
-    assert "is built otherwise, so the rule is not used for it." in closed
+    assert r"12 L \cdot H^{2}" not in closed
+    if own:
+        assert "The rule's error, the exact count minus the rule, is $" in closed and "not used" not in closed
+    else:
+        assert r"\approx" not in closed.replace(r"$N \approx 12 L H^2 + V H$", "")
+        assert "is built otherwise, so the rule is not used for it." in closed
 
 
 def test_chinese_proof_has_its_premise_and_ends_with_qed():

@@ -101,12 +101,15 @@ def test_one_slip_is_listed_once_with_the_figures_it_carries_into(lang):
 
 def test_the_published_size_is_reconciled_with_the_exact_count():
     # 109,482,240 rounds to 110M at two significant digits (109.48M → 110M)
-    assert "Its published size, 110M, is 109,482,240, rounded to 2 significant digits." in md("bert-base")
+    assert "Its published size, 110M (Devlin et al. 2019, the BERT paper, section 3), is 109,482,240, rounded to 2 " \
+        "significant digits." in md("bert-base")
     # Llama 3 8B is the causal LM: 8,030,261,248 with its untied head (the base model alone is 7,504,924,672)
-    assert "它公布的规模 8B 是 8,030,261,248（加上 causal-lm 头）四舍五入到 1 位有效数字的结果。" in md("llama-3-8b", "zh")
+    assert "它公布的规模 8B（Meta 2024, the Meta-Llama-3-8B model card）是 8,030,261,248（加上 causal-lm 头，" \
+        "不与词嵌入共享权重的输出投影 `lm_head` 在本文计算的 7,504,924,672 之外再加 $H \\cdot V = 525{,}336{,}576$）" \
+        "四舍五入到 1 位有效数字的结果。" in md("llama-3-8b", "zh")
     # GPT-2's 117M is no accounting of this network: 124,439,808 exact, 123,532,032 the nearest
     gpt2 = md("gpt2")
-    assert "Its published size, 117M, is not this count" in gpt2 and "123,532,032" in gpt2
+    assert "117M (Radford et al. 2019" in gpt2 and "is not this count" in gpt2 and "123,532,032" in gpt2
     assert "published size" not in md("bert-base", L=24)  # a variant is not the published model
 
 
@@ -163,7 +166,8 @@ def test_mixtrals_published_46_7b_is_transformers_causal_lm_rounded():
         built = transformers.MixtralForCausalLM(config)
     total = sum(p.numel() for p in built.parameters())
     assert round(total, -8) == 46_700_000_000
-    assert f"Its published size, 46.7B, is {total:,} with its causal-lm head" in md("mixtral-8x7b")
+    assert f"Its published size, 46.7B (Mistral AI 2023, Mixtral of experts), is " \
+        f"{total:,} with its causal-lm head" in md("mixtral-8x7b")
 
 
 def test_the_chinese_published_size_is_spaced_as_chinese_text():
