@@ -64,7 +64,7 @@ def test_adapter_and_total_are_peft_counts(case):
     assert (v.head, v.targets) == (head, None if targets == "all-linear" else tuple(targets))
     assert (v.adapter, v.total) == (trainable, total)
     assert v.share == Fraction(trainable, total)
-    text = section(render(model(preset), format="md", lang="en"), 8)
+    text = section(render(model(preset), format="md", lang="en"), 9)
     assert f"that is {thousands(trainable)} trainable parameters" in text
     assert f"{thousands(total)} that PEFT's `get_nb_trainable_parameters()` counts in all" in text
 
@@ -99,19 +99,19 @@ def test_sentences_follow_the_model():
     """A mixture of experts says why the experts carry no adapter and stay in bf16; an encoder without an output
     layer says all-linear leaves none out, a tied LM head is an output layer all the same; T5, which transformers keeps partly in fp32 beside a 4-bit model, gives
     the memory command's refusal for QLoRA and no QLoRA column."""
-    mixtral = section(render(model("mixtral-8x7b"), format="md", lang="en"), 8)
+    mixtral = section(render(model("mixtral-8x7b"), format="md", lang="en"), 9)
     assert "PEFT's `all-linear` also puts LoRA on the router" in mixtral
     assert "The routed experts and their router stay in bf16 too" in mixtral
-    llama = section(render(model("llama-3-8b"), format="md", lang="zh"), 8)
+    llama = section(render(model("llama-3-8b"), format="md", lang="zh"), 9)
     assert "微调与推理部署" in llama and "路由专家" not in llama and "输出层除外" in llama
-    bert = section(render(model("bert-base"), format="md", lang="en"), 8)
+    bert = section(render(model("bert-base"), format="md", lang="en"), 9)
     assert "this model has none" in bert and "the output layer (transformers'" not in bert
     # OLMo-1B as an inferred type: its LM head is tied, listed only under the token table, but it is an output
     # layer all the same (all-linear leaves it out, bitsandbytes keeps it)
     olmo = inferred(json.loads((FIXTURES / "allenai" / "OLMo-1B-hf.json").read_text()), source="OLMo-1B-hf")
-    olmo_text = section(render(olmo, format="md", lang="en"), 8)
+    olmo_text = section(render(olmo, format="md", lang="en"), 9)
     assert "but the output layer (PEFT's `all-linear`)" in olmo_text and "the output layer (transformers'" in olmo_text
-    t5 = section(render(model("t5-small"), format="md", lang="en"), 8)
+    t5 = section(render(model("t5-small"), format="md", lang="en"), 9)
     assert "QLoRA is not worked out for t5-small" in t5 and "_keep_in_fp32_modules" in t5
     assert "QLoRA (NF4 base) |" not in t5
 
@@ -124,7 +124,7 @@ def test_a_model_whose_adapter_is_refused_gives_the_refusal():
     m = model(config)
     v = finetune_view(m)
     assert v.refusal and "Conv1D" in v.refusal and v.lora == {}
-    text = section(render(m, format="md", lang="en"), 8)
+    text = section(render(m, format="md", lang="en"), 9)
     assert "is not worked out for" in text and "Conv1D" in text and "|" not in text  # no table of bytes
     assert "Conv1D" in m.derive("html", "zh") and "Conv1D" in render(m, format="tex", lang="zh")
 

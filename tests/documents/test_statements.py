@@ -89,7 +89,7 @@ def test_the_closing_command_is_not_a_fixed_l_24():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_one_slip_is_listed_once_with_the_figures_it_carries_into(lang):
     text = md("bert-base", lang)
-    errata = text.split("\n## 9.")[1].split("\n## 10.")[0]
+    errata = text.split("\n## 10.")[1].split("\n## 11.")[0]
     bullets = [line for line in errata.splitlines() if line.startswith("- ")]
     assert len(bullets) == 1  # the feed-forward subtotal, 6,144 short; six figures inherit it
     carried = "the slip carries into 6 further figures" if lang == "en" else "这一处错误连带影响了 6 个数字"
