@@ -80,10 +80,10 @@ def test_a_tied_table_is_counted_once_and_not_as_a_hypothetical(lang):
     assert len(re.findall(once, text)) == 2  # the encoder's and the decoder's embed_tokens, tied to shared
 
 
-def test_the_closing_command_is_not_a_fixed_l_24():
+def test_redoing_a_document_for_other_sizes_is_told_once_in_the_guide_it_links():
     for name, lang in (("bert-base", "en"), ("llama-3-8b", "zh")):
         text = md(name, lang)
-        assert "--set L=24" not in text and "--set KEY=VALUE" in text
+        assert "--set L=24" not in text and "KEY=VALUE" not in text and "(documents.md)" in text
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
