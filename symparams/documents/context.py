@@ -443,6 +443,13 @@ def article_title(title: str, title_en: str, lang: str) -> str:
     return title if lang == "zh" else f"{title_en} ({title})"
 
 
+def _verdict(c, note) -> str:
+    """A claim's verdict in the errata table: a figure wrong only because it inherits another's slip is "carried",
+    so the table tells the one slip from its consequences."""
+    slips = {w.claim.key for w in note.wrong}
+    return "carried" if c.status == "wrong" and c.claim.follows in slips else c.status
+
+
 def _note(note, lang: str) -> dict:
     """An article's note (its claims checked against the model) in ``lang``."""
     a = note.article
@@ -450,7 +457,7 @@ def _note(note, lang: str) -> dict:
         "key": a.key, "file": a.file, "title": article_title(a.title, a.title_en, lang), "about": getattr(a, lang),
         "preset": a.preset, "accounting": getattr(a, f"accounting_{lang}"),
         "claims": [{"what": getattr(c.claim, lang), "claimed": c.claimed_in(lang), "right": c.right_text,
-                    "status": c.status, "why": getattr(c.claim, f"why_{lang}")} for c in note.claims],
+                    "status": _verdict(c, note), "why": getattr(c.claim, f"why_{lang}")} for c in note.claims],
         "wrong": _slips(note, lang),
         "remarks": [r[0] if lang == "en" else r[1] for r in a.remarks],
     }
