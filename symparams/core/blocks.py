@@ -362,7 +362,7 @@ def layer_norm(name, dim, *, bias=True, ref=None, title=None) -> Block:
     """``nn.LayerNorm(dim)``: scale γ and shift β (not "mean and variance")."""
     params = (("weight", dim),) + ((("bias", dim),) if bias else ())
     return Block(name, params=params, written=product_as_written(2, dim) if bias else dim, shape=(dim,),
-                 ref=ref, title=title or "layer_norm", kind="norm")
+                 ref=ref, title=title or ("layer_norm" if bias else "layer_norm_no_shift"), kind="norm")
 
 
 def rms_norm(name, dim, *, ref=None, title=None) -> Block:

@@ -19,6 +19,7 @@ H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
 from __future__ import annotations
 
 import numbers
+import re
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from typing import Any, Mapping
@@ -33,6 +34,9 @@ from .family import Family
 from .formatting import json_number, percent, text_table, thousands
 from .symbols import SYMBOLS
 from .values import parse_value
+
+#: a layer's index in a module path (``encoder.block.0.``), folded to ``*`` as for every layer
+_LAYER_INDEX = re.compile(r"\.\d+(?=\.|$)")
 
 
 @lru_cache(maxsize=256)
@@ -273,6 +277,7 @@ class Model(Displayable):
         for path, size, trainable in self.tree.reference_params():
             # several of our blocks may map to one tensor path (GPT-2's fused c_attn) or to one
             # layer-folded path (T5's layer.0 / layer.1 / layer.2): they add up
+            path = _LAYER_INDEX.sub(".*", path)  # a module of one layer (T5's block.0 bias) folded alike
             before, _ = out.get(path, (0, trainable))
             out[path] = (before + whole(size, self.values), trainable)
         return out

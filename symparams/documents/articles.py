@@ -146,6 +146,13 @@ BERT_PARAMETER_COUNT = Article(
          "$2H$, is right.",
          "原文说 layer normalization 的参数是均值和方差；实际上它的参数是缩放 $\\gamma$ 和平移 $\\beta$（各 $H$ 个），"
          "均值和方差是对每个输入现算的，并不需要学习。参数个数 $2H$ 是对的。"),
+        ("Its reference list dates “Attention Is All You Need” as “(Transformer, 1027)”: the paper is from 2017 "
+         "(Vaswani et al., arXiv:1706.03762).",
+         "参考文献把《Attention Is All You Need》标为“(Transformer, 1027)”：这篇论文发表于 2017 年（Vaswani 等人，"
+         "arXiv:1706.03762）。"),
+        ("Its closing sentence counts the variants “至上而下”; the word meant is 自上而下, top-down, the order this "
+         "note counts in.",
+         "结尾“通过这种至上而下的方式”中的“至上而下”应为“自上而下”，也就是本文计算的顺序。"),
     ),
 )
 
@@ -242,6 +249,23 @@ TRANSFORMER_PARAMETER_COUNT = Article(
          "norm): the model has them, and the preset `transformer-base` counts them.",
          "原文的口径不计偏置和 LayerNorm（每个归一化有 $H$ 个缩放参数和 $H$ 个平移参数，共 $2H$ 个）：模型里有这些参数，预设 "
          "`transformer-base` 把它们计算在内。"),
+        ("It calls the decoder's second attention “编码器-解码器自注意力”, encoder–decoder self-attention. It is "
+         "cross-attention: its queries come from the decoder, its keys and values from the encoder's output. Its "
+         "count is as the article has it: four $H \\times H$ projections, $4H^2$ in this accounting.",
+         "原文把解码器的第二个注意力称为“编码器-解码器自注意力”；它其实是交叉注意力，不是自注意力：查询来自解码器，键和值来自"
+         "编码器的输出。它的参数量与原文一致：四个 $H \\times H$ 的投影，在这个口径下共 $4H^2$ 个。"),
+        ("It says classic Transformer models such as BERT and GPT usually use 12 encoder layers. BERT-base has 12 "
+         "encoder layers (BERT-large 24); GPT's 12 layers are decoder layers, masked self-attention without "
+         "cross-attention and without an encoder. The model the article counts has 6 encoder and 6 decoder layers.",
+         "原文说经典的 Transformer 模型（如 BERT 和 GPT）通常使用 12 层编码器。BERT-base 确实是 12 层编码器（BERT-large "
+         "是 24 层）；GPT 的 12 层则是解码器层：只有掩蔽自注意力，没有交叉注意力，也没有编码器。原文计算的模型是 6 层编码器"
+         "加 6 层解码器。"),
+        ("It says the concatenation and linear transformation that end multi-head attention “introduce a "
+         "non-linear transformation” (引入非线性变换). Concatenating the heads and multiplying by $W^O$ are both "
+         "linear; the non-linearities are the softmax inside each head and the feed-forward network's activation. "
+         "The count does not change.",
+         "原文说多头注意力最后的拼接和线性变换“引入非线性变换”。拼接各个头、再乘以 $W^O$，都是线性运算；非线性来自每个头内部的"
+         " softmax 和前馈网络的激活函数。参数量不受影响。"),
     ),
     related=("transformer-base",),
 )

@@ -63,16 +63,19 @@ def _title(keys: tuple, names: tuple, family: str, lang: str) -> tuple[str, str]
 
 def _item_base(i, seen: set) -> tuple:
     """The language-independent part of an item's data; ``seen`` holds the title keys (and
-    "per_head") already explained.
+    "per_head", and whether "A cancels" was said) already explained.
 
-    Returns ``(head, repeated, body, children)``: the keys before the title, whether the item's
-    about text was already given (then it is left out), the keys after it, the children's bases.
+    Returns ``(head, fresh, body, children)``: the keys before the title, the title keys whose about
+    text was not given yet (BERT's Add & Norm explains its LayerNorm only if the embeddings' did not),
+    the keys after it, the children's bases.
     """
-    repeated = i.keys in seen  # explained once, at its first appearance
-    seen.add(i.keys)
+    fresh = tuple(k for k in i.keys if k not in seen)  # each part explained once, at its first appearance
+    seen.update(i.keys)
     explain_per_head = i.per_head and "per_head" not in seen
+    told = "per_head_cancels" if i.cancels else "per_head_remains"
+    tell_cancels = i.per_head and told not in seen  # "A cancels" said once, where it first happens
     if i.per_head:
-        seen.add("per_head")
+        seen.update(("per_head", told))
     chain = [i.formula]
     if i.collapsed:
         chain.append(i.collapsed)
@@ -94,21 +97,27 @@ def _item_base(i, seen: set) -> tuple:
         "total": thousands(i.total), "total_math": math_count(i.total),
         "contribution": thousands(i.contribution), "share": _share_text(i.share),
         "tied_to": i.tied_to or "", "untied": thousands(i.untied), "trainable": i.trainable,
-        "per_head": i.per_head, "explain_per_head": explain_per_head, "cancels": i.cancels, "chain": chain,
+        "per_head": i.per_head, "explain_per_head": explain_per_head, "cancels": i.cancels,
+        "tell_cancels": tell_cancels, "chain": chain,
         "total_chain": total_chain, "running": thousands(i.running),
     }
-    return head, repeated, body, [_item_base(c, seen) for c in i.children]
+    return head, fresh, body, [_item_base(c, seen) for c in i.children]
 
 
 def _item_lang(base, i, d, lang: str) -> dict:
     """An item as plain data: its base (:func:`_item_base`) with the title and about in ``lang``."""
-    head, repeated, body, children = base
-    title, about = _title(i.keys, i.names, d.family, lang)
+    head, fresh, body, children = base
+    title, _ = _title(i.keys, i.names, d.family, lang)
+    about = _title(fresh, i.names, d.family, lang)[1] if fresh else ""
     unit = _title((i.unit,), i.names[-1:], d.family, lang)[0] if i.unit else ""
     # the titles are mini-markup themselves (a module's name in code): put in before the text is rendered
     subtotal = prose_text(catalog(lang)["item"]["subtotal_repeated" if body["total_chain"] else "subtotal"],
                           title=title, unit=unit)
-    return {**head, "title": title, "about": "" if repeated else about, "unit": unit, **body, "subtotal": subtotal,
+    # where a list names the components, each goes by its own title ("Output layer", not "Output layer: Output
+    # projection", whose colon would read as a label glued into the list)
+    short = title.split(catalog(lang)["colon"])[0]
+    return {**head, "title": title, "short_title": short, **_aside(title, lang), "about": about, "unit": unit,
+            **body, "subtotal": subtotal,
             "children": [_item_lang(b, c, d, lang) for b, c in zip(children, i.children)]}
 
 
@@ -162,13 +171,16 @@ def _doc(d: Derivation, lang: str) -> dict:
     largest = None
     if d.largest is not None:
         lt, _ = title_of(d.largest.keys, d.largest.names, d.family, t)
-        largest = {"title": lt, "names": list(d.largest.names), "share": _share_text(d.largest.share),
+        largest = {"title": lt, **_aside(lt, lang), "names": list(d.largest.names),
+                   "share": _share_text(d.largest.share),
                    "contribution": thousands(d.largest.contribution)}
     biggest = max(d.sections, key=lambda s: s.contribution)
     return {
         "name": d.name, "family": d.family, "family_title": d.family_title.get(lang, d.family),
         "inferred": d.inferred, "floors": d.floors, "target": d.target,
         "preset": d.preset or "", "preset_title": (d.preset_title or {}).get(lang, ""),
+        # "是 BERT-base" but "是文章口径的…": Chinese spaces Latin text off, not its own characters
+        "preset_key": "preset" if (d.preset_title or {}).get(lang, "")[:1].isascii() else "preset_cjk",
         "changes": [{"key": k, "before": b, "after": a} for k, b, a in d.changes],
         "head": d.head or "",
         "lm_head": d.lm_head or "", "with_lm_head": "" if d.with_lm_head is None else thousands(d.with_lm_head),
@@ -187,6 +199,11 @@ def _doc(d: Derivation, lang: str) -> dict:
         # shown only where a token leaves some routed experts out
         "active": thousands(d.active), "active_share": _share_text(d.active_share),
         "active_formula": d.active_formula, "shows_active": d.active != d.total,
+        "title_name": title_name(d, lang),
+        # the base model ends in its own output layer (the Transformer's): "no task head" would read as "no lm_head"
+        "own_output": any("output_projection" in i.keys for i in d.items),
+        # the remark the head-count section starts from is the BERT article's: quoted where that article is a source
+        "heads_article": any(n.article.key == "bert-parameter-count" for n in d.notes),
         "closed_formula": d.closed_formula, "closed_substituted": d.closed_substituted,
         "proof": _proof(d.proof, lang),
         "costs": _costs(d.costs, lang) if d.costs else None,
@@ -377,20 +394,60 @@ def _costs(c, lang: str) -> dict:
         "heads_invariant": c.heads_invariant, "heads_derivative": c.heads_derivative,
         "held": r",\ ".join(c.held), "held_sentence": c.held_sentence,
         "kaplan": per_token(c.kaplan), "exact_per_token": per_token(c.exact_per_token),
-        "kaplan_difference": c.kaplan_difference,
+        "kaplan_difference": c.kaplan_difference, **_kaplan_gap(c, per_token),
         "memory": [{"key": key, "bytes": thousands(n), "gib": "" if key.endswith("per_token") else gib(n)}
                    for key, n in memory
                    if n or key in ("weights_fp32", "weights_bf16", "training_memory")],
         "caches": c.kv_per_token != 0,
+        # an encoder–decoder's one s stands for the source and the target length alike: said where it applies
+        "cross": c.cross_kv_per_token != 0,
         # a sliding-window layer keeps only its window: the sentence on how the cache grows says so
         "cache_text": "cache_windowed" if c.kv_windows else "cache" if c.kv_per_token else "no_cache",
         "window_tokens": thousands(c.kv_windows[0][0]) if c.kv_windows else "",
     }
 
 
+def _aside(title: str, lang: str) -> dict:
+    """A title that ends in a parenthesis (``词嵌入（Token Embedding）``) split before it, so a document names
+    the module inside the same parenthesis (``词嵌入（Token Embedding，`word_embeddings`）``), not a second one."""
+    t = catalog(lang)
+    head, lp, inner = title.rpartition(t["lp"])
+    whole = {"title_head": title, "title_aside": ""}
+    if not head or not inner.endswith(t["rp"]) or any(m in inner for m in ("$", "`", t["lp"].strip())):
+        return whole
+    inner = inner[:-len(t["rp"])]
+    if t["rp"].strip() in inner or head.count("$") % 2 or head.count("`") % 2:
+        return whole
+    return {"title_head": head, "title_aside": inner}
+
+
+def title_name(d, lang: str) -> str:
+    """The name a document's title gives the model: a preset's own name (``BERT-base``, not the slug
+    ``bert-base``), its description cut before the parenthesis or colon that qualifies it; else the name
+    the model was asked for (a variant, a config.json)."""
+    if not d.preset_title or d.changes:
+        return d.name
+    return re.split(r" \(|（|: |：", d.preset_title[lang], maxsplit=1)[0]
+
+
+def _kaplan_gap(c, per_token) -> dict:
+    """What the difference from Kaplan's estimate comes to at the document's sequence: by how much, and which way."""
+    gap = Fraction(c.exact_per_token) - Fraction(c.kaplan)
+    key = "kaplan_under" if gap > 0 else "kaplan_over" if gap < 0 else "kaplan_equal"
+    share = _share_text(abs(gap) / Fraction(c.exact_per_token)) if c.exact_per_token else ""
+    return {"kaplan_gap_key": key, "kaplan_gap_share": share, "kaplan_gap": per_token(abs(gap))}
+
+
 def article_title(title: str, title_en: str, lang: str) -> str:
     """A Chinese article's title as a document in ``lang`` names it: in English with the original beside it."""
     return title if lang == "zh" else f"{title_en} ({title})"
+
+
+def _verdict(c, note) -> str:
+    """A claim's verdict in the errata table: a figure wrong only because it inherits another's slip is "carried",
+    so the table tells the one slip from its consequences."""
+    slips = {w.claim.key for w in note.wrong}
+    return "carried" if c.status == "wrong" and c.claim.follows in slips else c.status
 
 
 def _note(note, lang: str) -> dict:
@@ -400,7 +457,7 @@ def _note(note, lang: str) -> dict:
         "key": a.key, "file": a.file, "title": article_title(a.title, a.title_en, lang), "about": getattr(a, lang),
         "preset": a.preset, "accounting": getattr(a, f"accounting_{lang}"),
         "claims": [{"what": getattr(c.claim, lang), "claimed": c.claimed_in(lang), "right": c.right_text,
-                    "status": c.status, "why": getattr(c.claim, f"why_{lang}")} for c in note.claims],
+                    "status": _verdict(c, note), "why": getattr(c.claim, f"why_{lang}")} for c in note.claims],
         "wrong": _slips(note, lang),
         "remarks": [r[0] if lang == "en" else r[1] for r in a.remarks],
     }

@@ -47,7 +47,7 @@ from ..core.algebra import closed_form
 from ..core.errors import SymparamsError
 from ..core.formatting import percent, ratio, thousands
 from ..core.symbols import SYMBOLS
-from .context import title_of, with_rules
+from .context import title_name, title_of, with_rules
 from .derivation import derive, latex
 from .environment import LANGS, catalog, html_environment, read_template
 from .finetune_html import finetune_page
@@ -303,7 +303,8 @@ def _costs(d, lang: str, formulas: list) -> dict:
         "product": sentence("product", product=outputs["product"]) if c.product else "",
         "training": sentence("training", backward=outputs["backward"], training=outputs["training"]),
         "heads": heads,
-        "kaplan": sentence("kaplan", kaplan=outputs["kaplan"], exact=outputs["exact_per_token"]),
+        "kaplan": sentence("kaplan_moe" if d.active != d.total else "kaplan", kaplan=outputs["kaplan"],
+                           exact=outputs["exact_per_token"]),
         "kaplan_difference": _math(c.kaplan_difference_expr, display=True),
         "memory": [{"key": row["key"], "id": f"costs-{row['key']}", "bytes": row["bytes"]} for row in text["memory"]],
         "cache": prose_html(t["costs"][text["cache_text"]], model=d.name, tokens=text["window_tokens"]),
@@ -435,7 +436,8 @@ def render_html(m, lang: str = "en", title: str | None = None) -> str:
     page = {
         "lang": "zh-CN" if lang == "zh" else "en",
         "csp": "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:",
-        "heading": title if title is not None else re.sub(r"[*`$]", "", t["title"]).replace("[[model]]", m.name),
+        "heading": title if title is not None
+        else re.sub(r"[*`$]", "", t["title"]).replace("[[model]]", title_name(d, lang)),
         "style": read_template("html/page.css"), "family_title": m.family.title.get(lang, m.family.name),
         "name": m.name, "controls": controls, "sections": sections, "summary": summary, "chart": chart,
         "total": thousands(d.total), "trainable": thousands(d.trainable),

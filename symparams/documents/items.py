@@ -13,7 +13,8 @@ from ..core.algebra import BlockCounts, whole
 from ..core.blocks import Block
 from ..core.model import Model
 from .formulas import fill_numbers, sum_latex, times_latex, value_latex
-from .walk import Plan, plans, presented
+from .module_names import printed_names, printed_tied
+from .walk import Plan, module_names, plans, presented
 
 
 @dataclass(frozen=True)
@@ -139,21 +140,23 @@ class Builder:
         shape = ("[" + ", ".join(str(whole(d, self.values)) for d in plan.shape_dims) + "]") if plan.shape else ""
         shape = f"{plan.tensors} \\times {shape}" if shape and plan.tensors > 1 else shape
         item = Item(
-            path=plan.path, block_path=plan.block_path, names=plan.names, keys=plan.keys, depth=plan.depth,
-            leaf=plan.leaf, multiplicity=plan.multiplicity, repeat=plan.repeat, repeat_value=rep_value,
+            path=plan.path, block_path=plan.block_path, names=module_names(plan.names, self.printed),
+            keys=plan.keys, depth=plan.depth, leaf=plan.leaf, multiplicity=plan.multiplicity, repeat=plan.repeat,
+            repeat_value=rep_value,
             copies=plan.copies, copies_value=copies_value, shape=plan.shape, shape_values=shape,
             expr=plan.expr, formula=plan.formula, collapsed=plan.collapsed, substituted=substituted, count=count,
             total_expr=plan.total_expr, total_formula=plan.total_formula,
             total_substituted=times_latex(rep_value, count) if plan.repeated else substituted,
             total=total, contribution=contribution, share=sp.Rational(contribution, self.grand),
-            tied_to=plan.tied, untied=untied * rep_value, trainable=plan.trainable, per_head=plan.per_head,
-            cancels=plan.cancels, children=children, unit=plan.unit)
+            tied_to=printed_tied(self.m, plan.tied), untied=untied * rep_value, trainable=plan.trainable,
+            per_head=plan.per_head, cancels=plan.cancels, children=children, unit=plan.unit)
         self.plans[id(item)] = plan
         return item
 
     def sections(self) -> tuple[Item, ...]:
         self.plans: dict[int, Plan] = {}
         tree = presented(self.m.tree)
+        self.printed = printed_names(self.m, tree)
         copies = self.counts(tree).repeat
         sections = [self.item(p, copies) for p in plans(tree)]
         out = []

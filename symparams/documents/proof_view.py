@@ -11,6 +11,7 @@ from ..analysis.family_rules import family_rule, rule_error
 from ..core.model import Model
 from ..core.symbols import A, D, r
 from .formulas import latex, product_latex
+from .module_names import printed_paths
 from .walk import splits_into_heads
 
 
@@ -55,10 +56,11 @@ class ProofView:
 def proof_view(m: Model) -> ProofView:
     """The head-count proof of ``m`` as a document shows it."""
     p = m.prove()
+    named = _namer(m)
     per_head, written, closed, derivative, dependence = [], "", "", "0", None
     for step in p.steps:
         if step.key == "per_head" and splits_into_heads(step.lhs):  # B·A = A·B tells a reader nothing
-            per_head.append((latex(step.lhs, written=True), latex(step.rhs), tuple(step.paths)))
+            per_head.append((latex(step.lhs, written=True), latex(step.rhs), named(step.paths)))
         elif step.key == "total_as_written":
             written = latex(step.lhs, written=True)
         elif step.key == "simplified":
@@ -79,7 +81,7 @@ def proof_view(m: Model) -> ProofView:
                  "derivative": _derivative(fixed.derivative), "invariant": bool(fixed.invariant),
                  "conditions": tuple((h.condition.latex, h.condition.en, h.condition.zh) for h in fixed.held),
                  "value": r",\; ".join(f"{sp.latex(k)} = {sp.latex(v)}" for k, v in fixed.values.items()),
-                 "remaining": tuple(_remaining_term(t, held) for t, held in fixed.remaining)}
+                 "remaining": tuple(_remaining_term(t, held, named) for t, held in fixed.remaining)}
     thumb = p.rule_of_thumb
     rule = None if thumb is not None or m.free else family_rule(m)
     own_width = D in p.written.free_symbols
@@ -96,7 +98,7 @@ def proof_view(m: Model) -> ProofView:
         counterexample=p.counterexample, has_heads=A in m.symbols,
         counterexample_source=p.counterexample_source or "",
         counterexample_values=tuple((sp.latex(k), sp.latex(v)) for k, v in p.counterexample_values.items()),
-        fixed_ratio=fixed, terms=tuple(_head_term(t) for t in p.terms),
+        fixed_ratio=fixed, terms=tuple(_head_term(t, named) for t in p.terms),
         collected=latex(p.collected, written=True) if p.terms else "",
         own_width=own_width, family=m.family.name, premise=premise, premise_also=premise_also,
         heads_fitted=A not in m.symbols and _heads_fitted(m),
@@ -151,7 +153,21 @@ def _symbols_as_math(text: str) -> str:
     return _SYMBOL_IN_TEXT.sub(r"$\1$", text)
 
 
-def _head_term(t) -> dict:
+def _namer(m: Model):
+    """The proof's module paths (``layers.*`` for every list) as the document prints them (see
+    :mod:`.module_names`); a part of a fused tensor keeps its " (part)"."""
+    printed = printed_paths(m)
+
+    def named(paths) -> tuple[str, ...]:
+        out = []
+        for path in paths:
+            module, sep, part = path.partition(" (")
+            out.append(printed.get(module, module) + sep + part)
+        return tuple(dict.fromkeys(out))
+    return named
+
+
+def _head_term(t, named) -> dict:
     """A part written with A (:class:`~symparams.analysis.proof.HeadTerm`) in LaTeX: one head, the heads
     side by side, multiplied out, and all its copies."""
     split = t.split
@@ -162,15 +178,15 @@ def _head_term(t) -> dict:
             "multiplies_out": t.multiplies_out,
             "heads": "" if split is None else sp.latex(split[0]),
             "one_head": "" if split is None else latex(split[1], written=True),
-            "cancels": t.cancels, "paths": t.paths, "titles": t.titles}
+            "cancels": t.cancels, "paths": named(t.paths), "titles": t.titles}
 
 
-def _remaining_term(t, held: sp.Expr) -> dict:
+def _remaining_term(t, held: sp.Expr, named) -> dict:
     """A part that still holds A once G/A and A·D are held fixed: one copy's count then, all copies', and
     what it holds per head where it is a multiple of A (T5's relative bias: B per head)."""
     per_head = sp.cancel(held / A)
     return {"written": latex(t.written, written=True), "held": latex(held), "total": product_latex(t.copies, held),
             "copies": latex(t.copies), "several": t.copies != 1,
             "per_head": "" if A in per_head.free_symbols else latex(per_head),
-            "paths": t.paths, "titles": t.titles}
+            "paths": named(t.paths), "titles": t.titles}
 

@@ -132,7 +132,7 @@ class Plan:
 
     path: str
     block_path: str
-    names: tuple[str, ...]
+    names: tuple[tuple[tuple[Block, ...], str], ...]  # per name: the blocks whose segments join, and a fallback
     keys: tuple[str, ...]
     depth: int
     leaf: bool
@@ -175,7 +175,7 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
     counted = tuple(run) if inner is outer else (inner,)
     if same is not None:  # a group of identical leaves only: one leaf item, several times
         inner_path = f"{inner_path}.{same[0].name}"
-        inner, counted, names = same[0], tuple(same), tuple(b.name for b in same)
+        inner, counted, names = same[0], tuple(same), tuple(((), b.name) for b in same)
         trainable = trainable and inner.trainable
     mult = len(counted)
     children: tuple[Plan, ...] = ()
@@ -211,21 +211,29 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
         unit=inner.title_key if repeat != 1 else "", children=children)
 
 
-def _module_name(chain) -> str:
-    """The path transformers gives the blocks of ``chain`` (``ref`` segments; groupings it lacks left out)."""
-    return ".".join(seg for seg in (b.name if b.ref is None else b.ref for b in chain) if seg)
+def _module_name(chain, printed=None) -> str:
+    """The path transformers gives the blocks of ``chain`` (``ref`` segments, or their ``printed`` names (see
+    :mod:`.module_names`); groupings it lacks left out)."""
+    segments = (printed[id(b)] if printed is not None else b.name if b.ref is None else b.ref for b in chain)
+    return ".".join(seg for seg in segments if seg)
+
+
+def module_names(names, printed) -> tuple[str, ...]:
+    """An item's module names as a document prints them: each chain's transformers path, else its fallback."""
+    return tuple(_module_name(chain, printed) or fallback for chain, fallback in names)
 
 
 def _names_and_keys(run: list[Block], inner: Block, chain: tuple, depth: int) -> tuple[tuple, tuple]:
     """The module names, as ``named_parameters()`` prints them (a chain of single children reads
-    ``pooler.dense``; a grouping transformers does not have shows its modules), and title keys of an item."""
+    ``pooler.dense``; a grouping transformers does not have shows its modules), and title keys of an item.
+    A name is kept as the chain of blocks it joins, and our name where transformers has none."""
     outer = run[0]
-    names = tuple(_module_name([b]) or b.name for b in run)
+    names = tuple(((b,), b.name) for b in run)
     keys = tuple(dict.fromkeys(b.title_key for b in run))
     if len(run) == 1 and not _module_name(chain) and inner.children:
-        names = tuple(_module_name(_unwrap(c, c.name)[2]) or c.name for c in inner.children)
+        names = tuple((_unwrap(c, c.name)[2], c.name) for c in inner.children)
     if len(run) == 1 and inner is not outer:
-        names = (_module_name(chain) or outer.name,) if _module_name(chain) or not inner.children else names
+        names = ((chain, outer.name),) if _module_name(chain) or not inner.children else names
         if outer.title is None and inner.title is not None and depth > 0:
             keys = (inner.title,)  # an untitled wrapper (BERT's "intermediate") takes its part's title
         elif inner.is_leaf and inner.title is not None and inner.title != keys[0]:

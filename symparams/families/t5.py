@@ -98,8 +98,8 @@ def stack(name, decoder, gated, layers=L):
     ], repeat=layers, ref="block.*", title="cross_decoder_layer" if decoder else "encoder_layer")
     return group(name, [
         embedding("embed_tokens", V, H, tied_to="shared", title="token_embedding"),
-        # only the first block's self-attention holds it (has_relative_attention_bias = i == 0)
-        embedding("relative_attention_bias", B, A, ref="block.*.layer.*.SelfAttention.relative_attention_bias",
+        # only the first block's self-attention holds it (has_relative_attention_bias = i == 0): its one name
+        embedding("relative_attention_bias", B, A, ref="block.0.layer.0.SelfAttention.relative_attention_bias",
                   title="relative_attention_bias"),
         block,
         rms_norm("final_layer_norm", H, title="final_norm"),

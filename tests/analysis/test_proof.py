@@ -111,8 +111,8 @@ def test_t5_with_a_times_d_fixed_keeps_only_the_relative_bias_tables():
     p = model("t5-small").prove()
     ((bias, held),) = p.fixed_ratio.remaining
     assert bias.copies == 2 and held == A * B  # one B × A table per stack
-    assert bias.paths == ("encoder.block.*.layer.*.SelfAttention.relative_attention_bias",
-                          "decoder.block.*.layer.*.SelfAttention.relative_attention_bias")
+    assert bias.paths == ("encoder.block.0.layer.0.SelfAttention.relative_attention_bias",
+                          "decoder.block.0.layer.0.SelfAttention.relative_attention_bias")
 
 
 def test_rule_of_thumb_for_bert_base_is_108770304_or_99_35_percent():

@@ -47,7 +47,7 @@ def test_stored_shapes_are_transformers_parameters(case):
     for t in stored_tensors(m.tree):
         shape = tuple(int(m.evaluate(d)) for d in t.shape)
         copies = int(m.evaluate(t.copies))
-        ours.setdefault(t.path, []).append((shape, copies))
+        ours.setdefault(normalize(t.path), []).append((shape, copies))  # T5's block.0 bias folded alike
     assert set(ours) == set(theirs)
     for path, found in ours.items():
         shape, layers = theirs[path]

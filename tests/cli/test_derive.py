@@ -33,6 +33,6 @@ def test_derive_takes_its_format_from_the_output_name_else_markdown(tmp_path, ca
         assert main(["derive", "bert-base", "-o", str(tmp_path / name)]) == 0
         assert (tmp_path / name).read_text(encoding="utf-8").startswith(start), name
     assert main(["derive", "bert-base"]) == 0
-    assert capsys.readouterr().out.startswith("# Counting the parameters of bert-base")
+    assert capsys.readouterr().out.startswith("# Counting the parameters of BERT-base")
     assert main(["derive", "bert-base", "--format", "tex", "-o", str(tmp_path / "e.md")]) == 0  # asked: kept
     assert (tmp_path / "e.md").read_text(encoding="utf-8").startswith("\\documentclass")

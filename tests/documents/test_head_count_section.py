@@ -106,6 +106,6 @@ def test_t5_says_in_words_which_part_still_holds_a_with_a_times_d_fixed():
     heads = section(render(model("t5-small"), format="md", lang="zh"), 5)
     assert heads.count("**前提。** 这里每个头有自己的宽度 $D$") == 1
     assert in_order(heads, "如果改为固定 $A D = W$", "即便如此，参数量仍然依赖 $A$。", "仍含 $A$ 的部分：",
-                    "- **相对位置偏置**（`encoder.block.*.layer.*.SelfAttention.relative_attention_bias`、"
-                    "`decoder.block.*.layer.*.SelfAttention.relative_attention_bias`）：共 $2 A B$ 个参数，"
+                    "- **相对位置偏置**（`encoder.block.0.layer.0.SelfAttention.relative_attention_bias`、"
+                    "`decoder.block.0.layer.0.SelfAttention.relative_attention_bias`）：共 $2 A B$ 个参数，"
                     "$2$ 份中每份 $A B$ 个，即每个头 $B$ 个：无论每个头多宽，它都随头数增长。")

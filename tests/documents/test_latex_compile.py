@@ -166,7 +166,7 @@ def test_hostile_model_name_appears_literally_wherever_the_source_has_it(compile
 def test_the_title_block_names_symparams_and_the_outline_gives_page_numbers(compiled, name):
     text = compiled[name][2]
     head = text.split("提纲" if name.endswith("zh") else "Outline", 1)[0]
-    assert "bert-base" in head and "symparams" in head
+    assert "BERT-base" in head and "symparams" in head  # the title names the preset as its paper does
     assert re.search(r"(20\d\d 年 \d+ 月 \d+ 日|[A-Z][a-z]+ \d+, 20\d\d)", head), head  # \today
     # every outline entry ends in its page number (two LaTeX runs resolve \pageref; "??" would be left otherwise)
     entries = re.findall(r"^(?:\d+\.|\d+\.\d+) .*?(?:\. )+\.? ?(\d+)$", text, flags=re.MULTILINE)

@@ -112,8 +112,8 @@ def test_proof_text_of_grouped_query_attention_names_what_keeps_a_and_holds_g_ov
 def test_proof_text_of_t5_says_which_part_still_holds_a_with_a_times_d_fixed():
     lines = proof_lines(model("t5-small").prove())
     assert lines[1] == "  premise: each head has a width D of its own; A need not divide H"
-    assert lines[-1].startswith("  still holding A: 2*A*B, B for each head   [encoder.block.*.layer.*.SelfAttention"
-                                ".relative_attention_bias, decoder.block.*.layer.*.SelfAttention.relative_attention_bias]")
+    assert lines[-1].startswith("  still holding A: 2*A*B, B for each head   [encoder.block.0.layer.0.SelfAttention"
+                                ".relative_attention_bias, decoder.block.0.layer.0.SelfAttention.relative_attention_bias]")
 
 
 def test_proof_equations_are_the_steps_in_latex_and_mathml():

@@ -1,0 +1,55 @@
+"""Small things a reader trips over: a slug for a title, a stray space, a head the model has said to be absent,
+labels glued into a list, two parentheses in a row, an unstated assumption about sequence lengths."""
+
+from __future__ import annotations
+
+import pytest
+
+from symparams import model
+from symparams.documents.render import render
+
+
+def md(name, lang, **values):
+    return render(model(name, **values), format="md", lang=lang)
+
+
+@pytest.mark.parametrize("lang, title", [("en", "# Counting the parameters of BERT-base\n"),
+                                         ("zh", "# BERT-base 的参数量计算\n")])
+def test_a_preset_is_titled_by_its_name_and_a_variant_by_what_was_asked(lang, title):
+    assert md("bert-base", lang).startswith(title)
+    assert "BERT-base" not in md("bert-base", lang, L=24).splitlines()[0]  # no longer the preset
+
+
+def test_chinese_spaces_off_latin_text_only():
+    assert "是 BERT-base（uncased）" in md("bert-base", "zh")
+    assert "是文章口径的 Transformer base" in md("transformer-base-article", "zh")
+
+
+@pytest.mark.parametrize("lang, absent", [("en", "No task head: the base model only."),
+                                          ("zh", "不带任务头，只计算基础模型。")])
+def test_a_model_that_ends_in_its_own_output_layer_is_not_said_to_lack_one(lang, absent):
+    text = md("transformer-base-article", lang)
+    assert absent not in text and ("own output layer" in text or "以输出层结束" in text)
+    assert absent in md("bert-base", lang)
+
+
+def test_the_list_of_components_names_each_by_its_own_title():
+    text = md("transformer-base-article", "zh")
+    assert "依次计算输入处理、编码器（Encoder）、解码器（Decoder）、输出层的参数量" in text
+    assert "Output layer: Output projection" not in md("transformer-base-article", "en").split("## 2.")[2][:400]
+
+
+@pytest.mark.parametrize("name", ["bert-base", "transformer-base-article", "t5-base"])
+def test_a_title_and_its_module_share_one_parenthesis(name):
+    zh, en = md(name, "zh"), md(name, "en")
+    assert "）（`" not in zh and ") (`" not in en
+    if name == "bert-base":
+        assert "#### a) 词嵌入（Token Embedding，`word_embeddings`）" in zh
+        assert "**前馈网络第一层**（升维，`intermediate.dense`）" in zh
+
+
+@pytest.mark.parametrize("lang, said", [("en", "source and target are taken to be equally long"),
+                                        ("zh", "假设源序列和目标序列一样长")])
+def test_an_encoder_decoder_says_its_one_length_is_both_lengths(lang, said):
+    assert said in md("t5-base", lang) and said in md("transformer-base-article", lang)
+    assert said not in md("bert-base", lang) and said not in md("llama-3-8b", lang)
