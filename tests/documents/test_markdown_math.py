@@ -193,7 +193,7 @@ def test_hostile_model_name_is_literal_wherever_it_appears():
         # fine-tuning section, the articles' note and the conclusion: each line holds
         # the name once (the commands it suggests name no model the command line knows by that name: they say
         # --config PATH)
-        assert len(lines) == text.count("passwd") == 10, lang
+        assert len(lines) == text.count("passwd") == 11, lang
         assert "symparams flops --config PATH" in text
         rendered = node_check({"markdown": lines})["markdown"]
         for line, out in zip(lines, rendered):
