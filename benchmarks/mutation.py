@@ -67,6 +67,9 @@ def configuration(mutate: list[str], tests: list[str]) -> str:
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not tex and not browser and not node"]',
         "mutate_only_covered_lines = true",
         'process_isolation = "forkserver"',
+        # the tests build models while they are collected (parametrize lists): collected before a mutant is on,
+        # they would hold the unmutated trees, so each mutant's run collects its tests afresh
+        'forkserver_warmup = "none"',
         "use_git_change_detection = false",
         "",
     ])
