@@ -42,8 +42,7 @@ GROUPS = {
                                     "tests/families/test_tied_shapes.py"]),
     "families": ([f"symparams/families/{name}.py" for name in
                   ("bert", "gpt2", "llama", "t5", "transformer", "encoder_parts", "seq2seq_parts", "classic_parts")],
-                 ["tests/families/test_bert_transformer.py", "tests/families/test_decoders.py",
-                  "tests/families/test_tied_shapes.py"]),
+                 ["tests/families/test_bert_transformer.py", "tests/families/test_tied_shapes.py"]),
     "analysis": ([f"symparams/analysis/{name}.py" for name in ("flops", "memory", "cache", "dtypes")],
                  ["tests/analysis/test_flops.py", "tests/analysis/test_memory.py", "tests/analysis/test_cache.py"]),
 }
