@@ -69,6 +69,9 @@ def configuration(mutate: list[str], tests: list[str]) -> str:
         # the tests build models while they are collected (parametrize lists): collected before a mutant is on,
         # they would hold the unmutated trees, so each mutant's run collects its tests afresh
         'forkserver_warmup = "none"',
+        # mutmut limits a mutant's CPU time by its tests' measured time, which leaves out collecting them
+        # (importing transformers, building the models): a margin for it, or every run "times out"
+        "timeout_constant = 60",
         "use_git_change_detection = false",
         "",
     ])

@@ -62,17 +62,17 @@ def shown(block, values):
 
 
 def written(tree, values):
-    """Parameter path → the shape we show there; blocks fused into one tensor (GPT-2's query, key and value in
+    """(parameter path, the shape we show there) for each block's weight or bare parameter; blocks fused into one tensor (GPT-2's query, key and value in
     ``c_attn``, siblings of one parent) are shown side by side, (in, Σ out), as the tensor concatenates them;
     blocks of different parents on one path (T5's ``layer.0`` and ``layer.1`` both ``layer.*``) each alone."""
     shapes = defaultdict(list)
     for path, block, parent in reference_paths(tree):
-        if block.shape and block.params and block.params[0][0] == "weight":
-            shapes[f"{path}.weight", id(parent)].append(shown(block, values))
+        if block.shape and block.params:  # a layer's weight (its bias follows it) or a bare parameter
+            shapes[f"{path}.{block.params[0][0]}", id(parent)].append(shown(block, values))
     return [(path, s[0] if len(s) == 1 else (s[0][0], sum(out for _, out in s))) for (path, _), s in shapes.items()]
 
 
-def test_every_weight_block_has_the_shape_transformers_stores(built):
+def test_every_block_has_the_shape_transformers_stores(built):
     ours, module, strip = built
     stored = stored_shapes(module, strip)
     ours_shapes = written(ours.tree, ours.values)
