@@ -58,6 +58,7 @@ def stored_shapes(module, strip):
 
 
 def shown(block, values):
+    assert block.shape, f"{block.name}: no shape"
     return tuple(int(sp.sympify(d).xreplace(values).doit()) for d in block.shape)
 
 
@@ -67,7 +68,7 @@ def written(tree, values):
     blocks of different parents on one path (T5's ``layer.0`` and ``layer.1`` both ``layer.*``) each alone."""
     shapes = defaultdict(list)
     for path, block, parent in reference_paths(tree):
-        if block.shape and block.params:  # a layer's weight (its bias follows it) or a bare parameter
+        if block.params:  # a layer's weight (its bias follows it) or a bare parameter; each has a shape
             shapes[f"{path}.{block.params[0][0]}", id(parent)].append(shown(block, values))
     return [(path, s[0] if len(s) == 1 else (s[0][0], sum(out for _, out in s))) for (path, _), s in shapes.items()]
 
