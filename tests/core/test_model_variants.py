@@ -47,3 +47,8 @@ def test_with_switches_keeps_the_class_the_checkpoint_was_saved_as():
     m = _llama_2_7b().with_switches(attention_bias=False)
     assert m.saved_model().count == _llama_for_causal_lm_total()
     assert m.name == _llama_2_7b().name
+
+
+def test_with_head_keeps_the_class_the_checkpoint_was_saved_as():
+    m = _llama_2_7b().with_head("sequence-classification").with_head(None)
+    assert m.saved_model().count == _llama_for_causal_lm_total()
