@@ -190,6 +190,10 @@ def main() -> int:
         return 0
     start = time.monotonic()
     generate(work, args.minutes)
+    if not results(work):  # mutmut's first coverage run in a fresh folder can fail; its second has not
+        generate(work, args.minutes - (time.monotonic() - start) / 60)
+    if args.sample and not results(work):
+        raise SystemExit(f"no mutants written in {work} (mutmut.log there says why)")
     drawn = sample(results(work), args.sample, args.seed) if args.sample else []
     run_mutmut(work, drawn, args.minutes - (time.monotonic() - start) / 60)
     found = results(work)
