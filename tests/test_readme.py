@@ -22,6 +22,16 @@ SH = sh_commands(README)
 SESSIONS = shell_sessions(README)
 
 
+def test_the_readme_doctest_runs_examples():
+    # pytest collects a Markdown file whose doctest holds no example as nothing at all, and passes
+    import doctest
+    import tomllib
+
+    addopts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    assert "--doctest-glob=README.md" in addopts["addopts"].split()
+    assert len(doctest.DocTestParser().get_examples(README.read_text(encoding="utf-8"))) >= 3
+
+
 def test_readme_is_a_front_page_of_at_most_200_lines():
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 200
 

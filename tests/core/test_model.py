@@ -28,8 +28,18 @@ def every_variant():
 VARIANTS = list(every_variant())
 
 
-def test_the_hand_counts_are_the_published_figures():
-    assert (BERT_BASE, BERT_LARGE) == (109_482_240, 335_141_888)
+@pytest.mark.crosscheck
+def test_the_hand_counts_are_what_transformers_builds():
+    import transformers
+
+    from tests.reference.hf import build, totals
+
+    base = build("BertModel", transformers.BertConfig())  # its defaults are bert-base-uncased's sizes
+    large = build("BertModel", transformers.BertConfig(hidden_size=1024, num_hidden_layers=24,
+                                                         num_attention_heads=16, intermediate_size=4096))
+    parts = [sum(p.numel() for p in part.parameters()) for part in (base.embeddings, base.encoder, base.pooler)]
+    assert parts == [EMB, ENC, POOL]
+    assert (totals(base)[0], totals(large)[0]) == (BERT_BASE, BERT_LARGE) == (109_482_240, 335_141_888)
 
 
 @pytest.mark.parametrize("m", VARIANTS, ids=repr)

@@ -19,7 +19,20 @@ FEED_FORWARD = (H * INTER + INTER) + (INTER * H + H)
 LAYER = ATTENTION + 2 * H + FEED_FORWARD + 2 * H
 
 
-def test_the_article_subtotals_by_hand():
+@pytest.mark.crosscheck
+def test_the_article_subtotals_are_what_transformers_builds():
+    import transformers
+
+    from tests.reference.hf import build
+
+    layer = build("BertModel", transformers.BertConfig()).encoder.layer[0]  # bert-base's sizes
+
+    def size(*modules):
+        return sum(p.numel() for m in modules for p in m.parameters())
+
+    attention = size(layer.attention.self, layer.attention.output.dense)  # its LayerNorm is Add & Norm's
+    feed_forward = size(layer.intermediate, layer.output.dense)
+    assert (attention, feed_forward, size(layer)) == (ATTENTION, FEED_FORWARD, LAYER)
     assert (ATTENTION, FEED_FORWARD, LAYER) == (2_362_368, 4_722_432, 7_087_872)  # the article's figures
 
 
