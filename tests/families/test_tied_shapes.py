@@ -69,7 +69,8 @@ def written(tree, values):
     shapes = defaultdict(list)
     for path, block, parent in reference_paths(tree):
         if block.params:  # a layer's weight (its bias follows it) or a bare parameter; each has a shape
-            shapes[f"{path}.{block.params[0][0]}", id(parent)].append(shown(block, values))
+            # a path written with an index (T5's relative bias, in block 0 only) as transformers' names are read
+            shapes[f"{normalize(path)}.{block.params[0][0]}", id(parent)].append(shown(block, values))
     return [(path, s[0] if len(s) == 1 else (s[0][0], sum(out for _, out in s))) for (path, _), s in shapes.items()]
 
 
