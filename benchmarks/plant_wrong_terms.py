@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path("symparams/families/data/inferred.json")
 COPIED = ("symparams", "tests", "templates", "docs", "scripts", "pyproject.toml", "README.md")
 #: the test that compares each type's shipped formulas with a live build, one case per type
-SHIPPED_TEST = "tests/families/test_shipped_builds.py::test_every_exact_class_counts_each_tensor_as_transformers_builds_it"
+SHIPPED_TEST = ("tests/families/test_shipped_builds.py::"
+                "test_every_exact_class_counts_each_tensor_as_transformers_builds_it")
 
 
 def copy_of_repository(into: Path) -> Path:

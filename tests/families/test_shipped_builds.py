@@ -18,8 +18,8 @@ import pytest
 from symparams.core.errors import SymparamsError
 from symparams.families import inferred
 from tests.reference.hf import totals
-from tests.reference.shipped_builds import (as_built, build, default_config, head_of, merged, nested, odd_config, per_tensor,
-                                            shipped, transformers_tensors)
+from tests.reference.shipped_builds import (as_built, build, default_config, head_of, merged, nested, odd_config,
+                                            per_tensor, shipped, transformers_tensors)
 
 pytestmark = pytest.mark.crosscheck
 
