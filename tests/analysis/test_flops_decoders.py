@@ -44,7 +44,7 @@ from tests.reference.decoders import gpt2_config
 
 pytestmark = pytest.mark.crosscheck
 
-#: (s, b) of each FLOPs comparison; the caches are compared at the first
+#: (s, b) of the FLOPs comparisons (the second of the forward pass alone); the caches are compared at the first
 RUNS = ((7, 3), (12, 1))
 SEQ, BATCH = RUNS[0]
 
@@ -135,11 +135,13 @@ def tiny(name, head):
 def test_flops_equal_flop_counter(name, head):
     m, extra = tiny(name, head)
     module, _ = real(m, extra)
-    for seq, batch in RUNS:
-        forward, training = ref.counted(module, inputs_of(m, module.config, seq, batch))
-        f = m.flops(s=seq, b=batch)
-        assert (f.forward, f.training) == (forward, training), (seq, batch, f.by_kind)
-        assert f.training == 3 * f.forward  # every term multiplies two tensors that both need gradients
+    (seq, batch), (seq_2, batch_2) = RUNS
+    forward, training = ref.counted(module, inputs_of(m, module.config, seq, batch))
+    f = m.flops(s=seq, b=batch)
+    assert (f.forward, f.training) == (forward, training), f.by_kind
+    assert f.training == 3 * f.forward  # every term multiplies two tensors that both need gradients
+    forward = ref.forward_counted(module, inputs_of(m, module.config, seq_2, batch_2))
+    assert m.flops(s=seq_2, b=batch_2).forward == forward  # the forward pass alone: training is 3 × it
 
 
 @pytest.mark.parametrize("name", ["mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3", "deepseek_v2"])

@@ -58,15 +58,16 @@ def tiny(family, head=None, switches=None, **extra):
 
 
 def check(m, cls_name, config, *, encoder=True, decoder=True, cache=True):
-    """FlopCounterMode's forward and training FLOPs at each ``(s, b)`` of RUNS, and (``cache``) the cache's bytes
-    at the first, equal ours for ``m``."""
+    """FlopCounterMode's forward and training FLOPs at the first ``(s, b)`` of RUNS, its forward FLOPs at the
+    second, and (``cache``) the cache's bytes at the first, equal ours for ``m``."""
     module = ref.real(cls_name, config)
-    for seq, batch in RUNS:
-        inputs = _inputs(m, config, seq, batch, encoder=encoder, decoder=decoder)
-        forward, training = ref.counted(module, inputs)
-        f = m.flops(s=seq, b=batch)
-        assert (f.forward, f.training) == (forward, training), (seq, batch, f.by_kind)
-        assert f.training == 3 * f.forward  # every term is a product of two tensors that need gradients
+    (seq, batch), (seq_2, batch_2) = RUNS
+    forward, training = ref.counted(module, _inputs(m, config, seq, batch, encoder=encoder, decoder=decoder))
+    f = m.flops(s=seq, b=batch)
+    assert (f.forward, f.training) == (forward, training), f.by_kind
+    assert f.training == 3 * f.forward  # every term is a product of two tensors that need gradients
+    inputs = _inputs(m, config, seq_2, batch_2, encoder=encoder, decoder=decoder)
+    assert m.flops(s=seq_2, b=batch_2).forward == ref.forward_counted(module, inputs)  # training is 3 × it
     own, cross = cache_per_token(m.tree)
     if not cache:
         return
