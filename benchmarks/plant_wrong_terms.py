@@ -6,7 +6,8 @@ notice it run there (stopping at the first failure):
 * ``data``: in the shipped inferred formulas (``families/data/inferred.json``),
   one parameter of an exact entry counted once more (its instance count plus
   one), for types no hand-written family reads: what ``count --config`` of
-  those types prints comes from nowhere else.  The failure must name the type.
+  those types prints comes from nowhere else.  The type's case of
+  tests/families/test_shipped_builds.py (a live build) must fail, naming it.
 * ``family``: in a hand-written family module, one size a block is built with
   written one larger (``linear("dense", H, inter)`` → ``inter + 1``), as a
   slip in a formula would be.
@@ -34,8 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path("symparams/families/data/inferred.json")
 COPIED = ("symparams", "tests", "templates", "docs", "scripts", "pyproject.toml", "README.md")
-#: the tests that read the shipped formulas of a type no family reads
-DATA_TESTS = ["tests/families/test_inferred.py"]
+#: the test that compares each type's shipped formulas with a live build, one case per type
+SHIPPED_TEST = ("tests/families/test_shipped_builds.py::"
+                "test_every_exact_class_counts_each_tensor_as_transformers_builds_it")
 
 
 def copy_of_repository(into: Path) -> Path:
@@ -124,8 +126,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="planted-") as tmp:
             copy = copy_of_repository(Path(tmp))
             what = plant_in_data(copy, model_type)
-            result = run_tests(copy, DATA_TESTS, select="every_exact_entry")
-            failed, named = result.returncode != 0, f"'{model_type}'" in result.stdout
+            result = run_tests(copy, [f"{SHIPPED_TEST}[{model_type}]"])
+            failed, named = result.returncode != 0, f"[{model_type}]" in result.stdout
             print(f"data   {what}: {'caught' if failed else 'MISSED'}{', the failure names it' if named else ''}")
             planted, caught = planted + 1, caught + failed
             missed += [] if failed else [what]

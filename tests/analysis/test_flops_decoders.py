@@ -9,7 +9,9 @@ backward pass are counted by ``torch.utils.flop_counter.FlopCounterMode`` and mu
 :func:`~symparams.analysis.cache.cache_per_token` says (fp32: 4 bytes an element) — except where the
 architecture needs less than transformers keeps (Falcon's new decoder architecture, below).
 
-Sizes are tiny (V = 100, H = 32, two or three layers, s = 7, b = 3).  Nothing here has a sliding window or
+Sizes are tiny (V = 100, H = 32, two or three layers); the FLOPs are counted at two lengths and two batch
+sizes (s = 7, b = 3 and s = 12, b = 1), so that a term in s² cannot pass for one in s, nor one in b for a
+constant.  Nothing here has a sliding window or
 local attention (Mixtral's ``sliding_window`` is None, the Qwen MoE configs have ``use_sliding_window``
 false).  The sequence-classification heads score every position and pick each sequence's last
 non-padding one; with b > 1 transformers wants a ``pad_token_id``, set to 0 here (the random ids start at
@@ -42,7 +44,9 @@ from tests.reference.decoders import gpt2_config
 
 pytestmark = pytest.mark.crosscheck
 
-SEQ, BATCH = 7, 3
+#: (s, b) of the FLOPs comparisons (the second of the forward pass alone); the caches are compared at the first
+RUNS = ((7, 3), (12, 1))
+SEQ, BATCH = RUNS[0]
 
 _GQA = dict(V=100, H=32, L=2, A=4, G=2)
 _MLA = dict(V=100, H=32, L=3, A=4, F_e=24, N_e=4, k_e=2, R_kv=10, D_n=6, D_r=4, D_v=5)
@@ -94,8 +98,9 @@ def _params():
             yield pytest.param(name, head, id=f"{name}-{head or 'base'}")
 
 
-def real(m, extra):
-    """The tiny transformers module of ``m`` (eager attention and experts) and its inputs."""
+def real(m, extra, seq=SEQ, batch=BATCH):
+    """The tiny transformers module of ``m`` (eager attention and experts) and its inputs of ``batch`` sequences of
+    ``seq`` tokens."""
     fam = m.family.name
     if fam == "gpt2":
         cls, config = gpt2.CLASSES[m.head], gpt2_config(m)
@@ -109,12 +114,16 @@ def real(m, extra):
     if m.head == "sequence-classification":
         config.pad_token_id = 0  # b > 1 needs one; no random id is 0
     module = ref.real(cls, config)
-    inputs = dict(input_ids=ref.token_ids(config.vocab_size, SEQ, BATCH))
+    return module, inputs_of(m, config, seq, batch)
+
+
+def inputs_of(m, config, seq, batch):
+    inputs = dict(input_ids=ref.token_ids(config.vocab_size, seq, batch))
     if m.switches.get("cross_attention"):
         generator = torch.Generator().manual_seed(2)
-        inputs["encoder_hidden_states"] = torch.randn(BATCH, SEQ, config.hidden_size, generator=generator,
+        inputs["encoder_hidden_states"] = torch.randn(batch, seq, config.hidden_size, generator=generator,
                                                       requires_grad=True)
-    return module, inputs
+    return inputs
 
 
 def tiny(name, head):
@@ -125,11 +134,14 @@ def tiny(name, head):
 @pytest.mark.parametrize("name, head", list(_params()))
 def test_flops_equal_flop_counter(name, head):
     m, extra = tiny(name, head)
-    module, inputs = real(m, extra)
-    forward, training = ref.counted(module, inputs)
-    f = m.flops(s=SEQ, b=BATCH)
+    module, _ = real(m, extra)
+    (seq, batch), (seq_2, batch_2) = RUNS
+    forward, training = ref.counted(module, inputs_of(m, module.config, seq, batch))
+    f = m.flops(s=seq, b=batch)
     assert (f.forward, f.training) == (forward, training), f.by_kind
     assert f.training == 3 * f.forward  # every term multiplies two tensors that both need gradients
+    forward = ref.forward_counted(module, inputs_of(m, module.config, seq_2, batch_2))
+    assert m.flops(s=seq_2, b=batch_2).forward == forward  # the forward pass alone: training is 3 × it
 
 
 @pytest.mark.parametrize("name", ["mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v3", "deepseek_v2"])

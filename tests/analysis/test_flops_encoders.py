@@ -7,13 +7,13 @@ CPU with eager attention and random weights.  The forward pass and the forward +
 by ``torch.utils.flop_counter.FlopCounterMode`` and must equal ``m.flops(s, b)`` exactly.
 
 - ``b`` is the number of sequences.  The multiple-choice heads read ``[batch, choices, s]`` and flatten it
-  to ``[batch·choices, s]``: here one question with three choices, ``b = 3``.
+  to ``[batch·choices, s]``: here one question with three choices (``b = 3``), then two (``b = 6``).
 - The causal-lm heads (``BertLMHeadModel``, ``RobertaForCausalLM``, ``ElectraForCausalLM``) are built with
   ``is_decoder = true``, as they are meant to be (transformers warns otherwise): their self-attention is
   causal and caches K and V, A·(H/A) each, 2·H elements per token per layer; a forward pass with
   ``use_cache=True`` must leave exactly that (fp32: 4 bytes an element).  Every other model caches nothing.
-- ModernBERT alternates global and local (sliding-window) layers; the sizes keep s = 7 below the window
-  (``local_attention`` 128, ±64), and one case sets the window to 4 with s = 9: eager attention computes
+- ModernBERT alternates global and local (sliding-window) layers; the sizes keep s = 7 and 12 below the
+  window (``local_attention`` 128, ±64), and one case sets the window to 4 with s = 9 and 13: eager attention computes
   the full s × s square and masks it, so the count does not change.
 - MPNet's relative buckets B are 32: transformers' ``compute_position_bias`` always asks for 32 buckets,
   so a smaller table fails there (the count itself is exact for any B).
@@ -27,20 +27,40 @@ import transformers
 from symparams import model
 from symparams.analysis.cache import cache_per_token
 from symparams.core.symbols import H, L
-from symparams.families import bert, deberta_v2, modernbert, mpnet, roberta
 from tests.reference import flops as ref
 from tests.reference.more_families import config as reference_config
 
 pytestmark = pytest.mark.crosscheck
 
-LENGTH, BATCH_SIZE, CHOICES = 7, 3, 3
+CHOICES = 3
+#: (s, b) of each comparison: two lengths and two batch sizes (a term in s² is not one in s), b a multiple of the
+#: choices
+RUNS = ((7, 3), (12, 6))
 
+#: the transformers class of each head, written out rather than read from the families' own tables (a wrong entry
+#: there would be mirrored here and pass)
 CLASSES = {
-    "bert": {h: c for h, (c, _) in bert.CLASSES.items()},
-    "roberta": {h: c for h, (c, _) in roberta.CLASSES.items()},
-    "deberta-v2": {h: c for h, (c, _) in deberta_v2.CLASSES.items()},
-    "mpnet": {h: c for h, (c, _) in mpnet.CLASSES.items()},
-    "modernbert": {h: c for h, (c, _) in modernbert.CLASSES.items()},
+    "bert": {None: "BertModel", "sequence-classification": "BertForSequenceClassification",
+             "token-classification": "BertForTokenClassification", "question-answering": "BertForQuestionAnswering",
+             "masked-lm": "BertForMaskedLM", "multiple-choice": "BertForMultipleChoice",
+             "causal-lm": "BertLMHeadModel", "pretraining": "BertForPreTraining",
+             "next-sentence": "BertForNextSentencePrediction"},
+    "roberta": {None: "RobertaModel", "sequence-classification": "RobertaForSequenceClassification",
+                "token-classification": "RobertaForTokenClassification",
+                "question-answering": "RobertaForQuestionAnswering", "masked-lm": "RobertaForMaskedLM",
+                "multiple-choice": "RobertaForMultipleChoice", "causal-lm": "RobertaForCausalLM"},
+    "deberta-v2": {None: "DebertaV2Model", "sequence-classification": "DebertaV2ForSequenceClassification",
+                   "token-classification": "DebertaV2ForTokenClassification",
+                   "question-answering": "DebertaV2ForQuestionAnswering", "masked-lm": "DebertaV2ForMaskedLM",
+                   "multiple-choice": "DebertaV2ForMultipleChoice"},
+    "mpnet": {None: "MPNetModel", "sequence-classification": "MPNetForSequenceClassification",
+              "token-classification": "MPNetForTokenClassification",
+              "question-answering": "MPNetForQuestionAnswering", "masked-lm": "MPNetForMaskedLM",
+              "multiple-choice": "MPNetForMultipleChoice"},
+    "modernbert": {None: "ModernBertModel", "sequence-classification": "ModernBertForSequenceClassification",
+                   "token-classification": "ModernBertForTokenClassification",
+                   "question-answering": "ModernBertForQuestionAnswering", "masked-lm": "ModernBertForMaskedLM",
+                   "multiple-choice": "ModernBertForMultipleChoice"},
     "distilbert": {None: "DistilBertModel", "sequence-classification": "DistilBertForSequenceClassification",
                    "token-classification": "DistilBertForTokenClassification",
                    "question-answering": "DistilBertForQuestionAnswering", "masked-lm": "DistilBertForMaskedLM",
@@ -145,21 +165,28 @@ def built_cases():
                                id=f"modernbert-{head}-{'-'.join(switches) or 'default'}")
 
 
-def check(data, head, seq=LENGTH):
+def check(data, head, runs=RUNS):
+    """FlopCounterMode's FLOPs of the tiny model of ``data`` equal ours at each ``(s, b)`` of ``runs`` (forward and
+    training at the first, forward at the others), and its cache's bytes at the first."""
     m = model(dict(data), head=head)
     config = transformers.AutoConfig.for_model(**data)
     module = ref.real(CLASSES[data["model_type"]][head], config)
-    ids = ref.token_ids(data["vocab_size"], seq, BATCH_SIZE)
-    if head == "multiple-choice":
-        ids = ids.reshape(BATCH_SIZE // CHOICES, CHOICES, seq)  # b = batch·choices sequences
-    inputs = dict(input_ids=ids)
-    f = m.flops(s=seq, b=BATCH_SIZE)
-    assert (f.forward, f.training) == ref.counted(module, inputs), f.by_kind
+    for i, (seq, batch) in enumerate(runs):
+        ids = ref.token_ids(data["vocab_size"], seq, batch)
+        if head == "multiple-choice":
+            ids = ids.reshape(batch // CHOICES, CHOICES, seq)  # b = batch·choices sequences
+        f = m.flops(s=seq, b=batch)
+        if i == 0:
+            assert (f.forward, f.training) == ref.counted(module, dict(input_ids=ids)), f.by_kind
+        else:  # the forward pass alone: the first run checked the backward pass
+            assert f.forward == ref.forward_counted(module, dict(input_ids=ids)), (seq, batch, f.by_kind)
+    seq, batch = runs[0]
     own, cross = cache_per_token(m.tree)
     assert cross == 0
     if head == "causal-lm":
         assert own == 2 * H * L
-        assert ref.cache_bytes(module, inputs) == (4 * seq * BATCH_SIZE * int(m.evaluate(own)), 0)
+        inputs = dict(input_ids=ref.token_ids(data["vocab_size"], seq, batch))
+        assert ref.cache_bytes(module, inputs) == (4 * seq * batch * int(m.evaluate(own)), 0)
     else:
         assert own == 0
     return m
@@ -180,7 +207,7 @@ def test_modernbert_local_layers_multiply_the_whole_square_in_eager(head):
     # a window of 4 (±2) shorter than s = 9: eager computes every score and masks those outside it
     m = model("modernbert", head=head, **with_label_count(head, dict(V=100, H=32, L=4, A=4, F=48)))
     data = {**reference_config(m), "local_attention": 4}
-    check(data, head, seq=9)
+    check(data, head, runs=((9, 3), (13, 6)))
 
 
 # -- presets by hand ----------------------------------------------------------------------------------------------

@@ -8,9 +8,9 @@ with ``use_cache=True`` must leave exactly the bytes :func:`~symparams.analysis.
 says (fp32: 4 bytes an element).  By our convention the encoder reads ``s`` positions and the decoder
 writes ``s`` (``input_ids`` and ``decoder_input_ids`` of one length), so cross-attention is ``s × s``.
 
-The sizes are tiny (V = 100, H = 32, two layers, s = 7, b = 2); nothing here has a sliding window or local
-attention.  The classification heads read the decoder's state at each sequence's last ``<eos>``: the inputs
-end with ``eos_token_id`` (the random ids start at 3, so it occurs once).  M2M-100's config has
+The sizes are tiny (V = 100, H = 32, two layers; s = 7, b = 2 and s = 12, b = 1); nothing here has a sliding
+window or local attention.  The classification heads read the decoder's state at each sequence's last
+``<eos>``: the inputs end with ``eos_token_id`` (the random ids start at 3, so it occurs once).  M2M-100's config has
 ``encoder_layerdrop = decoder_layerdrop = 0.05``: in training mode a layer is skipped at random, so the
 references here set both to 0 (our count is every layer's).
 
@@ -33,7 +33,10 @@ from tests.reference.more_families import seq2seq_config
 
 pytestmark = pytest.mark.crosscheck
 
-SEQ, BATCH = 7, 2
+#: (s, b) of each FLOPs comparison, two lengths and two batch sizes (a term in s² is not one in s); the caches are
+#: compared at the first
+RUNS = ((7, 2), (12, 1))
+SEQ, BATCH = RUNS[0]
 
 SEQ2SEQ = ("bart", "mbart", "marian", "m2m_100", "pegasus")
 
@@ -55,31 +58,39 @@ def tiny(family, head=None, switches=None, **extra):
 
 
 def check(m, cls_name, config, *, encoder=True, decoder=True, cache=True):
-    """FlopCounterMode's forward and training FLOPs, and (``cache``) the cache's bytes, equal ours for ``m``."""
-    vocab = config.vocab_size
-    decoder_vocab = min(vocab, getattr(config, "decoder_vocab_size", None) or vocab)
+    """FlopCounterMode's forward and training FLOPs at the first ``(s, b)`` of RUNS, its forward FLOPs at the
+    second, and (``cache``) the cache's bytes at the first, equal ours for ``m``."""
     module = ref.real(cls_name, config)
-    if encoder:
-        ids = ref.token_ids(vocab, SEQ, BATCH)
-        if m.head == "sequence-classification":
-            ids[:, -1] = config.eos_token_id
-        inputs = dict(input_ids=ids)
-        if decoder:
-            inputs["decoder_input_ids"] = ref.token_ids(decoder_vocab, SEQ, BATCH, seed=2)
-    else:  # a *ForCausalLM: the decoder alone reads input_ids
-        inputs = dict(input_ids=ref.token_ids(decoder_vocab, SEQ, BATCH))
-    forward, training = ref.counted(module, inputs)
-    f = m.flops(s=SEQ, b=BATCH)
+    (seq, batch), (seq_2, batch_2) = RUNS
+    forward, training = ref.counted(module, _inputs(m, config, seq, batch, encoder=encoder, decoder=decoder))
+    f = m.flops(s=seq, b=batch)
     assert (f.forward, f.training) == (forward, training), f.by_kind
     assert f.training == 3 * f.forward  # every term is a product of two tensors that need gradients
+    inputs = _inputs(m, config, seq_2, batch_2, encoder=encoder, decoder=decoder)
+    assert m.flops(s=seq_2, b=batch_2).forward == ref.forward_counted(module, inputs)  # training is 3 × it
     own, cross = cache_per_token(m.tree)
     if not cache:
         return
+    inputs = _inputs(m, config, SEQ, BATCH, encoder=encoder, decoder=decoder)
     if ref._takes_cache(module):
         expected = tuple(4 * SEQ * BATCH * int(m.evaluate(e)) for e in (own, cross))
         assert ref.cache_bytes(module, inputs) == expected
     else:  # T5ForTokenClassification: the encoder alone caches nothing
         assert (own, cross) == (0, 0)
+
+
+def _inputs(m, config, seq, batch, *, encoder, decoder) -> dict:
+    vocab = config.vocab_size
+    decoder_vocab = min(vocab, getattr(config, "decoder_vocab_size", None) or vocab)
+    if not encoder:  # a *ForCausalLM: the decoder alone reads input_ids
+        return dict(input_ids=ref.token_ids(decoder_vocab, seq, batch))
+    ids = ref.token_ids(vocab, seq, batch)
+    if m.head == "sequence-classification":
+        ids[:, -1] = config.eos_token_id
+    inputs = dict(input_ids=ids)
+    if decoder:
+        inputs["decoder_input_ids"] = ref.token_ids(decoder_vocab, seq, batch, seed=2)
+    return inputs
 
 
 class _WithVocabulary:

@@ -71,6 +71,8 @@ SAMPLE = {
     "phi": "causal-lm",  # half of each head rotated: fitted at the head widths where that half is even
     "stablelm": "causal-lm",  # a quarter of each head rotated, likewise
     "rwkv": "causal-lm",  # recurrent, no attention
+    "falcon_h1": "causal-lm",  # hybrid: attention and a Mamba-2 mixer side by side in every layer
+    "nemotron_h": "causal-lm",  # hybrid: Mamba-2, attention and MLP layers in a pattern
     "mpnet": "masked-lm",  # encoder only, 32 relative-position buckets whatever the config says
     "helium": "causal-lm",  # an H × H output projection after heads of A·D: the costs need A·D = H
     "esmc": "masked-lm",  # query and key norms H wide on A·D channels: A·D = H too

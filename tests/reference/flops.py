@@ -47,14 +47,19 @@ def _scalar(output) -> torch.Tensor:
 
 def counted(module, inputs: dict) -> tuple[int, int]:
     """(forward FLOPs, forward + backward FLOPs) as FlopCounterMode counts them, without a cache."""
-    with FlopCounterMode(display=False) as counter:
-        module(**inputs, use_cache=False) if _takes_cache(module) else module(**inputs)
-    forward = counter.get_total_flops()
+    forward = forward_counted(module, inputs)
     module.zero_grad(set_to_none=True)
     with FlopCounterMode(display=False) as counter:
         output = module(**inputs, use_cache=False) if _takes_cache(module) else module(**inputs)
         _scalar(output).backward()
     return forward, counter.get_total_flops()
+
+
+def forward_counted(module, inputs: dict) -> int:
+    """Forward FLOPs as FlopCounterMode counts them, without a cache."""
+    with FlopCounterMode(display=False) as counter:
+        module(**inputs, use_cache=False) if _takes_cache(module) else module(**inputs)
+    return counter.get_total_flops()
 
 
 def _takes_cache(module) -> bool:
