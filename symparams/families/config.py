@@ -215,16 +215,18 @@ def is_sub_config(key: str, value: Any) -> bool:
     return isinstance(value, dict) and ("model_type" in value or key.endswith("_config"))
 
 
-def flattened(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A config's fields with each sub-config's beside them as dotted keys (``text_config.hidden_size``).
+def flattened(values: Mapping[str, Any], prefix: str = "", sub_configs: frozenset = frozenset()) -> dict[str, Any]:
+    """A config's fields with each sub-config's beside them as dotted keys (``text_config.hidden_size``); a
+    mapping at a key of ``sub_configs`` is one too, with no ``model_type`` of its own (an encoder–decoder's
+    ``encoder``, which transformers reads as a BERT config then).
 
     >>> flattened({"vocab_size": 5, "text_config": {"model_type": "llama", "hidden_size": 8}})
     {'vocab_size': 5, 'text_config.model_type': 'llama', 'text_config.hidden_size': 8}
     """
     out: dict[str, Any] = {}
     for key, value in values.items():
-        if is_sub_config(key, value):
-            out.update(flattened(value, f"{prefix}{key}."))
+        if is_sub_config(key, value) or (isinstance(value, dict) and prefix + key in sub_configs):
+            out.update(flattened(value, f"{prefix}{key}.", sub_configs))
         else:
             out[prefix + key] = value
     return out

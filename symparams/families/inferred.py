@@ -63,7 +63,7 @@ def read_config(entry: dict, reader, source: str) -> Reading:
     defaults = entry.get("defaults", {})
     conditions = entry.get("conditions", {})
     follows = entry.get("follows", {})
-    reader = _unaliased(reader, entry.get("aliases", {}), source)
+    reader = _unaliased(reader, entry, source)
     refuse_unknown_sizes(entry, reader.data, source)
     # a size is at least 1, unless the type's default is 0 (no dense layers, no shared experts)
     _check_forced(entry, reader, source)
@@ -146,12 +146,19 @@ def _top_k(entry: dict, reader) -> int | None:
     return None
 
 
-def _unaliased(reader, aliases: dict, source: str):
+def _sub_configs(entry: dict) -> frozenset:
+    """Every key that holds a sub-config in the fields the formula reads (``encoder`` of ``encoder.hidden_size``)."""
+    fields = [*entry.get("defaults", {}), *entry.get("symbols", {})]
+    return frozenset(f.rsplit(".", 1)[0] for f in fields if "." in f)
+
+
+def _unaliased(reader, entry: dict, source: str):
     """The config read with each field under its own name (``num_experts`` is ``num_local_experts``), a
     sub-config's fields as dotted keys (``text_config.hidden_size``)."""
     from .config import flattened
 
-    renamed = {aliases.get(k, k): v for k, v in flattened(reader.data).items()}
+    aliases = entry.get("aliases", {})
+    renamed = {aliases.get(k, k): v for k, v in flattened(reader.data, sub_configs=_sub_configs(entry)).items()}
     return type(reader)(renamed, reader.source, reader.head)
 
 
@@ -288,7 +295,7 @@ def _follows(entry: dict, numbers: Mapping[str, int], left_out: tuple) -> tuple[
 def left_out(entry: dict, reader, overrides: Mapping[str, Any] | None) -> tuple[str, ...]:
     """The size fields a config.json leaves out that transformers computes from others (``follows``), where
     neither they nor the fields they follow are given another value (``--set``)."""
-    reader = _unaliased(reader, entry.get("aliases", {}), reader.source)
+    reader = _unaliased(reader, entry, reader.source)
     given = set(overrides or {})
     out = []
     for f, rule in sorted(entry.get("follows", {}).items()):
@@ -345,7 +352,7 @@ def reading_of(config: Mapping[str, Any], entry: dict) -> Reading:
 
 def _branch_read(entry: dict, reader, source: str) -> tuple:
     """:func:`branch_of` for a config read with the entry's aliases."""
-    return branch_of(entry, _unaliased(reader, entry.get("aliases", {}), source))
+    return branch_of(entry, _unaliased(reader, entry, source))
 
 
 def counted(entry: dict, config: Mapping[str, Any], source: str = "config") -> tuple[int, tuple]:

@@ -229,6 +229,18 @@ def test_a_multimodal_config_is_counted_through_its_sub_configs():
     assert round(m.count / 1e9, 1) == 4.3
 
 
+def test_a_sub_config_without_its_own_model_type_is_read_as_transformers_reads_it():
+    """An encoder–decoder's ``encoder`` and ``decoder`` without ``model_type`` are BERT configs to transformers;
+    read as anything else (ignored, say), the defaults' 247,363,386 were printed for a model of 11,603."""
+    from tests.reference.inferred_builds import built
+
+    side = {"vocab_size": 99, "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+            "intermediate_size": 16}
+    config = {"model_type": "encoder-decoder", "encoder": side,
+              "decoder": {**side, "is_decoder": True, "add_cross_attention": True}}
+    assert inferred.model(config, head="seq2seq-lm").count == built(config, "seq2seq-lm") == 11_603
+
+
 
 @pytest.mark.parametrize("languages", [1, 2, 5])
 def test_a_config_is_counted_by_the_branch_its_values_are_in(languages):
