@@ -10,6 +10,7 @@ lines is in ``test_bad_input_table.py``.
 """
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -244,7 +245,10 @@ def test_a_folder_name_never_becomes_markup_in_a_document(tmp_path, config):
     code, out, err = run("derive", "--config", str(folder), "--format", "md", cwd=str(tmp_path))
     assert code == 0 and err == "", err
     assert not [line for line in out.splitlines() if line.startswith(("# Injected", "<img"))]
-    assert "`symparams formula --config PATH`" in out  # the name cannot be shown as a command: PATH stands in
+    # the name cannot be shown as a command: PATH stands in for it in every command the document suggests
+    commands = re.findall(r"`symparams [^`]*`", out)
+    assert commands and all("--config PATH" in c for c in commands if "--config" in c)
+    assert any("--config PATH" in c for c in commands) and not [c for c in commands if "evil" in c]
 
 
 @pytest.mark.parametrize("args,needle", [
