@@ -18,9 +18,8 @@ H**2*(2*L*(r + 2) + 1) + H*(L*(r + 9) + P + S + V + 3)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import sympy as sp
 
@@ -64,8 +63,7 @@ def whole(expr, values: Mapping[sp.Symbol, sp.Expr], what: str = "") -> int:
     return int(value)
 
 
-@dataclass(frozen=True)
-class BlockCounts:
+class BlockCounts(NamedTuple):
     """One block's numbers at given values.
 
     ``repeat`` is how many copies its parent holds; ``total`` and

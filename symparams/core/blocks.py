@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Iterator, NamedTuple, TypeVar
 
 import sympy as sp
 
@@ -65,8 +65,7 @@ def sum_as_written(*terms) -> sp.Expr:
     return terms[0] if len(terms) == 1 else sp.Add(*terms, evaluate=False)
 
 
-@dataclass(frozen=True, eq=False)
-class Deferred:
+class Deferred(NamedTuple):
     """A tree's costs, put on it when first asked for: ``attach(tree)`` gives the tree with its items (an inferred
     type's costs are SymPy work that ``count`` never needs, and a cold ``count`` stays quick)."""
 

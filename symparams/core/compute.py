@@ -14,6 +14,7 @@ attention module, and what one token leaves in the key/value cache.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import sympy as sp
 
@@ -85,8 +86,7 @@ class Attention:
             raise ValueError("an attention module with windowed runs needs the window they keep")
 
 
-@dataclass(frozen=True)
-class Product:
+class Product(NamedTuple):
     """A matrix product of activations no weight shows, per copy of the block holding it.
 
     ``forward`` is its FLOPs (``2·m·n·k``) in the model's symbols, :data:`SEQ`
@@ -98,8 +98,7 @@ class Product:
     backward: int = 2
 
 
-@dataclass(frozen=True)
-class Traced:
+class Traced(NamedTuple):
     """FLOPs PyTorch's counter traced in one module of a transformers model (inferred data), every run of the
     module together, in the model's symbols, :data:`SEQ` and :data:`BATCH`.
 
@@ -113,8 +112,7 @@ class Traced:
     what: str = "matmul"
 
 
-@dataclass(frozen=True)
-class Cached:
+class Cached(NamedTuple):
     """What one kind of a traced model's cache layers holds, every layer of the kind together (inferred data).
 
     ``cache`` elements per token of context (per token of the encoder's input when ``cross``), of which a
@@ -133,8 +131,7 @@ class Cached:
         return sp.Integer(0 if self.window is None else 1)
 
 
-@dataclass(frozen=True)
-class Untraced:
+class Untraced(NamedTuple):
     """A cost the inferred data does not hold for this model (``what``: ``"costs"``, ``"cache"``,
     ``"activations"``, ``"attention"``), and why, in one line."""
 

@@ -7,7 +7,7 @@ Every family module in :mod:`symparams.families` defines one :class:`Family`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 import sympy as sp
 
@@ -45,8 +45,7 @@ class Switch:
         return text
 
 
-@dataclass(frozen=True)
-class Constraint:
+class Constraint(NamedTuple):
     """``expr`` must be a positive whole number once its symbols have values."""
 
     expr: sp.Expr
@@ -55,8 +54,7 @@ class Constraint:
     condition: tuple[str, str, str] | None = None
 
 
-@dataclass(frozen=True)
-class Follows:
+class Follows(NamedTuple):
     """A size the source leaves out and transformers computes from others, ``symbol = expr``: a config.json
     without ``num_key_value_heads`` has G = A.  ``field`` is the config's name for it."""
 

@@ -16,15 +16,14 @@ rational.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import sympy as sp
 
 from .errors import SymparamsError
 
 
-@dataclass(frozen=True)
-class SymbolInfo:
+class SymbolInfo(NamedTuple):
     """A symbol with its descriptions and value domain."""
 
     symbol: sp.Symbol

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "config_fields.json")
 _NO_DEFAULT = object()
@@ -41,8 +40,7 @@ def version() -> str:
     return _data()["transformers_version"]
 
 
-@dataclass(frozen=True)
-class Fields:
+class Fields(NamedTuple):
     """The fields of one config class: ``names`` maps every accepted name to the stored one."""
 
     model_type: str

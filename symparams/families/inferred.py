@@ -9,9 +9,8 @@ model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import sympy as sp
 
@@ -31,8 +30,7 @@ from .inferred_widths import names_of, width
 
 # -- a config.json of an inferred type -----------------------------------------------
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """What a config.json says to an inferred type's formula: symbols' values, numbers put in, flags."""
 
     values: dict  # standard symbol name → value (≥ 1)

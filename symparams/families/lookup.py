@@ -16,18 +16,19 @@ A value of ``None`` leaves a symbol free (drops a preset's value):
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..core.errors import SymparamsError
 from ..core.model import Model
-from . import config
 from .presets import aliases
 from .presets import find as find_preset
 from .registry import CONFIG_MODULES, MODULES, all_families, for_config_type
 from .registry import family as get_family
 from .registry import find as find_family
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 
 def model(name: "str | os.PathLike | Mapping", *, head: str | None = None, **values_and_switches) -> Model:
@@ -82,6 +83,8 @@ def _by_another_name(name: str):
 
 def _unknown(name: str) -> str:
     """The error for a name that is nothing: the three closest names, if any are close."""
+    import difflib  # only a misspelt name needs it: a cold count does not import it
+
     names = aliases()
     close = difflib.get_close_matches(name.lower(), [*names, *all_families()], n=6, cutoff=0.6)
     suggestions = list(dict.fromkeys(names.get(c, c) for c in close))[:3]
@@ -96,11 +99,13 @@ def from_config(path: str, head: str | None = None, overrides: Mapping[str, str]
     rather than after its folder."""
     if os.path.isdir(path):
         path = os.path.join(path, "config.json")
-    settings = _settings(config.read(path), head, overrides, path)
+    from .config import read  # a preset's count reads no file: its cold start does not import the reader
+
+    settings = _settings(read(path), head, overrides, path)
     return _from_settings(settings if name is None else dataclasses.replace(settings, name=name), path)
 
 
-def _settings(data: Any, head, overrides, source: str) -> config.Settings:
+def _settings(data: Any, head, overrides, source: str) -> Settings:
     """A config's settings, with the class its ``architectures`` names: from its family, else (a model_type
     no family reads) from the inferred formulas."""
     from .architectures import saved_as
@@ -115,16 +120,17 @@ def _settings(data: Any, head, overrides, source: str) -> config.Settings:
     return dataclasses.replace(settings, saved_as=saved)
 
 
-def _read_settings(data: Any, head, overrides, source: str, check: bool = True) -> config.Settings:
+def _read_settings(data: Any, head, overrides, source: str, check: bool = True) -> Settings:
     model_type = data.get("model_type") if isinstance(data, Mapping) and isinstance(source, str) else None
     if isinstance(model_type, str) and not _has_family(model_type):
         from . import inferred  # the data file is read only here: a type without a family
 
         if inferred.covers(model_type) and (overrides is None or isinstance(overrides, Mapping)):
             return inferred.settings(data, head, overrides, source)
+    from .config import settings
     from .double_entry import cross_check
 
-    return config.settings(data, head, overrides, source=source, check=cross_check if check else None)
+    return settings(data, head, overrides, source=source, check=cross_check if check else None)
 
 
 def _has_family(model_type: str) -> bool:
@@ -135,7 +141,7 @@ def _has_family(model_type: str) -> bool:
     return for_config_type(model_type) is not None
 
 
-def _from_settings(s: config.Settings, source: str) -> Model:
+def _from_settings(s: Settings, source: str) -> Model:
     try:
         return Model(s.family, s.values, s.switches, s.head, s.name, optional=s.optional, notes=s.notes,
                      double_entry=s.double_entry, saved_as=s.saved_as)
