@@ -7,6 +7,7 @@ Every family module in :mod:`symparams.families` defines one :class:`Family`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
 import sympy as sp
@@ -157,12 +158,13 @@ class Family:
         return switches
 
 
-@dataclass(frozen=True)
-class Preset:
+class Preset(NamedTuple):
+    """A named model of a family: its values and switches, described in English and Chinese."""
+
     name: str
     family: str
     values: Mapping[str, Any]
-    switches: Mapping[str, Any] = field(default_factory=dict)
+    switches: Mapping[str, Any] = MappingProxyType({})  # read-only: every preset without switches shares it
     en: str = ""
     zh: str = ""
     #: the transformers class that builds the same model (for the cross-checks)
