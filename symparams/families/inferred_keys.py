@@ -143,14 +143,17 @@ def as_given(entry: dict, config: Mapping[str, Any], source: str) -> dict:
     is built with its own class's defaults for the fields it leaves out (``sub_defaults``: an encoder–decoder's
     decoder given without ``is_decoder`` is no decoder) and its own rules (``sub_follows``: a Llama text config's
     ``head_dim`` is ``hidden_size // num_attention_heads``), where one left out altogether takes the parent's
-    (``defaults``, ``follows``).  A field whose value the data cannot say (null there) is refused by name."""
+    (``defaults``, ``follows``).  A field whose value the data cannot say (null there), or another key the class
+    then takes otherwise than the formula was fitted with (``sub_held``: a NemotronH text config's layer pattern),
+    is refused by name."""
     aliases = entry.get("aliases", {})
     values, rules = ({name: value for name, value in entry.get(part, {}).items()
                       if _given_without(config, name, aliases)} for part in ("sub_defaults", "sub_follows"))
-    for name, value in {**values, **rules}.items():
-        if value is None:
-            raise OutsideConditions(f"{source}: key {name} is left out of its sub-config, whose class then takes a "
-                                    f"value the inferred formula does not know: give it")
+    held = [name for name in entry.get("sub_held", ()) if _given_without(config, name, aliases)]
+    unknown = [*(name for name, value in {**values, **rules}.items() if value is None), *held]
+    if unknown:
+        raise OutsideConditions(f"{source}: key {unknown[0]} is left out of its sub-config, whose class then takes "
+                                f"another value than the inferred formula knows: give it")
     out = dict(entry)
     if values:
         out["defaults"] = {**entry.get("defaults", {}), **values}
