@@ -7,6 +7,7 @@
     nice -n 19 python scripts/infer_formulas.py --costs-only --jobs 2 # the costs not inferred, the counts kept
     nice -n 19 python scripts/infer_formulas.py --audit-only --jobs 2 # every exact entry read and built again
     python scripts/infer_formulas.py --table-only                    # only docs/inferred.md, from the data file
+    nice -n 19 python scripts/infer_formulas.py --sub-defaults-only  # only what a sub-config left without a field holds
     python scripts/infer_formulas.py --budget 3000 --first gpt2,bert # stop starting types after 50 min
 
 A text model type is one transformers maps to a causal-lm, masked-lm or
@@ -57,6 +58,7 @@ from symparams.families.inferred import branch_key  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from inferred_fields import ignored_keys, with_cost_texts, with_defaults  # noqa: E402
 from inferred_table import TABLE, costs_verdict, old_table, table  # noqa: E402
+from sub_config_defaults import with_sub_defaults  # noqa: E402
 
 DATA = ROOT / "symparams" / "families" / "data" / "inferred.json"
 #: symparams' classes and transformers' tables of the model types that have them (base first)
@@ -279,6 +281,44 @@ def order_only(only: list[str] | None, workers: int) -> int:
     return 0
 
 
+def _sub_key(key: tuple[str, str]) -> tuple[tuple[str, str], dict]:
+    return key, with_sub_defaults(_loaded()[key])
+
+
+def sub_defaults_only(only: list[str] | None, workers: int) -> int:
+    """Add to each exact class (of ``only``) what a field of its sub-configs is when a config.json gives the
+    sub-config without it (see ``sub_config_defaults.py``): config builds (and two default builds where a key
+    that is no field changes), the formulas left as they are."""
+    _, transformers = libraries()
+    entries = _load()
+    keys = [k for k in sorted(entries) if entries[k]["exact"] and (not only or k[0] in only)]
+    for key, entry in _mapped(_sub_key, keys, workers):
+        entries[key] = entry
+        print(f"{key[0]:28} {key[1]:12} {'sub-config fields read' if _has_sub(entry) else '-'}", file=sys.stderr,
+              flush=True)
+    DATA.write_text(serialise(transformers.__version__, entries))
+    changed = [f"{k[0]} {k[1]}" for k in keys if _has_sub(entries[k])]
+    print(f"{len(keys)} classes read; with fields a given sub-config fills otherwise: {', '.join(changed) or 'none'}",
+          file=sys.stderr)
+    return 0
+
+
+def _mapped(task, keys: list, workers: int):
+    """``task`` of each key as it is done: here, or in ``workers`` processes."""
+    if workers <= 1:
+        yield from map(task, keys)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(workers, initializer=libraries, maxtasksperchild=40) as pool:
+        yield from pool.imap_unordered(task, keys)
+
+
+def _has_sub(entry: dict) -> bool:
+    parts = ("sub_defaults", "sub_follows", "sub_held")
+    return any(p in e for e in [entry, *entry.get("branches", ())] for p in parts)
+
+
 def _checked_key(key: tuple[str, str]) -> tuple[tuple[str, str], dict]:
     """One class of the data file checked again as count --config reads it, and its FLOPs at a long sequence
     (see :mod:`symparams.analysis.inference.long_check`), in a worker process."""
@@ -455,6 +495,9 @@ def main(argv=None) -> int:
     parser.add_argument("--runs-only", action="store_true",
                         help="only add to each class with exact costs (of --only) the head widths transformers' "
                              "forward runs at, traced (no inference)")
+    parser.add_argument("--sub-defaults-only", action="store_true",
+                        help="only record, for each exact class (of --only), what a field of a sub-config is when a "
+                             "config.json gives the sub-config without it (config builds, no inference)")
     parser.add_argument("--table-only", action="store_true",
                         help="only write docs/inferred.md from the existing data file (timings kept from the table)")
     args = parser.parse_args(argv)
@@ -465,6 +508,8 @@ def main(argv=None) -> int:
         return runs_only(args.only, args.jobs)
     if args.table_only:
         return table_only(args.note)
+    if args.sub_defaults_only:
+        return sub_defaults_only(args.only, args.jobs)
     _, transformers = libraries()
     if args.jobs <= 1:
         bounded_memory(1)

@@ -18,6 +18,7 @@ from symparams.families.config import flattened
 from symparams.families.inferred import expanded, parse_relation
 from symparams.families.inferred_widths import names_of
 from symparams.families.inferred_tree import TOP_K_FIELDS
+from sub_config_defaults import sub_fields
 
 
 def default_config(model_type: str):
@@ -70,7 +71,10 @@ def with_defaults(entry: dict) -> dict:
     # a list whose kind counts are the formula's own fields is read as it is; another is checked against the rules
     kinds = {listed: rules for listed, rules in kinds_of(entry["model_type"], entry["class"], tuple(sizes)).items()
              if not any(name.startswith(listed + KIND) for name in entry["symbols"])}
-    return {**entry, "defaults": defaults_of(entry["model_type"], [*fields, *top_k]),
+    defaults = defaults_of(entry["model_type"], [*fields, *top_k])
+    # a sub-config given without a field takes its class's default (or rule), not the default config's
+    given = sub_fields({**entry, "defaults": defaults})
+    return {**entry, "defaults": defaults, **given,
             "follows": follows(entry["model_type"], sizes, tuple(entry["flags"])),
             "aliases": aliases_of(entry["model_type"], known),
             **({"texts": texts_of(entry["model_type"])} if flags else {}), **({"kinds": kinds} if kinds else {}),

@@ -50,7 +50,9 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              "exact classes whose costs are not inferred, or of `--only`'s, and keeps each count entry: its costs "
              "are replaced only where the fresh count is the same; `--audit-only` checks every exact entry again as "
              "`count --config` reads it, against builds, without inferring; `--runs-only` only traces the head "
-             "widths each class's forward pass runs at).", "",
+             "widths each class's forward pass runs at; `--sub-defaults-only` only records what a field of a "
+             "sub-config is when a config.json gives the sub-config without it: its class's own default or rule, "
+             "not the parent's default sub-config's).", "",
              "Verified: fresh random configurations the formula's own conditions admit, whatever structure "
              "transformers builds for them, whose real meta-device count equals the formula (the default "
              "config is checked too, and must meet the conditions); then read: random config.json files (whole "

@@ -9,6 +9,7 @@ model.
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any, Mapping, NamedTuple
 
@@ -23,7 +24,7 @@ from .inferred_conditions import (_check_conditions, _check_forced, _check_kinds
                                   run_length)
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, numerator_names, symbol_of, version)
-from .inferred_keys import (as_held, check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes,
+from .inferred_keys import (as_given, as_held, check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes,
                             refuse_unrepeated_lists)
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 from .inferred_widths import names_of, width
@@ -258,7 +259,7 @@ def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, head
     known = entries(model_type)
     switches = tuple(Switch(name, value, en=f"config field {name}") for name, value in flag_defaults)
     put_in = dict(numbers)
-    follows = _follows(in_branch(known[cls], branch), put_in, left_out)
+    follows = _follows(in_branch(known[cls], branch), put_in, dict((f, json.loads(r)) for f, r in left_out))
     put_in.update({str(f.symbol): f.expr for f in follows if str(f.symbol) not in SYMBOLS})
 
     def build(switch_values, head):
@@ -274,15 +275,15 @@ def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, head
                   switches=switches, heads=heads, constraints=constraints, inferred=True, follows=follows)
 
 
-def _follows(entry: dict, numbers: Mapping[str, int], left_out: tuple) -> tuple[Follows, ...]:
-    """Each field of ``left_out`` as transformers computes it, in the symbols (the type's own fields at
-    ``numbers``)."""
+def _follows(entry: dict, numbers: Mapping[str, int], left_out: Mapping[str, Any]) -> tuple[Follows, ...]:
+    """Each field of ``left_out`` (field → its rule) as transformers computes it, in the symbols (the type's own
+    fields at ``numbers``)."""
     scope = {f: (sp.Integer(numbers[name]) if name in numbers else symbol_of(f, name))
              for f, name in entry["symbols"].items()}
     out = []
-    for f in left_out:
+    for f, rule in left_out.items():
         try:
-            expr = sp.expand(formula(entry["follows"][f], scope))
+            expr = sp.expand(formula(rule, scope))
         except SymparamsError:  # it follows a field the formula does not hold
             continue
         if expr.free_symbols:
@@ -290,9 +291,10 @@ def _follows(entry: dict, numbers: Mapping[str, int], left_out: tuple) -> tuple[
     return tuple(out)
 
 
-def left_out(entry: dict, reader, overrides: Mapping[str, Any] | None) -> tuple[str, ...]:
+def left_out(entry: dict, reader, overrides: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
     """The size fields a config.json leaves out that transformers computes from others (``follows``), where
-    neither they nor the fields they follow are given another value (``--set``)."""
+    neither they nor the fields they follow are given another value (``--set``), each with its rule (as JSON
+    text: a sub-config's own rule may stand for the entry's, see :func:`~.inferred_keys.as_given`)."""
     reader = _unaliased(reader, entry, reader.source)
     given = set(overrides or {})
     out = []
@@ -300,7 +302,7 @@ def left_out(entry: dict, reader, overrides: Mapping[str, Any] | None) -> tuple[
         if rule is None or f not in entry["symbols"] or reader.has(f):
             continue
         if not {entry["symbols"].get(name) for name in {f, *_fields_of(rule)}} & given:
-            out.append(f)
+            out.append((f, json.dumps(rule)))
     return tuple(out)
 
 
@@ -323,10 +325,11 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
     model_type = config["model_type"]
     cls = class_of(model_type, head, source)
     config = as_held(entries(model_type)[cls], config, source)  # a file as its class writes it, read back
-    branch = _branch_read(entries(model_type)[cls], ConfigReader(config, source, head), source)
-    entry = in_branch(entries(model_type)[cls], branch)
+    chosen = as_given(entries(model_type)[cls], config, source)
+    branch = _branch_read(chosen, ConfigReader(config, source, head), source)
+    entry = in_branch(chosen, branch)
     reading = read_config(entry, ConfigReader(config, source, head), source)
-    flag_defaults = _flag_defaults(model_type, reading.flags, config)
+    flag_defaults = _flag_defaults(model_type, reading.flags, config, source)
     heads = _heads_met(model_type, ConfigReader(config, source, head), source, branch)
     fam = family(model_type, cls, tuple(sorted(reading.numbers.items())), flag_defaults, heads, branch,
                  left_out(entry, ConfigReader(config, source, head), overrides), reading.costs_refused)
@@ -344,6 +347,7 @@ def reading_of(config: Mapping[str, Any], entry: dict) -> Reading:
     from .config import ConfigReader
 
     head = None if entry["class"] == "base" else entry["class"]
+    entry = as_given(entry, config, "config")
     branch = _branch_read(entry, ConfigReader(config, "config", head), "config")
     return read_config(in_branch(entry, branch), ConfigReader(config, "config", head), "config")
 
@@ -366,7 +370,8 @@ def counted_figures(entry: dict, config: Mapping[str, Any], source: str = "confi
     building the model's tree: what the double entry compares a hand family's count of ``config`` with."""
     from .config import ConfigReader
 
-    reader = ConfigReader(as_held(entry, config, source), source)
+    config = as_held(entry, config, source)
+    reader, entry = ConfigReader(config, source), as_given(entry, config, source)
     key = _branch_read(entry, reader, source)
     chosen = in_branch(entry, key)
     reading = read_config(chosen, reader, source)
@@ -390,6 +395,7 @@ def _heads_met(model_type: str, reader, source: str, branch: tuple = ()) -> tupl
         entry = entries(model_type).get(cls)
         if entry is None or not entry["exact"]:
             continue
+        entry = as_given(entry, reader.data, source)
         try:
             read_config(in_branch(entry, branch), reader, source)
         except SymparamsError:
@@ -398,12 +404,13 @@ def _heads_met(model_type: str, reader, source: str, branch: tuple = ()) -> tupl
     return tuple(met)
 
 
-def _flag_defaults(model_type: str, flags: dict, config: Mapping[str, Any]) -> tuple:
+def _flag_defaults(model_type: str, flags: dict, config: Mapping[str, Any], source: str) -> tuple:
     """Every class's flags at the config's values (else their defaults), so another head reads them too."""
     from .config import flattened
 
-    out, config = dict(flags), flattened(config)
-    for entry in entries(model_type).values():
+    out, held = dict(flags), config
+    config = flattened(config)
+    for entry in (as_given(e, held, source) for e in entries(model_type).values() if e["exact"]):
         for name in entry.get("flags", {}):
             if name not in out and name in entry.get("defaults", {}):
                 value = config.get(name)

@@ -136,3 +136,42 @@ def as_held(entry: dict, config: Mapping[str, Any], source: str) -> Mapping[str,
                                     f"as written {factor} times over, and {name} is {_json(value)}: not counted")
         held[name] = value // factor
     return held
+
+
+def as_given(entry: dict, config: Mapping[str, Any], source: str) -> dict:
+    """``entry`` with the defaults transformers takes for ``config``: a sub-config the config.json gives (a dict)
+    is built with its own class's defaults for the fields it leaves out (``sub_defaults``: an encoder–decoder's
+    decoder given without ``is_decoder`` is no decoder) and its own rules (``sub_follows``: a Llama text config's
+    ``head_dim`` is ``hidden_size // num_attention_heads``), where one left out altogether takes the parent's
+    (``defaults``, ``follows``).  A field whose value the data cannot say (null there), or another key the class
+    then takes otherwise than the formula was fitted with (``sub_held``: a NemotronH text config's layer pattern),
+    is refused by name."""
+    aliases = entry.get("aliases", {})
+    values, rules = ({name: value for name, value in entry.get(part, {}).items()
+                      if _given_without(config, name, aliases)} for part in ("sub_defaults", "sub_follows"))
+    held = [name for name in entry.get("sub_held", ()) if _given_without(config, name, aliases)]
+    unknown = [*(name for name, value in {**values, **rules}.items() if value is None), *held]
+    if unknown:
+        raise OutsideConditions(f"{source}: key {unknown[0]} is left out of its sub-config, whose class then takes "
+                                f"another value than the inferred formula knows: give it")
+    out = dict(entry)
+    if values:
+        out["defaults"] = {**entry.get("defaults", {}), **values}
+    if rules:
+        out["follows"] = {**entry.get("follows", {}), **rules}
+    if entry.get("branches"):
+        out["branches"] = [as_given(branch, config, source) for branch in entry["branches"]]
+    return out
+
+
+def _given_without(config: Mapping[str, Any], name: str, aliases: Mapping[str, str]) -> bool:
+    """Whether ``config`` gives the sub-config of the dotted field ``name`` as a dict that leaves it out (under
+    every name the class accepts for it)."""
+    head, _, leaf = name.rpartition(".")
+    holder: Any = config
+    for part in head.split("."):
+        holder = holder.get(part) if isinstance(holder, Mapping) else None
+    if not isinstance(holder, Mapping):
+        return False
+    return not any(value is not None and aliases.get(f"{head}.{key}", f"{head}.{key}") == name
+                   for key, value in holder.items())
