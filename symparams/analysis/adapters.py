@@ -51,6 +51,10 @@ class LoRA:
         self.targets = _targets(targets)
         types = (model.family.name, *model.family.config_types)
         self.modules: list[Module] = matched(model.tree, self.targets, model.name, types)
+        wrapped = next((m.path for m in self.modules if m.kind == "parameter"), None)
+        if dora and wrapped:
+            raise SymparamsError(f"{model.name}: DoRA on {wrapped}: PEFT's LoRA on a parameter (lora.ParamWrapper) "
+                                 f"refuses DoRA")
 
     @property
     def name(self) -> str:
@@ -64,8 +68,9 @@ class LoRA:
         return shaped(sp.Add(*(m.copies * self._one(m) for m in self.modules)))
 
     def _one(self, m: Module) -> sp.Expr:
-        """One copy of the adapter of module ``m``: lora_A and lora_B, and DoRA's magnitude."""
-        return R * (m.n_in + m.n_out) + (m.n_out if self.dora else 0)
+        """One copy of the adapter of module ``m``: lora_A and lora_B (of twice the rank on a fused gate_up_proj),
+        and DoRA's magnitude."""
+        return m.rank * R * (m.n_in + m.n_out) + (m.n_out if self.dora else 0)
 
     @cached_property
     def thawed_formula(self) -> sp.Expr:
