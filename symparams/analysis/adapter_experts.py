@@ -96,14 +96,15 @@ def split(targets: Sequence[str], pattern: str | None, name: str) -> tuple[list[
 def parameter_modules(tree: Block, parameters: dict[str, int], name: str, module_class):
     """The parameters of ``tree`` that PEFT's ``target_parameters`` (``parameters``: name → rank factor) wrap, as
     ``module_class`` rows of kind ``parameter``: a parameter whose key is the name or ends with ``.`` + the name;
-    its copies are the layers times the experts."""
+    its copies are the layers times the experts (of a fused expert tensor, one wrapper a layer)."""
     found = []
     for target, factor in parameters.items():
-        hits = [(path, block, copies) for _, _, path, block, copies in _walk(tree) if block.is_leaf
+        hits = [(parent, path, block, copies) for parent, _, path, block, copies in _walk(tree) if block.is_leaf
                 for key in _keys(path, block) if key == target or key.endswith("." + target)]
         if not hits:
             raise SymparamsError(f"{name}: PEFT puts the target on the parameter {target}, which this model lacks")
-        found += [_row(path, block, copies, factor, module_class) for path, block, copies in hits]
+        found += [_row(path, block, copies, factor, module_class, parent.repeat)
+                  for parent, path, block, copies in hits]
     return found
 
 
@@ -112,10 +113,11 @@ def _keys(path: str, block: Block) -> list[str]:
     return [f"{path}.{p}" if p else path for p in dict(block.params)]
 
 
-def _row(path: str, block: Block, copies, factor: int, module_class):
+def _row(path: str, block: Block, copies, factor: int, module_class, experts):
     a, b = (sp.expand(sp.sympify(d).doit()) for d in block.shape)
     size = sp.expand(sum(dict(block.params).values()))
     if len(block.shape) != 2 or sp.expand(size - a * b) != 0:
         raise SymparamsError(f"{path}: its shape {block.shape} does not hold its weight; refused rather than counted")
     count, used = copies
-    return module_class(path, "parameter", a, b, sp.expand(count), sp.Integer(0), sp.expand(used), factor)
+    return module_class(path, "parameter", a, b, sp.expand(count), sp.Integer(0), sp.expand(used), factor,
+                        sp.sympify(experts))

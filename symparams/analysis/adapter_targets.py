@@ -63,6 +63,7 @@ class Module:
     bias: sp.Expr
     used: sp.Expr
     rank: int = 1  # the adapter's rank in units of r: 2 on a fused gate_up_proj PEFT wraps as a parameter
+    experts: sp.Expr = sp.Integer(1)  # the copies one wrapper holds: a fused expert tensor's experts
 
 
 def _walk(block: Block, prefix: str = "", copies=(sp.Integer(1), sp.Integer(1)), parent: Block | None = None):

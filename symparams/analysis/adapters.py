@@ -119,8 +119,8 @@ class LoRA:
 
     @property
     def layers(self) -> int:
-        """How many modules the adapter wraps (every copy)."""
-        return sum(self._number(m.copies) for m in self.modules)
+        """How many modules (or parameters) the adapter wraps, every layer's copy: a fused expert tensor is one."""
+        return sum(self._number(m.copies / m.experts) for m in self.modules)
 
     def memory(self, dtype: str = "bf16", optimizer: str = "adam", zero=0, ranks=1, seq=None, batch=1, **options):
         """The bytes of fine-tuning the model with this adapter (the base frozen in ``dtype``, the adapter in fp32;
@@ -153,7 +153,14 @@ class LoRA:
                 + ("" if self.trainable == self.adapter else f"; trainable with the biases {self.bias} thaws: "
                    f"{thousands(self.trainable)}"),
                 "convention: as peft's get_nb_trainable_parameters() counts it (lora_A [r, in], lora_B [out, r], "
-                "no bias; DoRA: a magnitude of out; the base frozen)"]
+                "no bias; DoRA: a magnitude of out; the base frozen)"] + self._parameter_lines()
+
+    def _parameter_lines(self) -> list[str]:
+        if not any(m.kind == "parameter" for m in self.modules):
+            return []
+        return ["on a mixture of experts peft (transformers 5) wraps the router and the experts' fused tensors as "
+                "parameters (lora.ParamWrapper): E experts get lora_A [E·r, in], lora_B [out, E·r]; gate_up_proj, "
+                "two projections fused, at rank 2r"]
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
