@@ -11,6 +11,7 @@ import torch
 import transformers
 
 from tests.cli.test_audit_command import audited
+from tests.reference.cli_runner import command
 
 pytestmark = pytest.mark.crosscheck
 
@@ -35,10 +36,11 @@ SMALL = {
 }
 
 
-def saved(folder, kind: str) -> int:
-    """``folder`` holding what save_pretrained writes for the tiny model of ``kind``; its parameter count."""
+def saved(folder, kind) -> int:
+    """``folder`` holding what save_pretrained writes for the tiny model of ``kind`` (a name of SMALL, or a
+    config); its parameter count."""
     torch.manual_seed(0)
-    module = transformers.AutoModelForCausalLM.from_config(SMALL[kind])
+    module = transformers.AutoModelForCausalLM.from_config(SMALL.get(kind) if isinstance(kind, str) else kind)
     module.save_pretrained(folder)
     return module.num_parameters()
 
@@ -107,3 +109,28 @@ def test_a_router_correction_bias_is_a_buffer_noted(tmp_path):
     saved(tmp_path, "deepseek_v3")
     code, lines, data = audited(tmp_path)
     assert code == 0 and "e_score_correction_bias" in lines[0] and lines[0].startswith("note: 2 buffers")
+
+
+def test_the_layouts_data_is_what_the_pinned_transformers_gives():
+    """The per-expert layouts the audit reads are transformers' own conversion mapping, regenerated here."""
+    import importlib.util
+
+    from symparams.analysis import expert_layout
+    from tests.reference import ROOT
+
+    spec = importlib.util.spec_from_file_location("checkpoint_layouts", ROOT / "scripts" / "checkpoint_layouts.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    with open(expert_layout.DATA, encoding="utf-8") as f:
+        assert script.text() == f.read()
+
+
+def test_a_mixture_without_a_known_layout_is_refused_in_one_line(tmp_path):
+    """A config type transformers' conversion mapping does not list (PhiMoE): how its checkpoints store the experts
+    is not known, so the audit says so rather than guess."""
+    config = transformers.PhimoeConfig(vocab_size=50, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                                       num_attention_heads=4, num_key_value_heads=2, num_local_experts=4)
+    saved(tmp_path, config)
+
+    code, out, err = command("audit", tmp_path)
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "phimoe" in err
