@@ -20,7 +20,7 @@ experts are no module LoRA wraps, and ``gate_proj`` names the shared expert's al
 >>> [(m.path, m.kind, m.rank) for m in a.modules]
 [('layers.*.mlp.experts.gate_up_proj', 'parameter', 2)]
 >>> a.formula
-4*F_e*L*N_e*R + 2*H*L*N_e*R
+2*L*N_e*R*(2*F_e + H)
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import sympy as sp
 
 from ..core.blocks import Block
 from ..core.errors import SymparamsError
-from .adapter_targets import _walk
 
 #: PEFT's v4 names of the experts' projections and the router → the transformers 5 parameter each now targets
 #: (``_MOE_TARGET_MODULE_MAPPING``), and the names fused into one parameter (``_MOE_FUSED_TARGETS``)
@@ -51,6 +50,17 @@ CONVERTED = {"mixtral": "mixtral", "qwen3_moe": "qwen2_moe", "deepseek_v2": "qwe
 ROUTER, EXPERTS = "gate", "experts"
 
 
+def walk(block: Block, prefix: str = "", copies=(sp.Integer(1), sp.Integer(1)), parent: Block | None = None):
+    """``(parent block, parent path, path, block, (copies, copies a token uses))`` for every block, paths in
+    transformers' naming."""
+    seg = block.name if block.ref is None else block.ref
+    path = ".".join(p for p in (prefix, seg) if p)
+    copies = (copies[0] * block.repeat, copies[1] * block.copies_used)
+    yield parent, prefix, path, block, copies
+    for child in block.children:
+        yield from walk(child, path, copies, block)
+
+
 def scheme(types: Sequence[str]) -> tuple[bool, str | None]:
     """``(known, pattern)`` for a model of config types ``types``: whether its mixture is one whose adapters are
     counted here, and the names PEFT converts for it (None: none)."""
@@ -63,7 +73,7 @@ def scheme(types: Sequence[str]) -> tuple[bool, str | None]:
 def routers(tree: Block) -> set[str]:
     """The paths (layers as ``*``) of the routers of ``tree``: a module named ``gate`` beside ``experts``."""
     found = set()
-    for _, _, path, block, _ in _walk(tree):
+    for _, _, path, block, _ in walk(tree):
         names = {child.name for child in block.children}
         if ROUTER in names and EXPERTS in names:
             found.add(f"{path}.{ROUTER}" if path else ROUTER)
@@ -99,7 +109,7 @@ def parameter_modules(tree: Block, parameters: dict[str, int], name: str, module
     its copies are the layers times the experts (of a fused expert tensor, one wrapper a layer)."""
     found = []
     for target, factor in parameters.items():
-        hits = [(parent, path, block, copies) for parent, _, path, block, copies in _walk(tree) if block.is_leaf
+        hits = [(parent, path, block, copies) for parent, _, path, block, copies in walk(tree) if block.is_leaf
                 for key in _keys(path, block) if key == target or key.endswith("." + target)]
         if not hits:
             raise SymparamsError(f"{name}: PEFT puts the target on the parameter {target}, which this model lacks")

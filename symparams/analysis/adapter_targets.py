@@ -29,6 +29,7 @@ import sympy as sp
 from ..core.blocks import Block
 from ..core.errors import SymparamsError
 from ..core.symbols import V
+from .adapter_experts import PARAMETER_NAMES, parameter_modules, routers, scheme, split, walk
 
 #: the block kinds PEFT's LoRA wraps (``nn.Linear`` and ``Conv1D`` as lora.Linear, ``nn.Embedding``)
 ADAPTABLE = ("linear", "embedding")
@@ -66,17 +67,6 @@ class Module:
     experts: sp.Expr = sp.Integer(1)  # the copies one wrapper holds: a fused expert tensor's experts
 
 
-def _walk(block: Block, prefix: str = "", copies=(sp.Integer(1), sp.Integer(1)), parent: Block | None = None):
-    """``(parent block, parent path, path, block, (copies, copies a token uses))`` for every block, paths in
-    transformers' naming."""
-    seg = block.name if block.ref is None else block.ref
-    path = ".".join(p for p in (prefix, seg) if p)
-    copies = (copies[0] * block.repeat, copies[1] * block.copies_used)
-    yield parent, prefix, path, block, copies
-    for child in block.children:
-        yield from _walk(child, path, copies, block)
-
-
 def _dims(block: Block) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     """A linear leaf's (in, out), an embedding's (rows, width), and how many instances its weight holds (an
     inferred tree may keep a module's instances in its parameters' counts, not in a repeat)."""
@@ -94,7 +84,7 @@ def adaptable(tree: Block) -> list[Module]:
     (``ref=""``) make one module at their parent's path, their outputs added.  Two stacks of layers may hold
     modules of one path (DeepSeek's dense and mixture-of-experts layers): each is a module of its own."""
     found: dict[tuple, Module] = {}
-    for parent, prefix, path, block, (copies, used) in _walk(tree):
+    for parent, prefix, path, block, (copies, used) in walk(tree):
         if not block.is_leaf or block.kind not in ADAPTABLE or len(block.shape) != 2:
             continue
         part = block.ref == ""  # a part of its parent's fused module
@@ -117,7 +107,7 @@ def _fused(first: Module, part: Module) -> Module:
 def paths(tree: Block) -> dict[str, str]:
     """Every module path of ``tree`` (transformers' naming, layers as ``*``) → what it is (``norm``, ``group``,
     ...): what a target may name.  A bare parameter (a mixture's fused ``experts.down_proj``) is no module."""
-    return {path: block.kind for _, _, path, block, _ in _walk(tree)
+    return {path: block.kind for _, _, path, block, _ in walk(tree)
             if path and not (block.is_leaf and block.params and all(p == "" for p, _ in block.params))}
 
 
@@ -125,7 +115,7 @@ def unknown_matrices(tree: Block) -> list[str]:
     """The paths of modules holding a 2-D ``weight`` that the tree does not know as a linear layer or an
     embedding: a ``Conv1D`` of an inferred type (whose data records ``nn.Linear`` only), a router, a custom
     layer.  PEFT's ``all-linear`` takes a Conv1D and leaves the others: which is which is not known here."""
-    return [path for _, _, path, block, _ in _walk(tree)
+    return [path for _, _, path, block, _ in walk(tree)
             if block.is_leaf and block.kind not in ADAPTABLE and "weight" in dict(block.params)
             and len(block.shape) == 2]
 
@@ -146,8 +136,6 @@ def matched(tree: Block, targets: Sequence[str] | str, name: str, types: Sequenc
     :mod:`~symparams.analysis.adapter_experts`).  A target that names no module, or a module LoRA cannot wrap, is
     refused (``name`` begins the message); so is a module PEFT refuses in a model of one of ``types`` (the model's
     config types)."""
-    from .adapter_experts import parameter_modules, routers, scheme, split
-
     shared = set(types) & set(SHARED_BLOCK_TYPES)
     if shared:
         raise SymparamsError(f"{name}: {shared.pop()} ties one block's weights across layers, each copy a module PEFT "
@@ -171,7 +159,6 @@ def matched(tree: Block, targets: Sequence[str] | str, name: str, types: Sequenc
         if pattern is None:
             return _refuse_mamba(linear, name, types)
         # PEFT resolves all-linear to the linear layers' leaf names and every name it converts
-        from .adapter_experts import PARAMETER_NAMES
         targets = sorted({m.path.rsplit(".", 1)[-1] for m in linear} | set(PARAMETER_NAMES[pattern]))
         names, parameters = split(targets, pattern, name)
         chosen = _named(modules, known, names, name, gates)
