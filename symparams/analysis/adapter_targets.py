@@ -29,6 +29,7 @@ import sympy as sp
 from ..core.blocks import Block
 from ..core.errors import SymparamsError
 from ..core.symbols import V
+from .adapter_experts import PARAMETER_NAMES, parameter_modules, routers, scheme, split, walk
 
 #: the block kinds PEFT's LoRA wraps (``nn.Linear`` and ``Conv1D`` as lora.Linear, ``nn.Embedding``)
 ADAPTABLE = ("linear", "embedding")
@@ -44,15 +45,15 @@ MAMBA_REFUSED = ("out_proj", "conv1d")
 #: listed once, as the tree holds them, but every layer's copy is a module PEFT wraps with an adapter of its own
 SHARED_BLOCK_TYPES = ("zamba", "zamba2")
 
-#: the names PEFT (on transformers 5) turns into LoRA on a mixture of experts' 3-D expert tensors or its router
-#: (``target_parameters``, peft/utils/transformers_weight_conversion.py): not counted here
+#: the names PEFT (on transformers 5) may turn into LoRA on a mixture of experts' 3-D expert tensors or its router
+#: (``target_parameters``, peft/utils/transformers_weight_conversion.py): refused on a mixture not checked here
 EXPERT_NAMES = ("gate", "gate_proj", "up_proj", "down_proj", "w1", "w2", "w3")
 
 
 @dataclass(frozen=True)
 class Module:
     """One module a LoRA adapter can wrap: its transformers path (layers as ``*``), ``linear`` or ``embedding``,
-    its input and output widths (an embedding: rows and width), how many copies the model holds, the size of
+    its input and output widths (an embedding: rows and width; a ``parameter`` PEFT wraps: its two sizes), how many copies the model holds, the size of
     one copy's bias (0 without), and how many copies one token passes through (fewer under routed experts)."""
 
     path: str
@@ -62,17 +63,8 @@ class Module:
     copies: sp.Expr
     bias: sp.Expr
     used: sp.Expr
-
-
-def _walk(block: Block, prefix: str = "", copies=(sp.Integer(1), sp.Integer(1)), parent: Block | None = None):
-    """``(parent block, parent path, path, block, (copies, copies a token uses))`` for every block, paths in
-    transformers' naming."""
-    seg = block.name if block.ref is None else block.ref
-    path = ".".join(p for p in (prefix, seg) if p)
-    copies = (copies[0] * block.repeat, copies[1] * block.copies_used)
-    yield parent, prefix, path, block, copies
-    for child in block.children:
-        yield from _walk(child, path, copies, block)
+    rank: int = 1  # the adapter's rank in units of r: 2 on a fused gate_up_proj PEFT wraps as a parameter
+    experts: sp.Expr = sp.Integer(1)  # the copies one wrapper holds: a fused expert tensor's experts
 
 
 def _dims(block: Block) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
@@ -92,7 +84,7 @@ def adaptable(tree: Block) -> list[Module]:
     (``ref=""``) make one module at their parent's path, their outputs added.  Two stacks of layers may hold
     modules of one path (DeepSeek's dense and mixture-of-experts layers): each is a module of its own."""
     found: dict[tuple, Module] = {}
-    for parent, prefix, path, block, (copies, used) in _walk(tree):
+    for parent, prefix, path, block, (copies, used) in walk(tree):
         if not block.is_leaf or block.kind not in ADAPTABLE or len(block.shape) != 2:
             continue
         part = block.ref == ""  # a part of its parent's fused module
@@ -114,15 +106,16 @@ def _fused(first: Module, part: Module) -> Module:
 
 def paths(tree: Block) -> dict[str, str]:
     """Every module path of ``tree`` (transformers' naming, layers as ``*``) → what it is (``norm``, ``group``,
-    ...): what a target may name."""
-    return {path: block.kind for _, _, path, block, _ in _walk(tree) if path}
+    ...): what a target may name.  A bare parameter (a mixture's fused ``experts.down_proj``) is no module."""
+    return {path: block.kind for _, _, path, block, _ in walk(tree)
+            if path and not (block.is_leaf and block.params and all(p == "" for p, _ in block.params))}
 
 
 def unknown_matrices(tree: Block) -> list[str]:
     """The paths of modules holding a 2-D ``weight`` that the tree does not know as a linear layer or an
     embedding: a ``Conv1D`` of an inferred type (whose data records ``nn.Linear`` only), a router, a custom
     layer.  PEFT's ``all-linear`` takes a Conv1D and leaves the others: which is which is not known here."""
-    return [path for _, _, path, block, _ in _walk(tree)
+    return [path for _, _, path, block, _ in walk(tree)
             if block.is_leaf and block.kind not in ADAPTABLE and "weight" in dict(block.params)
             and len(block.shape) == 2]
 
@@ -138,41 +131,84 @@ def output_layer(modules: Sequence[Module]) -> str | None:
 
 def matched(tree: Block, targets: Sequence[str] | str, name: str, types: Sequence[str] = ()) -> list[Module]:
     """The modules of ``tree`` that ``targets`` name, as PEFT matches them: a module whose path is a target or
-    ends with ``.target``; ``all-linear`` every linear layer but the output layer.  A target that names no
-    module, or a module LoRA cannot wrap, is refused (``name`` begins the message); so is a module PEFT refuses
-    in a model of one of ``types`` (the model's config types)."""
+    ends with ``.target``; ``all-linear`` every linear layer but the output layer.  On a mixture of experts, the
+    expert and router names PEFT moves onto transformers 5's parameters wrap those (see
+    :mod:`~symparams.analysis.adapter_experts`).  A target that names no module, or a module LoRA cannot wrap, is
+    refused (``name`` begins the message); so is a module PEFT refuses in a model of one of ``types`` (the model's
+    config types)."""
     shared = set(types) & set(SHARED_BLOCK_TYPES)
     if shared:
         raise SymparamsError(f"{name}: {shared.pop()} ties one block's weights across layers, each copy a module PEFT "
                              f"wraps apart, while the count lists them once: its adapter is not counted")
-    modules, known = adaptable(tree), paths(tree)
+    known = paths(tree)
     # experts a token is routed among, or held under an ``experts`` module (which PEFT's conversion of v4 names
     # reaches whether or not the tree knows the top-k)
     routed = tree.routed or any("experts" in path.split(".") for path in known)
-    if isinstance(targets, str):
-        if targets.lower() != ALL_LINEAR:
-            targets = [targets]
-        else:
-            unknown = unknown_matrices(tree)
-            if unknown and not routed:
-                raise SymparamsError(f"{name}: all-linear: {unknown[0]} holds a 2-D weight that is neither a "
-                                     f"linear layer nor an embedding as far as symparams knows (a Conv1D?); name "
-                                     f"the modules instead")
-            return _refuse_mamba(_all_linear(modules, name, routed), name, types)
+    counted, pattern = scheme(types) if routed else (False, None)
+    if routed and not counted:
+        return _refuse_unknown_mixture(tree, targets, name)
+    gates = routers(tree)  # transformers 5's TopKRouter: no nn.Linear, never a module LoRA wraps
+    modules = [m for m in adaptable(tree) if m.path not in gates]
+    if isinstance(targets, str) and targets.lower() == ALL_LINEAR:
+        unknown = [path for path in unknown_matrices(tree) if path not in gates]
+        if unknown:
+            raise SymparamsError(f"{name}: all-linear: {unknown[0]} holds a 2-D weight that is neither a "
+                                 f"linear layer nor an embedding as far as symparams knows (a Conv1D?); name "
+                                 f"the modules instead")
+        linear = _all_linear(modules)
+        if pattern is None:
+            return _refuse_mamba(linear, name, types)
+        # PEFT resolves all-linear to the linear layers' leaf names and every name it converts
+        targets = sorted({m.path.rsplit(".", 1)[-1] for m in linear} | set(PARAMETER_NAMES[pattern]))
+        names, parameters = split(targets, pattern, name)
+        chosen = _named(modules, known, names, name, gates)
+    else:
+        targets = [targets] if isinstance(targets, str) else targets
+        for target in targets:
+            _check_target(target, name)
+        names, parameters = split(targets, pattern, name)
+        chosen = _named(modules, known, names, name, gates)
+    return _refuse_mamba(chosen, name, types) + parameter_modules(tree, parameters, name, Module)
+
+
+def _named(modules: Sequence[Module], known: dict[str, str], targets: Sequence[str], name: str,
+           gates: set[str]) -> list[Module]:
+    """The modules whose path is a target or ends with ``.target``; a target that names no module or a module LoRA
+    cannot wrap is refused."""
     chosen: set[str] = set()
     by_path = {m.path for m in modules}
     for target in targets:
-        _check_target(target, name, routed)
         hits = [path for path in known if path == target or path.endswith("." + target)]
         if not hits:
             raise SymparamsError(f"{name}: the target {target!r} names no module (a module's name, as "
                                  f"transformers names it: e.g. {_examples(modules)})")
         wrong = [path for path in hits if path not in by_path]
         if wrong:
-            raise SymparamsError(f"{name}: the target {target!r} names {wrong[0]} ({known[wrong[0]]}), which "
-                                 f"symparams does not know as a module LoRA wraps (nn.Linear, Conv1D, nn.Embedding)")
+            what = "a router, which transformers 5 makes no nn.Linear and PEFT refuses" if wrong[0] in gates \
+                else f"{known[wrong[0]]}, which symparams does not know as a module LoRA wraps (nn.Linear, " \
+                     f"Conv1D, nn.Embedding)"
+            raise SymparamsError(f"{name}: the target {target!r} names {wrong[0]} ({what})")
         chosen.update(hits)
-    return _refuse_mamba([m for m in modules if m.path in chosen], name, types)
+    return [m for m in modules if m.path in chosen]
+
+
+def _refuse_unknown_mixture(tree: Block, targets, name: str) -> list[Module]:
+    """A mixture of experts whose adapters are not checked against PEFT here: its attention's modules only."""
+    modules = adaptable(tree)
+    if isinstance(targets, str) and targets.lower() == ALL_LINEAR:
+        raise SymparamsError(f"{name}: all-linear on this mixture of experts: PEFT (transformers 5) adds LoRA to "
+                             f"the experts' 3-D tensors and the router, which symparams counts for mixtral, "
+                             f"qwen2_moe, qwen3_moe, deepseek_v2/v3 and olmoe only; name the attention's modules "
+                             f"instead")
+    targets = [targets] if isinstance(targets, str) else targets
+    for target in targets:
+        _check_target(target, name)
+        if target.split(".")[-1] in EXPERT_NAMES:
+            raise SymparamsError(f"{name}: the target {target!r} on this mixture of experts: PEFT (transformers 5) "
+                                 f"may turn it into LoRA on the experts' 3-D tensors or the router, which symparams "
+                                 f"counts for mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3 and olmoe only; name the "
+                                 f"attention's modules instead")
+    return _named(modules, paths(tree), targets, name, set())
 
 
 def _refuse_mamba(modules: list[Module], name: str, types: Sequence[str]) -> list[Module]:
@@ -185,25 +221,17 @@ def _refuse_mamba(modules: list[Module], name: str, types: Sequence[str]) -> lis
     return modules
 
 
-def _all_linear(modules: Sequence[Module], name: str, routed: bool) -> list[Module]:
-    if routed:
-        raise SymparamsError(f"{name}: all-linear on a mixture of experts: PEFT (transformers 5) adds LoRA to the "
-                             f"experts' 3-D tensors and the router, which symparams does not count; name the "
-                             f"attention's modules instead")
+def _all_linear(modules: Sequence[Module]) -> list[Module]:
     out = output_layer(modules)
     return [m for m in modules if m.kind == "linear" and m.path != out]
 
 
-def _check_target(target, name: str, routed: bool) -> None:
+def _check_target(target, name: str) -> None:
     if not isinstance(target, str) or not target.strip() or any(not part for part in target.split(".")):
         raise SymparamsError(f"{name}: a LoRA target is a module's name such as q_proj, not {target!r}")
     if any(part.isdigit() or part == "*" for part in target.split(".")):
         raise SymparamsError(f"{name}: the target {target!r} names one layer; symparams adapts every layer's "
                              f"modules alike: name the module (q_proj, self_attn.q_proj)")
-    if routed and target.split(".")[-1] in EXPERT_NAMES:
-        raise SymparamsError(f"{name}: the target {target!r} on a mixture of experts: PEFT (transformers 5) turns "
-                             f"it into LoRA on the experts' 3-D tensors or the router, which symparams does not "
-                             f"count; name the attention's modules instead")
 
 
 def _examples(modules: Sequence[Module]) -> str:

@@ -51,6 +51,10 @@ class LoRA:
         self.targets = _targets(targets)
         types = (model.family.name, *model.family.config_types)
         self.modules: list[Module] = matched(model.tree, self.targets, model.name, types)
+        wrapped = next((m.path for m in self.modules if m.kind == "parameter"), None)
+        if dora and wrapped:
+            raise SymparamsError(f"{model.name}: DoRA on {wrapped}: PEFT's LoRA on a parameter (lora.ParamWrapper) "
+                                 f"refuses DoRA")
 
     @property
     def name(self) -> str:
@@ -64,8 +68,9 @@ class LoRA:
         return shaped(sp.Add(*(m.copies * self._one(m) for m in self.modules)))
 
     def _one(self, m: Module) -> sp.Expr:
-        """One copy of the adapter of module ``m``: lora_A and lora_B, and DoRA's magnitude."""
-        return R * (m.n_in + m.n_out) + (m.n_out if self.dora else 0)
+        """One copy of the adapter of module ``m``: lora_A and lora_B (of twice the rank on a fused gate_up_proj),
+        and DoRA's magnitude."""
+        return m.rank * R * (m.n_in + m.n_out) + (m.n_out if self.dora else 0)
 
     @cached_property
     def thawed_formula(self) -> sp.Expr:
@@ -114,8 +119,8 @@ class LoRA:
 
     @property
     def layers(self) -> int:
-        """How many modules the adapter wraps (every copy)."""
-        return sum(self._number(m.copies) for m in self.modules)
+        """How many modules (or parameters) the adapter wraps, every layer's copy: a fused expert tensor is one."""
+        return sum(self._number(m.copies / m.experts) for m in self.modules)
 
     def memory(self, dtype: str = "bf16", optimizer: str = "adam", zero=0, ranks=1, seq=None, batch=1, **options):
         """The bytes of fine-tuning the model with this adapter (the base frozen in ``dtype``, the adapter in fp32;
@@ -148,7 +153,14 @@ class LoRA:
                 + ("" if self.trainable == self.adapter else f"; trainable with the biases {self.bias} thaws: "
                    f"{thousands(self.trainable)}"),
                 "convention: as peft's get_nb_trainable_parameters() counts it (lora_A [r, in], lora_B [out, r], "
-                "no bias; DoRA: a magnitude of out; the base frozen)"]
+                "no bias; DoRA: a magnitude of out; the base frozen)"] + self._parameter_lines()
+
+    def _parameter_lines(self) -> list[str]:
+        if not any(m.kind == "parameter" for m in self.modules):
+            return []
+        return ["on a mixture of experts peft (transformers 5) wraps the router and the experts' fused tensors as "
+                "parameters (lora.ParamWrapper): E experts get lora_A [E·r, in], lora_B [out, E·r]; gate_up_proj, "
+                "two projections fused, at rank 2r"]
 
     def __str__(self) -> str:
         return "\n".join(self.lines())

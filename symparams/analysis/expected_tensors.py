@@ -30,7 +30,7 @@ CONV1D = ("gpt2",)
 #: still hold), by name as the checkpoint writes it, the base model's prefix taken off: not parameters, so
 #: neither in the formula nor extra
 BUFFERS = re.compile(r"(.*\.)?(final_logits_bias|position_ids|token_type_ids|rotary_emb\.inv_freq"
-                     r"|h\.\d+\.attn\.(masked_)?bias)")
+                     r"|h\.\d+\.attn\.(masked_)?bias|mlp\.gate\.e_score_correction_bias)")
 
 @dataclass
 class Expected:
@@ -51,20 +51,22 @@ class Expected:
 
 
 def model_tensors(m) -> tuple[Stored, ...]:
-    """The tensors a checkpoint of ``m`` stores; refused for routed experts, which checkpoints store in several
-    layouts."""
+    """The tensors a GGUF file of ``m`` stores; refused for routed experts, which llama.cpp names its own way."""
     tensors = stored_tensors(m.tree)
     if any(t.part == "experts" for t in tensors):
-        raise SymparamsError("the audit does not read a mixture of experts yet: checkpoints store routed experts "
-                             "in several layouts (one tensor per expert, or fused)")
+        raise SymparamsError("the audit does not read a GGUF file of a mixture of experts yet (llama.cpp stores "
+                             "its experts under names of its own)")
     return tensors
 
 
-def expected_tensors(m, dtype: str) -> list[Expected]:
-    """The model's stored tensors at its values, grouped by name pattern, in the safetensors dtype of ``dtype``."""
+def expected_tensors(m, dtype: str, names=()) -> list[Expected]:
+    """The model's stored tensors at its values, grouped by name pattern, in the safetensors dtype of ``dtype``;
+    a mixture's experts as a checkpoint of tensor names ``names`` stores them (:mod:`.expert_layout`)."""
+    from .expert_layout import as_checkpoint
+
     conv1d = m.family.name in CONV1D
     groups: dict[str, Expected] = {}
-    for t in model_tensors(m):
+    for t in as_checkpoint(m, stored_tensors(m.tree), names):
         shape = evaluated_shape(m, t)
         if conv1d and t.part == "layers" and len(shape) == 2:
             shape = shape[::-1]

@@ -97,7 +97,7 @@ def audit(m, checkpoint: Checkpoint, dtype: str | None) -> Audit:
     else:
         if dtype not in STORED_AS:
             raise SymparamsError(f"a safetensors checkpoint holds fp32, bf16 or fp16 tensors, not {dtype}")
-        expected, rename = expected_tensors(m, dtype), {}
+        expected, rename = expected_tensors(m, dtype, [t.name for t in checkpoint.tensors]), {}
         formula_bytes = m.evaluate(DTYPE_BYTES[dtype] * _parameters(m))
     found, extra, buffers, notes = _matched(checkpoint, expected, tied_names(m.tree), rename)
     if buffers:

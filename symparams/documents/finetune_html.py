@@ -19,7 +19,7 @@ def finetune_page(d, lang: str) -> dict:
     f = finetune_text(d.finetune, d.name, d.target, lang)
     if f["refused"]:
         return {"refused": prose_html(w["refused"], model=d.name, reason=f["reason"], rank=f["rank"])}
-    lead = prose_html(f["lead"], model=d.name, rank=f["rank"]) + (t["sp"] + prose_html(w["moe"]) if f["moe"] else "")
+    lead = prose_html(f["lead"], model=d.name, rank=f["rank"]) + (t["sp"] + prose_html(f["moe_note"]) if f["moe"] else "")
     nf4 = ""
     if f["qlora"]:
         nf4 = t["sp"] + prose_html(f["nf4"]) + (t["sp"] + prose_html(w["kept_experts"]) if f["moe"] else "")

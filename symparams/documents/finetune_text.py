@@ -22,12 +22,15 @@ def finetune_text(v, model: str, target: str, lang: str) -> dict:
         return out
     names = words["list_sep"].join(f"`{name}`" for name in dict.fromkeys(path.rsplit(".", 1)[-1] for path in v.modules))
     where = (t["all_linear"] if v.output else t["all_linear_none"]) if v.targets is None else t["attention"].replace("[[names]]", names)
+    if v.moe == "parameters":
+        where = t["all_linear_moe"]
     kept = t["kept_output"] if v.output else t["kept"]
     columns = [("lora", v.lora)] + ([("qlora", v.qlora)] if v.qlora else [])
     rows = [{"key": part, "bytes": [thousands(figures[part]) for _, figures in columns]} for part in (*PARTS, "total")]
     out.update(
-        lead=t["lead"].replace("[[where]]", where).replace("[[released]]", released), moe=v.targets is not None,
-        adapter_text=t["adapter"].replace("[[names]]", names), nf4=t["nf4"].replace("[[kept]]", kept),
+        lead=t["lead"].replace("[[where]]", where).replace("[[released]]", released), moe=bool(v.moe),
+        moe_note=t[f"moe_{v.moe}"] if v.moe else "",
+        adapter_text=t["adapter_moe" if v.moe == "parameters" else "adapter"].replace("[[names]]", names), nf4=t["nf4"].replace("[[kept]]", kept),
         formula=v.formula, wrapped=thousands(v.wrapped), adapter=thousands(v.adapter),
         base=thousands(v.base), total=thousands(v.total), share=percent(v.share),
         columns=[key for key, _ in columns], rows=rows, qlora=v.qlora is not None, qlora_refusal=v.qlora_refusal,

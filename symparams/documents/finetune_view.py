@@ -3,8 +3,9 @@
 The setting: a LoRA adapter of rank 16 on every linear layer but the output layer (PEFT's ``all-linear``), the
 model as it is released and fine-tuned (a generative model with its LM head), trained with AdamW; LoRA on a
 bf16 base, QLoRA on bitsandbytes' NF4 base with double quantization.  On a mixture of experts PEFT's
-``all-linear`` also puts LoRA on the experts' 3-D tensors and the router, which symparams does not count, so
-the adapter there wraps the attention's linear layers only, and the section says so.
+``all-linear`` also puts LoRA on the experts' 3-D tensors and the router where it converts the model's names
+(:mod:`~symparams.analysis.adapter_experts`), and the section says so; on a mixture whose adapter is not counted
+there, the adapter wraps the attention's linear layers only, and the section says that.
 
 The adapter's count and formula are :class:`~symparams.analysis.adapters.LoRA`'s, the bytes
 :class:`~symparams.analysis.finetuning.LoRAMemory`'s (the ``memory --lora`` command's), each from the tree's one
@@ -64,6 +65,8 @@ class FinetuneView:
     qlora: dict | None
     qlora_refusal: str = ""
     refusal: str = ""
+    moe: str = ""                 # a mixture of experts: "parameters" (its router and experts wrapped too),
+                                  # "unconverted" (left out by all-linear), "attention" (the attention alone)
 
     @property
     def total(self) -> int:
@@ -75,8 +78,7 @@ def finetune_view(m: Model) -> FinetuneView:
     """The fine-tuning section of ``m``'s document: its released model (with its LM head) at the common setting."""
     released = m.as_released()
     try:
-        targets = attention_targets(released) if _experts(released) else None
-        adapter = released.lora(RANK, list(targets) if targets else ALL_LINEAR)
+        adapter, targets = _adapter(released)
         if not adapter.modules:  # PEFT refuses a config whose targets match no module
             raise SymparamsError(f"{released.name}: all-linear wraps no module: the model has no linear layer "
                                  f"but its output layer")
@@ -92,7 +94,28 @@ def finetune_view(m: Model) -> FinetuneView:
         modules=tuple(dict.fromkeys(module.path for module in adapter.modules)), wrapped=adapter.layers,
         output=_has_output_layer(released),
         formula=latex(adapter.formula), formula_expr=adapter.formula, adapter=adapter.adapter, base=adapter.base,
-        share=Fraction(adapter.adapter, adapter.total), lora=lora, qlora=qlora, qlora_refusal=qlora_refusal)
+        share=Fraction(adapter.adapter, adapter.total), lora=lora, qlora=qlora, qlora_refusal=qlora_refusal,
+        moe=_moe(released, adapter, targets))
+
+
+def _adapter(m: Model):
+    """The common setting's adapter and its targets (None: all-linear); on a mixture of experts whose adapter
+    all-linear cannot count, the attention's linear layers."""
+    try:
+        return m.lora(RANK, ALL_LINEAR), None
+    except SymparamsError:
+        if not _experts(m):
+            raise
+    targets = attention_targets(m)
+    return m.lora(RANK, list(targets)), targets
+
+
+def _moe(m: Model, adapter, targets) -> str:
+    if not _experts(m):
+        return ""
+    if targets is not None:
+        return "attention"
+    return "parameters" if any(module.kind == "parameter" for module in adapter.modules) else "unconverted"
 
 
 def attention_targets(m: Model) -> tuple[str, ...]:

@@ -139,21 +139,6 @@ def test_lora_refuses_what_peft_refuses(config, targets, why):
         ours(config).lora(4, targets)
 
 
-SMALL_MIXTRAL = {"model_type": "mixtral", "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
-                 "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 50, "num_local_experts": 4}
-
-
-@pytest.mark.parametrize("targets", [["w1", "w3"], ["w2"], ["gate"], "all-linear"], ids=str)
-def test_lora_refuses_expert_targets_peft_puts_on_the_3d_expert_tensors(targets):
-    """PEFT (transformers 5) turns Mixtral's v4 names into LoRA on the fused 3-D expert tensors and the router
-    (trainable parameters under ``experts`` or ``gate``), which symparams does not count: refused, not guessed."""
-    wrapped = get_peft_model(built(SMALL_MIXTRAL), LoraConfig(r=4, target_modules=targets))
-    trainable = [name for name, p in wrapped.named_parameters() if p.requires_grad]
-    assert any(".experts." in name or ".gate." in name for name in trainable)
-    with pytest.raises(SymparamsError, match="mixture of experts"):
-        model(SMALL_MIXTRAL).lora(4, targets)
-
-
 def test_lora_refuses_mamba_out_proj_as_peft_does():
     config = {"model_type": "mamba", "hidden_size": 32, "num_hidden_layers": 2, "vocab_size": 50}
     with pytest.raises(ValueError, match="incompatible"):

@@ -1,5 +1,5 @@
-"""The documents' fine-tuning section: LoRA r = 16 on all-linear (the attention on a mixture of experts), on a bf16
-and on an NF4 base.
+"""The documents' fine-tuning section: LoRA r = 16 on all-linear (on a mixture of experts, its router and experts as
+PEFT wraps them under transformers 5), on a bf16 and on an NF4 base.
 
 The adapter's count and the total are checked against PEFT's ``get_nb_trainable_parameters()`` for the
 transformers model built on the meta device with the section's own setting; the LoRA column against PEFT's
@@ -29,7 +29,6 @@ from tests.reference.in_process import command_here
 pytestmark = pytest.mark.crosscheck
 
 AUTO = {None: transformers.AutoModel, "causal-lm": transformers.AutoModelForCausalLM}
-ATTENTION = ["q_proj", "k_proj", "v_proj", "o_proj"]
 
 # preset, its checkpoint's config.json, the transformers class a fine-tuning run loads, PEFT's targets
 CASES = [
@@ -39,8 +38,10 @@ CASES = [
     ("llama-3-8b", "meta-llama/Meta-Llama-3-8B", "causal-lm", "all-linear"),
     # GPT-2's Conv1D layers, c_attn one fused module; its LM head tied to wte, left out by all-linear
     ("gpt2", "gpt2", "causal-lm", "all-linear"),
-    # a mixture of experts: PEFT's all-linear would also take the router and the 3-D expert tensors
-    ("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1", "causal-lm", ATTENTION),
+    # a mixture of experts: PEFT's all-linear also takes the router and the 3-D expert tensors
+    ("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1", "causal-lm", "all-linear"),
+    # a mixture whose names PEFT does not convert: the shared expert's linear layers, not the router nor the experts
+    ("qwen1.5-moe-a2.7b", "Qwen/Qwen1.5-MoE-A2.7B", "causal-lm", "all-linear"),
 ]
 
 
@@ -96,12 +97,16 @@ def test_columns_are_the_memory_commands_figures(preset):
 
 
 def test_sentences_follow_the_model():
-    """A mixture of experts says why the experts carry no adapter and stay in bf16; an encoder without an output
+    """A mixture of experts says how PEFT wraps its experts (or why it leaves them out) and that they stay in bf16;
+    an encoder without an output
     layer says all-linear leaves none out, a tied LM head is an output layer all the same; T5, which transformers keeps partly in fp32 beside a 4-bit model, gives
     the memory command's refusal for QLoRA and no QLoRA column."""
     mixtral = section(render(model("mixtral-8x7b"), format="md", lang="en"), 9)
-    assert "PEFT's `all-linear` also puts LoRA on the router" in mixtral
+    assert "`lora.ParamWrapper`" in mixtral and "every module and parameter PEFT's `all-linear` wraps" in mixtral
     assert "The routed experts and their router stay in bf16 too" in mixtral
+    assert "over the 224 modules and parameters" in mixtral.lower()
+    qwen = section(render(model("qwen1.5-moe-a2.7b"), format="md", lang="zh"), 9)
+    assert "不把这一模型类型的任何名字转到它们上" in qwen and "ParamWrapper" not in qwen
     llama = section(render(model("llama-3-8b"), format="md", lang="zh"), 9)
     assert "微调与推理部署" in llama and "路由专家" not in llama and "输出层除外" in llama
     bert = section(render(model("bert-base"), format="md", lang="en"), 9)
