@@ -28,9 +28,9 @@ transformers itself marks ``is_causal``.  At two lengths and two batch sizes:
 from __future__ import annotations
 
 import pytest
-import torch
 import transformers
 from torch.utils.checkpoint import set_checkpoint_early_stop
+from torch.utils.flop_counter import FlopCounterMode
 
 from symparams import model
 from symparams.core.errors import SymparamsError
@@ -44,7 +44,7 @@ pytestmark = pytest.mark.crosscheck
 
 #: (s, b): two lengths and two batch sizes; no head width, expert width or rank below equals either length
 RUNS = ((7, 3), (9, 2))
-_MLA = dict(V=100, H=32, L=3, A=4, F_e=24, N_e=4, k_e=2, R_kv=10, D_n=6, D_r=4, D_v=5, L_f=1, F=36, N_s=1)
+_MLA = dict(V=100, H=32, L=2, A=4, F_e=24, N_e=4, k_e=2, R_kv=10, D_n=6, D_r=4, D_v=5, L_f=1, F=36, N_s=1)
 BERT = dict(model_type="bert", vocab_size=100, max_position_embeddings=40, hidden_size=32, num_hidden_layers=2,
             num_attention_heads=4, intermediate_size=64, type_vocab_size=2, num_labels=3)
 
@@ -114,16 +114,11 @@ def built(request):
     return request.param, *CASES[request.param]()
 
 
-def test_the_op_trace_counts_what_flop_counter_mode_counts(built):
-    _, m, module = built
-    ops, total = trace(module, inputs(module, *RUNS[0]), backward=True)
-    assert sum(o.flops for o in ops) == total == m.flops(*RUNS[0]).training
-
-
 @pytest.mark.parametrize("seq,batch", RUNS)
 def test_causal_counts_what_a_causal_kernel_would(built, seq, batch):
     name, m, module = built
     ops, total = trace(module, inputs(module, seq, batch), backward=True)
+    assert sum(o.flops for o in ops) == total == m.flops(seq, batch).training  # the trace sees what the counter does
     forward = sum(o.flops for o in ops if not o.backward)
     causal, other = _attention_products(ops, seq)
     backward_products = sum(o.flops for o in ops if o.backward and o.name in ("bmm", "baddbmm"))
@@ -135,16 +130,22 @@ def test_causal_counts_what_a_causal_kernel_would(built, seq, batch):
     assert (f.forward, f.training) == (forward - saved, total - 3 * saved)
 
 
+def checkpointed(module, given: dict) -> int:
+    """FlopCounterMode's forward and backward FLOPs with every layer checkpointed and recomputed in full."""
+    module.activation_checkpointing_enable()
+    module.zero_grad(set_to_none=True)
+    try:
+        with set_checkpoint_early_stop(False), FlopCounterMode(display=False) as counter:
+            ref._scalar(module(**given)).backward()
+    finally:
+        module.activation_checkpointing_disable()
+    return counter.get_total_flops()
+
+
 @pytest.mark.parametrize("seq,batch", RUNS)
 def test_recompute_counts_activation_checkpointing(built, seq, batch):
     _, m, module = built
-    module.activation_checkpointing_enable()
-    try:
-        with set_checkpoint_early_stop(False):
-            _, training = ref.counted(module, {k: v for k, v in inputs(module, seq, batch).items() if k != "use_cache"})
-    finally:
-        module.activation_checkpointing_disable()
-    assert m.flops(seq, batch, recompute=True).training == training
+    assert m.flops(seq, batch, recompute=True).training == checkpointed(module, inputs(module, seq, batch))
 
 
 def _elementwise(module, seq, batch) -> tuple[int, int]:
@@ -185,17 +186,14 @@ INFERRED = {
 }
 
 
-@pytest.mark.parametrize("model_type", INFERRED)
-def test_an_inferred_types_recompute_counts_activation_checkpointing(model_type):
+@pytest.mark.parametrize("seq,batch", RUNS)
+@pytest.mark.parametrize("model_type,cls", [("olmo", "OlmoForCausalLM"), ("olmoe", "OlmoeForCausalLM")])
+def test_an_inferred_types_recompute_counts_activation_checkpointing(model_type, cls, seq, batch):
     data = INFERRED[model_type]
     m = inferred_model(dict(data), head="causal-lm")
-    module = ref.real(f"{'Olmo' if model_type == 'olmo' else 'Olmoe'}ForCausalLM",
-                      transformers.AutoConfig.for_model(**data))
-    module.activation_checkpointing_enable()
-    for seq, batch in RUNS:
-        with set_checkpoint_early_stop(False):
-            _, training = ref.counted(module, dict(input_ids=ref.token_ids(100, seq, batch)))
-        assert m.flops(seq, batch, recompute=True).training == training, (seq, batch)
+    module = ref.real(cls, transformers.AutoConfig.for_model(**data))
+    training = checkpointed(module, dict(input_ids=ref.token_ids(100, seq, batch), use_cache=False))
+    assert m.flops(seq, batch, recompute=True).training == training
     for mode in ("causal", "elementwise"):
         with pytest.raises(SymparamsError, match="--causal and --elementwise are not inferred"):
-            m.flops(7, **{mode: True})
+            m.flops(seq, **{mode: True})

@@ -19,6 +19,8 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode, flop_registry
 from torch.utils.module_tracker import ModuleTracker
 
+from .flops import _scalar
+
 
 @dataclass(frozen=True)
 class Op:
@@ -63,15 +65,6 @@ class OpTrace(TorchDispatchMode):
                            bool(self.causal & self.tracker.parents),
                            self.tracker.is_bw))
         return out
-
-
-def _scalar(output) -> torch.Tensor:
-    total = 0
-    values = output.values() if hasattr(output, "values") else output
-    for value in values:
-        if isinstance(value, torch.Tensor) and value.is_floating_point() and value.requires_grad:
-            total = total + value.float().sum()
-    return total
 
 
 def trace(module, inputs: dict, backward: bool = False) -> tuple[list[Op], int]:
