@@ -19,8 +19,10 @@ checks every term exactly:
 * RoPE's frequency table is an outer product ``[w/2, 1] @ [1, s]``, which
   PyTorch computes element-wise: no matmul, not counted;
 * the backward pass costs twice the forward matmuls (the gradient of each
-  input and of each weight); training is forward plus backward, plus one
-  more forward with full activation recomputation;
+  input and of each weight); training is forward plus backward, plus, with
+  full activation recomputation, the repeated layers' forward once more (as
+  transformers' activation checkpointing and Megatron-LM recompute them: the
+  embeddings and the head run once);
 * an encoder-decoder model reads ``s`` positions and writes ``s`` positions.
 
 >>> from symparams import model
@@ -70,6 +72,7 @@ class FlopTerm:
     forward: sp.Expr  # in the model's symbols, s and b
     backward_factor: int  # 2 for a product of two tensors that need gradients, 0 without any
     traced_backward: sp.Expr | None = None  # a traced module's backward FLOPs, as the counter saw them
+    recomputed: bool = False  # inside a repeated layer: full activation recomputation runs its forward again
 
     @property
     def backward(self) -> sp.Expr:
@@ -105,22 +108,41 @@ def flop_terms(tree: Block, causal: bool = False, elementwise: bool = False) -> 
     return terms + _elementwise(tree, causal) if elementwise else terms
 
 
+def _layers(tree: Block) -> tuple[str, ...]:
+    """The paths of the repeated layers: the outermost blocks that repeat or run more than once.  Full
+    activation recomputation (Megatron's, transformers' ``activation_checkpointing_enable``) runs their
+    forward pass again in the backward pass; the embeddings and the head run once."""
+    found: list[str] = []
+    for path, block, _, _ in tree.runs():
+        if (block.repeat != 1 or block.calls != 1) and not _inside(path, found):
+            found.append(path)
+    return tuple(found)
+
+
+def _inside(path: str, layers) -> bool:
+    return any(path == layer or path.startswith(layer + ".") for layer in layers)
+
+
 def _terms(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
     if traced(tree):  # inferred data: the counter's own products, never worked out again from the weights
-        return tuple(FlopTerm(path, item.what, item.forward, 0, item.backward) for path, block, _ in
-                     costed(tree).walk() for item in block.computes if isinstance(item, Traced))
-    terms = []
+        layers = _layers(costed(tree))
+        return tuple(FlopTerm(path, item.what, item.forward, 0, item.backward, _inside(path, layers))
+                     for path, block, _ in costed(tree).walk() for item in block.computes
+                     if isinstance(item, Traced))
+    terms, layers = [], _layers(tree)
     for path, block, runs, per_sequence in tree.runs():
+        again = _inside(path, layers)
         if block.is_leaf and block.kind in MULTIPLIED:
             terms.append(FlopTerm(path, "matmul", sp.expand(2 * runs * _positions(per_sequence)
-                                                            * _leaf_weights(block)), 2))
+                                                            * _leaf_weights(block)), 2, recomputed=again))
         for item in block.computes:
             if isinstance(item, Attention):
                 pairs = BATCH * item.heads * _square(item, causal)
                 forward = 2 * runs * pairs * (item.key_width + item.value_width)
-                terms.append(FlopTerm(path, "attention", sp.expand(forward), 2))
+                terms.append(FlopTerm(path, "attention", sp.expand(forward), 2, recomputed=again))
             elif isinstance(item, Product):
-                terms.append(FlopTerm(path, "product", sp.expand(runs * item.forward), item.backward))
+                terms.append(FlopTerm(path, "product", sp.expand(runs * item.forward), item.backward,
+                                      recomputed=again))
     return tuple(terms)
 
 
@@ -145,20 +167,23 @@ def _elementwise(tree: Block, causal: bool) -> tuple[FlopTerm, ...]:
 
     Their backward pass is counted, like the products', as twice the forward.
     """
-    terms = []
+    terms, layers = [], _layers(tree)
     for path, block, runs, per_sequence in tree.runs():
-        where = runs * _positions(per_sequence)
+        where, again = runs * _positions(per_sequence), _inside(path, layers)
         if block.is_leaf and block.kind == "norm":
             width = block.shape[0] if len(block.shape) == 1 else sp.Mul(*block.shape)
             per_feature = 2 + len(block.params)
-            terms.append(FlopTerm(path, "elementwise", sp.expand(where * per_feature * width.doit()), 2))
+            terms.append(FlopTerm(path, "elementwise", sp.expand(where * per_feature * width.doit()), 2,
+                                  recomputed=again))
         elif block.is_leaf and block.title in FFN_DOWN and block.kind in MULTIPLIED:
             entering = block.shape[0]  # written (in, out), a linear layer's and an expert's slice alike
-            terms.append(FlopTerm(path, "elementwise", sp.expand(where * sp.sympify(entering).doit()), 2))
+            terms.append(FlopTerm(path, "elementwise", sp.expand(where * sp.sympify(entering).doit()), 2,
+                                  recomputed=again))
         for item in block.computes:
             if isinstance(item, Attention):
                 scores = runs * BATCH * item.heads * _square(item, causal)
-                terms.append(FlopTerm(path, "elementwise", sp.expand(SOFTMAX_PER_SCORE * scores), 2))
+                terms.append(FlopTerm(path, "elementwise", sp.expand(SOFTMAX_PER_SCORE * scores), 2,
+                                      recomputed=again))
     return tuple(terms)
 
 
@@ -227,9 +252,14 @@ class Flops(Reported):
         return sum(self._exact(t.backward) for t in self.terms)
 
     @cached_property
+    def recomputed(self) -> int:
+        """FLOPs full activation recomputation adds: the repeated layers' forward pass once more (0 without it)."""
+        return sum(n for t, n in self.by_term if t.recomputed) if self.recompute else 0
+
+    @cached_property
     def training(self) -> int:
-        """Forward + backward (+ a second forward with full activation recomputation)."""
-        return self.forward * (2 if self.recompute else 1) + self.backward
+        """Forward + backward (+ the layers' forward again with full activation recomputation)."""
+        return self.forward + self.backward + self.recomputed
 
     @property
     def tokens(self) -> int:

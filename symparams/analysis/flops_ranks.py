@@ -100,13 +100,14 @@ class FlopsPerRank:
 
     def _stage(self, stage: int) -> StageFlops:
         exact = self.flops._exact
-        forward = backward = 0
+        forward = backward = again = 0
         for term in self.flops.terms:
             share = self._share(term, stage)
             if share:
                 forward += exact(term.forward * share)
                 backward += exact(term.backward * share)
-        training = forward * (2 if self.flops.recompute else 1) + backward
+                again += exact(term.forward * share) if term.recomputed and self.flops.recompute else 0
+        training = forward + backward + again
         return StageFlops(stage, forward, backward, training)
 
     @cached_property

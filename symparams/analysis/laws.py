@@ -55,7 +55,7 @@ from .law_shape import NotDescribed, Shape, leaves, read_shape
 PARTS = ("attention projections", "attention scores", "feed-forward", "logits", "embeddings", "softmax", "norms")
 #: what each law compares with: the exact figure per token it describes
 COMPARES = {"forward": "the forward pass", "training": "a training step (forward and backward)",
-            "recompute": "a training step with full recomputation (forward twice and backward)"}
+            "recompute": "a training step with full recomputation (the layers' forward twice, and backward)"}
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def exact_parts(tree: Block, terms, compares: str) -> dict[str, sp.Expr]:
     for term in terms:
         part = "attention scores" if term.what == "attention" else part_of.get(term.path, "feed-forward")
         flops = {"forward": term.forward, "training": term.forward + term.backward,
-                 "recompute": 2 * term.forward + term.backward}[compares]
+                 "recompute": (2 if term.recomputed else 1) * term.forward + term.backward}[compares]
         out[part] = out.get(part, sp.Integer(0)) + flops
     return {part: sp.expand(flops / (BATCH * SEQ)) for part, flops in out.items()}
 

@@ -8,7 +8,7 @@ do in its time: ``flops / (step_time · gpus · peak)``.  The step processes the
 * MFU (model FLOPs utilisation, Chowdhery et al. 2022) counts the exact model
   FLOPs of forward and backward, never a recomputation;
 * HFU (hardware FLOPs utilisation) counts what the hardware runs: with full
-  recomputation (``recompute=True``), the forward pass twice;
+  recomputation (``recompute=True``), each layer's forward pass twice;
 * each published law's training count (Kaplan, PaLM, Narayanan et al.,
   Megatron-LM, nanoGPT, torchtitan, MaxText, Chinchilla) gives its own figure,
   side by side, so that two codebases' MFU can be compared on one model.

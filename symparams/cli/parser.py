@@ -186,7 +186,8 @@ def _flops_options(p) -> None:
     p.add_argument("--causal", action="store_true",
                    help="count the causal half of each decoder's attention square, s·(s+1)/2, not s²")
     p.add_argument("--recompute", action="store_true",
-                   help="full activation recomputation: training runs the forward pass twice")
+                   help="full activation recomputation: training runs each layer's forward pass twice (the "
+                        "embeddings and the head once)")
     p.add_argument("--macs", action="store_true", help="multiply-accumulates (FLOPs / 2) in the text output")
     p.add_argument("--elementwise", action="store_true",
                    help="add the softmax, norm and activation FLOPs papers and PyTorch's counter leave out")

@@ -209,7 +209,8 @@ FLOPS_CONVENTIONS = (
     "attention: Q·Kᵀ and the weighted sum over the full s × s square (--causal: the causal half s·(s+1)/2)",
     "mixture of experts: only the experts each token is routed to",
     "backward = 2 × forward (the gradients of both factors of every product); "
-    "training = forward + backward (+ one more forward with --recompute)",
+    "training = forward + backward (+ the layers' forward once more with --recompute: the embeddings and "
+    "the head are not recomputed)",
 )
 
 #: the conventions of FLOPs traced by PyTorch's counter (an inferred type's)
@@ -221,7 +222,7 @@ TRACED_CONVENTIONS = (
     "attention over the full s × s square",
     "backward: the counter's own backward products (twice the forward for a product of two tensors that need "
     "gradients, once for one, a convolution's as its kernels compute it); training = forward + backward "
-    "(+ one more forward with --recompute)",
+    "(+ the layers' forward once more with --recompute)",
 )
 
 #: how each law reads in the text output
@@ -282,7 +283,7 @@ def _law_lines(law: dict) -> list[str]:
 
 #: how each utilisation convention reads
 UTILISATION_NAMES = {"mfu": "MFU: exact model FLOPs (forward + backward, no recomputation)",
-                     "hfu": "HFU: exact hardware FLOPs (with --recompute, the forward twice)",
+                     "hfu": "HFU: exact hardware FLOPs (with --recompute, the layers' forward twice)",
                      "kaplan_training": "Kaplan, 6N", "palm_training": "PaLM, 6N + 12·n_layer·s·d_attn",
                      "narayanan_training": "Narayanan et al. 2021 (counts recomputation)",
                      "megatron_training": "Megatron-LM", "nanogpt_training": "nanoGPT", "torchtitan_training":

@@ -19,3 +19,11 @@ def test_elementwise_terms_of_a_causal_step_by_hand(b):
     forward = b * (norms + activations + softmax)
     assert (more.forward - plain.forward, more.by_kind["elementwise"]) == (forward, forward)
     assert more.training - plain.training == 3 * forward  # the backward pass counted as twice the forward
+
+
+def test_elementwise_terms_land_in_the_component_they_run_in():
+    plain, more = ({path: n for _, path, _, n in model("llama-3-8b").flops(s=S, elementwise=e).by_component(2)}
+                   for e in (False, True))
+    layers = S * 2 * LAYERS * 3 * HIDDEN + S * LAYERS * INTER + 3 * LAYERS * HEADS * S * S  # norms, SiLU, softmax
+    assert more["decoder.layers"] - plain["decoder.layers"] == layers
+    assert (plain["decoder.norm"], more["decoder.norm"]) == (0, S * 3 * HIDDEN)  # the final RMSNorm

@@ -39,3 +39,12 @@ def test_flops_json_fields_are_the_documented_ones_and_hold_what_they_name():
     gpt2_sizes = {sp.Symbol(k): v for k, v in dict(H=768, L=12, A=12, r=4, s=1024, V=50257, b=2).items()}
     for law in data["laws"]:
         assert sp.sympify(law["formula"]).xreplace(gpt2_sizes) == law["per_token"], law["name"]
+
+
+def test_flops_json_writes_a_per_token_count_that_is_not_whole_as_a_fraction():
+    # BERT-large (L = 24, H = 1024) on 3 tokens, by hand: 12·H² weights a layer on 3 positions, the pooler's H² on
+    # one, two 3 × 3 products of width H a layer; the pooler's 2·H² does not divide by 3
+    forward = 2 * 3 * 24 * 12 * 1024**2 + 2 * 1024**2 + 24 * 2 * (2 * 3 * 3 * 1024)
+    data = model("bert-large").flops(s=3).to_dict()
+    assert (data["forward"], data["forward_per_token"]) == (forward, f"{forward}/3")
+    assert data["training_per_token"] == forward  # three times the forward, over 3 tokens

@@ -368,3 +368,10 @@ def test_inverse_questions_that_have_no_answer():
         longest_context(tiny(), 10**6, seq=3)
     with pytest.raises(SymparamsError, match="memory budget"):
         longest_context(tiny(), -1)
+
+
+def test_memory_json_names_the_model_and_the_bytes_per_parameter():
+    # Rajbhandari et al. 2020 (ZeRO), section 3.1: mixed-precision Adam holds 2 + 2 + K = 12 bytes per parameter
+    data = model("llama-3-8b").memory("bf16", "adam").to_dict()
+    assert (data["model"], data["bytes_per_parameter"]) == ("llama-3-8b", {"weights": 2, "gradients": 2,
+                                                                          "optimizer": 12})

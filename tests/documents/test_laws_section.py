@@ -77,10 +77,14 @@ def test_megatron_differs_by_the_causal_half_of_the_attention_square(gpt2_docs):
     assert "seq_length / 2" in block and "| logits |" not in block
 
 
-def test_narayanan_differs_only_in_the_logits_it_does_not_recompute(gpt2_docs):
+def test_narayanan_agrees_with_gpt2_recomputing_the_layers_and_not_the_logits(gpt2_docs):
+    # GPT-2 is eq. (3)'s model (h-wide heads, a 4h MLP, tied logits); both recompute the layers' forward
+    # pass (4 × 24·s·h² + 4·s²·h a layer) and count the logits 3 × 2·s·h·V
+    layers = 2 * L * (H * 3 * H + H * H + 2 * H * 4 * H) + L * 2 * 2 * S * H  # forward, per token
     block = law_block(gpt2_docs["en"], 1)
-    assert row(block, "logits") == 4 * 2 * H * V - 3 * 2 * H * V
-    assert row(block, "feed-forward") == 0  # r = 4: the 4h MLP eq. (3) assumes
+    assert per_token(block) == (4 * layers + 3 * 2 * H * V, 4 * layers + 3 * 2 * H * V, 0)
+    assert per_token(block)[0] == narayanan_flops_per_iteration(1, S, L, H, V) / S
+    assert "| logits |" not in block and "| logits |" not in law_block(gpt2_docs["zh"], 1)
 
 
 def test_nanogpt_counts_biases_and_norms_as_products(gpt2_docs):

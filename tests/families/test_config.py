@@ -13,7 +13,7 @@ import torch
 import transformers
 
 from symparams import SymparamsError, model
-from symparams.core.symbols import C
+from symparams.core.symbols import A, C
 from symparams.families.config import ConfigReader, read, settings
 from symparams.families.lookup import from_config
 from symparams.families.registry import family
@@ -190,3 +190,14 @@ def test_reader_takes_the_first_key_present_and_skips_nulls():
     assert r.int("missing", default=None) is None
     with pytest.raises(SymparamsError, match="c.json: missing required key a / b"):
         r.int("a", "b")
+
+
+def test_a_llama_config_without_a_head_count_reads_transformers_default_heads():
+    from tests.reference.hf import build, totals
+
+    data = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+            "vocab_size": 100}  # no num_attention_heads: LlamaConfig's default, 32 (64 / 32 = 2 wide)
+    m = model(dict(data))
+    built = build("LlamaModel", transformers.LlamaConfig(**{k: v for k, v in data.items() if k != "model_type"}))
+    assert built.config.num_attention_heads == 32
+    assert (m.count, int(m.values[A])) == (totals(built)[0], 32)
