@@ -32,6 +32,11 @@ def title_of(keys, names, family: str, t: dict) -> tuple[str, str]:
     blocks = t["blocks"]
     titles, abouts = [], []
     for key, name in zip(keys, list(names) + [names[-1]] * len(keys)):
+        if "+" in key:  # a module shown with its norm, one level (see walk.wrapped): the module's about
+            (part, part_about), (norm, _) = (title_of((k,), (name,), family, t) for k in key.split("+"))
+            titles.append(prose_text(t["with_norm"], part=part, norm=norm))
+            abouts.append(part_about)
+            continue
         entry = blocks.get(f"{family}/{key}") or blocks.get(key)
         if entry is None:
             titles.append("`" + _short_name(name) + "`")
