@@ -229,3 +229,15 @@ def test_no_label_of_the_summary_table_wraps(compiled, name, make, lang):
     lines = text[start:text.index(ctx["t"]["sections"]["closed_form"], start)].splitlines()
     labels = {plain(r["title"]) for r in ctx["doc"]["summary"]}
     assert [label for label in labels if not any(label in line for line in lines)] == []
+
+
+@pytest.mark.parametrize("name, make, lang", [("bert-base.en", "bert-base", "en"), ("bert-base.zh", "bert-base", "zh"),
+                                              ("deepseek-v3.zh", "deepseek-v3", "zh")])
+def test_every_option_the_pdf_names_is_on_one_line_with_both_hyphens(compiled, name, make, lang):
+    """An option broke after a hyphen ("--dtype、-" / "-optimizer", "--lora-" / "targets"): a reader could not
+    tell which hyphens to type."""
+    def options(text: str) -> list[str]:  # line by line: an option broken over two lines is not found
+        return sorted(o for line in text.splitlines() for o in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]", line))
+
+    source = render(model(make), format="md", lang=lang)
+    assert options(source) and options(compiled[name][2]) == options(source)
