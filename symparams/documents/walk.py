@@ -184,11 +184,11 @@ def _parts(block: Block, path: str):
     """The runs of ``block``'s children a document shows below it, each with its path and the blocks whose
     module names prefix its own: a wrapper's module (:func:`wrapped`) gives its parts, named below it."""
     inner = wrapped(block)
-    for child in block.children:
-        if child is inner:
+    for run in _runs(block.children):
+        if run[0] is inner:
             yield from ((r, f"{path}.{inner.name}.{r[0].name}", (inner,)) for r in _runs(inner.children))
         else:
-            yield [child], f"{path}.{child.name}", ()
+            yield run, f"{path}.{run[0].name}", ()
 
 
 def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: bool, prefix: tuple = ()) -> Plan:
