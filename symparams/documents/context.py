@@ -32,6 +32,11 @@ def title_of(keys, names, family: str, t: dict) -> tuple[str, str]:
     blocks = t["blocks"]
     titles, abouts = [], []
     for key, name in zip(keys, list(names) + [names[-1]] * len(keys)):
+        if "+" in key:  # a module shown with its norm, one level (see walk.wrapped): the module's about
+            (part, part_about), (norm, _) = (title_of((k,), (name,), family, t) for k in key.split("+"))
+            titles.append(prose_text(t["with_norm"], part=part, norm=norm))
+            abouts.append(part_about)
+            continue
         entry = blocks.get(f"{family}/{key}") or blocks.get(key)
         if entry is None:
             titles.append("`" + _short_name(name) + "`")
@@ -161,8 +166,13 @@ def _doc(d: Derivation, lang: str) -> dict:
     sections = [_item_lang(b, i, d, lang) for b, i in zip(bases, d.sections)]
     summary = [{**head, "title": _title(row.keys, row.names, d.family, lang)[0], **body}
                for row, (head, body) in zip(d.summary, rows)]
+    # a table labels a row in few words: "词嵌入", its English name left to the walk (see render.summary_layout_md)
+    summary = [{**r, "label": r["title"] if t["summary"]["asides"] else _aside(r["title"], lang)["title_head"]}
+               for r in summary]
+    # a pie cannot show a slice under 1% (a sliver, or none: Mermaid drops what rounds to 0%): such a
+    # component is named with its share beside the pie instead
     chart = [{"title": s["title"], "label": plain(s["title"]), "count": c.contribution, "share": s["share"],
-              "share_number": s["share"][:-1]}
+              "share_number": s["share"][:-1], "in_pie": bool(c.share >= Fraction(1, 100))}
              for s, c in zip(sections, d.sections) if c.contribution > 0]
     related = [{**r, "title": article_title(r["title"], r["title_en"], lang), "accounting": r[f"accounting_{lang}"],
                 "claimed": r[f"claimed_{lang}"],

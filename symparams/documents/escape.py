@@ -69,9 +69,21 @@ def escape_tex(text: Any, breaks: bool = True) -> str:
     return str(text).translate(_TEX_TABLE if breaks else _TEX_TABLE_NO_BREAKS)
 
 
+#: an option's hyphens: "-{}" keeps "--" two hyphens (never an en dash), and no break point
+_OPTION_TABLE = str.maketrans({**_TEX_ESCAPES, "-": "-{}"})
+
+
 def code_tex(text: Any) -> str:
-    """``text`` in ``\\texttt``, escaped, with break points after ``.``, ``-``, ``_`` and ``/``."""
-    return r"\texttt{" + str(text).translate(_CODE_TABLE) + "}"
+    """``text`` in ``\\texttt``, escaped, with break points after ``.``, ``-``, ``_`` and ``/``; an option
+    (``--lora-targets``) is one unbreakable box: broken after a hyphen it read as ``--`` and ``lora-`` on two
+    lines, a reader could not tell which hyphens to type.
+
+    >>> print(code_tex("memory --seq 512"))
+    \\texttt{memory \\mbox{-{}-{}seq} 512}
+    """
+    words = str(text).split(" ")
+    return r"\texttt{" + " ".join(r"\mbox{" + w.translate(_OPTION_TABLE) + "}" if w.startswith("-") and len(w) > 1
+                                   else w.translate(_CODE_TABLE) for w in words) + "}"
 
 
 def code_md(text: Any) -> str:

@@ -112,7 +112,8 @@ def render(m, format: str = "md", lang: str = "en", title: str | None = None, te
     if format == "tex":
         return latex_environment().get_template(TEMPLATES[format]).render(
             **ctx, format=format, table=summary_layout(ctx["doc"], ctx["t"]), numbered=numbered_tex)
-    return closing_strong(markdown_environment().get_template(TEMPLATES[format]).render(**ctx, format=format))
+    return closing_strong(markdown_environment().get_template(TEMPLATES[format]).render(
+        **ctx, format=format, table=summary_layout_md(ctx["doc"], ctx["t"])))
 
 
 @lru_cache(maxsize=1)
@@ -154,15 +155,30 @@ _FORMULA_MIN = 90.0
 _MATH = re.compile(r"(\$[^$]+\$)")
 
 
+#: Latin Modern Roman's widths in em (cmr10's metrics): a capital or an "&" is half as wide again as the
+#: 0.5 em of an average lower-case letter, so a label such as "Add & Norm: LayerNorm" measured at 0.5 em a
+#: letter came out 10 pt short and wrapped
+_EM = {**dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (.75, .708, .722, .764, .681, .653, .785, .75, .361, .514, .778, .625,
+                                               .917, .75, .778, .681, .778, .736, .556, .722, .75, .75, 1.028, .75,
+                                               .75, .611))),
+       **dict(zip("abcdefghijklmnopqrstuvwxyz", (.5, .556, .444, .556, .444, .306, .5, .556, .278, .306, .528, .278,
+                                               .833, .556, .5, .556, .528, .392, .394, .389, .556, .528, .722, .528,
+                                               .528, .444))),
+       " ": .333, "&": .778, ":": .278, ",": .278, ".": .278, "(": .389, ")": .389, "-": .333, "/": .5, "'": .278}
+#: bold (cmbx10) is about 15 % wider
+_BOLD = 1.15
+
+
 def _text_em(text: str, bold: bool = False) -> float:
-    """Approximate width in em of a catalog title (mini-markup): CJK 1 em, Latin letters about half."""
+    """Approximate width in em of a catalog title (mini-markup): CJK 1 em, Latin letters by their widths in
+    Latin Modern (:data:`_EM`; 0.5 em for any other)."""
     width = 0.0
     for piece in _MATH.split(text):
         if piece.startswith("$") and piece.endswith("$") and len(piece) > 1:
             width += math_width(piece[1:-1])
             continue
         for ch in piece.replace("**", "").replace("`", ""):
-            width += 1.0 if ord(ch) >= 0x2E80 else 0.33 if ch == " " else 0.6 if bold else 0.5
+            width += 1.0 if ord(ch) >= 0x2E80 else _EM.get(ch, 0.5) * (_BOLD if bold else 1.0)
     return width
 
 
@@ -211,3 +227,37 @@ def summary_layout(doc: dict, t: dict) -> dict:
     active_ref = "eq:active" if doc["shows_active"] and too_wide(doc["active_formula"]) else ""
     return {"label": f"{label:.1f}pt", "refs": refs, "total_ref": "eq:total" if too_wide(doc["closed_formula"]) else "",
             "active_ref": active_ref, "notes": notes}
+
+
+#: GitHub's Markdown column (about 880 px of 16 px text) and a table cell's padding (13 px each side), in em;
+#: measured in Chromium, KaTeX sets math 1.4 times as wide as :func:`math_width` and a sans-serif label is
+#: 1.15 times :func:`_text_em`'s Latin Modern
+_MD_WIDTH, _MD_PAD, _KATEX, _SANS = 55.0, 1.6, 1.4, 1.15
+
+
+def summary_layout_md(doc: dict, t: dict) -> dict:
+    """Which formulas of the Markdown summary table are set below it, as :func:`summary_layout` does for LaTeX:
+    a browser fits a table too wide for the page by wrapping its text cells (KaTeX's math does not wrap), so a
+    label such as "词嵌入（Token Embedding）" broke over two lines beside a long formula.  What the labels,
+    counts and shares leave of the page is the formula column's; a formula wider than that is set
+    below the table, its cell naming it ``(1)``, ``(2)``, …  Returns ``refs`` (per row: "" or its number),
+    ``total_ref``, ``active_ref`` and ``notes`` (number, title, formula)."""
+    rows = doc["summary"]
+    label = max(_SANS * _text_em(r["label"], r["level"] == 1) + (0 if r["level"] == 1 else 1) for r in rows)
+    repeat = max((_KATEX * math_width("\\times " + r["repeat"]) for r in rows if r["repeat"]), default=0.0)
+    # the counts' digits (the total's bold) and the widest share ("0.0000011%"), about 0.65 em a character
+    count = 0.65 * (len(doc["total"]) + max(len(r["share"]) for r in rows + [{"share": "100.00%"}]))
+    room = _MD_WIDTH - 5 * _MD_PAD - label - repeat - count
+    notes, refs = [], []
+
+    def ref(title: str, formula: str) -> str:
+        if not formula or _KATEX * math_width(formula) <= room:
+            return ""
+        notes.append({"number": str(len(notes) + 1), "title": title, "formula": formula})
+        return notes[-1]["number"]
+
+    refs = [ref(r["title"], "" if r["tied_to"] else r["formula"]) for r in rows]
+    total_ref = ref(t["summary"]["total"], doc["closed_formula"])
+    active_ref = ref(t["summary"]["active"], doc["active_formula"]) if doc["shows_active"] else ""
+    return {"refs": refs, "total_ref": total_ref, "active_ref": active_ref, "notes": notes}
+

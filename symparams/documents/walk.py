@@ -166,16 +166,42 @@ def splits_into_heads(expr: sp.Expr) -> bool:
     return any(p.base == A and p.exp.is_negative for p in sp.preorder_traversal(expr) if isinstance(p, sp.Pow))
 
 
-def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: bool) -> Plan:
+def wrapped(block: Block) -> Block | None:
+    """The module ``block`` only wraps with its norm (T5's ``layer.0``: ``SelfAttention`` and ``layer_norm``),
+    else None.  A document shows such a wrapper as one level, "self-attention with its RMSNorm": shown as two,
+    the wrapper and the module head two sums that differ by the norm alone under two near-identical titles."""
+    if block.is_leaf or len(block.children) != 2 or block.written is not None:
+        return None
+    inner = [c for c in block.children if not c.is_leaf]
+    norms = [c for c in block.children if c.is_leaf and c.kind == "norm" and c.repeat == 1]
+    if len(inner) != 1 or len(norms) != 1 or inner[0].repeat != 1 or inner[0].written is not None \
+            or inner[0].tied_to is not None or len(inner[0].children) < 2:
+        return None
+    return inner[0]
+
+
+def _parts(block: Block, path: str):
+    """The runs of ``block``'s children a document shows below it, each with its path and the blocks whose
+    module names prefix its own: a wrapper's module (:func:`wrapped`) gives its parts, named below it."""
+    inner = wrapped(block)
+    for run in _runs(block.children):
+        if run[0] is inner:
+            yield from ((r, f"{path}.{inner.name}.{r[0].name}", (inner,)) for r in _runs(inner.children))
+        else:
+            yield run, f"{path}.{run[0].name}", ()
+
+
+def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: bool, prefix: tuple = ()) -> Plan:
     outer = run[0]
     inner, inner_path, chain, same = _unwrap(outer, path)
     repeat = sp.Mul(*(b.repeat for b in chain))
-    names, keys = _names_and_keys(run, inner, chain, depth)
+    names, keys = _names_and_keys(run, inner, chain, depth, prefix)
     trainable = trainable and outer.trainable and inner.trainable
     counted = tuple(run) if inner is outer else (inner,)
     if same is not None:  # a group of identical leaves only: one leaf item, several times
         inner_path = f"{inner_path}.{same[0].name}"
-        inner, counted, names = same[0], tuple(same), tuple(((), b.name) for b in same)
+        inner, counted = same[0], tuple(same)
+        names = tuple(((*prefix, b) if prefix else (), b.name) for b in same)
         trainable = trainable and inner.trainable
     mult = len(counted)
     children: tuple[Plan, ...] = ()
@@ -183,8 +209,10 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
     if inner.is_leaf:
         expr = product_as_written(mult, inner.as_written) if mult != 1 else inner.as_written
     else:
-        children = tuple(_plan(r, f"{inner_path}.{r[0].name}", depth + 1, copies * repeat, trainable)
-                         for r in _runs(inner.children))
+        children = tuple(_plan(r, p, depth + 1, copies * repeat, trainable, pre) for r, p, pre in
+                         _parts(inner, inner_path))
+        if (module := wrapped(inner)) is not None:  # one title for the two: "Masked self-attention with its RMSNorm"
+            keys = ("+".join(b.title_key for b in inner.children if b is module or b.kind == "norm"),)
         expr = inner.written if inner.written is not None else closed_form(inner.count)
     formula = latex(expr, written=written)
     size = evaluated(expr)
@@ -223,17 +251,18 @@ def module_names(names, printed) -> tuple[str, ...]:
     return tuple(_module_name(chain, printed) or fallback for chain, fallback in names)
 
 
-def _names_and_keys(run: list[Block], inner: Block, chain: tuple, depth: int) -> tuple[tuple, tuple]:
+def _names_and_keys(run: list[Block], inner: Block, chain: tuple, depth: int, prefix: tuple = ()) -> tuple[tuple, tuple]:
     """The module names, as ``named_parameters()`` prints them (a chain of single children reads
     ``pooler.dense``; a grouping transformers does not have shows its modules), and title keys of an item.
-    A name is kept as the chain of blocks it joins, and our name where transformers has none."""
+    A name is kept as the chain of blocks it joins (after ``prefix``, the module a shown wrapper holds it in),
+    and our name where transformers has none."""
     outer = run[0]
-    names = tuple(((b,), b.name) for b in run)
+    names = tuple(((*prefix, b), b.name) for b in run)
     keys = tuple(dict.fromkeys(b.title_key for b in run))
     if len(run) == 1 and not _module_name(chain) and inner.children:
         names = tuple((_unwrap(c, c.name)[2], c.name) for c in inner.children)
     if len(run) == 1 and inner is not outer:
-        names = ((chain, outer.name),) if _module_name(chain) or not inner.children else names
+        names = (((*prefix, *chain), outer.name),) if _module_name(chain) or not inner.children else names
         if outer.title is None and inner.title is not None and depth > 0:
             keys = (inner.title,)  # an untitled wrapper (BERT's "intermediate") takes its part's title
         elif inner.is_leaf and inner.title is not None and inner.title != keys[0]:

@@ -214,3 +214,30 @@ def test_the_summary_boxes_the_total_and_refers_to_the_formulas_set_below_it(com
     total = re.search(r"\\midrule\n\\textbf\{[^}]+\} & & [^&]+ & \\textbf\{([\d,]+)\}", table).group(1)
     assert r"\boxed{" + total.replace(",", "{,}") + "}" in below  # the table's total, boxed
     assert total in flat(compiled["deepseek-v3.zh"][2])
+
+
+@pytest.mark.parametrize("name, make, lang", [("bert-base.en", "bert-base", "en"), ("deepseek-v3.zh", "deepseek-v3", "zh")])
+def test_no_label_of_the_summary_table_wraps(compiled, name, make, lang):
+    """The label column is as wide as its widest label: "Add & Norm: LayerNorm", measured at 0.5 em a letter,
+    came out 10 pt short and broke over two lines."""
+    from symparams.documents.context import context
+    from symparams.documents.markup import plain
+
+    ctx = context(model(make), lang)
+    text = compiled[name][2]
+    start = text.index(ctx["t"]["sections"]["summary"], text.index(ctx["t"]["sections"]["closed_form"]))  # not the outline's
+    lines = text[start:text.index(ctx["t"]["sections"]["closed_form"], start)].splitlines()
+    labels = {plain(r["title"]) for r in ctx["doc"]["summary"]}
+    assert [label for label in labels if not any(label in line for line in lines)] == []
+
+
+@pytest.mark.parametrize("name, make, lang", [("bert-base.en", "bert-base", "en"), ("bert-base.zh", "bert-base", "zh"),
+                                              ("deepseek-v3.zh", "deepseek-v3", "zh")])
+def test_every_option_the_pdf_names_is_on_one_line_with_both_hyphens(compiled, name, make, lang):
+    """An option broke after a hyphen ("--dtype、-" / "-optimizer", "--lora-" / "targets"): a reader could not
+    tell which hyphens to type."""
+    def options(text: str) -> list[str]:  # line by line: an option broken over two lines is not found
+        return sorted(o for line in text.splitlines() for o in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]", line))
+
+    source = render(model(make), format="md", lang=lang)
+    assert options(source) and options(compiled[name][2]) == options(source)

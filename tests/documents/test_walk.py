@@ -101,20 +101,56 @@ def test_a_label_names_one_subtotal_within_a_section(name, lang):
 
 @pytest.mark.crosscheck
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_t5_cross_attention_and_its_sub_layer_are_told_apart(lang):
-    # T5LayerCrossAttention (decoder layer.1) holds EncDecAttention and a layer_norm: two sums, two labels
+def test_t5_cross_attention_is_one_level_with_its_norm(lang):
+    # T5LayerCrossAttention (decoder layer.1) holds EncDecAttention and a layer_norm: one level, one sum, the
+    # norm's in it; the attention's own sum (1,048,576) is no second heading's
     import transformers
 
     from tests.reference import FIXTURES
     from tests.reference.hf import build
 
     layer = build("T5Model", transformers.AutoConfig.from_pretrained(FIXTURES / "t5-small")).decoder.block[0].layer[1]
-    attention = sum(p.numel() for p in layer.EncDecAttention.parameters())
     sub_layer = sum(p.numel() for p in layer.parameters())
-    assert (attention, sub_layer) == (1_048_576, 1_049_088)
+    assert sub_layer == 1_049_088
     decoder = subtotals(render(model("t5-small"), format="md", lang=lang), lang)[2]
-    labels = ({"Encoder–decoder attention, its parts added up:": attention,
-               "Encoder–decoder attention sub-layer, its parts added up:": sub_layer} if lang == "en" else
-              {"编码器-解码器注意力小计：": attention, "编码器-解码器注意力子层小计：": sub_layer})
-    for label, figure in labels.items():
-        assert decoder[label] == {f"{figure:,}".replace(",", "{,}")}
+    label = {"en": "Encoder–decoder attention with its RMSNorm, its parts added up:",
+             "zh": "编码器-解码器注意力及其归一化（RMSNorm）小计："}[lang]
+    assert decoder[label] == {f"{sub_layer:,}".replace(",", "{,}")}
+    assert not [found for found in decoder.values() if "1{,}048{,}576" in found]
+
+
+_TERMS = re.compile(r"= ((?:[\d{},]+ \+ )+[\d{},]+) = ([\d{},]+)\$\$")
+
+
+def wrapper_levels(text: str, lang: str) -> list[str]:
+    """The subtotals of a Markdown document that add up the subtotal just before them and one norm shown
+    between them: a level holding one module and its norm, shown as two levels with two sums."""
+    found, last, parts = [], None, []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("**") and "`" in line:
+            parts.append(line)
+        if _SUBTOTAL[lang].match(line) and (m := _TERMS.search(" ".join(lines[i + 1:i + 4]))):
+            terms = m.group(1).split(" + ")
+            if len(terms) == 2 and last in terms and len(parts) == 1 and "Norm" in parts[0].split("**")[1]:
+                found.append(line)
+            last, parts = m.group(2), []
+        elif line.startswith("#"):
+            last, parts = None, []
+    return found
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", ["t5-base", "flan-t5-small", "mt5-small", "mpnet-base", "bert-base", "llama-3-8b",
+                                  "bart-base", "falcon-7b"])
+def test_no_level_only_wraps_one_module_and_its_norm(name, lang):
+    """T5's ``layer.0`` holds ``SelfAttention`` and its RMSNorm: shown as two headings, "Self-attention
+    sub-layer" 2,360,064 right after "Multi-head self-attention" 2,359,296, it told one thing twice."""
+    assert wrapper_levels(render(model(name), format="md", lang=lang), lang) == []
+
+
+def test_the_wrapper_level_check_sees_the_doubled_level():
+    text = "\n".join(["**Attention** (`a`).", "**q** (`q`).", "$$x = 1$$", "**o** (`o`).", "$$x = 2$$",
+                      "Attention, its parts added up:", "", "$$x = 1 + 2 = 3$$", "**RMSNorm** (`n`).", "$$H = 4$$",
+                      "Sub-layer, its parts added up:", "", "$$x = 3 + 4 = 7$$"])
+    assert wrapper_levels(text, "en") == ["Sub-layer, its parts added up:"]
