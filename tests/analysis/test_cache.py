@@ -148,3 +148,27 @@ def test_largest_batch_with_windows():
     weights, held = 2 * m.count, 131072 * 4095
     assert largest_batch(m, weights + 7 * held, optimizer="none", seq=32768) == 7
     assert largest_batch(m, weights + 7 * held - 1, optimizer="none", seq=32768) == 6
+
+
+def test_a_cache_the_inferred_data_could_not_fit_is_refused_with_its_reason_never_counted():
+    """A traced model whose cache kind does not grow by a fixed number of elements per token (the data's
+    ``Untraced("cache", ...)``) has no KV cache figure: ``memory`` and ``kv_cache`` refuse with the reason,
+    where counting the traced items that remain would print a cache of 0.  (No shipped entry has such a cache
+    today, so only a model built for the purpose shows it.)"""
+    from symparams.core.blocks import Block, linear
+    from symparams.core.compute import Traced, Untraced
+    from symparams.core.family import Family
+    from symparams.core.model import Model
+
+    why = "the cross cache does not grow by a fixed number of elements per token"
+
+    def build(switches, head):
+        layer = linear("proj", H, H)
+        return Block("toy", children=(layer,), ref="", kind="group",
+                     computes=(Traced(2 * BATCH * SEQ * H * H, 4 * BATCH * SEQ * H * H), Untraced("cache", why)))
+
+    toy = Model(Family("toy", {"en": "toy", "zh": "toy"}, build), {"H": 8})
+    assert toy.flops(4).forward == 2 * 4 * 8 * 8  # the FLOPs the data holds still answer
+    for ask in (lambda: toy.kv_cache(seq=4).total, lambda: toy.memory(optimizer="none", seq=4).kv_cache):
+        with pytest.raises(SymparamsError, match="KV cache is not known: " + why):
+            ask()
