@@ -20,6 +20,7 @@ import transformers
 from transformers import FineGrainedFP8Config
 from transformers.integrations.finegrained_fp8 import replace_with_fp8_linear
 
+from symparams.analysis.quantized_layout import read_layout
 from tests.reference.cli_runner import command
 
 pytestmark = pytest.mark.crosscheck
@@ -106,11 +107,19 @@ def test_a_correct_quantized_checkpoint_reconciles(case, tmp_path):
     assert data["quantization"] == quantization["quant_method"]
 
 
-def test_the_fp8_block_scales_are_what_transformers_holds():
-    held, _ = fp8_tensors([128, 128])
-    # F = 320 outputs: three blocks of 128, the last partial; 256 inputs: two
-    assert held["model.layers.0.mlp.up_proj.weight_scale_inv"] == ((3, 2), torch.float32)
-    assert held["model.layers.0.mlp.down_proj.weight"] == ((256, 320), torch.float8_e4m3fn)
+@pytest.mark.parametrize("block", [[128, 128], [64, 128], None])
+def test_the_fp8_layout_is_what_transformers_holds(block):
+    """Each FP8Linear's tensors, as the layout gives them from its weight's shape (partial blocks at the edges:
+    F = 320 is three blocks of 128 outputs, the last partial)."""
+    held, quantization = fp8_tensors(block)
+    layout = read_layout(quantization)
+    names = {"F8_E4M3": torch.float8_e4m3fn, "F32": torch.float32}
+    weights = [n for n in held if n.endswith("_scale_inv")]
+    assert len(weights) == 14
+    for scale in weights:
+        weight = scale.replace("_scale_inv", "")
+        assert [(n, s, names[d]) for n, s, d in layout.stored(weight, held[weight][0])] == \
+            [(weight, *held[weight]), (scale, *held[scale])]
 
 
 #: for each method, the tensor the layout adds that a damaged file lacks
