@@ -189,3 +189,59 @@ def test_modules_not_converted_in_some_layers_only_are_refused(tmp_path):
     write(tmp_path, held, {**quantization, "modules_to_not_convert": ["model.layers.0.mlp.down_proj"]}, "bfloat16")
     code, out, err = command("audit", tmp_path)
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and "layers.*.mlp.down_proj" in err
+
+
+# -- a mixture of experts, as DeepSeek-V3's FP8 checkpoint stores it ------------------------------------------------
+
+def deepseek_fp8(folder, block, change=None) -> int:
+    """``folder`` holding a tiny DeepSeek-V3 as ``save_pretrained`` writes it (one tensor per expert), each weight
+    transformers' FP8 replacement makes an FP8Linear (its ``state_dict()``) or an FP8 expert stored as F8_E4M3
+    with its ``weight_scale_inv`` of ⌈out/b0⌉ × ⌈in/b1⌉ blocks (FP8Linear's rule, one expert at a time, as
+    DeepSeek-V3's released files hold them), the rest in bf16; the file's tensor bytes."""
+    from tests.cli.test_audit_experts import SMALL
+
+    config = SMALL["deepseek_v3"]
+    torch.manual_seed(0)
+    transformers.AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    names = safetensors.torch.load_file(str(folder / "model.safetensors"))
+    with torch.device("meta"):
+        module = transformers.AutoModelForCausalLM.from_config(config)
+    module = replace_with_fp8_linear(module, modules_to_not_convert=["lm_head"], pre_quantized=True,
+                                     quantization_config=FineGrainedFP8Config(weight_block_size=block))
+    fp8 = module.state_dict()
+    held = {}
+    for name, t in names.items():
+        if name in fp8 and fp8[name].dtype == torch.float8_e4m3fn:
+            held[name] = (tuple(t.shape), torch.float8_e4m3fn)
+            scale = fp8[name.replace(".weight", ".weight_scale_inv")]
+            held[name.replace(".weight", ".weight_scale_inv")] = (tuple(scale.shape), scale.dtype)
+        elif ".experts." in name:
+            (n_out, n_in), scale = t.shape, name.replace(".weight", ".weight_scale_inv")
+            held[name], held[scale] = (tuple(t.shape), torch.float8_e4m3fn), \
+                ((-(-n_out // block[0]), -(-n_in // block[1])), torch.float32)
+        else:
+            held[name] = (tuple(t.shape), torch.bfloat16)
+    if change:
+        change(held)
+    data = json.loads((folder / "config.json").read_text())
+    data.update(dtype="bfloat16", quantization_config={"quant_method": "fp8", "weight_block_size": block})
+    (folder / "config.json").write_text(json.dumps(data))
+    tensors = {name: torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in held.items()}
+    safetensors.torch.save_file(tensors, str(folder / "model.safetensors"))
+    return sum(t.numel() * t.element_size() for t in tensors.values())
+
+
+def test_a_deepseek_v3_fp8_checkpoint_reconciles(tmp_path):
+    size = deepseek_fp8(tmp_path, [16, 16])
+    code, lines, data = audited(tmp_path)
+    buffers = 2 * 4 * 2  # the routers' e_score_correction_bias, 4 experts in bf16, in 2 layers: not parameters
+    assert code == 0 and data["bytes"] == data["formula_bytes"] == size - buffers, lines
+    assert data["stored_types"]["F8_E4M3"] == data["stored_types"]["F32"]
+
+
+def test_a_deepseek_v3_expert_scale_missing_is_named(tmp_path):
+    name = "model.layers.2.mlp.experts.3.down_proj.weight_scale_inv"
+    deepseek_fp8(tmp_path, [16, 16], change=lambda held: held.pop(name))
+    code, lines, _ = audited(tmp_path)
+    assert code == 2 and [line for line in lines if not line.startswith("note: ")] == \
+        ["missing: 1 tensor (layers.*.mlp.experts.*.down_proj.weight_scale_inv: 1 of 8)"]
