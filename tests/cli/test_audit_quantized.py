@@ -12,6 +12,7 @@ the files follow the layouts their libraries' sources document, written out belo
 """
 
 import json
+import math
 
 import pytest
 import safetensors.torch
@@ -48,25 +49,27 @@ def fp8_tensors(block) -> tuple[dict, dict]:
     return held, quantization
 
 
-def gptq_tensors(awq: bool = False) -> tuple[dict, dict]:
-    """A 4-bit GPTQ (or AWQ GEMM) checkpoint's tensors, as the packing libraries' sources lay them out."""
+def gptq_tensors(awq: bool = False, group: int = GROUP) -> tuple[dict, dict]:
+    """A 4-bit GPTQ (or AWQ GEMM) checkpoint's tensors, as the packing libraries' sources lay them out (GPTQ's
+    group size -1: one group of the whole row, QuantLinear's ``group_size = infeatures``)."""
     config, module = meta_llama("float16")
     held = {name: (tuple(p.shape), torch.float16) for name, p in module.named_parameters()}
     for name, linear in module.named_modules():
         if isinstance(linear, torch.nn.Linear) and ".layers." in name:
             n_in, n_out = linear.in_features, linear.out_features
+            g = n_in if group == -1 else group
             del held[f"{name}.weight"]
             if awq:  # WQLinear_GEMM: qweight (in, out // (32 // w_bit)), qzeros and scales per group of inputs
                 held.update({f"{name}.qweight": ((n_in, n_out // 8), torch.int32),
-                             f"{name}.qzeros": ((n_in // GROUP, n_out // 8), torch.int32),
-                             f"{name}.scales": ((n_in // GROUP, n_out), torch.float16)})
+                             f"{name}.qzeros": ((n_in // g, n_out // 8), torch.int32),
+                             f"{name}.scales": ((n_in // g, n_out), torch.float16)})
             else:  # QuantLinear: qweight (in // 32 * bits, out), qzeros (ceil(in / g), out // 32 * bits), g_idx (in)
                 held.update({f"{name}.qweight": ((n_in // 32 * 4, n_out), torch.int32),
-                             f"{name}.qzeros": ((-(-n_in // GROUP), n_out // 32 * 4), torch.int32),
-                             f"{name}.scales": ((-(-n_in // GROUP), n_out), torch.float16),
+                             f"{name}.qzeros": ((math.ceil(n_in / g), n_out // 32 * 4), torch.int32),
+                             f"{name}.scales": ((math.ceil(n_in / g), n_out), torch.float16),
                              f"{name}.g_idx": ((n_in,), torch.int32)})
-    method = {"quant_method": "awq", "bits": 4, "group_size": GROUP, "version": "gemm", "zero_point": True} if awq \
-        else {"quant_method": "gptq", "bits": 4, "group_size": GROUP, "desc_act": False, "sym": True}
+    method = {"quant_method": "awq", "bits": 4, "group_size": group, "version": "gemm", "zero_point": True} if awq \
+        else {"quant_method": "gptq", "bits": 4, "group_size": group, "desc_act": False, "sym": True}
     return held, method
 
 
@@ -94,7 +97,10 @@ def audited(path) -> tuple[int, list[str], dict]:
 
 CASES = {"fp8-block": lambda: fp8_tensors([128, 128]) + ("bfloat16",),
          "fp8-tensor": lambda: fp8_tensors(None) + ("bfloat16",),
-         "gptq": lambda: gptq_tensors() + ("float16",), "awq": lambda: gptq_tensors(awq=True) + ("float16",)}
+         "gptq": lambda: gptq_tensors() + ("float16",), "awq": lambda: gptq_tensors(awq=True) + ("float16",),
+         # 320 inputs in groups of 128: three, the last partial; -1: one group a row
+         "gptq-partial-group": lambda: gptq_tensors(group=128) + ("float16",),
+         "gptq-row-group": lambda: gptq_tensors(group=-1) + ("float16",)}
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -126,7 +132,7 @@ def test_the_fp8_layout_is_what_transformers_holds(block):
 SCALES = {"fp8-block": "weight_scale_inv", "fp8-tensor": "weight_scale_inv", "gptq": "qzeros", "awq": "scales"}
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", SCALES)
 def test_a_missing_scale_is_named(case, tmp_path):
     held, quantization, dtype = CASES[case]()
     name = f"model.layers.1.self_attn.k_proj.{SCALES[case]}"
