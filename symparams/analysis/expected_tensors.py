@@ -59,20 +59,26 @@ def model_tensors(m) -> tuple[Stored, ...]:
     return tensors
 
 
-def expected_tensors(m, dtype: str, names=()) -> list[Expected]:
+def expected_tensors(m, dtype: str, names=(), layout=None) -> list[Expected]:
     """The model's stored tensors at its values, grouped by name pattern, in the safetensors dtype of ``dtype``;
-    a mixture's experts as a checkpoint of tensor names ``names`` stores them (:mod:`.expert_layout`)."""
+    a mixture's experts as a checkpoint of tensor names ``names`` stores them (:mod:`.expert_layout`); the linear
+    weights a quantized ``layout`` packs as its tensors (:mod:`.quantized_layout`)."""
     from .expert_layout import as_checkpoint
 
     conv1d = m.family.name in CONV1D
+    if conv1d and layout is not None:
+        raise SymparamsError(f"the audit does not read {layout.method} checkpoints of {m.family.name} (its Conv1D "
+                             f"layers are packed their own way)")
     groups: dict[str, Expected] = {}
     for t in as_checkpoint(m, stored_tensors(m.tree), names):
         shape = evaluated_shape(m, t)
         if conv1d and t.part == "layers" and len(shape) == 2:
             shape = shape[::-1]
-        group = groups.setdefault(t.path, Expected(t.path))
-        group.shapes[shape] += int(m.evaluate(t.copies))
-        group.kinds[shape] = (STORED_AS[dtype], None)  # bytes: the file's own, checked by _bytes
+        packed = layout is not None and layout.quantizes(t.path, t.part, shape)
+        for path, shape_, stored_as in layout.stored(t.path, shape) if packed else [(t.path, shape, STORED_AS[dtype])]:
+            group = groups.setdefault(path, Expected(path))
+            group.shapes[shape_] += int(m.evaluate(t.copies))
+            group.kinds[shape_] = (stored_as, None)  # bytes: the file's own, checked by _bytes
     return list(groups.values())
 
 

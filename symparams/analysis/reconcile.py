@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..core.errors import SymparamsError
-from .checkpoint import Checkpoint, Tensor, expected_bytes
+from .checkpoint import ELEMENT_BYTES, Checkpoint, Tensor, expected_bytes
 from .dtypes import DTYPE_BYTES
 from .expected_tensors import BUFFERS, STORED_AS, Expected, expected_tensors, tied_names
 from .gguf_audit import gguf_expected
@@ -55,6 +55,7 @@ class Audit:
     formula_parameters: int
     formula_bytes: int | None
     stored_types: dict = field(default_factory=dict)
+    quantization: str | None = None  # the method of a quantized checkpoint (fp8, gptq, awq)
 
     @property
     def ok(self) -> bool:
@@ -69,7 +70,7 @@ class Audit:
         return {"model": self.model, "dtype": self.dtype, "ok": self.ok, "tensors": self.tensors,
                 "parameters": self.parameters, "bytes": self.bytes, "formula_parameters": self.formula_parameters,
                 "formula_bytes": self.formula_bytes, "differences": self.differences, "notes": self.notes,
-                "stored_types": self.stored_types}
+                "stored_types": self.stored_types, "quantization": self.quantization}
 
 
 def _listed(items: list) -> str:
@@ -89,16 +90,17 @@ def _dtype_line(items: list) -> str:
     return f"dtype: {'; '.join(parts)}"
 
 
-def audit(m, checkpoint: Checkpoint, dtype: str | None) -> Audit:
+def audit(m, checkpoint: Checkpoint, dtype: str | None, layout=None) -> Audit:
     """``checkpoint`` against model ``m`` whose tensors are stored in ``dtype`` (fp32, bf16 or fp16; for a GGUF
-    file, its type, or None: the types are not checked)."""
+    file, its type, or None: the types are not checked); a safetensors checkpoint's linear weights packed as
+    ``layout`` says (:mod:`.quantized_layout`), the other tensors in ``dtype``."""
     if checkpoint.format == "gguf":
         expected, formula_bytes, rename = gguf_expected(m, checkpoint, dtype)
     else:
         if dtype not in STORED_AS:
             raise SymparamsError(f"a safetensors checkpoint holds fp32, bf16 or fp16 tensors, not {dtype}")
-        expected, rename = expected_tensors(m, dtype, [t.name for t in checkpoint.tensors]), {}
-        formula_bytes = m.evaluate(DTYPE_BYTES[dtype] * _parameters(m))
+        expected, rename = expected_tensors(m, dtype, [t.name for t in checkpoint.tensors], layout), {}
+        formula_bytes = m.evaluate(DTYPE_BYTES[dtype] * _parameters(m)) if layout is None else _packed_bytes(expected)
     found, extra, buffers, notes = _matched(checkpoint, expected, tied_names(m.tree), rename)
     if buffers:
         notes.append(f"{_listed([t.name for t in buffers]).replace(' tensor', ' buffer', 1)} stored beside the "
@@ -113,7 +115,13 @@ def audit(m, checkpoint: Checkpoint, dtype: str | None) -> Audit:
     return Audit(m.name, dtype, len(held), differences, notes, sum(math.prod(t.shape) for t in held),
                  sum(t.bytes for t in held), int(m.evaluate(_parameters(m))),
                  None if formula_bytes is None else int(formula_bytes),
-                 dict(Counter(t.dtype for t in held).most_common()))
+                 dict(Counter(t.dtype for t in held).most_common()), layout and layout.method)
+
+
+def _packed_bytes(expected: list[Expected]) -> int:
+    """The bytes of every expected tensor, each shape in its dtype (a quantized checkpoint's)."""
+    return sum(n * math.prod(shape) * ELEMENT_BYTES[e.kinds[shape][0]] for e in expected
+               for shape, n in e.shapes.items())
 
 
 def _matched(checkpoint: Checkpoint, expected: list[Expected], aliases: dict, rename: dict):

@@ -14,6 +14,7 @@ CONFIG_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 def cmd_audit(args, load) -> int:
     """Print the reconciliation; 2 when the checkpoint and the formula disagree (one line per category)."""
     from ..analysis.checkpoint import read_checkpoint
+    from ..analysis.quantized_layout import read_layout
     from ..analysis.reconcile import audit
 
     checkpoint = read_checkpoint(args.path)
@@ -27,7 +28,8 @@ def cmd_audit(args, load) -> int:
     if args.head is None:
         m = m.saved_model()
     gguf = checkpoint.format == "gguf"  # its type is the file's own, not the config's
-    found = audit(m, checkpoint, args.dtype if gguf or args.dtype else _config_dtype(config))
+    layout = None if gguf or not config else read_layout(_config(config).get("quantization_config"))
+    found = audit(m, checkpoint, args.dtype if gguf or args.dtype else _config_dtype(config), layout)
     if args.json:
         from .parser import print_json
 
@@ -44,14 +46,19 @@ def cmd_audit(args, load) -> int:
 
 def _config_dtype(config: str | None) -> str:
     """The dtype the config.json names; refused where it names none (the checkpoint's own is no evidence)."""
-    from ..families.config import read
-
-    data = read(config if not os.path.isdir(config) else os.path.join(config, "config.json")) if config else {}
+    data = _config(config) if config else {}
     named = data.get("dtype", data.get("torch_dtype"))
     if named not in CONFIG_DTYPES:
         where = "the model is named without a config" if not config else f"{config} names {'no dtype' if named is None else repr(named)}"
         raise SymparamsError(f"say the dtype the tensors should be in with --dtype fp32, bf16 or fp16 ({where})")
     return CONFIG_DTYPES[named]
+
+
+def _config(config: str) -> dict:
+    """The JSON object of the config.json ``config`` names (a file or its folder)."""
+    from ..families.config import read
+
+    return read(config if not os.path.isdir(config) else os.path.join(config, "config.json"))
 
 
 def _summary(found) -> str:
@@ -61,6 +68,11 @@ def _summary(found) -> str:
                 f"formula of {found.model} gives ({thousands(found.formula_parameters)} parameters); "
                 f"{thousands(found.bytes)} bytes, the types not checked (no --dtype): "
                 f"{', '.join(f'{n} {kind}' for kind, n in found.stored_types.items())}")
+    if found.quantization:
+        return (f"ok: {found.tensors} tensors, {thousands(found.bytes)} bytes of {found.quantization} with the rest "
+                f"in {found.dtype} ({', '.join(f'{n} {kind}' for kind, n in found.stored_types.items())}), as the "
+                f"formula of {found.model} and the {found.quantization} layout give "
+                f"({thousands(found.formula_parameters)} parameters, {thousands(found.formula_bytes)} bytes)")
     return (f"ok: {found.tensors} tensors, {thousands(found.parameters)} parameters and {thousands(found.bytes)} "
             f"bytes of {found.dtype}, as the formula of {found.model} gives ({thousands(found.formula_parameters)} "
             f"parameters, {thousands(found.formula_bytes)} bytes)")

@@ -252,6 +252,13 @@ def _json(**data):
 NESTED = 100_000
 CONFIGS = {  # c-NAME.json
     "bert": _json(model_type="bert"),
+    **{f"quant-{name}": _json(model_type="llama", dtype="bfloat16", quantization_config=q) for name, q in (
+        ("bnb", {"quant_method": "bitsandbytes", "load_in_4bit": True}), ("list", [1]),
+        ("gptq-3", {"quant_method": "gptq", "bits": 3, "group_size": 128}),
+        ("gptq-group", {"quant_method": "gptq", "bits": 4, "group_size": "128"}),
+        ("awq-gemv", {"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemv"}),
+        ("fp8-block", {"quant_method": "fp8", "weight_block_size": [128]}),
+        ("fp8-skip", {"quant_method": "fp8", "modules_to_not_convert": [1]}))},
     "empty": "",
     "list": "[]",
     "null": "null",
@@ -418,7 +425,7 @@ def config_cases():
     subs = _rotating()
     out = []
     for name in CONFIGS:
-        if name in ("bert", "bert-untied", "phimoe"):
+        if name in ("bert", "bert-untied", "phimoe") or name.startswith("quant-"):  # read, their refusal audit's
             continue
         out.append(command(next(subs), None, "bert", "--config", f"c-{name}.json", needle=f"c-{name}.json"))
     for path in ("nope.json", "emptydir", "cfgdir-fifo", "/dev/zero", "big.json", "latin1.json", "bom.json",
@@ -662,6 +669,10 @@ def audit_cases():
             case("audit", "st-good.safetensors", "--model", "bert-base", "--dtype", "q8_0", needle="q8_0"),
             case("audit", "st-empty.gguf", "--model", "bert-base", "--dtype", "bf16", needle="bf16"),
             case("audit", "st-good.safetensors", "--config", "c-phimoe.json", "--dtype", "bf16", needle="phimoe"),
+            *(case("audit", "st-good.safetensors", "--config", f"c-quant-{name}.json", needle=needle)
+              for name, needle in (("bnb", "bitsandbytes"), ("list", "quantization_config"), ("gptq-3", "not 3"),
+                                   ("gptq-group", "group_size"), ("awq-gemv", "gemv"),
+                                   ("fp8-block", "weight_block_size"), ("fp8-skip", "modules_to_not_convert"))),
             case("audit", "st-good.safetensors", "--model", "bert-base", "--config", "c-bert.json", needle="both"),
             case("audit", "st-good.safetensors", "--model", "nosuchmodel", "--dtype", "fp32", needle="nosuchmodel"),
             case("audit", "/dev/zero", "--model", "bert-base", "--dtype", "fp32", needle="/dev/zero"),
