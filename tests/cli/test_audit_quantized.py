@@ -21,6 +21,7 @@ import transformers
 from transformers import FineGrainedFP8Config
 from transformers.integrations.finegrained_fp8 import replace_with_fp8_linear
 
+from symparams import SymparamsError
 from symparams.analysis.quantized_layout import read_layout
 from tests.reference.cli_runner import command
 
@@ -251,3 +252,16 @@ def test_a_deepseek_v3_expert_scale_missing_is_named(tmp_path):
     code, lines, _ = audited(tmp_path)
     assert code == 2 and [line for line in lines if not line.startswith("note: ")] == \
         ["missing: 1 tensor (layers.*.mlp.experts.*.down_proj.weight_scale_inv: 1 of 8)"]
+
+
+@pytest.mark.parametrize("method", ["gptq", "awq"])
+def test_a_gptq_or_awq_mixture_of_experts_is_refused_in_one_line(method):
+    """No library here writes a GPTQ or AWQ mixture of experts to check the experts' packing against, so such an
+    audit is refused rather than reconciled against an unchecked layout (FP8 experts are checked above)."""
+    from symparams import model
+    from symparams.analysis.expected_tensors import expected_tensors
+    from symparams.analysis.quantized_layout import read_layout
+
+    with pytest.raises(SymparamsError, match=f"does not read {method} checkpoints of a mixture of experts"):
+        expected_tensors(model("mixtral-8x7b"), "bf16", (), read_layout({"quant_method": method, "bits": 4}))
+    assert expected_tensors(model("llama-3-8b"), "bf16", (), read_layout({"quant_method": method, "bits": 4}))
