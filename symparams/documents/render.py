@@ -94,7 +94,7 @@ def render(m, format: str = "md", lang: str = "en", title: str | None = None, te
     ``title`` replaces the default title (it is escaped for the format);
     ``template`` is the path of a user's Jinja template, rendered sandboxed
     with the same data (``doc``, ``t``, ``lang``, ``title``, ``version``,
-    ``diagram``: see :mod:`~symparams.documents.diagram`) and the filters
+    ``diagram``: see :mod:`~symparams.documents.diagram`; ``table``, the summary table's layout) and the filters
     ``tex``, ``md``, ``prose``, ``display``.
     """
     m = as_model(m)
@@ -107,13 +107,14 @@ def render(m, format: str = "md", lang: str = "en", title: str | None = None, te
     if format == "html" and template is None:
         return render_html(m, lang=lang, title=title)
     ctx = {**context(m, lang, title), **_version(), "diagram": diagram(derive(m), lang)}
+    # the summary table's layout: a user's copy of the shipped template reads it as the shipped one does
+    ctx["table"] = (summary_layout if format == "tex" else summary_layout_md)(ctx["doc"], ctx["t"])
     if template is not None:
         return _user_template(template, "tex" if format == "tex" else "md", ctx)
     if format == "tex":
-        return latex_environment().get_template(TEMPLATES[format]).render(
-            **ctx, format=format, table=summary_layout(ctx["doc"], ctx["t"]), numbered=numbered_tex)
-    return closing_strong(markdown_environment().get_template(TEMPLATES[format]).render(
-        **ctx, format=format, table=summary_layout_md(ctx["doc"], ctx["t"])))
+        return latex_environment().get_template(TEMPLATES[format]).render(**ctx, format=format,
+                                                                         numbered=numbered_tex)
+    return closing_strong(markdown_environment().get_template(TEMPLATES[format]).render(**ctx, format=format))
 
 
 @lru_cache(maxsize=1)

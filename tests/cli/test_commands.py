@@ -199,13 +199,22 @@ def _listed_types() -> set:
                 if line.startswith("{")}
 
 
-def _config_with(model_type: str, dotted: str, value: int) -> dict:
+def _config_with(model_type: str, dotted: str, value: int, cls: str) -> dict:
+    """A config.json of ``model_type`` that sets ``dotted`` to ``value``; a sub-config it lives in is written
+    whole, at the type's defaults, as ``save_pretrained`` writes it (a sub-config that leaves fields out takes
+    its own class's defaults, which the formula may refuse first)."""
+    from symparams.families.inferred_data import entries
+
     config: dict = {"model_type": model_type}
-    *outer, last = dotted.split(".")
-    inner = config
-    for key in outer:
-        inner = inner.setdefault(key, {})
-    inner[last] = value
+    prefix = dotted.rpartition(".")[0]
+    given = {k: v for k, v in entries(model_type)[cls].get("defaults", {}).items()
+             if prefix and k.startswith(prefix + ".") and v is not None}
+    for key, v in {**given, dotted: value}.items():
+        *outer, last = key.split(".")
+        inner = config
+        for part in outer:
+            inner = inner.setdefault(part, {})
+        inner[last] = v
     return config
 
 
@@ -230,7 +239,7 @@ def test_list_inferred_says_what_each_type_refuses():
     for model_type, classes, field, value in held[:4]:
         first = classes.split(", ")[0]
         with pytest.raises(OutsideConditions, match=f"{field} is {2 * value}"):
-            model(_config_with(model_type, field, 2 * value), head=None if first == "base" else first)
+            model(_config_with(model_type, field, 2 * value, first), head=None if first == "base" else first)
     for model_type, cls in not_exact[:4]:
         with pytest.raises(OutsideConditions, match="was not inferred"):
             model({"model_type": model_type}, head=None if cls == "base" else cls)
