@@ -85,9 +85,11 @@ TEMPLATES = {
     "mutate.j2": "{{ t.update({'x': 1}) }}",
     "lipsum.j2": "{{ lipsum(1000000) }}",
     "center-bomb.j2": '{{ "x".center(1000000000)|length }}',
+    # 4 GB: the child may use its address space plus 256 MiB, and a long-lived test worker's heap can hold
+    # 512 MB of freed but mapped memory (the bomb at 512 MB once rendered there)
     "concat-bomb.j2": '{% set a = "x" * 1000000 %}{% set b = a ~ a ~ a ~ a ~ a ~ a ~ a ~ a %}'
                       "{% set c = b ~ b ~ b ~ b ~ b ~ b ~ b ~ b %}{% set d = c ~ c ~ c ~ c ~ c ~ c ~ c ~ c %}"
-                      "{{ d|length }}",
+                      "{% set e = d ~ d ~ d ~ d ~ d ~ d ~ d ~ d %}{{ e|length }}",
     "loops-silent.j2": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
 }
 
