@@ -74,7 +74,7 @@ def config_of(data: dict):
     return transformers.AutoConfig.for_model(data["model_type"], **keys)
 
 
-@pytest.fixture(scope="module", params=list(CASES))
+@pytest.fixture(scope="session", params=list(CASES))
 def case(request):
     """(name, config.json, sliding layers, the tiny causal LM transformers builds from it)."""
     data, sliding = CASES[request.param]

@@ -17,7 +17,7 @@ TINY_LLAMA = dict(vocab_size=53, hidden_size=24, intermediate_size=40, num_hidde
                   num_key_value_heads=1, head_dim=8)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def llama():
     """A tiny Llama on the CPU (random weights) and the same on the meta device."""
     config = transformers.LlamaConfig(**TINY_LLAMA)

@@ -109,7 +109,7 @@ def _attention_products(ops, seq):
     return sum(o.flops for o in square if o.causal), sum(o.flops for o in square if not o.causal)
 
 
-@pytest.fixture(scope="module", params=list(CASES))
+@pytest.fixture(scope="session", params=list(CASES))
 def built(request):
     return request.param, *CASES[request.param]()
 

@@ -39,7 +39,7 @@ def assert_one_line_error(code, err, needle):
     assert needle in lines[0], lines[0]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def files(tmp_path_factory):
     """Hostile files: a FIFO, a deeply nested config, an oversized one, template bombs."""
     d = tmp_path_factory.mktemp("bad")

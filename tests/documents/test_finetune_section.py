@@ -25,6 +25,7 @@ from symparams.families.inferred import model as inferred
 from tests.documents.test_head_count_section import section
 from tests.reference import FIXTURES
 from tests.reference.in_process import command_here
+from tests.reference.documents import document
 
 pytestmark = pytest.mark.crosscheck
 
@@ -53,7 +54,7 @@ def peft_counts(checkpoint: str, head, targets) -> tuple[int, int]:
     return get_peft_model(module, LoraConfig(r=16, target_modules=targets)).get_nb_trainable_parameters()
 
 
-@pytest.fixture(scope="module", params=CASES, ids=lambda case: case[0])
+@pytest.fixture(scope="session", params=CASES, ids=lambda case: case[0])
 def case(request):
     preset, checkpoint, head, targets = request.param
     return preset, head, targets, peft_counts(checkpoint, head, targets)
@@ -65,7 +66,7 @@ def test_adapter_and_total_are_peft_counts(case):
     assert (v.head, v.targets) == (head, None if targets == "all-linear" else tuple(targets))
     assert (v.adapter, v.total) == (trainable, total)
     assert v.share == Fraction(trainable, total)
-    text = section(render(model(preset), format="md", lang="en"), 9)
+    text = section(document(preset, "md", "en"), 9)
     assert f"that is {thousands(trainable)} trainable parameters" in text
     assert f"{thousands(total)} that PEFT's `get_nb_trainable_parameters()` counts in all" in text
 
@@ -101,22 +102,22 @@ def test_sentences_follow_the_model():
     an encoder without an output
     layer says all-linear leaves none out, a tied LM head is an output layer all the same; T5, which transformers keeps partly in fp32 beside a 4-bit model, gives
     the memory command's refusal for QLoRA and no QLoRA column."""
-    mixtral = section(render(model("mixtral-8x7b"), format="md", lang="en"), 9)
+    mixtral = section(document("mixtral-8x7b", "md", "en"), 9)
     assert "`lora.ParamWrapper`" in mixtral and "every module and parameter PEFT's `all-linear` wraps" in mixtral
     assert "The routed experts and their router stay in bf16 too" in mixtral
     assert "over the 224 modules and parameters" in mixtral.lower()
-    qwen = section(render(model("qwen1.5-moe-a2.7b"), format="md", lang="zh"), 9)
+    qwen = section(document("qwen1.5-moe-a2.7b", "md", "zh"), 9)
     assert "不把这一模型类型的任何名字转到它们上" in qwen and "ParamWrapper" not in qwen
-    llama = section(render(model("llama-3-8b"), format="md", lang="zh"), 9)
+    llama = section(document("llama-3-8b", "md", "zh"), 9)
     assert "微调与推理部署" in llama and "路由专家" not in llama and "输出层除外" in llama
-    bert = section(render(model("bert-base"), format="md", lang="en"), 9)
+    bert = section(document("bert-base", "md", "en"), 9)
     assert "this model has none" in bert and "the output layer (transformers'" not in bert
     # OLMo-1B as an inferred type: its LM head is tied, listed only under the token table, but it is an output
     # layer all the same (all-linear leaves it out, bitsandbytes keeps it)
     olmo = inferred(json.loads((FIXTURES / "allenai" / "OLMo-1B-hf.json").read_text()), source="OLMo-1B-hf")
     olmo_text = section(render(olmo, format="md", lang="en"), 9)
     assert "but the output layer (PEFT's `all-linear`)" in olmo_text and "the output layer (transformers'" in olmo_text
-    t5 = section(render(model("t5-small"), format="md", lang="en"), 9)
+    t5 = section(document("t5-small", "md", "en"), 9)
     assert "QLoRA is not worked out for t5-small" in t5 and "_keep_in_fp32_modules" in t5
     assert "QLoRA (NF4 base) |" not in t5
 

@@ -17,6 +17,7 @@ from symparams.core.formatting import thousands
 from symparams.documents.head_change import head_change
 from symparams.documents.render import render
 from tests.reference import FIXTURES
+from tests.reference.documents import document
 
 #: preset (None: the family inferred from the config), published config, base class, class with the LM head,
 #: the base model's prefix in the latter
@@ -92,7 +93,7 @@ def test_the_figures_of_bert_base_are_the_ones_worked_out_by_hand():
 
 def _intro(name: str, lang: str) -> str:
     lead = "With its" if lang == "en" else "加上 "
-    text = render(model(name), format="md", lang=lang)
+    text = document(name, "md", lang)
     return next(s for line in text.splitlines() for s in [line[line.find(lead):]] if lead in line and "--head" in line)
 
 

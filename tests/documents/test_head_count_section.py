@@ -9,8 +9,7 @@ import re
 
 import pytest
 
-from symparams import model
-from symparams.documents.render import render
+from tests.reference.documents import document
 
 # BERT-base as published (Devlin et al.): V = 30522, P = 512, S = 2, H = 768, L = 12, FFN 3072 = 4H
 BERT_THUMB = 12 * 12 * 768**2 + (30522 + 512 + 2) * 768
@@ -28,9 +27,9 @@ def in_order(text: str, *parts: str) -> bool:
     return -1 not in at and at == sorted(at)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bert_en():
-    return render(model("bert-base"), format="md", lang="en")
+    return document("bert-base", "md", "en")
 
 
 def test_bert_base_proof_goes_premise_one_head_terms_verdict_check_numbers(bert_en):
@@ -65,7 +64,7 @@ def test_bert_base_closed_form_ends_with_the_rule_of_thumb_and_how_close_it_is(b
 @pytest.mark.parametrize("name,own", [("llama-2-70b", True), ("t5-small", True), ("distilbart-12-6", False)])
 def test_the_one_stack_rule_is_not_claimed_for_other_layers(name, own):
     # LLaMA and T5 get their family's rule with its error (tests/analysis/test_family_rules.py); BART none
-    closed = section(render(model(name), format="md", lang="en"), 4)
+    closed = section(document(name, "md", "en"), 4)
     assert r"12 L \cdot H^{2}" not in closed
     if own:
         assert "The rule's error, the exact count minus the rule, is $" in closed and "not used" not in closed
@@ -75,13 +74,13 @@ def test_the_one_stack_rule_is_not_claimed_for_other_layers(name, own):
 
 
 def test_chinese_proof_has_its_premise_and_ends_with_qed():
-    heads = section(render(model("bert-base"), format="md", lang="zh"), 5)
+    heads = section(document("bert-base", "md", "zh"), 5)
     assert in_order(heads, "**前提。**", r"- $A \mid H$（$A$ 整除 $H$）：$H/A$", "**单个头。**", "**含 $A$ 的项。**",
                     "其他项都不含 $A$，所以 $N$ 与 $A$ 无关。 ∎", "形式上再检验一次", "**代入数值。**")
 
 
 def test_latex_boxes_the_closed_form_and_sets_the_proof_in_a_proof_environment():
-    tex = render(model("bert-base"), format="tex", lang="en")
+    tex = document("bert-base", "tex", "en")
     closed = tex[tex.index(r"\label{sec:closed_form}"):tex.index(r"\label{sec:heads}")]
     assert r"\boxed{" in closed and "108{,}770{,}304" in closed and r"99.35\%" in closed
     proof = tex[tex.index(r"\begin{proof}"):tex.index(r"\end{proof}")]
@@ -90,7 +89,7 @@ def test_latex_boxes_the_closed_form_and_sets_the_proof_in_a_proof_environment()
 
 
 def test_grouped_query_attention_gives_a_two_row_counterexample_then_holds_g_over_a_fixed():
-    heads = section(render(model("llama-2-70b"), format="md", lang="en"), 5)
+    heads = section(document("llama-2-70b", "md", "en"), 5)
     rows = re.findall(r"^\| (\d+) \| ([\d,]+) \|$", heads, re.M)
     # Llama 2 70B: V = 32000, H = 8192, L = 80, F = 28672, G = 8; K and V are H × (G·H/A) each
     def total(a):
@@ -103,7 +102,7 @@ def test_grouped_query_attention_gives_a_two_row_counterexample_then_holds_g_ove
 
 
 def test_t5_says_in_words_which_part_still_holds_a_with_a_times_d_fixed():
-    heads = section(render(model("t5-small"), format="md", lang="zh"), 5)
+    heads = section(document("t5-small", "md", "zh"), 5)
     assert heads.count("**前提。** 这里每个头有自己的宽度 $D$") == 1
     assert in_order(heads, "如果改为固定 $A D = W$", "即便如此，参数量仍然依赖 $A$。", "仍含 $A$ 的部分：",
                     "- **相对位置偏置**（`encoder.block.0.layer.0.SelfAttention.relative_attention_bias`、"

@@ -20,6 +20,7 @@ from symparams.documents.derivation import derive
 from symparams.documents.environment import catalog
 from symparams.documents.escape import escape_html
 from symparams.documents.html import contribution_formula
+from tests.reference.documents import derived
 from tests.reference.variants import one_preset_per_variant, with_every_head
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -109,7 +110,7 @@ def open_in_chromium(page: Path, fragment: str = "") -> Page:
     return dom
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bert_page(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("html") / "bert-base.html"
     cli("derive", "bert-base", "--format", "html", "-o", str(path))
@@ -228,13 +229,13 @@ def test_every_contribution_on_the_page_is_the_derivations(name, head):
     """The formula the page evaluates for each item (``contribution_formula``), at the model's values, is the
     item's contribution in the derivation: the page recomputes every count it shows from these formulas."""
     m = model(name, head=head)
-    for item in derive(m).items:
+    for item in derived(name, head).items:
         assert sp.expand(contribution_formula(item).xreplace(m.values)) == item.contribution, item.path
 
 
 # -- the review's defects 28–32 (docs/../reviews/documents.md §2.4) ---------------------------------------
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def zh_pages(tmp_path_factory) -> dict:
     """bert-base, llama-3-8b and t5-small as Chinese pages (bert-base also in English)."""
     folder = tmp_path_factory.mktemp("zh")

@@ -25,7 +25,7 @@ OLMO_PATH = ROOT / "tests" / "fixtures" / "allenai" / "OLMo-1B-hf.json"
 OLMO = json.loads(OLMO_PATH.read_text())
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def olmo():
     return inferred_model(OLMO, source="OLMo-1B-hf")
 

@@ -23,6 +23,7 @@ from symparams.documents.render import render
 from symparams.families.inferred import model as inferred_model
 from symparams.families.registry import family
 from tests.reference import ROOT
+from tests.reference.documents import document
 
 pytestmark = pytest.mark.tex
 
@@ -49,7 +50,7 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def compiled(tmp_path_factory):
     """Compile every case (in parallel); name → (returncode, log text, pdf text)."""
     for tool in ("latexmk", "xelatex", "pdftotext"):
@@ -206,7 +207,7 @@ def test_the_block_diagram_is_a_figure_the_introduction_refers_to(compiled, name
 
 
 def test_the_summary_boxes_the_total_and_refers_to_the_formulas_set_below_it(compiled):
-    source = render(model("deepseek-v3"), format="tex", lang="zh")
+    source = document("deepseek-v3", "tex", "zh")
     summary = source.split(r"\label{sec:summary}", 1)[1].split(r"\section*", 1)[0]
     table, below = summary.split(r"\end{xltabular}", 1)
     refs = re.findall(r"\\eqref\{([^}]+)\}", table)
@@ -239,5 +240,5 @@ def test_every_option_the_pdf_names_is_on_one_line_with_both_hyphens(compiled, n
     def options(text: str) -> list[str]:  # line by line: an option broken over two lines is not found
         return sorted(o for line in text.splitlines() for o in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]", line))
 
-    source = render(model(make), format="md", lang=lang)
+    source = document(make, "md", lang)
     assert options(source) and options(compiled[name][2]) == options(source)

@@ -14,10 +14,10 @@ import pytest
 
 from symparams import model
 from symparams.core.formatting import thousands
-from symparams.documents.render import render
 from tests.analysis.test_laws import (chinchilla_forward_flops, maxtext_training_flops,
                                       megatron_num_floating_point_operations, narayanan_flops_per_iteration)
 from tests.documents.test_head_count_section import section
+from tests.reference.documents import document
 
 # GPT-2 small as Radford et al. publish it; its document works at s = P = 1,024
 S, H, L, A, V = 1024, 768, 12, 12, 50257
@@ -25,9 +25,9 @@ GPT2 = {"hidden": H, "heads": A, "groups": A, "layers": L, "ffn": 4 * H, "vocab"
         "experts": None, "topk": None, "kv_channels": H // A}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def gpt2_docs():
-    return {lang: section(render(model("gpt2"), format="md", lang=lang), 8) for lang in ("en", "zh")}
+    return {lang: section(document("gpt2", "md", lang), 8) for lang in ("en", "zh")}
 
 
 def law_block(text: str, number: int) -> str:
@@ -120,7 +120,7 @@ def test_a_base_model_is_set_beside_its_lm_head_and_the_command_says_so(gpt2_doc
 
 
 def test_llama_differences_name_grouped_query_attention_and_the_untied_table():
-    text = section(render(model("llama-3-8b"), format="md", lang="en"), 8)
+    text = section(document("llama-3-8b", "md", "en"), 8)
     nanogpt, chinchilla = law_block(text, 3), law_block(text, 6)
     assert row(nanogpt, "embeddings") == -6 * 128256 * 4096  # 6N counts the untied token table
     # Appendix F's keys and values as wide as the queries: 8 key/value heads of 32, 128 wide, in 4 projections
@@ -129,26 +129,26 @@ def test_llama_differences_name_grouped_query_attention_and_the_untied_table():
 
 
 def test_laws_that_do_not_describe_the_model_are_refused_with_their_reason():
-    en = section(render(model("mixtral-8x7b"), format="md", lang="en"), 8)
-    zh = section(render(model("mixtral-8x7b"), format="md", lang="zh"), 8)
+    en = section(document("mixtral-8x7b", "md", "en"), 8)
+    zh = section(document("mixtral-8x7b", "md", "zh"), 8)
     assert "- Narayanan et al. 2021, eq. (3): a mixture of experts (the source's formula is for dense models)." in en
     assert "混合专家模型（来源的公式针对稠密模型）" in zh
     megatron = law_block(en, 1)  # the first law set beside it
     assert row(megatron, "feed-forward") == 6 * 4096 * 32 * 8  # the router Megatron-LM leaves out
-    encoder = section(render(model("bert-base"), format="md", lang="en"), 8)
+    encoder = section(document("bert-base", "md", "en"), 8)
     assert "No law here describes bert-base: not a decoder-only causal language model" in encoder
     assert "### 8.1" not in encoder and "with its language-model head" not in encoder
 
 
 def test_the_figures_are_the_flops_commands():
     f = model("gpt2", head="causal-lm").flops(S)
-    text = section(render(model("gpt2"), format="md", lang="en"), 8)
+    text = section(document("gpt2", "md", "en"), 8)
     for number, law in enumerate((law for law in f.laws if "source" in law), 1):
         assert thousands(law["law_value"]) in law_block(text, number)
 
 
 def test_the_live_page_shows_the_same_laws_at_the_documents_values():
-    page = render(model("gpt2"), format="html", lang="zh")
+    page = document("gpt2", "html", "zh")
     start = page.index('<section id="laws">')
     laws = page[start:page.index("</section>", start)]
     megatron = megatron_num_floating_point_operations(GPT2, 1, S) / S

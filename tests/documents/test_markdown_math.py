@@ -12,32 +12,40 @@ import json
 import re
 import shutil
 import subprocess
+from functools import lru_cache
 from html.parser import HTMLParser
 
 import pytest
 
 from symparams import Model, model
 from symparams.documents.commonmark import closing_strong
-from symparams.documents.context import context
 from symparams.documents.markup import plain
 from symparams.documents.math_layout import MD_LINE_EM, math_width
 from symparams.documents.render import render
 from symparams.families.presets import all_presets
 from symparams.families.registry import family
 from tests.reference import JS
+from tests.reference.documents import document, document_context
 
 PRESETS = sorted(all_presets())
 HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {}"
 
 
 def node_check(payload: dict) -> dict:
+    """What ``tests/js/check.mjs`` makes of ``payload`` (two tests that send the same payload, as the pie tests
+    do with every document's pie, share one run of node)."""
+    return json.loads(_node_check(json.dumps(payload)))
+
+
+@lru_cache(maxsize=8)
+def _node_check(payload: str) -> str:
     node = shutil.which("node")
     assert node, "node is needed for the Markdown checks"
     assert (JS / "node_modules" / "katex").is_dir(), "run `npm install` in tests/js"
-    out = subprocess.run([node, str(JS / "check.mjs")], input=json.dumps(payload), capture_output=True,
-                         text=True, timeout=300)
+    out = subprocess.run([node, str(JS / "check.mjs")], input=payload, capture_output=True, text=True,
+                         timeout=300)
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    return out.stdout
 
 
 # -- extracting math the way GitHub reads it -------------------------------------------------
@@ -99,9 +107,9 @@ def mermaid_blocks(markdown: str) -> list[str]:
     return [b for b in re.findall(r"```mermaid\n(.*?)```", markdown, flags=re.S) if "\nflowchart " not in b]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def documents():
-    return {(name, lang): render(model(name), format="md", lang=lang) for name in PRESETS for lang in ("en", "zh")}
+    return {(name, lang): document(name, "md", lang) for name in PRESETS for lang in ("en", "zh")}
 
 
 def test_span_extraction_finds_inline_and_display_math_and_skips_escapes_and_code():
@@ -149,7 +157,7 @@ def test_every_document_has_one_valid_mermaid_pie_whose_values_add_up_to_the_tot
         assert parsed["sections"], block
         # components with a zero count (a tied output layer) are left out of the pie, and those under 1 %
         # are named beside it
-        small = [c["count"] for c in context(model(name), lang)["doc"]["chart"] if not c["in_pie"]]
+        small = [c["count"] for c in document_context(name, lang)["doc"]["chart"] if not c["in_pie"]]
         assert sum(v for _, v in parsed["sections"]) + sum(small) == total
 
 
@@ -163,7 +171,7 @@ def test_every_slice_of_every_pie_can_be_seen_and_the_others_are_named_beside_it
         slices = parsed[name, lang]["sections"]
         assert min(v for _, v in slices) * 100 >= sum(v for _, v in slices), (name, lang)
         after = text.split(blocks[name, lang])[1].split("\n## ")[0]
-        for c in context(model(name), lang)["doc"]["chart"]:
+        for c in document_context(name, lang)["doc"]["chart"]:
             if not any(label.startswith(c["label"] + " ") for label, _ in slices):
                 assert c["label"] in after and c["share"] in after, (name, lang, c["label"])
 
@@ -171,12 +179,12 @@ def test_every_slice_of_every_pie_can_be_seen_and_the_others_are_named_beside_it
 def test_bert_base_names_its_pooler_beside_the_pie():
     for lang, line in (("en", "Too small to see in the pie: Pooler 0.54%."),
                        ("zh", "占比太小、饼图中看不出的部分：池化层（Pooler） 0.54%。")):
-        assert line in render(model("bert-base"), format="md", lang=lang).split("## 4.")[0]
+        assert line in document("bert-base", "md", lang).split("## 4.")[0]
 
 
 @pytest.mark.node
 def test_bert_base_pie_has_the_three_components_of_the_article():
-    text = render(model("bert-base"), format="md")
+    text = document("bert-base", "md")
     parsed = node_check({"mermaid": mermaid_blocks(text)})["mermaid"][0]
     # each slice labelled with its exact share (the text's 21.77 %, not Mermaid's rounded 22 %); the raw
     # counts are not shown (no showData: Mermaid would print them without separators)
@@ -260,7 +268,7 @@ def test_the_outline_is_a_nested_list_when_commonmark_renders_it(documents):
     keys = sorted(documents)
     rendered = node_check({"markdown": [outline_of(documents[k]) for k in keys]})["markdown"]
     for key, out in zip(keys, rendered):
-        outline = context(model(key[0]), key[1])["doc"]["outline"]
+        outline = document_context(key[0], key[1])["doc"]["outline"]
         parser = _Lists()
         parser.feed(out)
         top = [text.split("\n")[0].strip() for depth, text in parser.items if depth == 1]
@@ -273,7 +281,7 @@ def test_the_outline_is_a_nested_list_when_commonmark_renders_it(documents):
 
 @pytest.mark.node
 def test_bert_base_outline_renders_its_three_parts_under_computation():
-    out = node_check({"markdown": [outline_of(render(model("bert-base"), format="md", lang="zh"))]})["markdown"][0]
+    out = node_check({"markdown": [outline_of(document("bert-base", "md", "zh"))]})["markdown"][0]
     assert re.search(r"<li>计算过程\s*<ul>\s*<li>2\.1 嵌入层（Embedding）</li>\s*<li>2\.2 编码器（Encoder）</li>\s*"
                      r"<li>2\.3 池化层（Pooler）</li>\s*</ul>\s*</li>", out), out
 
@@ -300,7 +308,7 @@ def test_no_display_row_is_wider_than_the_page(documents):
 
 
 def test_long_displays_of_bert_base_are_aligned_blocks():
-    text = render(model("bert-base"), format="md", lang="zh")
+    text = document("bert-base", "md", "zh")
     blocks = display_blocks(text)
     head_count = [b for b in blocks if b.split("\n")[1].startswith("N(A) &= ")]
     assert len(head_count) == 1 and len(_rows(head_count[0])) >= 2, blocks  # Q, K, V collected: 3·A·(…)
@@ -330,7 +338,7 @@ def test_pie_labels_carry_the_exact_share_the_summary_gives(documents):
     for (name, lang), text in documents.items():
         block = mermaid_blocks(text)[0]
         assert "showData" not in block and '"pieSectionTextSize": "0px"' in block, (name, lang)
-        chart = context(model(name), lang)["doc"]["chart"]
+        chart = document_context(name, lang)["doc"]["chart"]
         labels = re.findall(r'^ {4}"(.*)" : (\d+)$', block, flags=re.MULTILINE)
         assert [label for label, _ in labels] == [f"{c['label']} {c['share']}" for c in chart if c["in_pie"]], \
             (name, lang)

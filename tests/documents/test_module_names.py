@@ -9,11 +9,11 @@ import pytest
 
 from symparams import model
 from symparams.documents.derivation import derive
-from symparams.documents.render import render
 from tests.reference import decoders, moe
 from tests.reference.hf import build
 
 import transformers
+from tests.reference.documents import document
 
 TINY_DEEPSEEK = dict(V=100, H=64, L=4, L_f=2, A=4, F=96, F_e=32, N_e=4, k_e=2, N_s=1, R_q=48, R_kv=32, D_n=16,
                      D_r=8, D_v=16)
@@ -90,7 +90,7 @@ def test_every_module_path_a_document_prints_exists_at_every_index_it_claims(nam
 
 
 def test_t5_names_each_sublayer_and_the_first_blocks_bias():
-    text = render(model("t5-base"), format="md", lang="en")
+    text = document("t5-base", "md", "en")
     for name in ("`layer.0`", "`layer.1`", "`layer.2`", "`block.0.layer.0.SelfAttention.relative_attention_bias`",
                  "`decoder.block.*.layer.1.EncDecAttention.q`"):
         assert name in text
@@ -99,7 +99,7 @@ def test_t5_names_each_sublayer_and_the_first_blocks_bias():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_deepseek_names_its_dense_and_expert_layers_apart(lang):
-    text = render(model("deepseek-v3"), format="md", lang=lang)
+    text = document("deepseek-v3", "md", lang)
     assert "`layers.0–2`" in text and "`layers.3–60`" in text
     assert "(`layers.*`" not in text and "（`layers.*`" not in text
 

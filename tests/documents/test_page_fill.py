@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from symparams import model
-from symparams.documents.render import render
+from tests.reference.documents import document
 
 pytestmark = pytest.mark.tex
 
@@ -86,9 +85,9 @@ def compile_all(sources: dict[str, str], work: Path) -> dict[str, tuple[int, str
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fills(tmp_path_factory):
-    sources = {name: render(model(preset), format="tex", lang=lang) for name, (preset, lang) in CASES.items()}
+    sources = {name: document(preset, "tex", lang) for name, (preset, lang) in CASES.items()}
     compiled = compile_all(sources, tmp_path_factory.mktemp("fill"))
     out = {}
     for name, (rc, log, pdf) in compiled.items():

@@ -25,6 +25,7 @@ from symparams.documents.render import render
 from symparams.families.presets import all_presets
 from symparams.families.registry import family
 from tests.reference.variants import one_preset_per_variant
+from tests.reference.documents import document
 
 HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {}"
 PRESETS = sorted(all_presets())
@@ -36,7 +37,7 @@ PRESETS = sorted(all_presets())
 @pytest.mark.parametrize("name", one_preset_per_variant())
 def test_every_section_and_component_is_present(name, lang):
     t = catalog(lang)
-    text = render(model(name), format="md", lang=lang)
+    text = document(name, "md", lang)
     headings = [line for line in text.splitlines() if line.startswith("#")]
     d = derive(model(name))
     expected = ["intro", "computation", "summary", "closed_form", "heads", "costs", "shards", "laws", "finetune",
@@ -63,7 +64,7 @@ def test_every_section_and_component_is_present(name, lang):
 
 
 def test_outline_lists_the_components_like_the_article():
-    text = render(model("bert-base"), format="md", lang="zh")
+    text = document("bert-base", "md", "zh")
     outline = text.split("## 提纲", 1)[1].split("## 1.", 1)[0]
     # the parts are items of a list nested under their section (test_markdown_math renders it)
     assert [line.strip().removeprefix("- ") for line in outline.strip().splitlines()] == [
@@ -99,9 +100,9 @@ def test_rendered_shares_add_up_to_100_percent_within_rounding():
 
 # -- content: the article's figures, written here by hand -----------------------------------------
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bert_en():
-    return render(model("bert-base"), format="md", lang="en")
+    return document("bert-base", "md", "en")
 
 
 def test_bert_base_embeddings_are_written_as_the_article_writes_them(bert_en):
@@ -148,13 +149,13 @@ def test_bert_base_names_the_article_figures_that_are_wrong(bert_en):
 
 
 def test_chinese_document_names_the_wrong_figures_in_chinese():
-    text = render(model("bert-base"), format="md", lang="zh")
+    text = document("bert-base", "md", "zh")
     assert "原文为 4,717,824，应为 **4,723,968**" in text
     assert "由此可知" in text and "池化层（Pooler）" in text
 
 
 def test_transformer_article_note_gives_the_exact_figure_for_about_60m():
-    text = render(model("transformer-base-article"), format="md")
+    text = document("transformer-base-article", "md")
     assert "| about 60M | 60,686,336 | rounded |" in text
     assert "| 16.38 million | 16,384,000 | rounded |" in text
     for figure in ("16,384,000", "262,144", "18,874,368", "25,165,824"):
@@ -162,7 +163,7 @@ def test_transformer_article_note_gives_the_exact_figure_for_about_60m():
 
 
 def test_transformer_base_points_to_the_article_accounting():
-    text = render(model("transformer-base"), format="md")
+    text = document("transformer-base", "md")
     assert "about 60M" in text and "60,686,336" in text and "63,606,784" in text
     assert "2,920,448" in text  # 63,606,784 - 60,686,336
     assert "Tied to `shared`" in text  # the output layer adds nothing; named as named_parameters() names it
@@ -183,12 +184,12 @@ def test_a_changed_preset_is_listed_as_a_change():
 
 def test_symbolic_model_needs_values():
     with pytest.raises(SymparamsError, match="needs a value for every symbol"):
-        render(model("bert"), format="md")
+        document("bert", "md")
 
 
 def test_unknown_format_and_language_are_one_line_errors():
     with pytest.raises(SymparamsError, match="unknown format"):
-        render(model("bert-base"), format="docx")
+        document("bert-base", "docx")
     with pytest.raises(SymparamsError, match="unknown language"):
         render(model("bert-base"), lang="fr")
 
@@ -317,7 +318,7 @@ def test_every_switch_line_says_whether_its_description_holds(lang, yes, no):
     # a switch's description says what it does when on: with false, the line must answer no, never assert it
     checked = 0
     for name in all_presets():
-        for line in render(model(name), format="md", lang=lang).splitlines():
+        for line in document(name, "md", lang).splitlines():
             found = re.match(r"- `(\w+)` = `(true|false)`", line)
             if found:
                 assert line.endswith(yes if found.group(2) == "true" else no), (name, line)
@@ -330,7 +331,7 @@ def test_every_switch_line_says_whether_its_description_holds(lang, yes, no):
 def test_a_base_models_document_gives_its_total_with_the_lm_head(fmt, lang):
     # Meta publishes Llama-3-8B as 8,030,261,248 parameters: the base model's 7,504,924,672 plus the untied
     # 128,256 x 4,096 LM head, which the base model leaves out
-    text = render(model("llama-3-8b"), format=fmt, lang=lang)
+    text = document("llama-3-8b", fmt, lang)
     assert "7,504,924,672" in text and "8,030,261,248" in text and 7_504_924_672 + 128_256 * 4096 == 8_030_261_248
     with_head = render(model("llama-3-8b", head="causal-lm"), format=fmt, lang=lang)
     assert "8,030,261,248" in with_head and "causal-lm 头" not in with_head and "With its" not in with_head
@@ -340,7 +341,7 @@ def test_a_base_models_document_gives_its_total_with_the_lm_head(fmt, lang):
 def test_the_head_count_table_pairs_each_a_with_its_own_total(lang):
     # Llama-3-8B's K and V hold 2·L·H·(G·H/A) (L = 32, H = 4096, G = 8): the counterexample's two rows, each A
     # beside its own total, the model's own A = 32 first
-    text = render(model("llama-3-8b"), format="md", lang=lang)
+    text = document("llama-3-8b", "md", lang)
     rows = re.findall(r"^\| (\d+) \| ([\d,]+) \|$", text, flags=re.M)
     assert len(rows) == 2 and rows[0] == ("32", "7,504,924,672")
     for a, total in rows:
@@ -353,9 +354,9 @@ def test_t5s_heads_are_d_wide_not_h_over_a(lang, h_over_a):
     # T5's head width is d_kv = D, set on its own (64 = 512/8 in t5-small only by coincidence; t5-large: 64 x 16
     # heads in 1024); BERT's heads are H/A wide
     for name in ("t5-small", "t5-large"):
-        text = render(model(name), format="md", lang=lang)
+        text = document(name, "md", lang)
         assert h_over_a not in text and "`d_kv`" in text, name
-    assert h_over_a in render(model("bert-base"), format="md", lang=lang)
+    assert h_over_a in document("bert-base", "md", lang)
 
 
 # -- typesetting (review 2.2, 2.3) -------------------------------------------------------------------------------
@@ -368,7 +369,7 @@ def test_md_summary_table_gives_the_repeat_its_own_column(bert_en):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_tex_has_a_title_block_with_symparams_and_the_date(lang):
-    text = render(model("bert-base"), format="tex", lang=lang)
+    text = document("bert-base", "tex", lang)
     head = text.split(r"\section*", 1)[0]
     block = head.split(r"\begin{document}", 1)[1]
     title = catalog(lang)["title"].replace("[[model]]", "BERT-base")  # the preset's name, not its slug
@@ -380,7 +381,7 @@ def test_tex_has_a_title_block_with_symparams_and_the_date(lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", ["bert-base", "t5-small", "transformer-base-article"])
 def test_tex_outline_gives_the_page_of_every_entry(name, lang):
-    text = render(model(name), format="tex", lang=lang)
+    text = document(name, "tex", lang)
     refs = re.findall(r"\\pageref\{(sec:[^}]+)\}", text)
     labels = re.findall(r"\\label\{(sec:[^}]+)\}", text)
     outline = context(model(name), lang)["doc"]["outline"]
@@ -389,7 +390,7 @@ def test_tex_outline_gives_the_page_of_every_entry(name, lang):
 
 
 def test_tex_tables_that_may_be_long_break_across_pages_and_headings_keep_their_text():
-    text = render(model("bert-base"), format="tex", lang="en")
+    text = document("bert-base", "tex", "en")
     summary = text.split(r"\label{sec:summary}", 1)[1].split(r"\section*", 1)[0]
     assert r"\begin{xltabular}" in summary and r"\endhead" in summary  # the header repeats on the next page
     articles = text.split(r"\label{sec:articles}", 1)[1].split(r"\section*", 1)[0]
@@ -404,7 +405,7 @@ def test_tex_tables_that_may_be_long_break_across_pages_and_headings_keep_their_
 
 
 def test_tex_summary_row_keeps_label_repeat_and_formula_apart():
-    text = render(model("bert-base"), format="tex", lang="zh")
+    text = document("bert-base", "tex", "zh")
     encoder = next(line for line in text.splitlines() if line.startswith(r"\textbf{编码器"))
     cells = [c.strip() for c in encoder.split(" & ")]
     assert cells[1] == r"$\times L$"
@@ -446,7 +447,7 @@ def test_table_math_breaks_after_its_outermost_plus_signs_first():
 
 @pytest.mark.parametrize("fmt", ["md", "tex"])
 def test_chinese_head_counts_are_a_table_not_a_list_joined_by_commas(fmt):
-    text = render(model("bert-base"), format=fmt, lang="zh")
+    text = document("bert-base", fmt, "zh")
     row = {"md": "| 1 | 109,482,240 | 2 | 109,482,240 | 3 | 109,482,240 |",
            "tex": "1 & 109,482,240 & 2 & 109,482,240 & 3 & 109,482,240 \\\\"}[fmt]
     assert row in text and "1, 2, 3, 4" not in text

@@ -14,6 +14,7 @@ from symparams import model
 from symparams.core.formatting import thousands
 from symparams.documents.render import render
 from tests.documents.test_head_count_section import section
+from tests.reference.documents import document
 
 
 def memory_cli(*args) -> dict:
@@ -30,7 +31,7 @@ def gpt2_table_2(t: int, sequence_parallel: bool) -> int:
     return layers * (s * b * h * 10 + s * b * h * 24 // t + 5 * a * s * s * b // t)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def gpt2_docs():
     m = model("gpt2")
     return {lang: section(render(m, format="md", lang=lang), 7) for lang in ("en", "zh")}
@@ -69,8 +70,8 @@ def test_section_shows_table_2_forms(gpt2_docs):
 
 def test_llama_section_says_what_the_forms_do_not_cover():
     """Llama-3-8B: 8 key/value heads of 32, a SwiGLU MLP of 14,336 (not 4 × 4,096)."""
-    en = section(render(model("llama-3-8b"), format="md", lang="en"), 7)
-    zh = section(render(model("llama-3-8b"), format="md", lang="zh"), 7)
+    en = section(document("llama-3-8b", "md", "en"), 7)
+    zh = section(document("llama-3-8b", "md", "zh"), 7)
     assert "fewer key/value heads than query heads" in en and "its MLP is gated" in en and "not $4H$ wide" in en
     assert "键值头共享" in zh and "门控" in zh and "不是 $4H$" in zh
     assert "have the widths and parts these forms assume" not in en
@@ -80,7 +81,7 @@ def test_llama_section_says_what_the_forms_do_not_cover():
 
 def test_t5_section_gives_the_refusal_and_one_gpu():
     """T5's relative attention bias is a module the layout does not split: the section says so."""
-    en = section(render(model("t5-base"), format="md", lang="en"), 7)
+    en = section(document("t5-base", "md", "en"), 7)
     proc = subprocess.run([sys.executable, "-m", "symparams", "memory", "t5-base", "--seq", "2048",
                            "--tensor-parallel", "8"], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.removeprefix("symparams: error: ").strip() in en

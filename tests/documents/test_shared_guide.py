@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from symparams import model
-from symparams.documents.render import render
+from tests.reference.documents import document
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "documents.md"
 
@@ -19,9 +18,9 @@ MOVED = {"en": ["a good test of knowing the model", "FlopCounterMode", "KEY=VALU
 SAMPLE = ["bert-base", "t5-base", "deepseek-v3", "llama-3-8b"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def docs():
-    return {(name, lang, fmt): render(model(name), format=fmt, lang=lang)
+    return {(name, lang, fmt): document(name, fmt, lang)
             for name in SAMPLE for lang in ("en", "zh") for fmt in ("md", "tex")}
 
 
@@ -82,10 +81,10 @@ def test_bert_explains_its_layernorm_once_and_as_a_scale_and_a_shift(docs, lang)
 
 def test_a_layernorm_without_a_shift_is_not_said_to_have_one():
     """Cohere's LayerNorms have no bias: the document says a scale only."""
-    text = render(model("command-r-plus"), format="md", lang="en")
+    text = document("command-r-plus", "md", "en")
     assert "and here no shift" in text and "a learned shift $\\beta$" not in text
 
 
 def test_a_cancelling_head_count_is_pointed_out_once():
-    text = render(model("transformer-base-article"), format="md", lang="zh")
+    text = document("transformer-base-article", "md", "zh")
     assert text.count("可以看到 $A$ 被约掉了") == 1

@@ -7,10 +7,11 @@ import pytest
 from symparams import model
 from symparams.core.symbols import L_f
 from symparams.documents.render import render
+from tests.reference.documents import document
 
 
 def md(name, lang="en", **kw):
-    return render(model(name, **kw), format="md", lang=lang)
+    return render(model(name, **kw), format="md", lang=lang) if kw else document(name, "md", lang)
 
 
 def rules_paragraph(text: str, lang: str) -> str:

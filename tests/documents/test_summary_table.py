@@ -8,11 +8,10 @@ import re
 
 import pytest
 
-from symparams import model
-from symparams.documents.render import render
 from tests.documents.test_html_page import Page, dump_dom
 from tests.documents.test_markdown_math import node_check
 from tests.reference import JS
+from tests.reference.documents import document
 
 #: GitHub's Markdown column at a common window, its text and its table cells (github-markdown-css)
 STYLE = """body{margin:0;font:16px/1.5 -apple-system,"Segoe UI","Noto Sans",Helvetica,Arial,"Noto Sans CJK SC",sans-serif}
@@ -59,7 +58,7 @@ def layout(table_markdown: str, folder) -> dict:
 def test_no_label_of_the_summary_table_wraps_and_the_table_fits(name, lang, tmp_path):
     """A label broke over two lines ("词嵌入（Token / Embedding）", "Add & Norm: / LayerNorm") beside a long
     formula, and DeepSeek-V3's table ran off the page."""
-    table = summary_table(render(model(name), format="md", lang=lang))
+    table = summary_table(document(name, "md", lang))
     found = layout(table, tmp_path)
     assert found["rows"] == len(re.findall(r"^\| ", table, flags=re.M)) - 1
     assert (found["wrapped"], found["scrolls"]) == ([], False)

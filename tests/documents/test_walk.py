@@ -9,8 +9,8 @@ import pytest
 
 from symparams import model
 from symparams.documents.derivation import derive, presented
-from symparams.documents.render import render
 from tests.reference.variants import one_preset_per_variant
+from tests.reference.documents import document
 
 # BERT-base as Devlin et al. give it: V = 30522, P = 512, S = 2, H = 768, L = 12, intermediate 3072
 H, INTER = 768, 3072
@@ -38,7 +38,7 @@ def test_the_article_subtotals_are_what_transformers_builds():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_bert_walkthrough_shows_the_article_subtotals_before_the_errata(lang):
-    text = render(model("bert-base"), format="md", lang=lang)
+    text = document("bert-base", "md", lang)
     walk = text[text.index("## 2."):text.index("## 3.")]
     for figure in (ATTENTION, FEED_FORWARD, LAYER):
         assert f"{figure:,}".replace(",", "{,}") in walk
@@ -70,7 +70,7 @@ def test_the_walk_holds_every_module_once_and_runs_up_to_the_total(name):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_parts_carry_no_share_of_their_own(lang):
     """Shares belong to the summary table; the walk states one per component."""
-    text = render(model("llama-3-8b"), format="md", lang=lang)
+    text = document("llama-3-8b", "md", lang)
     walk = text[text.index("## 2."):text.index("## 3.")]
     share = {"en": "of the whole model", "zh": "占总参数的"}[lang]
     assert walk.count(share) == len(derive(model("llama-3-8b")).sections)
@@ -95,7 +95,7 @@ def subtotals(text: str, lang: str) -> list[dict[str, set[str]]]:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", ["t5-small", "flan-t5-small", "bart-base", "transformer-base", "deepseek-v2-lite"])
 def test_a_label_names_one_subtotal_within_a_section(name, lang):
-    for sums in subtotals(render(model(name), format="md", lang=lang), lang):
+    for sums in subtotals(document(name, "md", lang), lang):
         assert {label: found for label, found in sums.items() if len(found) > 1} == {}
 
 
@@ -112,7 +112,7 @@ def test_t5_cross_attention_is_one_level_with_its_norm(lang):
     layer = build("T5Model", transformers.AutoConfig.from_pretrained(FIXTURES / "t5-small")).decoder.block[0].layer[1]
     sub_layer = sum(p.numel() for p in layer.parameters())
     assert sub_layer == 1_049_088
-    decoder = subtotals(render(model("t5-small"), format="md", lang=lang), lang)[2]
+    decoder = subtotals(document("t5-small", "md", lang), lang)[2]
     label = {"en": "Encoder–decoder attention with its RMSNorm, its parts added up:",
              "zh": "编码器-解码器注意力及其归一化（RMSNorm）小计："}[lang]
     assert decoder[label] == {f"{sub_layer:,}".replace(",", "{,}")}
@@ -146,7 +146,7 @@ def wrapper_levels(text: str, lang: str) -> list[str]:
 def test_no_level_only_wraps_one_module_and_its_norm(name, lang):
     """T5's ``layer.0`` holds ``SelfAttention`` and its RMSNorm: shown as two headings, "Self-attention
     sub-layer" 2,360,064 right after "Multi-head self-attention" 2,359,296, it told one thing twice."""
-    assert wrapper_levels(render(model(name), format="md", lang=lang), lang) == []
+    assert wrapper_levels(document(name, "md", lang), lang) == []
 
 
 def test_the_wrapper_level_check_sees_the_doubled_level():

@@ -47,7 +47,7 @@ def test_every_exact_class_records_its_registration_order_and_its_linear_layers(
         assert all(len(e["parameters"][i][2]) == 2 for i in indices), e["model_type"]
 
 
-@pytest.fixture(scope="module", params=SAMPLE, ids=lambda s: f"{s[0]}-{s[1]}")
+@pytest.fixture(scope="session", params=SAMPLE, ids=lambda s: f"{s[0]}-{s[1]}")
 def built(request):
     """(our model at the type's defaults, transformers' build of the default config)."""
     model_type, cls = request.param

@@ -39,7 +39,7 @@ def reference_paths(block, prefix="", parent=None):
         yield from reference_paths(child, path, block)
 
 
-@pytest.fixture(scope="module", params=CASES, ids=str)
+@pytest.fixture(scope="session", params=CASES, ids=str)
 def built(request):
     head, cls, strip = CASES[request.param]
     ours = from_config(str(FIXTURES / request.param / "config.json"), head=head)

@@ -46,11 +46,12 @@ def _scalar(output) -> torch.Tensor:
 
 
 def counted(module, inputs: dict) -> tuple[int, int]:
-    """(forward FLOPs, forward + backward FLOPs) as FlopCounterMode counts them, without a cache."""
-    forward = forward_counted(module, inputs)
+    """(forward FLOPs, forward + backward FLOPs) as FlopCounterMode counts them, without a cache: one pass,
+    the counter read once the forward pass is done and again after the backward pass."""
     module.zero_grad(set_to_none=True)
     with FlopCounterMode(display=False) as counter:
         output = module(**inputs, use_cache=False) if _takes_cache(module) else module(**inputs)
+        forward = counter.get_total_flops()
         _scalar(output).backward()
     return forward, counter.get_total_flops()
 
