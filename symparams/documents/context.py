@@ -30,6 +30,9 @@ def title_of(keys, names, family: str, t: dict) -> tuple[str, str]:
     shows the module's name.
     """
     blocks = t["blocks"]
+    joint = blocks.get(",".join(keys)) if len(keys) == len(names) > 1 else None
+    if joint:  # siblings the catalog describes together (a gate and the layer it multiplies), not one by one
+        return joint["title"], joint.get("about", "")
     titles, abouts = [], []
     for key, name in zip(keys, list(names) + [names[-1]] * len(keys)):
         if "+" in key:  # a module shown with its norm, one level (see walk.wrapped): the module's about
