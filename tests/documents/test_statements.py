@@ -175,3 +175,14 @@ def test_the_chinese_published_size_is_spaced_as_chinese_text():
     # a space between a number and a Chinese word, none beside a full-width parenthesis
     assert "是 109,482,240 四舍五入到 2 位有效数字" in md("bert-base", "zh")
     assert "222,903,552（加上 seq2seq-lm 头）四舍五入" in md("t5-base", "zh")
+
+
+@pytest.mark.parametrize("name", ["llama-3-8b", "flan-t5-base"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_gate_merged_with_the_layer_it_multiplies_is_described_as_the_pair(name, lang):
+    # the two entries joined once read "A second widening layer whose output ... multiplies the first. A linear
+    # layer that widens ...": the gate described before the layer it is the second of
+    text = md(name, lang)
+    pair, gate_alone = (("**Gate and up projections**", "A second widening layer") if lang == "en"
+                        else ("**门控投影与升维投影**", "另一个升维层"))
+    assert pair in text and gate_alone not in text
