@@ -202,6 +202,8 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
         inner_path = f"{inner_path}.{same[0].name}"
         inner, counted = same[0], tuple(same)
         names = tuple(((*prefix, b) if prefix else (), b.name) for b in same)
+        if all(b.ref == "" for b in same):  # parts of one fused tensor (GPT-2's c_attn): the group is the module
+            names = (((*prefix, *chain), outer.name),)
         trainable = trainable and inner.trainable
     mult = len(counted)
     children: tuple[Plan, ...] = ()

@@ -49,7 +49,7 @@ def qkv_parts(names, kv_heads, *, bias, ref=None):
     return [per_head_linear(n, H, k, WIDTH, bias=bias, ref=ref, title=t) for n, k, t in zip(names, heads, titles)]
 
 
-def fused_qkv(kv_heads, *, bias, title="multi_head_attention"):
+def fused_qkv(kv_heads, *, bias, title="qkv_projections"):
     """``query_key_value``: one Linear H → (A + 2·kv_heads)·H/A, written as its Q, K and V parts.
 
     The parts have ``ref=""``, so their weights and biases add up to

@@ -27,6 +27,11 @@ MODELS = {
     "t5-base": (lambda: model("t5-base"), lambda m: decoders.reference(m)[0]),
     "deepseek-v3": (lambda: model("deepseek-v3").subs(**TINY_DEEPSEEK), lambda m: moe.reference(m)[0]),
     "bert-base": (lambda: model("bert-base"), _bert),
+    # one fused tensor for Q, K and V: GPT-2's Conv1D c_attn, GPT-NeoX's query_key_value, ModernBERT's Wqkv
+    "gpt2": (lambda: model("gpt2"), lambda m: build("GPT2Model", transformers.GPT2Config())),
+    "pythia-160m": (lambda: model("pythia-160m"), lambda m: build("GPTNeoXModel", transformers.GPTNeoXConfig())),
+    "modernbert-base": (lambda: model("modernbert-base"),
+                        lambda m: build("ModernBertModel", transformers.ModernBertConfig())),
 }
 
 
@@ -53,8 +58,8 @@ def _indices(segment: str) -> list[int] | None:
 
 def _exists(path: str, real: set[str]) -> bool:
     """Whether ``path`` names a module or parameter of ``real`` at every index it claims: ``*`` every index the
-    list has, ``3–60`` each of 3..60."""
-    head, _, rest = path.partition(".")
+    list has, ``3–60`` each of 3..60.  A part of a fused tensor is its module's: ``c_attn (query)``."""
+    head, _, rest = path.partition(" (")[0].partition(".")
     return _expand(head, rest, real)
 
 
