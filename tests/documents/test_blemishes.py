@@ -3,6 +3,8 @@ labels glued into a list, two parentheses in a row, an unstated assumption about
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from symparams import model
@@ -54,3 +56,13 @@ def test_a_title_and_its_module_share_one_parenthesis(name):
 def test_an_encoder_decoder_says_its_one_length_is_both_lengths(lang, said):
     assert said in md("t5-base", lang) and said in md("transformer-base-article", lang)
     assert said not in md("bert-base", lang) and said not in md("llama-3-8b", lang)
+
+
+@pytest.mark.parametrize("name", ["t5-base", "bert-base", "deepseek-v3"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_punctuation_follows_a_line_break_in_the_latex(name, lang):
+    # TeX reads a line break as a space: an item's label ending its line put "(layer.0) ." in every walk and
+    # "(shared) ," in T5's conclusion
+    tex = document(name, "tex", lang)
+    stranded = re.findall(r"[^\n]{0,40}\n[.,;:，。；：][^\n]{0,20}", tex)
+    assert stranded == [], stranded[:3]
