@@ -124,7 +124,7 @@ def _item_lang(base, i, d, lang: str) -> dict:
     # where a list names the components, each goes by its own title ("Output layer", not "Output layer: Output
     # projection", whose colon would read as a label glued into the list)
     short = title.split(catalog(lang)["colon"])[0]
-    return {**head, "title": title, "short_title": short, **_aside(title, lang), "about": about, "unit": unit,
+    return {**head, "title": title, "short_title": short, **_labels(title, i.names, lang), "about": about, "unit": unit,
             **body, "subtotal": subtotal,
             "children": [_item_lang(b, c, d, lang) for b, c in zip(children, i.children)]}
 
@@ -184,7 +184,7 @@ def _doc(d: Derivation, lang: str) -> dict:
     largest = None
     if d.largest is not None:
         lt, _ = title_of(d.largest.keys, d.largest.names, d.family, t)
-        largest = {"title": lt, **_aside(lt, lang), "names": list(d.largest.names),
+        largest = {"title": lt, **_labels(lt, d.largest.names, lang), "names": list(d.largest.names),
                    "share": _share_text(d.largest.share),
                    "contribution": thousands(d.largest.contribution)}
     biggest = max(d.sections, key=lambda s: s.contribution)
@@ -418,6 +418,13 @@ def _costs(c, lang: str) -> dict:
         "cache_text": "cache_windowed" if c.kv_windows else "cache" if c.kv_per_token else "no_cache",
         "window_tokens": thousands(c.kv_windows[0][0]) if c.kv_windows else "",
     }
+
+
+def _labels(title: str, names, lang: str) -> dict:
+    """How a title is labelled with its module names: :func:`_aside`'s split, and ``named`` where the title is
+    the names themselves (a module the catalog has no title for), which are then not given twice."""
+    named = title == catalog(lang)["list_sep"].join(f"`{name}`" for name in names)
+    return {**_aside(title, lang), "named": named}
 
 
 def _aside(title: str, lang: str) -> dict:

@@ -122,3 +122,16 @@ def test_the_documents_suggest_only_commands_that_work(olmo, lang, tmp_path):
         args = shlex.split(command.replace("PATH", str(config)).replace("KEY=VALUE", "H=4096"))[1:]
         cli(*args, *(["-o", str(tmp_path / "out.md")] if args[0] == "derive" else []))
         assert args[0] != "derive" or "--format" in args
+
+
+@pytest.mark.parametrize("fmt", ["md", "tex"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_module_without_a_title_is_named_once_and_the_usual_ones_have_their_titles(olmo, lang, fmt):
+    # an untitled module's title is its name: "### 2.2 `layers.*` (`layers.*`)" gave it twice
+    text = render(olmo, format=fmt, lang=lang)
+    code = r"`[^`]+`" if fmt == "md" else r"\\texttt\{[^}]+\}"
+    twice = re.findall(rf"({code})\s*[(（]\1", text)
+    assert twice == [], twice[:3]
+    o_proj, gate_up = (("Output projection", "Gate and up projections") if lang == "en"
+                       else ("输出投影", "门控投影与升维投影"))
+    assert o_proj in text and gate_up in text
