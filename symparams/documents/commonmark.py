@@ -20,6 +20,8 @@ Code spans, inline math and fenced blocks are left as they are.
 '**Embeddings (V + P)** total'
 >>> closing_strong("注意**：重要**的")
 '注意：**重要**的'
+>>> closing_strong("**`layers.*`**总共")  # a code span is never cut: a space, as beside Latin text
+'**`layers.*`** 总共'
 """
 
 from __future__ import annotations
@@ -45,15 +47,32 @@ def closing_strong(markdown: str) -> str:
     return "\n".join(out)
 
 
+#: what a code span or inline math is masked with: no space, no punctuation, no text a bold could hold
+_MASK = "\ue000"
+
+
 def _line(line: str) -> str:
-    masked = _PROTECTED.sub(lambda m: "x" * len(m.group(0)), line)
+    masked = _PROTECTED.sub(lambda m: _MASK * len(m.group(0)), line)
     for m in reversed(list(_STRONG.finditer(masked))):
         start, end = m.span()
         before = line[start - 1] if start else " "
         after = line[end] if end < len(line) else " "
-        lead, body, trail = _edges(line[start + 2:end - 2], before, after)
+        if masked[end - 3] == _MASK or masked[start + 2] == _MASK:
+            lead, body, trail = _spaced(line[start + 2:end - 2], masked[start + 2:end - 2], before, after)
+        else:
+            lead, body, trail = _edges(line[start + 2:end - 2], before, after)
         line = line[:start] + lead + "**" + body + "**" + trail + line[end:]
     return line
+
+
+def _spaced(content: str, masked: str, before: str, after: str) -> tuple[str, str, str]:
+    """A bold span that begins or ends with code or math (whose backtick or dollar is punctuation), where a word
+    runs into it: a space between them, as Chinese text puts one beside Latin text (``**`layers.*`** 总共``);
+    the code is never cut."""
+    joined = lambda ch: not (_space(ch) or _punctuation(ch))  # noqa: E731
+    lead = " " if masked[0] == _MASK and joined(before) else ""
+    trail = " " if masked[-1] == _MASK and joined(after) else ""
+    return lead, content, trail
 
 
 def _edges(content: str, before: str, after: str) -> tuple[str, str, str]:

@@ -385,3 +385,17 @@ def test_a_chinese_title_in_parentheses_before_a_word_was_asterisks_and_is_bold(
     before, after = node_check({"markdown": [source, closing_strong(source)]})["markdown"]
     assert literal_asterisks(before) and not literal_asterisks(after)
     assert "<strong>嵌入层</strong>（Embedding）总共 <strong>23,837,184</strong>" in after
+
+
+@pytest.mark.node
+def test_bold_code_of_an_inferred_document_stays_code_and_closes():
+    # an inferred model's components are titled by their module (**`layers.*`**), whose backtick is punctuation:
+    # moving it out of the bold cut the code span in two ("**`layers**.*`总共")
+    from symparams.families.inferred import model as inferred_model
+    from tests.documents.test_inferred_documents import OLMO
+
+    m = inferred_model(OLMO, source="OLMo-1B-hf")
+    texts = [render(m, format="md", lang=lang) for lang in ("en", "zh")]
+    rendered = node_check({"markdown": texts})["markdown"]
+    assert all(not literal_asterisks(out) for out in rendered), [literal_asterisks(out)[:3] for out in rendered]
+    assert all("<strong><code>layers.*</code></strong>" in out for out in rendered)
