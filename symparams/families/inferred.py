@@ -257,7 +257,8 @@ def family(model_type: str, cls: str, numbers: tuple, flag_defaults: tuple, head
     inferred costs' conditions.  A field of the type's own that follows others is written as it follows them
     (XLNet's ``d_head`` is H/A), so that it moves with them."""
     known = entries(model_type)
-    switches = tuple(Switch(name, value, en=f"config field {name}") for name, value in flag_defaults)
+    switches = tuple(Switch(name, value, en=f"config field {name}", zh=f"配置字段 {name}")
+                     for name, value in flag_defaults)
     put_in = dict(numbers)
     follows = _follows(in_branch(known[cls], branch), put_in, dict((f, json.loads(r)) for f, r in left_out))
     put_in.update({str(f.symbol): f.expr for f in follows if str(f.symbol) not in SYMBOLS})

@@ -135,3 +135,8 @@ def test_a_module_without_a_title_is_named_once_and_the_usual_ones_have_their_ti
     o_proj, gate_up = (("Output projection", "Gate and up projections") if lang == "en"
                        else ("输出投影", "门控投影与升维投影"))
     assert o_proj in text and gate_up in text
+
+
+def test_the_chinese_document_says_config_field_in_chinese(olmo):
+    text = render(olmo, format="md", lang="zh")
+    assert "配置字段 `attention_bias`" in text and "config field" not in text
