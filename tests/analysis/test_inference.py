@@ -4,7 +4,8 @@ The reference is transformers itself: for each sampled type the inferred
 closed form is evaluated on random configurations this test draws (not the
 engine's own verification: other ranges, heads that need not divide the
 width, flags at random) and on the type's default config, and compared
-with ``parameters()`` of the real model built on the meta device.  Where
+with ``parameters()`` of the real model built on the meta device (so the
+engine's own verification runs on one configuration here, not four).  Where
 symparams has a hand-written family, the two closed forms must be the same
 polynomial once the symbols are matched.
 """
@@ -34,7 +35,7 @@ def inferred():
 
     def get(model_type, cls) -> Inferred:
         if (model_type, cls) not in cache:
-            cache[model_type, cls] = infer(model_type, cls, verify_configurations=4, seed=7)
+            cache[model_type, cls] = infer(model_type, cls, verify_configurations=1, seed=7)
         return cache[model_type, cls]
     return get
 
@@ -105,7 +106,7 @@ LIFTED = [
 @pytest.mark.crosscheck
 @pytest.mark.parametrize("model_type,name,moved,fixed", LIFTED, ids=[m[0] for m in LIFTED])
 def test_a_field_whose_default_leaves_parameters_out_is_a_variable(model_type, name, moved, fixed):
-    result = infer(model_type, "base", verify_configurations=4, seed=7)
+    result = infer(model_type, "base", verify_configurations=1, seed=7)
     assert result.exact, result.reason
     assert name in result.symbols and name not in result.conditions.fixed
     for value in moved:  # its default among them: the parameters it adds vanish there
@@ -121,7 +122,7 @@ BRANCHED = [("xlm", "n_langs", [1, 2, 5])]  # no language embedding for one lang
 @pytest.mark.crosscheck
 @pytest.mark.parametrize("model_type,name,moved", BRANCHED, ids=[b[0] for b in BRANCHED])
 def test_a_held_field_whose_larger_values_build_gets_a_branch(model_type, name, moved):
-    result = infer(model_type, "base", verify_configurations=4, seed=7)
+    result = infer(model_type, "base", verify_configurations=1, seed=7)
     assert result.exact and result.conditions.fixed[name] == moved[0]
     (branch,) = result.branches
     assert branch.exact and branch.conditions.minimum == {name: moved[0] + 1} and name in branch.symbols
@@ -148,7 +149,7 @@ def formula_at(result: Inferred, model_type: str, values: dict) -> int:
 def test_an_unset_width_is_a_formula_of_its_own_where_a_config_sets_it():
     """GPT-BigCode's ``n_inner`` unset is 4·H; set (SantaCoder: 8192 for a width of 2048), it is a variable of a
     branch.  Both against real builds, a width of 4·H set explicitly among them."""
-    result = infer("gpt_bigcode", "causal-lm", verify_configurations=4, seed=7)
+    result = infer("gpt_bigcode", "causal-lm", verify_configurations=1, seed=7)
     assert result.exact and "n_inner" in result.conditions.unset and "n_inner" not in result.symbols
     (branch,) = [b for b in result.branches if b.conditions.given == ("n_inner",)]
     assert branch.exact and "n_inner" in branch.symbols
@@ -163,7 +164,7 @@ def test_an_unset_width_is_a_formula_of_its_own_where_a_config_sets_it():
 def test_a_head_width_the_config_checks_against_the_width_is_no_contradiction():
     """XLNet's ``d_head`` must be ``d_model // n_head``: the shipped formula of old held 16 heads (the only count
     its samples built) and wrote ``d_model < d_head`` beside ``d_head divides d_model``, refusing every config."""
-    result = infer("xlnet", "base", verify_configurations=4, seed=7)
+    result = infer("xlnet", "base", verify_configurations=1, seed=7)
     assert result.exact and not [r for r in result.conditions.relations if r.kind == "below"]
     base_cased = {"d_model": 768, "n_head": 12, "d_head": 64, "d_inner": 3072, "n_layer": 2, "vocab_size": 320}
     assert not result.conditions.violated(base_cased)
@@ -174,7 +175,7 @@ def test_a_head_width_the_config_checks_against_the_width_is_no_contradiction():
 def test_two_widths_meeting_count_by_the_formula_of_their_side():
     """ELECTRA projects its embeddings to the hidden width only where the two differ (the small model: 128 and
     256; the large: 1024 and 1024)."""
-    result = infer("electra", "base", verify_configurations=4, seed=7)
+    result = infer("electra", "base", verify_configurations=1, seed=7)
     assert Relation("embedding_size", "differs", "hidden_size") in result.conditions.relations
     (equal,) = [b for b in result.branches if b.conditions.split]
     sizes = {"vocab_size": 100, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 96,
@@ -189,7 +190,7 @@ def test_two_widths_meeting_count_by_the_formula_of_their_side():
 @pytest.mark.crosscheck
 def test_a_list_of_layer_kinds_counts_by_how_many_layers_of_each_kind_it_holds():
     """Reformer's layers are as many as its ``attn_layers`` list, local or LSH attention, in any order."""
-    result = infer("reformer", "base", verify_configurations=4, seed=7)
+    result = infer("reformer", "base", verify_configurations=1, seed=7)
     assert result.exact and {"attn_layers#local", "attn_layers#lsh"} <= set(result.symbols)
     for kinds in (["lsh", "lsh", "local"], ["local", "lsh", "local", "local", "lsh"]):
         values = {"attn_layers": kinds}
@@ -344,7 +345,7 @@ def test_a_held_field_the_config_computes_when_unset_is_left_out_so_the_layers_m
     config refuses any other sum: set, it pins every layer count; left out, the layer count is a variable.  The
     fit reads the config as the class holds it, not as it saves it (each layer written as two blocks, twice the
     layer count): count --config reads a saved file back as the class does."""
-    result = infer("dory", "base", verify_configurations=4, seed=7)
+    result = infer("dory", "base", verify_configurations=1, seed=7)
     assert result.exact, result.reason
     assert "num_hidden_layers" in result.symbols and "n_recurrent_layers" in result.conditions.derived
     small = {"hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4, "num_key_value_heads": 2,
