@@ -22,7 +22,7 @@ import itertools
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from math import prod
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import sympy as sp
 
@@ -265,25 +265,39 @@ def _consistent_modulo(rows: list[list[Fraction]], rhs: list[Fraction]) -> bool:
     >>> _consistent_modulo([[Fraction(1)], [Fraction(1)]], [Fraction(1), Fraction(2)])
     False
     """
-    def mod(x: Fraction) -> int:
-        return x.numerator % PRIME * pow(x.denominator, -1, PRIME) % PRIME
+    # taken modulo the prime row by row, as the check reaches them: most systems fail within a few rows
+    return _consistent_residues(([_residue(x) for x in row] for row in rows), (_residue(b) for b in rhs))
 
-    matrix = [[mod(x) for x in row] + [mod(b)] for row, b in zip(rows, rhs)]
-    width, rank = (len(rows[0]) if rows else 0), 0
-    for col in range(width):
-        pivot = next((i for i in range(rank, len(matrix)) if matrix[i][col]), None)
-        if pivot is None:
+
+def _residue(x: Fraction) -> int:
+    """``x`` modulo :data:`PRIME`."""
+    return x.numerator % PRIME * pow(x.denominator, -1, PRIME) % PRIME
+
+
+def _consistent_residues(rows: Iterable[list[int]], rhs: Iterable[int]) -> bool:
+    """:func:`_consistent_modulo` of rows and right-hand sides already taken modulo :data:`PRIME`: the rows are
+    reduced one at a time against the pivots found so far, and the first that reduces to ``0 = b ≠ 0`` ends it
+    (most bases a fit tries fail within a few rows).
+
+    >>> _consistent_residues([[1, 2], [2, 4], [0, 1]], [3, 6, 1]), _consistent_residues([[1, 2], [2, 4]], [3, 7])
+    (True, False)
+    """
+    pivots: list[tuple[int, list[int], int]] = []  # (column, row scaled to 1 there, its right-hand side)
+    for row, b in zip(rows, rhs):
+        row = list(row)
+        for col, pivot, pivot_b in pivots:
+            factor = row[col]
+            if factor:
+                row = [(x - factor * y) % PRIME for x, y in zip(row, pivot)]
+                b = (b - factor * pivot_b) % PRIME
+        lead = next((col for col, x in enumerate(row) if x), None)
+        if lead is None:
+            if b:
+                return False
             continue
-        matrix[rank], matrix[pivot] = matrix[pivot], matrix[rank]
-        inverse = pow(matrix[rank][col], -1, PRIME)
-        lead = [x * inverse % PRIME for x in matrix[rank]]
-        matrix[rank] = lead
-        for i in range(len(matrix)):
-            if i != rank and matrix[i][col]:
-                factor = matrix[i][col]
-                matrix[i] = [(x - factor * y) % PRIME for x, y in zip(matrix[i], lead)]
-        rank += 1
-    return not any(row[width] for row in matrix[rank:])
+        inverse = pow(row[lead], -1, PRIME)
+        pivots.append((lead, [x * inverse % PRIME for x in row], b * inverse % PRIME))
+    return True
 
 
 def _distinct(points: Sequence[Mapping[str, int]], values: Sequence[int], names: Sequence[str]
@@ -403,10 +417,15 @@ def _sparse(points, values, names, binary, max_level, layers=frozenset()) -> dic
     columns = _columns(list(dict.fromkeys(t for level in range(min(max_level + 1, SPARSE_LEVELS))
                                           for t in basis(names, level, binary, layers))), points)
     targets = [Fraction(v) for v in values]
+    # each term's values computed once, not per pair, and taken modulo the prime once: most pairs fail there
+    residues = {t: [_residue(x) for x in column] for t, column in columns.items()}
+    target_residues = [_residue(v) for v in targets]
     for size in range(1, SPARSE + 1):
         if size + 2 * SURPLUS > len(points):  # few terms chosen from many: twice the surplus against chance
             return None
-        for chosen in itertools.combinations(columns, size):  # each term's values computed once, not per pair
+        for chosen in itertools.combinations(columns, size):
+            if not _consistent_residues([list(r) for r in zip(*(residues[t] for t in chosen))], target_residues):
+                continue
             solved = solve([list(row) for row in zip(*(columns[t] for t in chosen))], targets)
             if solved is not None:
                 return {t: c for t, c in zip(chosen, solved[0]) if c != 0}
