@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import tomllib
 
@@ -24,6 +23,7 @@ from symparams.families.inferred import model as inferred_model
 from symparams.families.registry import family
 from tests.reference import ROOT
 from tests.reference.documents import document
+from tests.reference.latex import compile_all
 
 pytestmark = pytest.mark.tex
 
@@ -51,25 +51,11 @@ CASES = {
 
 
 @pytest.fixture(scope="session")
-def compiled(tmp_path_factory):
+def compiled():
     """Compile every case (in parallel); name → (returncode, log text, pdf text)."""
-    for tool in ("latexmk", "xelatex", "pdftotext"):
-        assert shutil.which(tool), f"{tool} is needed (texlive-xetex, latexmk, poppler-utils)"
-    work = tmp_path_factory.mktemp("latex")
-    procs = {}
-    for name, (make, lang, title) in CASES.items():
-        folder = work / name
-        folder.mkdir()
-        (folder / "doc.tex").write_text(render(make(), format="tex", lang=lang, title=title), encoding="utf-8")
-        procs[name] = subprocess.Popen(
-            ["latexmk", "-xelatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sources = {name: render(make(), format="tex", lang=lang, title=title) for name, (make, lang, title) in CASES.items()}
     out = {}
-    for name, proc in procs.items():
-        rc = proc.wait(timeout=600)
-        folder = work / name
-        log = (folder / "doc.log").read_text(encoding="utf-8", errors="replace")
-        pdf = folder / "doc.pdf"
+    for name, (rc, log, pdf) in compile_all(sources).items():
         text = ""
         if pdf.is_file():
             text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True,

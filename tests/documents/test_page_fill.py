@@ -13,13 +13,13 @@ failure.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.reference.documents import document
+from tests.reference.latex import compile_all
 
 pytestmark = pytest.mark.tex
 
@@ -65,30 +65,10 @@ def page_fill(pdf: Path, log: str) -> list[float]:
     return fills
 
 
-def compile_all(sources: dict[str, str], work: Path) -> dict[str, tuple[int, str, Path]]:
-    """Compile each LaTeX source (in parallel): name → (return code, log, PDF path)."""
-    for tool in ("latexmk", "xelatex", "pdftotext"):
-        assert shutil.which(tool), f"{tool} is needed (texlive-xetex, latexmk, poppler-utils)"
-    procs = {}
-    for name, source in sources.items():
-        folder = work / name
-        folder.mkdir()
-        (folder / "doc.tex").write_text(source, encoding="utf-8")
-        procs[name] = subprocess.Popen(
-            ["latexmk", "-xelatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    out = {}
-    for name, proc in procs.items():
-        rc = proc.wait(timeout=600)
-        folder = work / name
-        out[name] = (rc, (folder / "doc.log").read_text(encoding="utf-8", errors="replace"), folder / "doc.pdf")
-    return out
-
-
 @pytest.fixture(scope="session")
-def fills(tmp_path_factory):
+def fills():
     sources = {name: document(preset, "tex", lang) for name, (preset, lang) in CASES.items()}
-    compiled = compile_all(sources, tmp_path_factory.mktemp("fill"))
+    compiled = compile_all(sources)
     out = {}
     for name, (rc, log, pdf) in compiled.items():
         assert rc == 0, (name, log[-2000:])
@@ -116,8 +96,8 @@ A last line.
 """
 
 
-def test_the_fill_measure_finds_a_short_page_and_a_full_one(tmp_path):
-    rc, log, pdf = compile_all({"short": SHORT_PAGE}, tmp_path)["short"]
+def test_the_fill_measure_finds_a_short_page_and_a_full_one():
+    rc, log, pdf = compile_all({"short": SHORT_PAGE})["short"]
     assert rc == 0, log[-2000:]
     first, second, last = page_fill(pdf, log)
     assert 0.3 < first < FULL_ENOUGH  # the rule and one line below it
