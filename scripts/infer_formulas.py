@@ -458,6 +458,11 @@ def costs_merged(old: dict, new: dict) -> dict:
           file=sys.stderr, flush=True)
     if (old.get("costs") or {}).get("exact") or not old["exact"]:
         return old
+    refused = (new.get("costs") or {}) if new["exact"] else {}
+    if refused and not refused.get("exact") and refused.get("reason"):
+        # the costs were traced and refused for what the model does (BigBird's block-sparse attention is
+        # rebuilt at short lengths), whichever count they were fitted over: that is why they are unknown
+        return {**old, "costs": {"exact": False, "reason": refused["reason"]}}
     # the fresh costs belong to another count: the kept count's costs stay unknown, and the reason says why
     fresh = f"differs in its {differs}" if new["exact"] else f"is not exact ({new.get('reason')})"
     return {**old, "costs": {"exact": False, "reason": f"a fresh inference of the count {fresh}, and the stored "

@@ -294,6 +294,15 @@ def _width_refused(costs: dict, values: Mapping[str, int]) -> str | None:
     """Why transformers' model does not run at these head widths (see :mod:`~symparams.analysis.inference.running`:
     a rotary embedding needs an even rotated width), None where it does: no FLOPs for a model that does not run."""
     scope = {name: sp.Integer(v) for name, v in values.items()}
+    for module, _, heads, key_width, value_width, _ in costs.get("attention") or ():
+        for what, quantity in (("heads", heads), ("key width", key_width), ("value width", value_width)):
+            if not isinstance(quantity, list) or not names_in(quantity) <= set(scope):
+                continue
+            value = formula(quantity, scope)
+            if not value.is_integer:  # traced only where it is whole: ConvBERT's H/(2·heads) fails to run at 4.5
+                name = sp.sstr(formula(quantity, {n: sp.Symbol(n) for n in names_in(quantity)}))
+                return (f"the inferred costs' {what} of {module}, {name}, comes to {value} here, not a whole "
+                        f"number: they were traced only where it is one")
     for quantity, modulus, residues in costs.get("runs", ()):
         if not names_in(quantity) <= set(scope):  # a width the config does not give: where it runs is unknown
             return "the inferred costs need the head widths they were traced at, which this config does not give"

@@ -337,6 +337,11 @@ def test_a_kept_count_without_costs_is_written_with_the_reason_its_costs_are_unk
                                   "was kept"}
     failed = {"model_type": "gptj", "class": "base", "exact": False, "reason": "planted failure"}
     assert "is not exact (planted failure)" in gen.costs_merged(bare, failed)["costs"]["reason"]
+    # costs traced and refused over the other count: refused for that reason, which holds of the model whatever
+    # count they were fitted over (not the count's difference, which says nothing of why the costs are unknown)
+    fresh["costs"] = {"exact": False, "reason": "planted refusal"}
+    assert gen.costs_merged(bare, fresh)["costs"] == {"exact": False, "reason": "planted refusal"}
+    assert gen.costs_merged(stored, fresh) is stored  # exact stored costs are never replaced by a refusal
 
 
 @pytest.mark.crosscheck

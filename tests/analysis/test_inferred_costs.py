@@ -79,6 +79,7 @@ SAMPLE = {
     "m2m_100": "seq2seq-lm",  # encoder-decoder, sinusoidal positions, LayerDrop by default (every layer counted)
     "prophetnet": "seq2seq-lm",  # relative positions projected twice per call: the main stream, the predicted ones
     "funnel": "masked-lm",  # encoder blocks each at the last one's length pooled to half, rounded up
+    "convbert": "base",  # a convolution beside attention, over ⌊A/head_ratio⌋ heads (or 1): a computed width
 }
 #: how many times the generator's small widths the checked model's are
 SCALE = 3
@@ -262,6 +263,21 @@ def test_costs_that_need_a_product_of_two_fields_refuse_a_config_that_breaks_it(
     with pytest.raises(SymparamsError, match=r"the inferred costs need head_dim\*num_attention_heads = hidden_size "
                                              r"\(head_dim\*num_attention_heads is \d+, hidden_size is \d+\)"):
         m.flops(9)
+
+
+def test_costs_refuse_a_head_width_that_is_not_whole_where_transformers_does_not_run():
+    """ConvBERT's heads are H/(2·kept) wide, kept = ⌊A/head_ratio⌋: its count builds at H = 54 and 6 heads kept,
+    but its forward pass fails there (the heads' 48 channels meet an output layer of 54), and the costs, traced
+    where the width is whole, would still give a figure at 4.5: refused, the count kept."""
+    config = {**_config("convbert", "base"), "hidden_size": 54, "embedding_size": 54, "num_attention_heads": 12}
+    module = _real("convbert", "base", config)
+    m = inferred_model(config, head="base")
+    assert m.count == sum(p.numel() for p in module.parameters())
+    with pytest.raises(RuntimeError):
+        module(**_inputs(module, 5, 1))
+    with pytest.raises(SymparamsError, match=r"key width of encoder.layer.\*.attention.self, "
+                                             r"H/\(2\*attention_heads_kept\), comes to 9/2 here, not a whole number"):
+        m.flops(5)
 
 
 #: a DeepSeek-V3 at sizes the generator's fit and check never used: latent ranks, rotary and plain parts of each

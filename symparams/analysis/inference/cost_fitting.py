@@ -48,6 +48,9 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbo
         if result is None and names_of(rule) & set(own):
             in_width = [name, *(n for n in own if n not in names_of(rule))]
             result = fit(points, values, in_width, domain.binary, layers=layers, independent=True)
+            # a computed width takes few values (ConvBERT keeps ⌊A/head_ratio⌋ heads, or 1): no whole basis level
+            # in it is independent on the points, one term of it (b·s·heads, the batch of a product) may be
+            result = result or _sparse(points, values, in_width, domain.binary, layers)
     if result is None and symbols is not None:  # a fused projection's width: a sum of the parameters' widths
         result = fit_widths(points, values, _with_partners(domain, own), domain.widths, symbols)
     if result is None:
