@@ -130,15 +130,35 @@ def _depths(s: str):
             parens -= 1
 
 
+#: a parenthesized sum narrower than this (em) is never cut: ``(L - L_f)`` stays on one line
+_SHORT_GROUP_EM = 8.0
+
+
 def _split(s: str, ops=(" + ", " - "), depth: int = 0) -> list[str]:
-    """``s`` cut before each operator in ``ops`` outside braces, ``depth`` parentheses deep."""
+    """``s`` cut before each operator in ``ops`` outside braces, ``depth`` parentheses deep
+    (never inside a short parenthesized group)."""
     out, start = [], 0
     for i, braces, parens in _depths(s):
-        if braces == 0 and parens == depth and i > start and any(s.startswith(op, i) for op in ops):
+        if braces == 0 and parens == depth and i > start and any(s.startswith(op, i) for op in ops) \
+                and (depth == 0 or not _in_short_group(s, i)):
             out.append(s[start:i])
             start = i + 1
     out.append(s[start:])
     return [p.strip() for p in out if p.strip()]
+
+
+def _in_short_group(s: str, i: int) -> bool:
+    """Whether position ``i`` of ``s`` stands in a parenthesized group narrower than :data:`_SHORT_GROUP_EM`."""
+    opened = closed = i
+    depth = 0
+    while opened > 0 and (depth or s[opened - 1] not in "(["):
+        opened -= 1
+        depth += {")": 1, "]": 1, "(": -1, "[": -1}.get(s[opened], 0)
+    depth = 0
+    while closed < len(s) and (depth or s[closed] not in ")]"):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(s[closed], 0)
+        closed += 1
+    return math_width(s[opened:closed]) < _SHORT_GROUP_EM
 
 
 _PLUS = (" + ", " - ")
