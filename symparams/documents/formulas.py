@@ -63,6 +63,8 @@ def coefficient_first(expr: sp.Expr) -> sp.Expr:
             return coefficient
         return sp.Mul(*([coefficient] if coefficient != 1 else []), *factors, evaluate=False)
     args = [coefficient_first(a) for a in expr.args]
+    if expr.is_Add:  # a term taken away comes last: L - 1, not -1 + L
+        args.sort(key=lambda a: a.could_extract_minus_sign())
     return expr.func(*args, evaluate=False) if expr.is_Add or expr.is_Mul or expr.is_Pow else expr.func(*args)
 
 
