@@ -178,7 +178,7 @@ def shaped(expr: sp.Expr) -> sp.Expr:
 
 
 def _per_kind(coefficient: sp.Expr) -> sp.Expr:
-    return per_layer_kind(sp.expand(coefficient), sp.factor_terms)
+    return per_layer_kind(coefficient, sp.factor_terms)
 
 
 def _targets(targets) -> list[str] | str:

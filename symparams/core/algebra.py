@@ -1,6 +1,7 @@
 """The two ways a Block tree becomes numbers: its simplified closed form, and exact integers.
 
-:func:`closed_form` is the total as a reader sees it (collected in H² and H).
+:func:`closed_form` is the total as a reader sees it (collected in H² and H; per kind of layer where the
+first ``L_f`` layers differ from the others).
 :func:`exact_counts` is the one exact evaluation every number any output
 shows comes from: each parameter's size is evaluated at the values and the
 integers are added up the tree (cheaper than substituting into the symbolic
@@ -29,7 +30,8 @@ from .symbols import H, L, L_f
 
 @lru_cache(maxsize=4096)
 def closed_form(expr: sp.Expr) -> sp.Expr:
-    """The simplified total: expanded, then collected in H² and H.
+    """The simplified total: expanded, then collected in H² and H (see :func:`per_layer_kind` for a model
+    whose first ``L_f`` layers differ).
 
     Collecting by powers of the hidden size reads like the articles'
     "quadratic part plus linear part".
@@ -50,11 +52,12 @@ def _in_powers_of_h(expr: sp.Expr) -> sp.Expr:
     return sp.Add(*(power * _coefficient(coeff) for power, coeff in collected.items()))
 
 
+#: stands for L − L_f while the terms are sorted by the kind of layer they belong to
 _OTHER_LAYERS = sp.Dummy("L_other", positive=True, integer=True)
 
 
 def per_layer_kind(expr: sp.Expr, shape) -> sp.Expr:
-    """``expr`` (expanded) as ``L_f·(one dense layer) + (L − L_f)·(one other layer) + the rest``, each part
+    """``expr`` as ``L_f·(one dense layer) + (L − L_f)·(one other layer) + the rest``, each part
     written by ``shape``, where the model has ``L_f`` layers of a kind of their own; else ``shape(expr)``.
 
     Expanded, the ``L − L_f`` layers leave terms such as ``−3·F_e·H·L_f·N_e``

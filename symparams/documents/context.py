@@ -246,7 +246,8 @@ def _proof(p, lang: str) -> dict:
                          "rest_share": percent(1 - p.thumb["share"]), "error": p.thumb["error"]}
     return {
         "invariant": p.invariant, "has_heads": p.has_heads,
-        "terms": [titled(term) for term in p.terms], "collected": p.collected, "gathered": p.gathered, "own_width": p.own_width,
+        "terms": [titled(term) for term in p.terms], "collected": p.collected, "gathered": p.gathered,
+        "own_width": p.own_width,
         "premise": p.premise, "premise_also": p.premise_also, "heads_fitted": p.heads_fitted,
         "thumb": thumb, "thumb_status": p.thumb_status, "rule": p.rule and _rule_numbers(p.rule),
         "per_head": [{"lhs": lhs, "rhs": rhs, "paths": list(paths)} for lhs, rhs, paths in p.per_head],

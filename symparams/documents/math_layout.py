@@ -148,17 +148,17 @@ def _split(s: str, ops=(" + ", " - "), depth: int = 0) -> list[str]:
 
 
 def _in_short_group(s: str, i: int) -> bool:
-    """Whether position ``i`` of ``s`` stands in a parenthesized group narrower than :data:`_SHORT_GROUP_EM`."""
-    opened = closed = i
-    depth = 0
-    while opened > 0 and (depth or s[opened - 1] not in "(["):
-        opened -= 1
-        depth += {")": 1, "]": 1, "(": -1, "[": -1}.get(s[opened], 0)
-    depth = 0
-    while closed < len(s) and (depth or s[closed] not in ")]"):
-        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(s[closed], 0)
-        closed += 1
-    return math_width(s[opened:closed]) < _SHORT_GROUP_EM
+    """Whether position ``i`` of ``s`` stands in a parenthesized group, with none inside it, narrower than
+    :data:`_SHORT_GROUP_EM`."""
+    opened = max(s.rfind("(", 0, i), s.rfind("[", 0, i))
+    closes = [at for at in (s.find(")", i), s.find("]", i)) if at >= 0]
+    if opened < 0 or not closes:
+        return False
+    closed = min(closes)
+    if max(s.rfind(")", opened, i), s.rfind("]", opened, i)) >= 0 or \
+            min((at for at in (s.find("(", i, closed), s.find("[", i, closed)) if at >= 0), default=closed) < closed:
+        return False  # a group inside: the sum is long
+    return math_width(s[opened:closed + 1]) < _SHORT_GROUP_EM
 
 
 _PLUS = (" + ", " - ")

@@ -76,3 +76,10 @@ def test_the_kept_form_is_the_count_with_each_kind_of_layer_once_and_no_negative
         assert sorted(kinds, key=str) == sorted([L_f, L - L_f], key=str)  # one dense layer, one with experts
         per_copy = [sp.expand(t / f) for t in sp.Add.make_args(kept) for f in sp.Mul.make_args(t) if f in kinds]
         assert not any(u.could_extract_minus_sign() for p in per_copy for u in sp.Add.make_args(p))
+
+
+def test_a_difference_of_two_sizes_is_never_cut_across_two_lines():
+    """A long display is broken between terms; ``(L - L_{f})`` is one factor and stays on one line."""
+    cut = re.compile(r"\((?:[A-Za-z]|\d+)(?:_\{\w+\})? \\\\\n&\\quad - ")
+    assert cut.search("+ (L \\\\\n&\\quad - L_{f}) \\bigl(2 A b s")  # how DeepSeek's FLOPs broke
+    assert not {p.name for p in DOCUMENTS if cut.search(p.read_text(encoding="utf-8"))}

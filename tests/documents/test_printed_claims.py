@@ -72,7 +72,8 @@ _INVARIANT = {"en": ["does not depend on the number of attention heads", "does n
               "zh": ["并且与注意力头数无关", "的参数量跟注意力头的个数 $A$ 并没有关联"]}
 _DEPENDENT = {"en": ["here it does depend on the number of attention heads"], "zh": ["它与注意力头数有关"]}
 _LIKE = {"en": "as for the parameter count", "zh": "和参数量的情形一样"}
-_UNLIKE = {"en": "although the parameter count, held the same way, still depends on", "zh": "而参数量在同样固定时仍与"}
+_UNLIKE = {"en": "although the parameter count, held the same way, still depends on",
+           "zh": "而参数量在同样固定时仍与"}
 _DERIVATIVE = re.compile(r"\$\$\\frac\{\\partial N\}\{\\partial A\} = ([^$]+)\$\$")
 
 
@@ -93,7 +94,8 @@ def test_a_sentence_on_the_heads_says_what_the_derivative_printed_says():
 
 
 def test_the_verdicts_are_found_where_they_are_printed():
-    t5, bert, llama = ((DOCS / f"{n}.zh.md").read_text(encoding="utf-8") for n in ("t5-base", "bert-base", "llama-3-8b"))
+    t5, bert, llama = ((DOCS / f"{n}.zh.md").read_text(encoding="utf-8")
+                       for n in ("t5-base", "bert-base", "llama-3-8b"))
     assert all(s in bert for s in _INVARIANT["zh"]) and _DEPENDENT["zh"][0] in t5 and _UNLIKE["zh"] in t5
     assert _LIKE["zh"] in llama and [d.strip() for d in _DERIVATIVE.findall(llama)][-1] == "0"
     assert [d.strip() for d in _DERIVATIVE.findall(t5)] == ["2 B + 12 D H L", "2 B"]
@@ -166,7 +168,8 @@ def test_the_sentence_check_fails_on_what_bert_printed_before():
                r" + H + 2 H + H \cdot r \cdot H + r \cdot H + r \cdot H \cdot H + H + 2 H\biggr) + H \cdot H + H")
     assert sorted(repeated(display)) == ["2 H", "H"]
     assert repeated(r"N(A) = L \left(A \cdot \frac{H}{A} + A \cdot \frac{H}{A} + H\right)") == [r"A \cdot \frac{H}{A}"]
-    old = "**Every term that holds $A$.** Adding every part as written, with the identical terms that hold $A$ collected:"
+    old = ("**Every term that holds $A$.** Adding every part as written, with the identical terms that hold $A$ "
+           "collected:")
     assert _GATHERED["en"] not in old
 
 
