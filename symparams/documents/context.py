@@ -187,7 +187,7 @@ def _doc(d: Derivation, lang: str) -> dict:
     biggest = max(d.sections, key=lambda s: s.contribution)
     return {
         "name": d.name, "family": d.family, "family_title": d.family_title.get(lang, d.family),
-        "inferred": d.inferred, "floors": d.floors, "by_layer_kind": d.by_layer_kind, "target": d.target,
+        "inferred": d.inferred, "floors": d.floors, "by_layer_kind": d.by_layer_kind, "polynomial": d.polynomial, "target": d.target,
         "preset": d.preset or "", "preset_title": (d.preset_title or {}).get(lang, ""),
         # "是 BERT-base" but "是文章口径的…": Chinese spaces Latin text off, not its own characters
         "preset_key": "preset" if (d.preset_title or {}).get(lang, "")[:1].isascii() else "preset_cjk",

@@ -114,6 +114,8 @@ class Derivation:
     floors: bool = False
     #: the closed form is kept per kind of layer (dense, then with experts), not collected in powers of H
     by_layer_kind: bool = False
+    #: the closed form is a polynomial in the sizes (no G/A, no 1/A): else the text calls it a closed form
+    polynomial: bool = True
     #: how the commands a document suggests name the model ("": by --config and its config.json)
     target: str = ""
 
@@ -273,6 +275,7 @@ def _derive(key: _ByValue) -> Derivation:
         active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
         inferred=m.family.inferred, floors=has_floor(closed), by_layer_kind=by_layer_kind(closed),
+        polynomial=closed.is_polynomial(),
         costs=costs, shards=shards, laws=laws, finetune=finetune, rules=rules_of(m.tree, m.family.inferred),
         target=commands.target,
         published=published_view(m, preset.name if preset and not changes else None),

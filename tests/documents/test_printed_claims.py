@@ -194,3 +194,22 @@ def test_the_punctuation_check_finds_t5s_label_before_its_comma():
     assert spaces_before_punctuation("largest single table or matrix: Token embedding (\\texttt{shared})\n, 11.07\\%.")
     assert spaces_before_punctuation("嵌入层（\\texttt{shared}）\n。层归一化")
     assert not spaces_before_punctuation("Token embedding (`shared`), 11.07%. Shape $[H] = [768]$.")
+
+
+# -- "a polynomial in the sizes" ------------------------------------------------------------------------------
+
+_POLYNOMIAL = {"en": "polynomial in the sizes", "zh": "各个尺寸的多项式"}
+
+
+def fraction_called_a_polynomial(text: str, lg: str) -> bool:
+    """Whether the document calls its count a polynomial and the closed form it prints divides by a size."""
+    closed = re.search(r"\n## 4\. .*?\$\$(.*?)\$\$", text, re.S)
+    return _POLYNOMIAL[lg] in text and closed is not None and r"\frac" in closed.group(1)
+
+
+def test_a_count_that_divides_by_a_size_is_not_called_a_polynomial():
+    assert not [p.name for p in MD if fraction_called_a_polynomial(p.read_text(encoding="utf-8"), lang(p))]
+    # Llama's N = 2H²L(1 + G/A) + …, called a polynomial before
+    llama = "\n## 4. The closed form\n\n…a polynomial in the sizes:\n\n$$N = 2 H^{2} L \\left(1 + \\frac{G}{A}\\right)$$"
+    assert fraction_called_a_polynomial(llama, "en")
+    assert _POLYNOMIAL["en"] in (DOCS / "bert-base.en.md").read_text(encoding="utf-8")
