@@ -26,6 +26,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..core.algebra import per_layer_kind
 from ..core.errors import SymparamsError
 from ..core.formatting import thousands
 from ..core.symbols import R
@@ -171,8 +172,13 @@ class LoRA:
 
 
 def shaped(expr: sp.Expr) -> sp.Expr:
-    """An adapter's count as it reads best: the rank's terms collected apart from DoRA's, common factors out."""
-    return sp.factor_terms(sp.collect(sp.expand(expr), R, func=sp.factor_terms))
+    """An adapter's count as it reads best: the rank's terms collected apart from DoRA's, common factors out
+    (per kind of layer where the first layers differ)."""
+    return sp.factor_terms(sp.collect(sp.expand(expr), R, func=_per_kind))
+
+
+def _per_kind(coefficient: sp.Expr) -> sp.Expr:
+    return per_layer_kind(coefficient, sp.factor_terms)
 
 
 def _targets(targets) -> list[str] | str:

@@ -1,6 +1,7 @@
 """The two ways a Block tree becomes numbers: its simplified closed form, and exact integers.
 
-:func:`closed_form` is the total as a reader sees it (collected in H² and H).
+:func:`closed_form` is the total as a reader sees it (collected in H² and H; per kind of layer where the
+first ``L_f`` layers differ from the others).
 :func:`exact_counts` is the one exact evaluation every number any output
 shows comes from: each parameter's size is evaluated at the values and the
 integers are added up the tree (cheaper than substituting into the symbolic
@@ -24,21 +25,53 @@ from typing import Mapping, NamedTuple
 import sympy as sp
 
 from .blocks import Block
-from .symbols import H, L
+from .symbols import H, L, L_f
 
 
 @lru_cache(maxsize=4096)
 def closed_form(expr: sp.Expr) -> sp.Expr:
-    """The simplified total: expanded, then collected in H² and H.
+    """The simplified total: expanded, then collected in H² and H (see :func:`per_layer_kind` for a model
+    whose first ``L_f`` layers differ).
 
     Collecting by powers of the hidden size reads like the articles'
     "quadratic part plus linear part".
     """
     expr = sp.expand(expr)
+    return per_layer_kind(expr, _in_powers_of_h)
+
+
+def by_layer_kind(expr: sp.Expr) -> bool:
+    """Whether ``expr`` (a :func:`closed_form`) is written per kind of layer, ``L_f`` and ``L − L_f``."""
+    return any(L - L_f in sp.Mul.make_args(term) for term in sp.Add.make_args(expr))
+
+
+def _in_powers_of_h(expr: sp.Expr) -> sp.Expr:
     if not expr.has(H):
         return expr
     collected = sp.collect(expr, H, evaluate=False)
     return sp.Add(*(power * _coefficient(coeff) for power, coeff in collected.items()))
+
+
+#: stands for L − L_f while the terms are sorted by the kind of layer they belong to
+_OTHER_LAYERS = sp.Dummy("L_other", positive=True, integer=True)
+
+
+def per_layer_kind(expr: sp.Expr, shape) -> sp.Expr:
+    """``expr`` as ``L_f·(one dense layer) + (L − L_f)·(one other layer) + the rest``, each part
+    written by ``shape``, where the model has ``L_f`` layers of a kind of their own; else ``shape(expr)``.
+
+    Expanded, the ``L − L_f`` layers leave terms such as ``−3·F_e·H·L_f·N_e``
+    that a reader cannot match with any part of the model; written per kind
+    of layer every term is a part, and ``L_f`` multiplies its layer once.
+    """
+    if not expr.has(L_f):
+        return shape(expr)
+    split = sp.collect(sp.expand(expr.xreplace({L: L_f + _OTHER_LAYERS})), [L_f, _OTHER_LAYERS], evaluate=False)
+    if not set(split) <= {L_f, _OTHER_LAYERS, sp.S.One}:
+        return shape(expr)
+    kinds = {L_f: L_f, _OTHER_LAYERS: L - L_f}
+    return sp.Add(*(sp.Mul(kinds[key], shape(part), evaluate=False) if key in kinds else shape(part)
+                    for key, part in split.items()))
 
 
 @lru_cache(maxsize=4096)

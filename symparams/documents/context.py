@@ -190,7 +190,7 @@ def _doc(d: Derivation, lang: str) -> dict:
     biggest = max(d.sections, key=lambda s: s.contribution)
     return {
         "name": d.name, "family": d.family, "family_title": d.family_title.get(lang, d.family),
-        "inferred": d.inferred, "floors": d.floors, "target": d.target,
+        "inferred": d.inferred, "floors": d.floors, "by_layer_kind": d.by_layer_kind, "polynomial": d.polynomial, "target": d.target,
         "preset": d.preset or "", "preset_title": (d.preset_title or {}).get(lang, ""),
         # "是 BERT-base" but "是文章口径的…": Chinese spaces Latin text off, not its own characters
         "preset_key": "preset" if (d.preset_title or {}).get(lang, "")[:1].isascii() else "preset_cjk",
@@ -249,7 +249,8 @@ def _proof(p, lang: str) -> dict:
                          "rest_share": percent(1 - p.thumb["share"]), "error": p.thumb["error"]}
     return {
         "invariant": p.invariant, "has_heads": p.has_heads,
-        "terms": [titled(term) for term in p.terms], "collected": p.collected, "own_width": p.own_width,
+        "terms": [titled(term) for term in p.terms], "collected": p.collected, "gathered": p.gathered,
+        "own_width": p.own_width,
         "premise": p.premise, "premise_also": p.premise_also, "heads_fitted": p.heads_fitted,
         "thumb": thumb, "thumb_status": p.thumb_status, "rule": p.rule and _rule_numbers(p.rule),
         "per_head": [{"lhs": lhs, "rhs": rhs, "paths": list(paths)} for lhs, rhs, paths in p.per_head],

@@ -34,7 +34,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..core.algebra import closed_form
+from ..core.algebra import by_layer_kind, closed_form
 from ..core.blocks import Block
 from ..core.compute import untraced
 from ..core.errors import SymparamsError
@@ -112,6 +112,10 @@ class Derivation:
     inferred: bool = False
     #: the closed form holds a whole-number division (a floor: an inferred head width ⌊H/A⌋)
     floors: bool = False
+    #: the closed form is kept per kind of layer (dense, then with experts), not collected in powers of H
+    by_layer_kind: bool = False
+    #: the closed form is a polynomial in the sizes (no G/A, no 1/A): else the text calls it a closed form
+    polynomial: bool = True
     #: how the commands a document suggests name the model ("": by --config and its config.json)
     target: str = ""
 
@@ -270,7 +274,8 @@ def _derive(key: _ByValue) -> Derivation:
         active=m.active,
         active_share=m.active_share,
         active_formula=latex(closed_form(m.tree.active_total)) if m.routed else "",
-        inferred=m.family.inferred, floors=has_floor(closed),
+        inferred=m.family.inferred, floors=has_floor(closed), by_layer_kind=by_layer_kind(closed),
+        polynomial=closed.is_polynomial(),
         costs=costs, shards=shards, laws=laws, finetune=finetune, rules=rules_of(m.tree, m.family.inferred),
         target=commands.target,
         published=published_view(m, preset.name if preset and not changes else None),

@@ -12,10 +12,27 @@ import re
 from functools import lru_cache
 
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
 
 from ..core.formatting import thousands
 
 _HOLE = re.compile("\u27e6([^\u27e7]+)\u27e7")
+
+
+class _Printer(LatexPrinter):
+    """SymPy's LaTeX, with a sum that SymPy's order would open with a minus opened by its first positive term:
+    ``G/A - 1``, not ``-1 + G/A`` (a difference reads as one; a leading minus reads as a negative count)."""
+
+    def _as_ordered_terms(self, expr, order=None):
+        terms = super()._as_ordered_terms(expr, order=order)
+        if terms and terms[0].could_extract_minus_sign():
+            first = next((i for i, t in enumerate(terms) if not t.could_extract_minus_sign()), 0)
+            terms = [terms[first], *terms[:first], *terms[first + 1:]]
+        return terms
+
+
+def _tex(expr, **settings) -> str:
+    return _Printer(settings).doprint(expr)
 
 
 def latex(expr: sp.Expr, *, written: bool = False) -> str:
@@ -37,9 +54,9 @@ _SIDE_BY_SIDE = re.compile(r"(?<![\\A-Za-z])([A-Za-z](?:_\{\w+\})?) (?=(?:[A-Za-
 @lru_cache(maxsize=8192)
 def _latex(expr: sp.Expr, written: bool) -> str:
     if not written:
-        return product_latex(*expr.args) if expr.is_Mul and expr != sp.Mul(*expr.args) else sp.latex(expr)
+        return product_latex(*expr.args) if expr.is_Mul and expr != sp.Mul(*expr.args) else _tex(expr)
     # sizes multiplied as written keep a dot between letters: H \cdot H, H \cdot r \cdot H, H \cdot \frac{H}{A}
-    return _SIDE_BY_SIDE.sub(r"\1 \\cdot ", sp.latex(coefficient_first(expr), order="none"))
+    return _SIDE_BY_SIDE.sub(r"\1 \\cdot ", _tex(coefficient_first(expr), order="none"))
 
 
 def coefficient_first(expr: sp.Expr) -> sp.Expr:
@@ -63,6 +80,8 @@ def coefficient_first(expr: sp.Expr) -> sp.Expr:
             return coefficient
         return sp.Mul(*([coefficient] if coefficient != 1 else []), *factors, evaluate=False)
     args = [coefficient_first(a) for a in expr.args]
+    if expr.is_Add:  # a term taken away comes last: L - 1, not -1 + L
+        args.sort(key=lambda a: a.could_extract_minus_sign())
     return expr.func(*args, evaluate=False) if expr.is_Add or expr.is_Mul or expr.is_Pow else expr.func(*args)
 
 
@@ -77,9 +96,9 @@ def product_latex(*factors: sp.Expr) -> str:
     """
     coefficient, rest = _coefficient_and_factors(factors)
     alone = len(rest) == 1 and coefficient == 1
-    shown = " ".join(rf"\left({sp.latex(f)}\right)" if f.is_Add and not alone else sp.latex(f) for f in rest)
+    shown = " ".join(rf"\left({_tex(f)}\right)" if f.is_Add and not alone else _tex(f) for f in rest)
     if not shown or coefficient not in (1, -1):
-        return " ".join(filter(None, (sp.latex(coefficient), shown)))
+        return " ".join(filter(None, (_tex(coefficient), shown)))
     return shown if coefficient == 1 else f"-{shown}"
 
 
@@ -109,8 +128,8 @@ def _numbers_pattern(expr: sp.Expr, written: bool) -> str:
     """:func:`latex_numbers`'s text with a hole ``⟦name⟧`` for each symbol, printed once per expression."""
     names = {s: f"\u27e6{s.name}\u27e7" for s in expr.free_symbols}
     if written:  # in the order the formula as written shows its factors
-        return sp.latex(coefficient_first(expr), mul_symbol="times", symbol_names=names, order="none")
-    return sp.latex(expr, mul_symbol="times", symbol_names=names)
+        return _tex(coefficient_first(expr), mul_symbol="times", symbol_names=names, order="none")
+    return _tex(expr, mul_symbol="times", symbol_names=names)
 
 
 def fill_numbers(expr: sp.Expr, texts: dict, *, written: bool = False) -> str:
@@ -119,7 +138,7 @@ def fill_numbers(expr: sp.Expr, texts: dict, *, written: bool = False) -> str:
 
 
 def value_latex(v) -> str:
-    return str(v) if v.is_Integer else sp.latex(v)
+    return str(v) if v.is_Integer else _tex(v)
 
 
 def math_count(n) -> str:

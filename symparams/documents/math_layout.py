@@ -130,15 +130,35 @@ def _depths(s: str):
             parens -= 1
 
 
+#: a parenthesized sum narrower than this (em) is never cut: ``(L - L_f)`` stays on one line
+_SHORT_GROUP_EM = 8.0
+
+
 def _split(s: str, ops=(" + ", " - "), depth: int = 0) -> list[str]:
-    """``s`` cut before each operator in ``ops`` outside braces, ``depth`` parentheses deep."""
+    """``s`` cut before each operator in ``ops`` outside braces, ``depth`` parentheses deep
+    (never inside a short parenthesized group)."""
     out, start = [], 0
     for i, braces, parens in _depths(s):
-        if braces == 0 and parens == depth and i > start and any(s.startswith(op, i) for op in ops):
+        if braces == 0 and parens == depth and i > start and any(s.startswith(op, i) for op in ops) \
+                and (depth == 0 or not _in_short_group(s, i)):
             out.append(s[start:i])
             start = i + 1
     out.append(s[start:])
     return [p.strip() for p in out if p.strip()]
+
+
+def _in_short_group(s: str, i: int) -> bool:
+    """Whether position ``i`` of ``s`` stands in a parenthesized group, with none inside it, narrower than
+    :data:`_SHORT_GROUP_EM`."""
+    opened = max(s.rfind("(", 0, i), s.rfind("[", 0, i))
+    closes = [at for at in (s.find(")", i), s.find("]", i)) if at >= 0]
+    if opened < 0 or not closes:
+        return False
+    closed = min(closes)
+    if max(s.rfind(")", opened, i), s.rfind("]", opened, i)) >= 0 or \
+            min((at for at in (s.find("(", i, closed), s.find("[", i, closed)) if at >= 0), default=closed) < closed:
+        return False  # a group inside: the sum is long
+    return math_width(s[opened:closed + 1]) < _SHORT_GROUP_EM
 
 
 _PLUS = (" + ", " - ")

@@ -37,6 +37,8 @@ class ProofView:
     #: every part written with A (see :func:`_head_term`), N(A) with identical terms holding A collected
     terms: tuple[dict, ...] = ()
     collected: str = ""
+    #: some sum of N(A) as written holds one part with A more than once, so ``collected`` gathers it
+    gathered: bool = False
     #: each head has a width D of its own, so the premise is not A | H
     own_width: bool = False
     family: str = ""                                         # for the modules' titles
@@ -51,6 +53,15 @@ class ProofView:
     premise_also: bool = False
     #: an inferred formula without A although the fit moved the head count: the count does not depend on it
     heads_fitted: bool = False
+
+
+def _repeats_a_part(expr: sp.Expr) -> bool:
+    """Whether a sum in ``expr`` (as written) adds one part holding A twice: what N(A) collected gathers."""
+    if expr.is_Add:
+        holding = [a for a in expr.args if a.has(A)]
+        if len(holding) != len(set(holding)):
+            return True
+    return any(_repeats_a_part(a) for a in expr.args if a.is_Add or a.is_Mul)
 
 
 def proof_view(m: Model) -> ProofView:
@@ -100,6 +111,7 @@ def proof_view(m: Model) -> ProofView:
         counterexample_values=tuple((sp.latex(k), sp.latex(v)) for k, v in p.counterexample_values.items()),
         fixed_ratio=fixed, terms=tuple(_head_term(t, named) for t in p.terms),
         collected=latex(p.collected, written=True) if p.terms else "",
+        gathered=_repeats_a_part(m.tree.total_as_written),
         own_width=own_width, family=m.family.name, premise=premise, premise_also=premise_also,
         heads_fitted=A not in m.symbols and _heads_fitted(m),
         thumb=None if thumb is None else {"formula": latex(thumb.formula, written=True), "value": thumb.value,
