@@ -57,22 +57,19 @@ def _line(line: str) -> str:
         start, end = m.span()
         before = line[start - 1] if start else " "
         after = line[end] if end < len(line) else " "
-        if masked[end - 3] == _MASK or masked[start + 2] == _MASK:
-            lead, body, trail = _spaced(line[start + 2:end - 2], masked[start + 2:end - 2], before, after)
-        else:
-            lead, body, trail = _edges(line[start + 2:end - 2], before, after)
+        # a side that is code or math (its backtick or dollar is punctuation) is never cut: where a word runs
+        # into it, a space goes between them, as Chinese text puts one beside Latin text
+        code_first, code_last = masked[start + 2] == _MASK, masked[end - 3] == _MASK
+        lead, body, trail = _edges(line[start + 2:end - 2], " " if code_first else before, " " if code_last else after)
+        lead = " " if code_first and _joined(before) else lead
+        trail = " " if code_last and _joined(after) else trail
         line = line[:start] + lead + "**" + body + "**" + trail + line[end:]
     return line
 
 
-def _spaced(content: str, masked: str, before: str, after: str) -> tuple[str, str, str]:
-    """A bold span that begins or ends with code or math (whose backtick or dollar is punctuation), where a word
-    runs into it: a space between them, as Chinese text puts one beside Latin text (``**`layers.*`** 总共``);
-    the code is never cut."""
-    joined = lambda ch: not (_space(ch) or _punctuation(ch))  # noqa: E731
-    lead = " " if masked[0] == _MASK and joined(before) else ""
-    trail = " " if masked[-1] == _MASK and joined(after) else ""
-    return lead, content, trail
+def _joined(ch: str) -> bool:
+    """Whether ``ch`` runs into a bold span beside it (neither a space nor punctuation)."""
+    return not (_space(ch) or _punctuation(ch))
 
 
 def _edges(content: str, before: str, after: str) -> tuple[str, str, str]:
