@@ -44,6 +44,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# one torch thread per process (the spawned workers inherit it): the traced models are tiny, and with a thread
+# per core in each of --jobs workers the threads wait on each other for most of each operation
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from symparams.analysis.inference import infer  # noqa: E402
 from symparams.analysis.inference.audit import audit  # noqa: E402

@@ -12,12 +12,16 @@ package from the checkout's root.
 
 import gc
 import os
+import sys
 
 import pytest
 
 # the suite never reaches the network: huggingface_hub (a hub id's config.json) reads its cache only; set before
 # any test imports the library, which reads it then, and inherited by every process a test starts
 os.environ["HF_HUB_OFFLINE"] = "1"
+# one thread per process: the tests' tensors are tiny, and the workers already fill the cores; with torch's default
+# (a thread per core in each worker) its threads wait on each other, and a tiny forward pass took 0.7 s, not 3 ms
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 MARKERS = (
     "tex: compiles LaTeX documents (needs TeX Live: latexmk, xelatex, ctex, pgfplots, and pdftotext)",
@@ -33,6 +37,8 @@ def pytest_configure(config):
     # session keeps rendered documents and built models: with the default thresholds the cyclic collector
     # scanned the kept ones over and over (11 to 14 % of a worker's time); it still runs, less often
     gc.set_threshold(100_000, 20, 20)
+    if "torch" in sys.modules:  # imported before this file was: the variable above came too late for it
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -49,8 +55,6 @@ def _no_dispatch_mode_left():
     """A test that leaves a torch dispatch mode entered (a tracer's recorder) would make every later FLOP count of
     its worker record through it: the test that leaves one fails, not a later one."""
     yield
-    import sys
-
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch._C, "_len_torch_dispatch_stack"):
         left = torch._C._len_torch_dispatch_stack()

@@ -7,6 +7,7 @@ runs; without them the command is one line naming the ``[infer]`` extra.
 from __future__ import annotations
 
 import argparse
+import os
 
 from ..core.errors import SymparamsError
 
@@ -36,6 +37,8 @@ def cmd_infer(args) -> None:
         raise SymparamsError(f"unknown class {args.cls!r} (known: {', '.join(CLASSES)})")
     if not args.model_type.replace("-", "_").replace("_", "a").isalnum() or not args.model_type.isascii():
         raise SymparamsError(f"unknown model_type {args.model_type!r}: a model_type is a word such as llama")
+    # one torch thread: the traced models are tiny, and threads that wait on each other only slow them down
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     from ..analysis.inference import infer
 
     result = infer(args.model_type, args.cls, verify_configurations=args.verify)

@@ -15,9 +15,9 @@ import json
 import re
 from functools import lru_cache
 
-import torch
 import transformers
 
+from symparams.analysis.inference.meta import meta_device
 from symparams.analysis.inference.probing import _nested_defaults, retiled
 from symparams.analysis.inference.probing import nested as sub_configs
 from symparams.analysis.inference.seeds import seeded
@@ -131,7 +131,7 @@ def build(config: dict, cls: str):
     """The model transformers builds from ``config`` for ``cls``, on the meta device, and its config object."""
     hf = hf_config(config)
     name, sub = BY_NAME.get((config["model_type"], cls), (None, None))
-    with torch.device("meta"):
+    with meta_device():
         if name is None:
             return getattr(transformers, AUTO[cls]).from_config(hf), hf
         return getattr(transformers, name)._from_config(getattr(hf, sub) if sub else hf), hf

@@ -27,6 +27,7 @@ from ...families.inferred import counted, expanded, parse_relation
 from ...families.inferred_tree import TOP_K_FIELDS
 from .computed import drawn_float, floats_of
 from .layers import KIND, per_layer_lists
+from .meta import meta_device
 from .products import solve_products
 from .probing import (Builder, attribute, config_class_of, config_for_class, configure, libraries, nested,
                       observation_of, quiet, relisted, retiled, unwritten)
@@ -228,11 +229,11 @@ def written(default: dict, values: dict, sparse: bool, lists: bool = True) -> di
 
 def built(builder: Builder, config: dict) -> int | None:
     """The count of the model transformers builds from ``config`` on the meta device (None: it cannot)."""
-    torch, transformers = libraries()
+    libraries()
     try:
         with quiet():
             hf = config_class_of(config["model_type"]).from_dict(dict(config))
-            with torch.device("meta"):
+            with meta_device():
                 model = builder.model_class._from_config(config_for_class(builder.model_class, hf))
     except Exception:  # whatever transformers raises for this config: it is no config to compare
         return None

@@ -18,6 +18,7 @@ from ...core.family import Family
 from ...core.model import Model
 from ...families.config import flattened, model_name
 from ...families.inferred_tree import TOP_K_FIELDS, tree_of_build
+from .meta import meta_device
 from .order import kinds_of
 from .probing import Builder, config_class_of, config_for_class, libraries, observation_of, quiet
 
@@ -39,13 +40,13 @@ def built_model(config: Mapping[str, Any], head: str | None, source: str, reason
                 and any(word in key for word in ("layer", "expert")):
             raise SymparamsError(f"{reason}; a meta-device build of {key} = {value} copies is too large to make "
                                  f"(at most {MAX_COPIES})")
-    torch, transformers = libraries()
+    libraries()
     model_type = config.get("model_type")
     builder = Builder(model_type, "base" if head in (None, "", "none", "base") else head)
     try:
         with quiet():
             hf_config = config_class_of(model_type).from_dict(dict(config))
-            with torch.device("meta"):
+            with meta_device():
                 module = builder.model_class._from_config(config_for_class(builder.model_class, hf_config))
     except Exception as exc:  # whatever transformers raises for this config: one line, as any refusal
         raise SymparamsError(f"{reason}; transformers cannot build it either ({type(exc).__name__}: "

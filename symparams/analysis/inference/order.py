@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from .meta import meta_device
 from .probing import Builder, config_for_class, libraries, observation_of, quiet
 
 #: a normalised name's list index (``*``, ``*2``) stands for an index (``3``, ``expert_3``) of the built model
@@ -28,11 +29,11 @@ _STAR = re.compile(r"(?<=\.)\*\d*(?=\.|$)|^\*\d*(?=\.)")
 
 def _built(model_type: str, cls: str, values: Mapping[str, Any]):
     """The model of ``model_type``'s class ``cls`` built from ``values`` on the meta device."""
-    torch, _ = libraries()
+    libraries()
     builder = Builder(model_type, cls)
     with quiet():
         config = builder.config(values)
-        with torch.device("meta"):
+        with meta_device():
             return builder.model_class._from_config(config_for_class(builder.model_class, config))
 
 

@@ -1,8 +1,8 @@
 """Meta-device builds: a config from keyword values, the model of one Auto class, its parameter shapes.
 
-torch and transformers are imported here, inside functions, and only here:
-the rest of symparams (and its wheel) works without them.  Every build runs
-``with torch.device("meta")`` from ``AutoConfig.for_model`` and
+torch and transformers are imported inside functions, here and in :mod:`.meta`:
+the rest of symparams (and its wheel) works without them.  Every build runs on
+the meta device (:func:`.meta.meta_device`) from ``AutoConfig.for_model`` and
 ``from_config``: no weights, no network.
 """
 
@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from ...core.errors import SymparamsError
 from ...families.config import flattened
 from ...families.inferred import expanded, run_length
+from .meta import meta_device
 from .seeds import seeded
 
 #: symparams' task heads → transformers' Auto classes
@@ -160,13 +161,12 @@ class Builder:
         return self.built[key]
 
     def _build(self, values: Mapping[str, Any]) -> Observation | None:
-        torch, _ = libraries()
         start = time.perf_counter()
         self.builds += 1
         try:
             with quiet():
                 cfg = self.config(values)
-                with torch.device("meta"):
+                with meta_device():
                     model = self.model_class._from_config(config_for_class(self.model_class, cfg))
             found = observation_of(model)
             found.values = held_values(cfg)
@@ -204,9 +204,8 @@ class Builder:
     def class_refusal(self, config) -> str | None:
         """Why the model class refuses ``config`` in its own ``__init__`` (Reformer's causal LM: no later chunk), or
         None: an error a module the class builds raises is the modeling code failing, not the class refusing."""
-        torch, _ = libraries()
         try:
-            with quiet(), torch.device("meta"):
+            with quiet(), meta_device():
                 self.model_class._from_config(config_for_class(self.model_class, config))
         except Exception as exc:  # whatever the model class raises: where it was raised says whose refusal it is
             last = exc.__traceback__

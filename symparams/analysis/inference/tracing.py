@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Mapping
 
+from .meta import meta_device
 from .probing import _INDEX, _layer_kinds, _normalise, _numbered, _position, config_for_class, libraries, quiet
 
 #: the attention and experts implementations traced: the plain matmuls the counter sees (batched experts multiply
@@ -238,7 +239,7 @@ def build(model_class, config, device: str = "meta", seed: int = 0):
         kwargs["experts_implementation"] = EXPERTS
     with quiet():
         if device == "meta":
-            with torch.device("meta"):
+            with meta_device():
                 return model_class._from_config(config, **kwargs)
         torch.manual_seed(seed)
         return model_class._from_config(config, **kwargs)
