@@ -1,4 +1,5 @@
-"""The reference: transformers models built on PyTorch's meta device.
+"""The reference: transformers models built on PyTorch's meta device (torch's initialisers, which do nothing to a
+meta tensor, skipped: see :mod:`symparams.analysis.inference.meta`, tested against plain meta builds).
 
 Nothing is allocated and nothing is downloaded: configs are built in code
 or read from the fixtures shipped in tests/fixtures.
@@ -9,8 +10,9 @@ from __future__ import annotations
 import re
 import warnings
 
-import torch
 import transformers
+
+from symparams.analysis.inference.meta import meta_device
 
 transformers.logging.set_verbosity_error()
 warnings.filterwarnings("ignore")
@@ -26,7 +28,7 @@ def normalize(name: str) -> str:
 def build(cls_name: str, config):
     """``transformers.<cls_name>(config)`` on the meta device."""
     cls = getattr(transformers, cls_name)
-    with torch.device("meta"):
+    with meta_device():
         return cls(config)
 
 

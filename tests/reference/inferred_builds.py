@@ -3,9 +3,9 @@ against (the cross-checks of the inferred formulas of one kind of structure each
 
 import copy
 
-import torch
 import transformers
 
+from symparams.analysis.inference.meta import meta_device
 from symparams.families import inferred
 
 #: symparams' class names → transformers' auto classes, independently of the package's own table
@@ -18,7 +18,7 @@ def built(config: dict, cls: str) -> int:
     is copied, as a config class may rewrite a list it is given in place (Gemma 4's last layer)."""
     values = copy.deepcopy({k: v for k, v in config.items() if k != "model_type"})
     hf = transformers.AutoConfig.for_model(config["model_type"], **values)
-    with torch.device("meta"):
+    with meta_device():
         model = getattr(transformers, AUTO[cls]).from_config(hf)
     return sum(p.numel() for p in model.parameters())
 

@@ -40,7 +40,7 @@ def built_model(config: Mapping[str, Any], head: str | None, source: str, reason
                 and any(word in key for word in ("layer", "expert")):
             raise SymparamsError(f"{reason}; a meta-device build of {key} = {value} copies is too large to make "
                                  f"(at most {MAX_COPIES})")
-    libraries()
+    _, transformers = libraries()
     model_type = config.get("model_type")
     builder = Builder(model_type, "base" if head in (None, "", "none", "base") else head)
     try:
