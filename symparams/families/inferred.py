@@ -146,9 +146,12 @@ def _top_k(entry: dict, reader) -> int | None:
 
 
 def _sub_configs(entry: dict) -> frozenset:
-    """Every key that holds a sub-config in the fields the formula reads (``encoder`` of ``encoder.hidden_size``)."""
+    """Every key that holds a sub-config in the fields the formula reads (``encoder`` of ``encoder.hidden_size``),
+    with the keys holding those (``encoder`` of ``encoder.text_config.hidden_size``): a sub-config written without
+    its ``model_type`` is still read into."""
     fields = [*entry.get("defaults", {}), *entry.get("symbols", {})]
-    return frozenset(f.rsplit(".", 1)[0] for f in fields if "." in f)
+    parts = [f.split(".")[:-1] for f in fields]
+    return frozenset(".".join(p[:i]) for p in parts for i in range(1, len(p) + 1))
 
 
 def _unaliased(reader, entry: dict, source: str):
