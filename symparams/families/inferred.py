@@ -25,7 +25,7 @@ from .inferred_conditions import (_check_conditions, _check_forced, _check_kinds
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, numerator_names, symbol_of, version)
 from .inferred_keys import (as_given, as_held, check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes,
-                            refuse_unrepeated_lists)
+                            refuse_unrepeated_lists, with_values_set)
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 from .inferred_widths import names_of, width
 
@@ -329,20 +329,30 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
     model_type = config["model_type"]
     cls = class_of(model_type, head, source)
     config = as_held(entries(model_type)[cls], config, source)  # a file as its class writes it, read back
-    chosen = as_given(entries(model_type)[cls], config, source)
-    branch = _branch_read(chosen, ConfigReader(config, source, head), source)
+    given = set(overrides or {})
+    config, rest = with_values_set(entries(model_type)[cls], config, overrides)
+    where, overrides = _with_values_written(source, overrides, rest), rest
+    chosen = as_given(entries(model_type)[cls], config, where)
+    branch = _branch_read(chosen, ConfigReader(config, where, head), where)
     entry = in_branch(chosen, branch)
-    reading = read_config(entry, ConfigReader(config, source, head), source)
-    flag_defaults = _flag_defaults(model_type, reading.flags, config, source)
-    heads = _heads_met(model_type, ConfigReader(config, source, head), source, branch)
+    reading = read_config(entry, ConfigReader(config, where, head), where)
+    flag_defaults = _flag_defaults(model_type, reading.flags, config, where)
+    heads = _heads_met(model_type, ConfigReader(config, where, head), where, branch)
     fam = family(model_type, cls, tuple(sorted(reading.numbers.items())), flag_defaults, heads, branch,
-                 left_out(entry, ConfigReader(config, source, head), overrides), reading.costs_refused)
+                 left_out(entry, ConfigReader(config, where, head), overrides), reading.costs_refused)
     given_values, given_switches = fam.split(overrides or {}, model_type)
     verified = entry["verification"]["exact"]
     note = f"inferred from transformers {version()} meta-device builds, verified on {verified} configurations"
     return Settings(fam, {**reading.values, **given_values}, {**dict(flag_defaults), **given_switches},
-                    fam.check_head(head), model_name(source), frozenset(reading.values) - set(overrides or {}),
+                    fam.check_head(head), model_name(source), frozenset(reading.values) - given,
                     (note,))
+
+
+def _with_values_written(source: str, overrides: Mapping[str, Any] | None, rest: Mapping[str, Any]) -> str:
+    """``source`` named with the values written into it (``config.json with H=512``): a refusal then says what
+    was set, which the file itself may not hold."""
+    written = [f"{k}={v}" for k, v in (overrides or {}).items() if k not in rest]
+    return f"{source} with {', '.join(written)}" if written else source
 
 
 def reading_of(config: Mapping[str, Any], entry: dict) -> Reading:

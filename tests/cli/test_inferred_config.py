@@ -193,7 +193,8 @@ def test_a_set_that_leaves_a_stack_a_negative_count_is_refused(tmp_path):
     """More dense layers than layers: the expert layers' count, L - L_f, would be negative."""
     path = dots1_with(tmp_path)
     assert_one_line_error(*run("count", "--config", path, "--set", "L_f=6")[::2],
-                          "these values give layers.*.mlp.experts.down_proj fewer than 0 instances")
+                          "with L_f=6: outside the inferred formula's conditions: these values give "
+                          "layers.*.mlp.experts.down_proj -2 instances")
     code, out, _ = run("count", "--config", path, "--set", "L_f=4", "--json")  # all dense: the formula counts it
     fields = {k: v for k, v in json.loads(path.read_text()).items() if k != "model_type"}
     config = transformers.AutoConfig.for_model("dots1", **{**fields, "first_k_dense_replace": 4})
