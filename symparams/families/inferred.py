@@ -337,8 +337,9 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
     entry = in_branch(chosen, branch)
     reading = read_config(entry, ConfigReader(config, where, head), where)
     flag_defaults = _flag_defaults(model_type, reading.flags, config, where)
-    heads = _heads_met(model_type, ConfigReader(config, where, head), where, branch)
-    fam = family(model_type, cls, tuple(sorted(reading.numbers.items())), flag_defaults, heads, branch,
+    heads, heads_numbers = _heads_met(model_type, ConfigReader(config, where, head), where, branch)
+    numbers = {**heads_numbers, **reading.numbers}
+    fam = family(model_type, cls, tuple(sorted(numbers.items())), flag_defaults, heads, branch,
                  left_out(entry, ConfigReader(config, where, head), overrides), reading.costs_refused)
     given_values, given_switches = fam.split(overrides or {}, model_type)
     verified = entry["verification"]["exact"]
@@ -401,21 +402,22 @@ def counted_figures(entry: dict, config: Mapping[str, Any], source: str = "confi
     return {"total": int(total), "trainable": int(trainable)}, key
 
 
-def _heads_met(model_type: str, reader, source: str, branch: tuple = ()) -> tuple[str, ...]:
+def _heads_met(model_type: str, reader, source: str, branch: tuple = ()) -> tuple[tuple[str, ...], dict]:
     """The LM classes inferred exactly whose conditions the config meets, in the formula's ``branch`` (the others
-    are no head of its model: ``--head`` names the condition)."""
-    met = []
+    are no head of its model: ``--head`` names the condition), and the numbers they read: a head's own field
+    (RemBERT's ``output_embedding_size``) is one the base model's reading never asks for."""
+    met, numbers = [], {}
     for cls in HEADS:
         entry = entries(model_type).get(cls)
         if entry is None or not entry["exact"]:
             continue
         entry = as_given(entry, reader.data, source)
         try:
-            read_config(in_branch(entry, branch), reader, source)
+            numbers.update(read_config(in_branch(entry, branch), reader, source).numbers)
         except SymparamsError:
             continue
         met.append(cls)
-    return tuple(met)
+    return tuple(met), numbers
 
 
 def _flag_defaults(model_type: str, flags: dict, config: Mapping[str, Any], source: str) -> tuple:
