@@ -178,7 +178,8 @@ def _given_without(config: Mapping[str, Any], name: str, aliases: Mapping[str, s
                    for key, value in holder.items())
 
 
-def with_values_set(entry: dict, config: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> tuple[dict, dict]:
+def with_values_set(entry: dict, config: Mapping[str, Any],
+                    overrides: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], dict]:
     """``config`` with each value of ``overrides`` that names a field of the type (``H`` is ``hidden_size``, or
     ``text_config.hidden_size``) written into it, and the overrides left: switches, symbols left free (None, for
     ``solve`` and ``sweep``), and values that name no field (a width computed with a float, a layer count of one
@@ -198,6 +199,8 @@ def with_values_set(entry: dict, config: Mapping[str, Any], overrides: Mapping[s
     """
     from ..core.values import parse_value
 
+    if not overrides:
+        return config, {}
     edited, left = copy.deepcopy(dict(config)), {}
     for key, raw in (overrides or {}).items():
         found = _field_named(entry, key) if raw is not None else None  # None: a symbol left free
