@@ -25,7 +25,7 @@ from .inferred_conditions import (_check_conditions, _check_forced, _check_kinds
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, numerator_names, symbol_of, version)
 from .inferred_keys import (as_given, as_held, check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes,
-                            refuse_unrepeated_lists)
+                            refuse_unrepeated_lists, with_values_set)
 from .inferred_tree import TOP_K_FIELDS, TOP_K_SYMBOL, _refuse_negative, _scope, build_tree, tree_of_build  # noqa: F401
 from .inferred_widths import names_of, width
 
@@ -146,9 +146,12 @@ def _top_k(entry: dict, reader) -> int | None:
 
 
 def _sub_configs(entry: dict) -> frozenset:
-    """Every key that holds a sub-config in the fields the formula reads (``encoder`` of ``encoder.hidden_size``)."""
+    """Every key that holds a sub-config in the fields the formula reads (``encoder`` of ``encoder.hidden_size``),
+    with the keys holding those (``encoder`` of ``encoder.text_config.hidden_size``): a sub-config written without
+    its ``model_type`` is still read into."""
     fields = [*entry.get("defaults", {}), *entry.get("symbols", {})]
-    return frozenset(f.rsplit(".", 1)[0] for f in fields if "." in f)
+    parts = [f.split(".")[:-1] for f in fields]
+    return frozenset(".".join(p[:i]) for p in parts for i in range(1, len(p) + 1))
 
 
 def _unaliased(reader, entry: dict, source: str):
@@ -326,20 +329,31 @@ def settings(config: Mapping[str, Any], head: str | None, overrides: Mapping[str
     model_type = config["model_type"]
     cls = class_of(model_type, head, source)
     config = as_held(entries(model_type)[cls], config, source)  # a file as its class writes it, read back
-    chosen = as_given(entries(model_type)[cls], config, source)
-    branch = _branch_read(chosen, ConfigReader(config, source, head), source)
+    given = set(overrides or {})
+    config, rest = with_values_set(entries(model_type)[cls], config, overrides)
+    where, overrides = _with_values_written(source, overrides, rest), rest
+    chosen = as_given(entries(model_type)[cls], config, where)
+    branch = _branch_read(chosen, ConfigReader(config, where, head), where)
     entry = in_branch(chosen, branch)
-    reading = read_config(entry, ConfigReader(config, source, head), source)
-    flag_defaults = _flag_defaults(model_type, reading.flags, config, source)
-    heads = _heads_met(model_type, ConfigReader(config, source, head), source, branch)
-    fam = family(model_type, cls, tuple(sorted(reading.numbers.items())), flag_defaults, heads, branch,
-                 left_out(entry, ConfigReader(config, source, head), overrides), reading.costs_refused)
+    reading = read_config(entry, ConfigReader(config, where, head), where)
+    flag_defaults = _flag_defaults(model_type, reading.flags, config, where)
+    heads, heads_numbers = _heads_met(model_type, ConfigReader(config, where, head), where, branch)
+    numbers = {**heads_numbers, **reading.numbers}
+    fam = family(model_type, cls, tuple(sorted(numbers.items())), flag_defaults, heads, branch,
+                 left_out(entry, ConfigReader(config, where, head), overrides), reading.costs_refused)
     given_values, given_switches = fam.split(overrides or {}, model_type)
     verified = entry["verification"]["exact"]
     note = f"inferred from transformers {version()} meta-device builds, verified on {verified} configurations"
     return Settings(fam, {**reading.values, **given_values}, {**dict(flag_defaults), **given_switches},
-                    fam.check_head(head), model_name(source), frozenset(reading.values) - set(overrides or {}),
+                    fam.check_head(head), model_name(source), frozenset(reading.values) - given,
                     (note,))
+
+
+def _with_values_written(source: str, overrides: Mapping[str, Any] | None, rest: Mapping[str, Any]) -> str:
+    """``source`` named with the values written into it (``config.json with H=512``): a refusal then says what
+    was set, which the file itself may not hold."""
+    written = [f"{k}={v}" for k, v in (overrides or {}).items() if k not in rest]
+    return f"{source} with {', '.join(written)}" if written else source
 
 
 def reading_of(config: Mapping[str, Any], entry: dict) -> Reading:
@@ -388,21 +402,22 @@ def counted_figures(entry: dict, config: Mapping[str, Any], source: str = "confi
     return {"total": int(total), "trainable": int(trainable)}, key
 
 
-def _heads_met(model_type: str, reader, source: str, branch: tuple = ()) -> tuple[str, ...]:
+def _heads_met(model_type: str, reader, source: str, branch: tuple = ()) -> tuple[tuple[str, ...], dict]:
     """The LM classes inferred exactly whose conditions the config meets, in the formula's ``branch`` (the others
-    are no head of its model: ``--head`` names the condition)."""
-    met = []
+    are no head of its model: ``--head`` names the condition), and the numbers they read: a head's own field
+    (RemBERT's ``output_embedding_size``) is one the base model's reading never asks for."""
+    met, numbers = [], {}
     for cls in HEADS:
         entry = entries(model_type).get(cls)
         if entry is None or not entry["exact"]:
             continue
         entry = as_given(entry, reader.data, source)
         try:
-            read_config(in_branch(entry, branch), reader, source)
+            numbers.update(read_config(in_branch(entry, branch), reader, source).numbers)
         except SymparamsError:
             continue
         met.append(cls)
-    return tuple(met)
+    return tuple(met), numbers
 
 
 def _flag_defaults(model_type: str, flags: dict, config: Mapping[str, Any], source: str) -> tuple:

@@ -6,6 +6,7 @@ holds it, read back as the class does (:func:`as_held`)."""
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any, Mapping
 
@@ -175,3 +176,61 @@ def _given_without(config: Mapping[str, Any], name: str, aliases: Mapping[str, s
         return False
     return not any(value is not None and aliases.get(f"{head}.{key}", f"{head}.{key}") == name
                    for key, value in holder.items())
+
+
+def with_values_set(entry: dict, config: Mapping[str, Any],
+                    overrides: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], dict]:
+    """``config`` with each value of ``overrides`` that names a field of the type (``H`` is ``hidden_size``, or
+    ``text_config.hidden_size``) written into it, and the overrides left: switches, symbols left free (None, for
+    ``solve`` and ``sweep``), and values that name no field (a width computed with a float, a layer count of one
+    kind of a list), given to the model as they are.
+
+    ``--set H=512`` then means what editing the config.json means: a field the file leaves out and transformers
+    computes from ``hidden_size`` (``head_dim``) moves with it, one the file gives stays, and a sub-config the file
+    leaves out is written with that one field, so its class's own defaults fill the others, as transformers does.
+    A field the file spells under another name the class accepts is written under its own name instead.
+
+    >>> entry = {"symbols": {"text_config.hidden_size": "H"}, "aliases": {}}
+    >>> with_values_set(entry, {"model_type": "x"}, {"H": "512", "bias": "true"})
+    ({'model_type': 'x', 'text_config': {'hidden_size': 512}}, {'bias': 'true'})
+    >>> entry = {"symbols": {"d_model": "H"}, "aliases": {"hidden_size": "d_model"}}
+    >>> with_values_set(entry, {"hidden_size": 256, "n_head": 4}, {"H": 512})
+    ({'n_head': 4, 'd_model': 512}, {})
+    """
+    from ..core.values import parse_value
+
+    if not overrides:
+        return config, {}
+    edited, left = copy.deepcopy(dict(config)), {}
+    for key, raw in (overrides or {}).items():
+        found = _field_named(entry, key) if raw is not None else None  # None: a symbol left free
+        value = parse_value(key, raw) if found is not None else None
+        if found is None or not value.is_Integer:
+            left[key] = raw
+            continue
+        field_name, aliases = found
+        head, _, leaf = field_name.rpartition(".")
+        holder = edited
+        for part in head.split(".") if head else ():
+            if not isinstance(holder.get(part), dict):
+                holder[part] = {}
+            holder = holder[part]
+        for spelled in [k for k in holder if aliases.get(_joined(head, k), _joined(head, k)) == field_name]:
+            del holder[spelled]  # the field under any name the class accepts: the value set is the one read
+        holder[leaf] = int(value)
+    return edited, left
+
+
+def _joined(head: str, key: str) -> str:
+    return f"{head}.{key}" if head else key
+
+
+def _field_named(entry: dict, name: str) -> tuple[str, dict] | None:
+    """The config field a symbol stands for in the class's formula or in one of its branches (GPT-2's
+    ``n_inner``, which only the branch for it set counts by), with the class's aliases; None where it stands for
+    none a config.json can hold."""
+    for formula in [entry, *entry.get("branches", ())]:
+        for field_name, symbol in formula["symbols"].items():
+            if symbol == name and "#" not in field_name and field_name not in formula.get("computed", {}):
+                return field_name, entry.get("aliases", {})
+    return None

@@ -193,7 +193,8 @@ def test_a_set_that_leaves_a_stack_a_negative_count_is_refused(tmp_path):
     """More dense layers than layers: the expert layers' count, L - L_f, would be negative."""
     path = dots1_with(tmp_path)
     assert_one_line_error(*run("count", "--config", path, "--set", "L_f=6")[::2],
-                          "these values give layers.*.mlp.experts.down_proj fewer than 0 instances")
+                          "with L_f=6: outside the inferred formula's conditions: these values give "
+                          "layers.*.mlp.experts.down_proj -2 instances")
     code, out, _ = run("count", "--config", path, "--set", "L_f=4", "--json")  # all dense: the formula counts it
     fields = {k: v for k, v in json.loads(path.read_text()).items() if k != "model_type"}
     config = transformers.AutoConfig.for_model("dots1", **{**fields, "first_k_dense_replace": 4})
@@ -205,3 +206,27 @@ def test_a_set_that_leaves_a_stack_a_negative_count_is_refused(tmp_path):
 def test_a_size_whose_default_is_null_must_be_given(tmp_path):
     code, _, err = run("count", "--config", dots1_with(tmp_path, n_routed_experts=None))
     assert_one_line_error(code, err, "key n_routed_experts is missing or null, and the inferred formula needs a number")
+
+
+#: (type, a config.json, the head whose own field the base model's formula does not read)
+HEAD_FIELDS = [
+    ("rembert", {"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 128,
+                 "vocab_size": 1000, "input_embedding_size": 32, "output_embedding_size": 48}, "masked-lm"),
+    ("ultravbert", {"text_config": {"hidden_size": 64, "num_attention_heads": 4,
+                                    "num_hidden_layers": 2, "intermediate_size": 128, "vocab_size": 1000}},
+     "masked-lm"),
+]
+
+
+@pytest.mark.parametrize("model_type, fields, head", HEAD_FIELDS, ids=[c[0] for c in HEAD_FIELDS])
+def test_the_lm_head_beside_the_base_model_reads_its_own_fields(model_type, fields, head, tmp_path):
+    """RemBERT's output_embedding_size, UltraVBERT's prediction_head_size: only the masked-LM head reads them, and
+    count printed the base model, then stopped at the head beside it ("no value for output_embedding_size")."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": model_type, **fields}))
+    code, out, err = run("count", "--config", path, "--json")
+    assert code == 0, err
+    config = transformers.AutoConfig.for_model(model_type, **fields)
+    with torch.device("meta"):
+        module = transformers.AutoModelForMaskedLM.from_config(config)
+    assert json.loads(out)["with_lm_head"] == {"head": head, "total": sum(p.numel() for p in module.parameters())}
