@@ -7,6 +7,7 @@ import pytest
 from symparams import model
 from symparams.core.symbols import L_f
 from symparams.documents.render import render
+from tests.documents.test_head_count_section import section
 from tests.reference.documents import document
 
 
@@ -186,3 +187,56 @@ def test_a_gate_merged_with_the_layer_it_multiplies_is_described_as_the_pair(nam
     pair, gate_alone = (("**Gate and up projections**", "A second widening layer") if lang == "en"
                         else ("**门控投影与升维投影**", "另一个升维层"))
     assert pair in text and gate_alone not in text
+
+
+#: a tiny DeepSeek-V3 (one dense layer, one with experts) whose transformers build the tests below run
+TINY_DEEPSEEK = dict(V=32, H=16, L=2, L_f=1, A=2, F=32, F_e=8, N_e=4, k_e=2, R_q=8, R_kv=6, D_n=4, D_r=2, D_v=4)
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,hedge,rotary", [
+    ("en", "where the model has them, position encodings", "as rotary embeddings, which hold no parameters"),
+    ("zh", "（如果有的话）位置编码", "以旋转位置编码加入，不含参数")])
+def test_an_input_without_a_position_table_is_not_hedged_as_if_it_might_have_one(lang, hedge, rotary):
+    """DeepseekV3Model and LlamaModel hold the token table alone: their positions are rotations, a buffer."""
+    import transformers
+
+    from tests.reference.hf import build
+    from tests.reference.moe import deepseek_config
+
+    llama = transformers.LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                     num_attention_heads=2, num_key_value_heads=2)
+    for built in (build("DeepseekV3Model", deepseek_config(model("deepseek-v3", **TINY_DEEPSEEK))),
+                  build("LlamaModel", llama)):
+        outside_layers = [name for name, _ in built.named_parameters() if not name.startswith("layers.")]
+        assert outside_layers == ["embed_tokens.weight", "norm.weight"]
+        assert not list(built.rotary_emb.parameters())
+    for name in ("deepseek-v3", "llama-3-8b", "mixtral-8x7b"):
+        computation = section(md(name, lang), 2)
+        assert hedge not in computation and rotary in computation
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,latent,keys", [
+    ("en", "compressed key/value latent", "keeps each layer's keys and values"),
+    ("zh", "压缩后的键值潜在向量", "保存每一层的键和值")])
+def test_latent_attention_is_said_to_cache_its_latent_not_keys_and_values(lang, latent, keys):
+    """transformers' DeepseekV3Attention writes the normalised kv latent and the rotary key to the cache and
+    expands them into keys and values at every step: R_kv + D_r numbers a token and layer, not A·(D_n + D_r + D_v)."""
+    import torch
+    import transformers
+
+    from tests.reference.moe import deepseek_config
+
+    config = deepseek_config(model("deepseek-v3", **TINY_DEEPSEEK))
+    torch.manual_seed(0)
+    built, cache, tokens = transformers.DeepseekV3Model(config).eval(), transformers.DynamicCache(config=config), 3
+    with torch.no_grad():
+        built(input_ids=torch.tensor([[1, 2, 3]]), cache=cache, use_cache=True)
+    kept = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
+    assert kept == tokens * config.num_hidden_layers * (config.kv_lora_rank + config.qk_rope_head_dim)
+    # DeepSeek-V3's config.json: 61 layers, kv_lora_rank 512, qk_rope_head_dim 64, two bytes a number in bf16
+    costs = section(md("deepseek-v3", lang), 6)
+    assert f"| {61 * (512 + 64) * 2:,} |" in costs
+    assert latent in costs and keys not in costs
+    assert keys in section(md("llama-3-8b", lang), 6)

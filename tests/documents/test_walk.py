@@ -154,3 +154,26 @@ def test_the_wrapper_level_check_sees_the_doubled_level():
                       "Attention, its parts added up:", "", "$$x = 1 + 2 = 3$$", "**RMSNorm** (`n`).", "$$H = 4$$",
                       "Sub-layer, its parts added up:", "", "$$x = 3 + 4 = 7$$"])
     assert wrapper_levels(text, "en") == ["Sub-layer, its parts added up:"]
+
+
+@pytest.mark.crosscheck
+def test_deepseeks_mixture_of_experts_is_walked_in_the_order_transformers_runs_it():
+    # the walk follows the model as it computes: DeepseekV3MoE scores the experts with its router first
+    import torch
+    import transformers
+
+    from tests.documents.test_statements import TINY_DEEPSEEK
+    from tests.reference.moe import deepseek_config
+
+    torch.manual_seed(0)
+    built, ran = transformers.DeepseekV3Model(deepseek_config(model("deepseek-v3", **TINY_DEEPSEEK))).eval(), []
+    mixture = built.layers[1].mlp
+    for name in ("experts", "shared_experts", "gate"):
+        getattr(mixture, name).register_forward_hook(lambda *_, name=name: ran.append(name))
+    with torch.no_grad():
+        built(input_ids=torch.tensor([[1, 2, 3]]))
+    assert ran == ["gate", "experts", "shared_experts"]
+    for lang in ("en", "zh"):
+        walk = document("deepseek-v3", "md", lang)
+        at = [walk.index(f"`{name}`") for name in ran]
+        assert at == sorted(at), lang
