@@ -105,10 +105,13 @@ def test_the_published_size_is_reconciled_with_the_exact_count():
     # 109,482,240 rounds to 110M at two significant digits (109.48M → 110M)
     assert "Its published size, 110M (Devlin et al. 2019, the BERT paper, section 3), is 109,482,240, rounded to 2 " \
         "significant digits." in md("bert-base")
-    # Llama 3 8B is the causal LM: 8,030,261,248 with its untied head (the base model alone is 7,504,924,672)
-    assert "它公布的规模 8B（Meta 2024, the Meta-Llama-3-8B model card）是 8,030,261,248（加上 causal-lm 头，" \
-        "不与词嵌入共享权重的输出投影 `lm_head` 在本文计算的 7,504,924,672 之外再加 $H \\cdot V = 525{,}336{,}576$）" \
-        "四舍五入到 1 位有效数字的结果。" in md("llama-3-8b", "zh")
+    # Llama 3 8B is the causal LM: 8,030,261,248 with its untied head (the base model alone is 7,504,924,672);
+    # the sentence before it says what the head adds, once: V·H = 128,256 × 4,096
+    llama = section(md("llama-3-8b", "zh"), 1)
+    assert "它公布的规模 8B（Meta 2024, the Meta-Llama-3-8B model card）是 8,030,261,248（加上 causal-lm 头）" \
+        "四舍五入到 1 位有效数字的结果。" in llama
+    assert llama.count(f"`lm_head`（$H \\cdot V = {128_256 * 4_096:,}$".replace(",", "{,}")) == 1
+    assert llama.count("lm_head") == 1
     # GPT-2's 117M is no accounting of this network: 124,439,808 exact, 123,532,032 the nearest
     gpt2 = md("gpt2")
     assert "117M (Radford et al. 2019" in gpt2 and "is not this count" in gpt2 and "123,532,032" in gpt2
