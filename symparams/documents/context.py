@@ -410,6 +410,7 @@ def _costs(c, lang: str) -> dict:
         "held": r",\ ".join(c.held), "held_sentence": c.held_sentence,
         "kaplan": per_token(c.kaplan), "exact_per_token": per_token(c.exact_per_token),
         "kaplan_difference": c.kaplan_difference, **_kaplan_gap(c, per_token),
+        "kaplan_width": c.kaplan_width, "kaplan_width_value": thousands(c.kaplan_width_value),
         "memory": [{"key": key, "bytes": thousands(n), "gib": "" if key.endswith("per_token") else gib(n)}
                    for key, n in memory
                    if n or key in ("weights_fp32", "weights_bf16", "training_memory")],

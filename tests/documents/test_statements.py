@@ -243,3 +243,19 @@ def test_latent_attention_is_said_to_cache_its_latent_not_keys_and_values(lang, 
     assert f"| {61 * (512 + 64) * 2:,} |" in costs
     assert latent in costs and keys not in costs
     assert keys in section(md("llama-3-8b", lang), 6)
+
+
+@pytest.mark.parametrize("lang,said", [
+    ("en", "In the estimate, $n_{\\text{layer}} \\cdot d_{\\text{attn}} = A L \\left(D_{n} + D_{r}\\right)$, WIDTH here"),
+    ("zh", "估计式中的 $n_{\\text{layer}} \\cdot d_{\\text{attn}} = A L \\left(D_{n} + D_{r}\\right)$，这里是 WIDTH")])
+def test_kaplans_attention_width_is_given_beside_the_estimate_it_makes(lang, said):
+    """Kaplan et al.'s 2N + 2·n_layer·s·d_attn for DeepSeek-V3, worked by hand from its config.json: 61 layers of
+    128 heads whose queries (and keys) are 128 + 64 wide; N the parameters besides the token table a token uses."""
+    width = 61 * 128 * (128 + 64)
+    attention = 7168 * 1536 + 1536 * 128 * 192 + 7168 * (512 + 64) + 512 * 128 * (128 + 128) + 128 * 128 * 7168
+    norms = 2 * 7168 + 1536 + 512
+    used = (61 * (attention + norms) + 3 * 3 * 7168 * 18432 + 58 * ((8 + 1) * 3 * 7168 * 2048 + 7168 * 256)
+            + 7168)
+    costs = section(md("deepseek-v3", lang), 6)
+    assert said.replace("WIDTH", f"{width:,}") in costs
+    assert f"{2 * used + 2 * 2048 * width:,}" in costs
