@@ -91,3 +91,11 @@ def test_a_chinese_cross_reference_names_a_section_by_its_title():
 def test_the_chinese_conclusion_names_the_embeddings_in_chinese(name):
     conclusion = md(name, "zh").split("\n## ")[-1]
     assert "从词嵌入到最后一层" in conclusion and "Embedding 到" not in conclusion
+
+
+def test_the_chinese_conclusion_says_the_released_model_has_the_head():
+    # "加上 causal-lm 头发布的 deepseek-v3" ran 头 into 发布 and left unclear what was added to what;
+    # 671,026,404,352 is DeepseekV3ForCausalLM on the meta device (tests/documents/test_published_sizes.py)
+    conclusion = md("deepseek-v3", "zh").split("\n## ")[-1]
+    assert "发布的 deepseek-v3 带有 causal-lm 头，共有 **671,026,404,352** 个参数" in conclusion
+    assert "头发布" not in conclusion
