@@ -259,3 +259,19 @@ def test_kaplans_attention_width_is_given_beside_the_estimate_it_makes(lang, sai
     costs = section(md("deepseek-v3", lang), 6)
     assert said.replace("WIDTH", f"{width:,}") in costs
     assert f"{2 * used + 2 * 2048 * width:,}" in costs
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,hedge,said", [
+    ("en", "where the model has them", "and beside them shared experts, which every token uses"),
+    ("zh", "模型有共享专家时", "旁边还有共享专家，每个词元都经过")])
+def test_a_mixture_with_shared_experts_says_it_has_them_without_a_hedge(lang, hedge, said):
+    """DeepseekV3MoE holds shared_experts beside its router and routed experts."""
+    from tests.reference.hf import build
+    from tests.reference.moe import deepseek_config
+
+    built = build("DeepseekV3Model", deepseek_config(model("deepseek-v3", **TINY_DEEPSEEK)))
+    assert {name for name, _ in built.layers[1].mlp.named_children()} == {"gate", "experts", "shared_experts"}
+    mixture = next(line for line in section(md("deepseek-v3", lang), 2).splitlines()
+                   if line.startswith(("**Mixture of experts**", "**混合专家层**")))
+    assert hedge not in mixture and said in mixture
