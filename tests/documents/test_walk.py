@@ -164,24 +164,36 @@ def test_a_subtotal_of_experts_reads_as_english():
     assert "its parts added up" not in text
 
 
-@pytest.mark.crosscheck
-def test_deepseeks_mixture_of_experts_is_walked_in_the_order_transformers_runs_it():
-    # the walk follows the model as it computes: DeepseekV3MoE scores the experts with its router first
-    import torch
+def _tiny_mixture(preset: str):
+    """A two-layer transformers build of ``preset``'s family, its layer 1 a mixture of experts."""
     import transformers
 
     from tests.documents.test_statements import TINY_DEEPSEEK
     from tests.reference.moe import deepseek_config
 
+    if preset == "deepseek-v3":
+        return transformers.DeepseekV3Model(deepseek_config(model(preset, **TINY_DEEPSEEK)))
+    return transformers.Qwen3MoeModel(transformers.Qwen3MoeConfig(
+        vocab_size=32, hidden_size=16, intermediate_size=32, moe_intermediate_size=8, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=2, head_dim=8, num_experts=4, num_experts_per_tok=2))
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("preset,runs", [("deepseek-v3", ["gate", "experts", "shared_experts"]),
+                                         ("qwen3-30b-a3b", ["gate", "experts"])])
+def test_a_mixture_of_experts_is_walked_in_the_order_transformers_runs_it(preset, runs):
+    # the walk follows the model as it computes: DeepseekV3MoE and Qwen3MoeSparseMoeBlock score the experts with
+    # their router first
+    import torch
+
     torch.manual_seed(0)
-    built, ran = transformers.DeepseekV3Model(deepseek_config(model("deepseek-v3", **TINY_DEEPSEEK))).eval(), []
-    mixture = built.layers[1].mlp
-    for name in ("experts", "shared_experts", "gate"):
-        getattr(mixture, name).register_forward_hook(lambda *_, name=name: ran.append(name))
+    built, ran = _tiny_mixture(preset).eval(), []
+    for name, module in built.layers[1].mlp.named_children():
+        module.register_forward_hook(lambda *_, name=name: ran.append(name))
     with torch.no_grad():
         built(input_ids=torch.tensor([[1, 2, 3]]))
-    assert ran == ["gate", "experts", "shared_experts"]
+    assert ran == runs
     for lang in ("en", "zh"):
-        walk = document("deepseek-v3", "md", lang)
+        walk = document(preset, "md", lang)
         at = [walk.index(f"`{name}`") for name in ran]
         assert at == sorted(at), lang
