@@ -162,3 +162,9 @@ def test_the_section_speaks_of_the_laws_below_only_where_some_follow(lang, below
     deepseek, gpt2 = (section(document(name, "md", lang), 8) for name in ("deepseek-v3", "gpt2"))
     assert "### 8.1 " not in deepseek and below not in deepseek
     assert "### 8.1 " in gpt2 and below in gpt2
+
+
+def test_the_live_page_speaks_of_the_laws_below_only_where_some_follow():
+    deepseek, gpt2 = (document(name, "html", "en") for name in ("deepseek-v3", "gpt2"))
+    assert "compare throughput with them." in deepseek and "Each law below" not in deepseek
+    assert "Each law below" in gpt2
