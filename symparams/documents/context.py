@@ -7,6 +7,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ..core.formatting import decimal, percent, round_rational, thousands
+from ..core.symbols import R_kv
 from .derivation import Derivation, derive, latex, math_count
 from .environment import catalog
 from .finetune_text import finetune_text
@@ -409,16 +410,28 @@ def _costs(c, lang: str) -> dict:
         "held": r",\ ".join(c.held), "held_sentence": c.held_sentence,
         "kaplan": per_token(c.kaplan), "exact_per_token": per_token(c.exact_per_token),
         "kaplan_difference": c.kaplan_difference, **_kaplan_gap(c, per_token),
+        "kaplan_width": c.kaplan_width, "kaplan_width_value": thousands(c.kaplan_width_value),
         "memory": [{"key": key, "bytes": thousands(n), "gib": "" if key.endswith("per_token") else gib(n)}
                    for key, n in memory
                    if n or key in ("weights_fp32", "weights_bf16", "training_memory")],
         "caches": c.kv_per_token != 0,
         # an encoder–decoder's one s stands for the source and the target length alike: said where it applies
         "cross": c.cross_kv_per_token != 0,
-        # a sliding-window layer keeps only its window: the sentence on how the cache grows says so
-        "cache_text": "cache_windowed" if c.kv_windows else "cache" if c.kv_per_token else "no_cache",
+        # a sliding-window layer keeps only its window, latent attention only its compressed latent: the
+        # sentence on how the cache grows says so
+        "cache_text": _cache_text(c),
         "window_tokens": thousands(c.kv_windows[0][0]) if c.kv_windows else "",
     }
+
+
+def _cache_text(c) -> str:
+    """The catalog's sentence on what the cache keeps per token: keys and values, a window of them, or (latent
+    attention) the compressed latent the keys and values are rebuilt from."""
+    if c.kv_windows:
+        return "cache_windowed"
+    if not c.kv_per_token:
+        return "no_cache"
+    return "cache_latent" if R_kv in c.exprs["kv_per_token"].free_symbols else "cache"
 
 
 def _labels(title: str, names, lang: str) -> dict:

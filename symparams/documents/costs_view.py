@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ..analysis.flops import laws
+from ..analysis.flops import attention_width, laws
 from ..analysis.proof import HELD
 from ..core.compute import BATCH, SEQ
 from ..core.model import Model
@@ -42,6 +42,8 @@ class CostsView:
     kaplan: int | Fraction       # 2N + 2·n_layer·s·d_attn per token
     exact_per_token: int | Fraction
     kaplan_difference: str       # exact − Kaplan, LaTeX
+    kaplan_width: str            # the law's n_layer·d_attn in the symbols (LaTeX), the queries' and keys' width
+    kaplan_width_value: int
     weights_fp32: int
     weights_bf16: int
     training_bytes: int          # bf16 weights and gradients, fp32 Adam state (mixed precision)
@@ -73,6 +75,7 @@ def costs_view(m: Model) -> CostsView:
     kaplan_law = next(law for law in laws(m.tree) if law.name == "kaplan_forward")
     training_bytes = m.memory(dtype="bf16", optimizer="adam")
     cache = m.kv_cache(dtype="bf16")
+    width = attention_width(m.tree)  # the law's n_layer·d_attn
     at = {SEQ: sp.Integer(seq), BATCH: sp.Integer(1)}
     kind = {what: sp.Add(*(t.forward for t in f.terms if t.what == what)) for what in ("matmul", "attention", "product")}
     forward = sp.Add(*kind.values())
@@ -92,6 +95,7 @@ def costs_view(m: Model) -> CostsView:
         held_sentence=_held_sentence(m, held),
         kaplan=_number(kaplan["law_value"]), exact_per_token=_number(kaplan["exact_value"]),
         kaplan_difference=latex(kaplan_law.difference),
+        kaplan_width=latex(sp.factor(width)), kaplan_width_value=int(width.xreplace(m.values)),
         weights_fp32=m.memory(dtype="fp32", optimizer="none").weights, weights_bf16=training_bytes.weights,
         training_bytes=training_bytes.weights + training_bytes.gradients + training_bytes.optimizer,
         kv_per_token=cache.per_token, cross_kv_per_token=cache.cross_per_token, kv_windows=cache.windows,

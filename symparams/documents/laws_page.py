@@ -33,7 +33,9 @@ def laws_page(v, model: str, lang: str, target: str | None) -> dict:
                      "values": prose_html(t["values"], law=shown["law_value"], exact=shown["exact_value"],
                                           difference=shown["difference_value"]),
                      "same": shown["same"], "rows": rows})
-    lead = prose_html(t["lead"], seq=data["seq"])
+    lead = prose_html(t["lead"])
+    if laws:  # the sentences on how each law below is set beside the count
+        lead += catalog(lang)["sp"] + prose_html(t["lead_laws"], seq=data["seq"])
     if v.head_added:
         lead += catalog(lang)["sp"] + prose_html(t["head_added"], model=model)
     refused_lead = prose_html(t["refused_lead"], model=model) if data["refused"] else ""

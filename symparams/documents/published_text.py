@@ -16,8 +16,7 @@ def published_text(d, lang: str) -> dict:
     spaced as Chinese text (the caller does that)."""
     t = catalog(lang)["published"]
     head = catalog(lang)["intro"]["lm_head"]  # "525,336,576 more than the base model"
-    untied = _untied_head(d, t)
-    return {"intro": " ".join(_intro(f, i, t, untied) for i, f in enumerate(d.published)),
+    return {"intro": " ".join(_intro(f, i, t) for i, f in enumerate(d.published)),
             "conclusion": _conclusion(d, t, head), "memory": _memory(d, t)}
 
 
@@ -27,24 +26,14 @@ def _fill(text: str, **values) -> str:
     return text
 
 
-def _untied_head(d, t: dict) -> str:
-    """The clause naming an untied output projection, where the LM head adds only that ("" otherwise)."""
-    c = d.head_change
-    if c is None or c.dropped or len(c.added) != 1 or c.added[0].key != "output_projection":
-        return ""
-    part = c.added[0]
-    return _fill(t["untied_head"], name=part.name, formula=part.formula, count=math_count(part.count),
-                 base=thousands(c.base))
-
-
-def _intro(f: dict, i: int, t: dict, untied: str = "") -> str:
+def _intro(f: dict, i: int, t: dict) -> str:
     """One figure: its source, the exact count it is, and the accounting that makes them agree."""
     if f["counts"] == "checkpoint":
         main, extra = f["parts"]
         return _fill(t["notes"][f["note"]], claim=f["claim"], source=f["source"], main=main, extra=extra)
     lead = "lead_active" if f["counts"] == "active" else "lead_total" if i == 0 else "lead_again"
-    untied = untied if f["counts"] == "total" else ""
-    text = _fill(t[lead], claim=f["claim"], source=f["source"]) + _verdict(f, t, untied)
+    # what the LM head adds is the introduction's sentence before this one: "with its causal-lm head" suffices
+    text = _fill(t[lead], claim=f["claim"], source=f["source"]) + _verdict(f, t)
     if f["cut"] and f["head"] and parse_claim(f["claim"]).explains(f["base"], False):
         text += _fill(t["base_rounds"], head=f["head"], base=thousands(f["base"]), claim=f["claim"])
     if f.get("routed"):
@@ -56,8 +45,8 @@ def _intro(f: dict, i: int, t: dict, untied: str = "") -> str:
     return text
 
 
-def _verdict(f: dict, t: dict, untied: str = "") -> str:
-    how = _fill(t["with_head"], head=f["head"]) + untied if f["head"] else ""
+def _verdict(f: dict, t: dict) -> str:
+    how = _fill(t["with_head"], head=f["head"]) if f["head"] else ""
     for key in ("without", "adding"):
         if f[key]:
             how += _fill(t[key], terms=t["sep"].join(t["terms"].get(name, name) for name in f[key]))

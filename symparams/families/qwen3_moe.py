@@ -38,7 +38,8 @@ CLASSES = {
 
 
 def sparse_moe():
-    return group("mlp", [experts(), router()], title="sparse_moe")
+    # in the order Qwen3MoeSparseMoeBlock computes: the router scores the experts, then they run
+    return group("mlp", [router(), experts()], title="sparse_moe")
 
 
 def build(switches, head):

@@ -122,6 +122,14 @@ def test_sentences_follow_the_model():
     assert "QLoRA (NF4 base) |" not in t5
 
 
+@pytest.mark.parametrize("name", ["mixtral-8x7b", "deepseek-v3"])
+def test_the_chinese_setting_names_the_model_then_the_modules_wrapped_on_it(name):
+    # "在带 causal-lm 头的 X（即发布的模型）的PEFT 的 all-linear 在混合专家模型上包装的…上" nested two 的-phrases
+    lead = section(document(name, "md", "zh"), 9)
+    assert "（即发布的模型）的所有模块和参数（PEFT 的 `all-linear` 在混合专家模型上包装的那些，不含输出层）上" in lead
+    assert "的PEFT" not in lead
+
+
 def test_a_model_whose_adapter_is_refused_gives_the_refusal():
     """OpenAI GPT as an inferred type: its Conv1D layers are not known as linear, so all-linear is refused, and
     the section says so rather than count fewer modules than PEFT wraps."""

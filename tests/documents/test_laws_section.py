@@ -154,3 +154,17 @@ def test_the_live_page_shows_the_same_laws_at_the_documents_values():
     megatron = megatron_num_floating_point_operations(GPT2, 1, S) / S
     assert thousands(int(megatron)) in laws and thousands(3 * 4 * S * H * L - 6 * H * S * L) in laws
     assert "不随上面的取值变化" in laws and "<math" in laws  # static figures, formulas as MathML
+
+
+@pytest.mark.parametrize("lang,below", [("en", "Each law below"), ("zh", "下面每条定律")])
+def test_the_section_speaks_of_the_laws_below_only_where_some_follow(lang, below):
+    # no law describes DeepSeek-V3 (shared experts); GPT-2 has its section of laws
+    deepseek, gpt2 = (section(document(name, "md", lang), 8) for name in ("deepseek-v3", "gpt2"))
+    assert "### 8.1 " not in deepseek and below not in deepseek
+    assert "### 8.1 " in gpt2 and below in gpt2
+
+
+def test_the_live_page_speaks_of_the_laws_below_only_where_some_follow():
+    deepseek, gpt2 = (document(name, "html", "en") for name in ("deepseek-v3", "gpt2"))
+    assert "compare throughput with them." in deepseek and "Each law below" not in deepseek
+    assert "Each law below" in gpt2

@@ -119,6 +119,13 @@ def test_deepseek_v3_totals_active_and_the_mtp_module_transformers_leaves_out():
               if (m := re.match(r"model\.layers\.(\d+)\.", name))}
     assert max(layers) == config.num_hidden_layers - 1
     in_document("deepseek-v3", total, active, active - head)
+    # the head belongs to the count and the cut to the figure: "… with its causal-lm head cut, not rounded" read
+    # as a head cut off
+    intro, conclusion = introduction_and_conclusion((DOCS / "deepseek-v3.en.md").read_text(), "md")
+    assert f"is {active:,} with its causal-lm head, cut (not rounded) to 2 significant digits" in intro
+    assert "head cut" not in intro
+    # the card's 685B are 671B and 14B: they include the MTP module, they do not add it to anything
+    assert "The 685B of its checkpoint include a module this count leaves out" in conclusion
 
 
 def test_gpt2_117m_is_no_accounting_of_gpt2lmheadmodel_and_124m_is():

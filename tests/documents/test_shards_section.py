@@ -98,3 +98,18 @@ def test_an_inferred_type_says_its_layers_are_not_read():
     en = section(render(inferred_model(OLMO, source="OLMo-1B-hf"), format="md", lang="en"), 7)
     assert "does not read the layers of a type inferred from transformers" in en
     assert "have the widths and parts" not in en and "differ from the GPT layer these forms describe" not in en
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,exactly", [("en", "its layers do not run exactly two norms each"),
+                                          ("zh", "它的每层不是恰好两个归一化")])
+def test_a_layer_of_four_norms_is_said_not_to_run_exactly_two(lang, exactly):
+    """DeepseekV3DecoderLayer runs four RMSNorms (two around its sub-layers, two on MLA's latents): "do not run two
+    norms each" would read as fewer than two."""
+    from tests.documents.test_statements import TINY_DEEPSEEK
+    from tests.reference.hf import build
+    from tests.reference.moe import deepseek_config
+
+    built = build("DeepseekV3Model", deepseek_config(model("deepseek-v3", **TINY_DEEPSEEK)))
+    assert [sum(type(m).__name__ == "DeepseekV3RMSNorm" for m in layer.modules()) for layer in built.layers] == [4, 4]
+    assert exactly in section(document("deepseek-v3", "md", lang), 7)

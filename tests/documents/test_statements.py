@@ -7,6 +7,7 @@ import pytest
 from symparams import model
 from symparams.core.symbols import L_f
 from symparams.documents.render import render
+from tests.documents.test_head_count_section import section
 from tests.reference.documents import document
 
 
@@ -104,10 +105,13 @@ def test_the_published_size_is_reconciled_with_the_exact_count():
     # 109,482,240 rounds to 110M at two significant digits (109.48M → 110M)
     assert "Its published size, 110M (Devlin et al. 2019, the BERT paper, section 3), is 109,482,240, rounded to 2 " \
         "significant digits." in md("bert-base")
-    # Llama 3 8B is the causal LM: 8,030,261,248 with its untied head (the base model alone is 7,504,924,672)
-    assert "它公布的规模 8B（Meta 2024, the Meta-Llama-3-8B model card）是 8,030,261,248（加上 causal-lm 头，" \
-        "不与词嵌入共享权重的输出投影 `lm_head` 在本文计算的 7,504,924,672 之外再加 $H \\cdot V = 525{,}336{,}576$）" \
-        "四舍五入到 1 位有效数字的结果。" in md("llama-3-8b", "zh")
+    # Llama 3 8B is the causal LM: 8,030,261,248 with its untied head (the base model alone is 7,504,924,672);
+    # the sentence before it says what the head adds, once: V·H = 128,256 × 4,096
+    llama = section(md("llama-3-8b", "zh"), 1)
+    assert "它公布的规模 8B（Meta 2024, the Meta-Llama-3-8B model card）是 8,030,261,248（加上 causal-lm 头）" \
+        "四舍五入到 1 位有效数字的结果。" in llama
+    assert llama.count(f"`lm_head`（$H \\cdot V = {128_256 * 4_096:,}$".replace(",", "{,}")) == 1
+    assert llama.count("lm_head") == 1
     # GPT-2's 117M is no accounting of this network: 124,439,808 exact, 123,532,032 the nearest
     gpt2 = md("gpt2")
     assert "117M (Radford et al. 2019" in gpt2 and "is not this count" in gpt2 and "123,532,032" in gpt2
@@ -186,3 +190,88 @@ def test_a_gate_merged_with_the_layer_it_multiplies_is_described_as_the_pair(nam
     pair, gate_alone = (("**Gate and up projections**", "A second widening layer") if lang == "en"
                         else ("**门控投影与升维投影**", "另一个升维层"))
     assert pair in text and gate_alone not in text
+
+
+#: a tiny DeepSeek-V3 (one dense layer, one with experts) whose transformers build the tests below run
+TINY_DEEPSEEK = dict(V=32, H=16, L=2, L_f=1, A=2, F=32, F_e=8, N_e=4, k_e=2, R_q=8, R_kv=6, D_n=4, D_r=2, D_v=4)
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,hedge,rotary", [
+    ("en", "where the model has them, position encodings", "as rotary embeddings, which hold no parameters"),
+    ("zh", "（如果有的话）位置编码", "以旋转位置编码加入，不含参数")])
+def test_an_input_without_a_position_table_is_not_hedged_as_if_it_might_have_one(lang, hedge, rotary):
+    """DeepseekV3Model and LlamaModel hold the token table alone: their positions are rotations, a buffer."""
+    import transformers
+
+    from tests.reference.hf import build
+    from tests.reference.moe import deepseek_config
+
+    llama = transformers.LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                     num_attention_heads=2, num_key_value_heads=2)
+    for built in (build("DeepseekV3Model", deepseek_config(model("deepseek-v3", **TINY_DEEPSEEK))),
+                  build("LlamaModel", llama)):
+        outside_layers = [name for name, _ in built.named_parameters() if not name.startswith("layers.")]
+        assert outside_layers == ["embed_tokens.weight", "norm.weight"]
+        assert not list(built.rotary_emb.parameters())
+    for name in ("deepseek-v3", "llama-3-8b", "mixtral-8x7b"):
+        computation = section(md(name, lang), 2)
+        assert hedge not in computation and rotary in computation
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,latent,keys", [
+    ("en", "compressed key/value latent", "keeps each layer's keys and values"),
+    ("zh", "压缩后的键值潜在向量", "保存每一层的键和值")])
+def test_latent_attention_is_said_to_cache_its_latent_not_keys_and_values(lang, latent, keys):
+    """transformers' DeepseekV3Attention writes the normalised kv latent and the rotary key to the cache and
+    expands them into keys and values at every step: R_kv + D_r numbers a token and layer, not A·(D_n + D_r + D_v)."""
+    import torch
+    import transformers
+
+    from tests.reference.moe import deepseek_config
+
+    config = deepseek_config(model("deepseek-v3", **TINY_DEEPSEEK))
+    torch.manual_seed(0)
+    built, cache, tokens = transformers.DeepseekV3Model(config).eval(), transformers.DynamicCache(config=config), 3
+    with torch.no_grad():
+        built(input_ids=torch.tensor([[1, 2, 3]]), cache=cache, use_cache=True)
+    kept = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
+    assert kept == tokens * config.num_hidden_layers * (config.kv_lora_rank + config.qk_rope_head_dim)
+    # DeepSeek-V3's config.json: 61 layers, kv_lora_rank 512, qk_rope_head_dim 64, two bytes a number in bf16
+    costs = section(md("deepseek-v3", lang), 6)
+    assert f"| {61 * (512 + 64) * 2:,} |" in costs
+    assert latent in costs and keys not in costs
+    assert keys in section(md("llama-3-8b", lang), 6)
+
+
+@pytest.mark.parametrize("lang,said", [
+    ("en", "In the estimate, $n_{\\text{layer}} \\cdot d_{\\text{attn}} = A L \\left(D_{n} + D_{r}\\right)$, WIDTH here"),
+    ("zh", "估计式中的 $n_{\\text{layer}} \\cdot d_{\\text{attn}} = A L \\left(D_{n} + D_{r}\\right)$，这里是 WIDTH")])
+def test_kaplans_attention_width_is_given_beside_the_estimate_it_makes(lang, said):
+    """Kaplan et al.'s 2N + 2·n_layer·s·d_attn for DeepSeek-V3, worked by hand from its config.json: 61 layers of
+    128 heads whose queries (and keys) are 128 + 64 wide; N the parameters besides the token table a token uses."""
+    width = 61 * 128 * (128 + 64)
+    attention = 7168 * 1536 + 1536 * 128 * 192 + 7168 * (512 + 64) + 512 * 128 * (128 + 128) + 128 * 128 * 7168
+    norms = 2 * 7168 + 1536 + 512
+    used = (61 * (attention + norms) + 3 * 3 * 7168 * 18432 + 58 * ((8 + 1) * 3 * 7168 * 2048 + 7168 * 256)
+            + 7168)
+    costs = section(md("deepseek-v3", lang), 6)
+    assert said.replace("WIDTH", f"{width:,}") in costs
+    assert f"{2 * used + 2 * 2048 * width:,}" in costs
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,hedge,said", [
+    ("en", "where the model has them", "and beside them shared experts, which every token uses"),
+    ("zh", "模型有共享专家时", "旁边还有共享专家，每个词元都经过")])
+def test_a_mixture_with_shared_experts_says_it_has_them_without_a_hedge(lang, hedge, said):
+    """DeepseekV3MoE holds shared_experts beside its router and routed experts."""
+    from tests.reference.hf import build
+    from tests.reference.moe import deepseek_config
+
+    built = build("DeepseekV3Model", deepseek_config(model("deepseek-v3", **TINY_DEEPSEEK)))
+    assert {name for name, _ in built.layers[1].mlp.named_children()} == {"gate", "experts", "shared_experts"}
+    mixture = next(line for line in section(md("deepseek-v3", lang), 2).splitlines()
+                   if line.startswith(("**Mixture of experts**", "**混合专家层**")))
+    assert hedge not in mixture and said in mixture

@@ -76,7 +76,7 @@ def test_parts_carry_no_share_of_their_own(lang):
     assert walk.count(share) == len(derive(model("llama-3-8b")).sections)
 
 
-_SUBTOTAL = {"en": re.compile(r"^(.*), its parts added up:$"), "zh": re.compile(r"^(.*)(?:小计|合计)：$")}
+_SUBTOTAL = {"en": re.compile(r"^(.*), the parts added up:$"), "zh": re.compile(r"^(.*)(?:小计|合计)：$")}
 
 
 def subtotals(text: str, lang: str) -> list[dict[str, set[str]]]:
@@ -95,6 +95,7 @@ def subtotals(text: str, lang: str) -> list[dict[str, set[str]]]:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", ["t5-small", "flan-t5-small", "bart-base", "transformer-base", "deepseek-v2-lite"])
 def test_a_label_names_one_subtotal_within_a_section(name, lang):
+    assert any(subtotals(document(name, "md", lang), lang)), "no subtotal label read: the pattern is stale"
     for sums in subtotals(document(name, "md", lang), lang):
         assert {label: found for label, found in sums.items() if len(found) > 1} == {}
 
@@ -113,7 +114,7 @@ def test_t5_cross_attention_is_one_level_with_its_norm(lang):
     sub_layer = sum(p.numel() for p in layer.parameters())
     assert sub_layer == 1_049_088
     decoder = subtotals(document("t5-small", "md", lang), lang)[2]
-    label = {"en": "Encoder–decoder attention with its RMSNorm, its parts added up:",
+    label = {"en": "Encoder–decoder attention with its RMSNorm, the parts added up:",
              "zh": "编码器-解码器注意力及其归一化（RMSNorm）小计："}[lang]
     assert decoder[label] == {f"{sub_layer:,}".replace(",", "{,}")}
     assert not [found for found in decoder.values() if "1{,}048{,}576" in found]
@@ -151,6 +152,48 @@ def test_no_level_only_wraps_one_module_and_its_norm(name, lang):
 
 def test_the_wrapper_level_check_sees_the_doubled_level():
     text = "\n".join(["**Attention** (`a`).", "**q** (`q`).", "$$x = 1$$", "**o** (`o`).", "$$x = 2$$",
-                      "Attention, its parts added up:", "", "$$x = 1 + 2 = 3$$", "**RMSNorm** (`n`).", "$$H = 4$$",
-                      "Sub-layer, its parts added up:", "", "$$x = 3 + 4 = 7$$"])
-    assert wrapper_levels(text, "en") == ["Sub-layer, its parts added up:"]
+                      "Attention, the parts added up:", "", "$$x = 1 + 2 = 3$$", "**RMSNorm** (`n`).", "$$H = 4$$",
+                      "Sub-layer, the parts added up:", "", "$$x = 3 + 4 = 7$$"])
+    assert wrapper_levels(text, "en") == ["Sub-layer, the parts added up:"]
+
+
+def test_a_subtotal_of_experts_reads_as_english():
+    # "Shared experts, its parts added up" and "Routed experts (one copy), its parts …": a plural title, "its"
+    text = document("deepseek-v3", "md", "en")
+    assert "Shared experts, the parts added up:" in text and "Routed experts (one copy), the parts added up:" in text
+    assert "its parts added up" not in text
+
+
+def _tiny_mixture(preset: str):
+    """A two-layer transformers build of ``preset``'s family, its layer 1 a mixture of experts."""
+    import transformers
+
+    from tests.documents.test_statements import TINY_DEEPSEEK
+    from tests.reference.moe import deepseek_config
+
+    if preset == "deepseek-v3":
+        return transformers.DeepseekV3Model(deepseek_config(model(preset, **TINY_DEEPSEEK)))
+    return transformers.Qwen3MoeModel(transformers.Qwen3MoeConfig(
+        vocab_size=32, hidden_size=16, intermediate_size=32, moe_intermediate_size=8, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=2, head_dim=8, num_experts=4, num_experts_per_tok=2))
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("preset,runs", [("deepseek-v3", ["gate", "experts", "shared_experts"]),
+                                         ("qwen3-30b-a3b", ["gate", "experts"])])
+def test_a_mixture_of_experts_is_walked_in_the_order_transformers_runs_it(preset, runs):
+    # the walk follows the model as it computes: DeepseekV3MoE and Qwen3MoeSparseMoeBlock score the experts with
+    # their router first
+    import torch
+
+    torch.manual_seed(0)
+    built, ran = _tiny_mixture(preset).eval(), []
+    for name, module in built.layers[1].mlp.named_children():
+        module.register_forward_hook(lambda *_, name=name: ran.append(name))
+    with torch.no_grad():
+        built(input_ids=torch.tensor([[1, 2, 3]]))
+    assert ran == runs
+    for lang in ("en", "zh"):
+        walk = document(preset, "md", lang)
+        at = [walk.index(f"`{name}`") for name in ran]
+        assert at == sorted(at), lang
