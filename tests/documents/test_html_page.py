@@ -5,7 +5,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,14 +20,17 @@ from symparams.documents.environment import catalog
 from symparams.documents.escape import escape_html
 from symparams.documents.html import contribution_formula
 from tests.reference.documents import derived
+from tests.reference.in_process import command_here
 from tests.reference.variants import one_preset_per_variant, with_every_head
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def cli(*args) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "symparams", *args], capture_output=True, text=True, check=True)
-    return json.loads(proc.stdout) if "--json" in args else proc.stdout
+    """``symparams ARGS`` run in this process (the pages it writes are what a process writes)."""
+    status, out, err = command_here(*args)
+    assert status == 0, err
+    return json.loads(out) if "--json" in args else out
 
 
 class Page(HTMLParser):
