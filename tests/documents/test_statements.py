@@ -105,7 +105,7 @@ def test_the_published_size_is_reconciled_with_the_exact_count():
     assert "Its published size, 110M (Devlin et al. 2019, the BERT paper, section 3), is 109,482,240, rounded to 2 " \
         "significant digits." in md("bert-base")
     # Llama 3 8B is the causal LM: 8,030,261,248 with its untied head (the base model alone is 7,504,924,672)
-    assert "它公布的规模 8B（Meta 2024, the Meta-Llama-3-8B model card）是 8,030,261,248（加上 causal-lm 头，" \
+    assert "它公布的规模 8B（Meta，2024，Meta-Llama-3-8B 的模型说明）是 8,030,261,248（加上 causal-lm 头，" \
         "不与词嵌入共享权重的输出投影 `lm_head` 在本文计算的 7,504,924,672 之外再加 $H \\cdot V = 525{,}336{,}576$）" \
         "四舍五入到 1 位有效数字的结果。" in md("llama-3-8b", "zh")
     # GPT-2's 117M is no accounting of this network: 124,439,808 exact, 123,532,032 the nearest
@@ -186,3 +186,85 @@ def test_a_gate_merged_with_the_layer_it_multiplies_is_described_as_the_pair(nam
     pair, gate_alone = (("**Gate and up projections**", "A second widening layer") if lang == "en"
                         else ("**门控投影与升维投影**", "另一个升维层"))
     assert pair in text and gate_alone not in text
+
+
+# -- the Chinese documents say what the English ones say, of the model they are printed with ----------------
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("name", ["gpt2", "mixtral-8x7b"])
+def test_a_decoder_only_model_is_not_told_of_an_encoder_in_chinese(name):
+    """No encoder comes before these decoders: 'likewise' (同样) and 'as in the encoder' have nothing to refer to."""
+    import transformers
+
+    config = {"gpt2": transformers.GPT2Config, "mixtral-8x7b": transformers.MixtralConfig}[name]()
+    assert not config.is_encoder_decoder
+    text = md(name, "zh")
+    assert "解码器由多层结构一致的解码器层堆叠而成" in text
+    assert "同样由" not in text and "编码器中的" not in text
+
+
+@pytest.mark.parametrize("lang,sees_all", [("en", "Every token looks at every other token"),
+                                           ("zh", "每个词元都能看到序列中的所有其他词元")])
+def test_projections_under_a_causal_mask_are_not_said_to_see_every_token(lang, sees_all):
+    # GPT-2's c_attn sits inside its masked self-attention: a token sees only the tokens before it
+    gpt2 = md("gpt2", lang)
+    masked = "**Masked self-attention**" if lang == "en" else "**掩蔽自注意力**"
+    assert masked in gpt2 and sees_all not in gpt2
+    assert sees_all in md("t5-base", lang)  # T5's encoder attends both ways
+
+
+@pytest.mark.crosscheck
+def test_t5_is_said_to_have_two_norms_in_some_layers_and_three_in_others():
+    """T5's encoder block has two norms (self-attention, feed-forward), its decoder block three (cross-attention
+    too): 'each layer does not have two' is false of the encoder; 'not every layer has two' is true."""
+    import torch
+    import transformers
+
+    config = transformers.T5Config(vocab_size=64, d_model=8, d_kv=4, d_ff=16, num_layers=1, num_heads=2)
+    with torch.device("meta"):
+        built = transformers.T5Model(config)
+    norms = [sum(1 for name, _ in block.named_modules() if name.endswith("layer_norm"))
+             for block in (built.encoder.block[0], built.decoder.block[0])]
+    assert norms == [2, 3]
+    assert "并非每层都恰好有两个归一化" in md("t5-base", "zh") and "每层不是恰好" not in md("t5-base", "zh")
+    en = md("t5-base")
+    assert "which the forms leave out; and not every one of its layers runs exactly two norms" in en
+
+
+@pytest.mark.parametrize("lang,premise,one_head", [("en", "Premise.", "One head."), ("zh", "前提。", "单个头。")])
+def test_the_premise_and_the_one_head_lead_are_two_paragraphs(lang, premise, one_head):
+    from markdown_it import MarkdownIt
+
+    html_text = MarkdownIt("commonmark").render(md("t5-base", lang))
+    paragraph = next(p for p in html_text.split("<p>") if premise in p)
+    assert one_head not in paragraph
+
+
+def test_every_published_source_is_named_in_chinese_in_the_chinese_documents():
+    from symparams.documents.environment import catalog
+    from symparams.families.published import FIGURES
+
+    names = catalog("zh")["published"]["sources"]
+    for figures in FIGURES.values():
+        for figure in figures:
+            assert " et al." not in names[figure.source] and ", the " not in names[figure.source]
+    gpt2 = md("gpt2", "zh")
+    assert "117M（Radford 等，2019，GPT-2 论文表 2）" in gpt2 and "the GPT-2 paper" not in gpt2
+    assert "124M（OpenAI，gpt-2 代码库的 README）" in gpt2
+    assert "Mixtral of experts）" not in md("mixtral-8x7b", "zh").replace("《Mixtral of experts》）", "")
+
+
+@pytest.mark.crosscheck
+def test_gpt2s_rule_of_thumb_leaves_out_biases_and_norms_only():
+    """The 121,344 parameters outside 12LH² + (V + P)H are GPT2Model's biases and LayerNorms, no other weight:
+    the Chinese sentence may not say that other weights are among them."""
+    import torch
+    import transformers
+
+    with torch.device("meta"):
+        built = transformers.GPT2Model(transformers.GPT2Config())
+    left_out = sum(p.numel() for name, p in built.named_parameters() if name.endswith("bias") or ".ln_" in name
+                   or name.startswith("ln_f"))
+    assert left_out == 124_439_808 - (12 * 12 * 768**2 + (50257 + 1024) * 768) == 121_344
+    text = md("gpt2", "zh")
+    assert "没有算进去的 121,344 个参数" in text and "之外的其他权重" not in text
