@@ -133,7 +133,7 @@ def decoder_model(name, layer, switches, head, final_norm=None):
     task = head_block(head, switches)
     final_norm = final_norm if final_norm is not None else rms_norm("norm", H, title="final_norm")
     return group(name, [
-        group("embeddings", [embedding("embed_tokens", V, H, title="token_embedding")], ref="", title="input"),
+        group("embeddings", [embedding("embed_tokens", V, H, title="token_embedding")], ref="", title="token_input"),
         group("decoder", [layer, final_norm], ref="", title="decoder"),
         group("head", [task], ref="", title="task_head") if task is not None else None,
     ], ref="")

@@ -79,7 +79,7 @@ def decoder_model(name, layer_blocks, task) -> Block:
     """Token embedding, the decoder's layers and final RMSNorm, and the task head, as transformers nests
     them (the base model's modules at the top level)."""
     return group(name, [
-        group("embeddings", [embedding("embed_tokens", V, H, title="token_embedding")], ref="", title="input"),
+        group("embeddings", [embedding("embed_tokens", V, H, title="token_embedding")], ref="", title="token_input"),
         group("decoder", [*layer_blocks, rms_norm("norm", H, title="final_norm")], ref="",
               title="decoder" if len(layer_blocks) == 1 else "mixed_decoder"),  # layers of more than one kind
         group("head", [task], ref="", title="task_head") if task is not None else None,

@@ -268,3 +268,26 @@ def test_gpt2s_rule_of_thumb_leaves_out_biases_and_norms_only():
     assert left_out == 124_439_808 - (12 * 12 * 768**2 + (50257 + 1024) * 768) == 121_344
     text = md("gpt2", "zh")
     assert "没有算进去的 121,344 个参数" in text and "之外的其他权重" not in text
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,hedges,learned,rotary", [
+    ("en", ("where the model has them",), "a table of learned position encodings", "rotary position encoding"),
+    ("zh", ("以及（如果有的话）位置编码", "模型有共享专家时"), "可学习的位置编码表", "旋转位置编码")])
+def test_the_input_and_the_experts_are_told_as_this_model_has_them(lang, hedges, learned, rotary):
+    """GPT-2 learns a position table (wpe); Mixtral has none (rotary positions) and no shared expert: neither
+    document hedges with 'where the model has them'."""
+    import torch
+    import transformers
+
+    tiny = dict(vocab_size=64, hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2,
+                num_key_value_heads=1, num_local_experts=2)
+    with torch.device("meta"):
+        gpt2 = transformers.GPT2Model(transformers.GPT2Config(n_embd=8, n_layer=1, n_head=2, vocab_size=64))
+        mixtral = transformers.MixtralModel(transformers.MixtralConfig(**tiny))
+    assert any(name.startswith("wpe.") for name, _ in gpt2.named_parameters())
+    mixtral_names = [name for name, _ in mixtral.named_parameters()]
+    assert not any("position" in name or "shared_expert" in name for name in mixtral_names)
+    gpt2_text, mixtral_text = md("gpt2", lang), md("mixtral-8x7b", lang)
+    assert learned in gpt2_text and rotary in mixtral_text
+    assert not any(hedge in text for hedge in hedges for text in (gpt2_text, mixtral_text))
