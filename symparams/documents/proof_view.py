@@ -167,15 +167,13 @@ def _symbols_as_math(text: str) -> str:
 
 def _namer(m: Model):
     """The proof's module paths (``layers.*`` for every list) as the document prints them (see
-    :mod:`.module_names`); a part of a fused tensor keeps its " (part)"."""
+    :mod:`.module_names`); the parts of a fused tensor are its one module (GPT-2's query, key and value are
+    ``c_attn``: "c_attn (query)" would read as a name ``named_parameters()`` does not have)."""
     printed = printed_paths(m)
 
     def named(paths) -> tuple[str, ...]:
-        out = []
-        for path in paths:
-            module, sep, part = path.partition(" (")
-            out.append(printed.get(module, module) + sep + part)
-        return tuple(dict.fromkeys(out))
+        modules = (path.partition(" (")[0] for path in paths)
+        return tuple(dict.fromkeys(printed.get(module, module) for module in modules))
     return named
 
 
