@@ -241,6 +241,8 @@ def _proof(p, lang: str) -> dict:
 
     def titled(term: dict) -> dict:  # a part written with A, with the title of its modules
         names = tuple(path.split(" ")[0].rsplit(".", 1)[-1] for path in term["paths"])
+        # parts of one fused tensor are one module: each title still its own item ("key, value", not "key: value")
+        names += names[-1:] * (len(term["titles"]) - len(names))
         return {**term, "paths": list(term["paths"]), "title": _title(term["titles"], names, p.family, lang)[0]}
 
     thumb = p.thumb and {"formula": p.thumb["formula"], "value": thousands(p.thumb["value"]),

@@ -128,3 +128,8 @@ def test_the_head_count_section_names_a_fused_tensor_as_transformers_does(lang):
     spans = re.findall(r"`([^`]+)`", section)
     assert spans == ["h.*.attn.c_attn"]
     assert all(_expand(*span.partition(".")[::2], real) for span in spans)
+    # the parts named by one module are still listed as parts, not as a title and its subtitle
+    listed, nested = (("$: key $W^K$, value $W^V$", "key $W^K$: value") if lang == "en"
+                      else ("$：键 $W^K$、值 $W^V$", "键 $W^K$：值"))
+    falcon = document("falcon-7b", "md", lang)
+    assert listed in falcon and nested not in falcon
