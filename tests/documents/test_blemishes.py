@@ -66,3 +66,24 @@ def test_no_punctuation_follows_a_line_break_in_the_latex(name, lang):
     tex = document(name, "tex", lang)
     stranded = re.findall(r"[^\n]{0,40}\n[.,;:，。；：][^\n]{0,20}", tex)
     assert stranded == [], stranded[:3]
+
+
+@pytest.mark.parametrize("name", ["mixtral-8x7b", "mistral-7b", "transformer-base-article", "t5-base"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_structural_switch_is_one_finished_sentence(name, lang):
+    # a switch that is not true or false (a window, a kind of positions) was left without its full stop
+    text = md(name, lang)
+    lead = "Structural switches:" if lang == "en" else "结构选项："
+    block = text[text.index(lead):].split("\n\n")[1]
+    lines = block.splitlines()
+    assert lines and all(line.startswith("- `") for line in lines)
+    end = "." if lang == "en" else "。"
+    assert all(line.endswith(end) and not line.endswith(end * 2) for line in lines), lines
+    assert "none:" not in block and "none：" not in block  # the value is printed None
+
+
+def test_t5s_encoder_counts_one_layer_because_its_layers_are_alike():
+    # 'so we count one layer' followed the pre-norm sentence as if normalising first were the reason
+    text = md("t5-base", "zh")
+    assert "各层结构一致，所以只需要算出其中一层的参数量" in text
+    assert "再把输入加回子层的输出。所以" not in text
