@@ -291,3 +291,18 @@ def test_the_input_and_the_experts_are_told_as_this_model_has_them(lang, hedges,
     gpt2_text, mixtral_text = md("gpt2", lang), md("mixtral-8x7b", lang)
     assert learned in gpt2_text and rotary in mixtral_text
     assert not any(hedge in text for hedge in hedges for text in (gpt2_text, mixtral_text))
+
+
+@pytest.mark.crosscheck
+def test_kaplans_estimate_is_not_printed_as_the_count_it_is_made_from():
+    """Kaplan et al. 2020, Table 1: C_forward = 2N + 2·n_layer·n_ctx·d_attn, N without the embeddings.  The zh
+    sentence read '$N$ 是词嵌入表以外的参数量：这里是 188,986,368 次', the estimate's FLOPs after N's definition."""
+    import torch
+    import transformers
+
+    with torch.device("meta"):
+        built = transformers.GPT2Model(transformers.GPT2Config())
+    n = sum(p.numel() for name, p in built.named_parameters() if not name.startswith(("wte.", "wpe.")))
+    assert 2 * n + 2 * 12 * 1024 * 768 == 188_986_368
+    text = md("gpt2", "zh")
+    assert "按这个估计，这里每个词元是 188,986,368 次" in text and "参数量：这里是" not in text
