@@ -104,6 +104,8 @@ def _conclusion(d, t: dict, head: dict) -> str:
         digits = t["digit" if f["digits"] == 1 else "digits"].replace("[[n]]", str(f["digits"]))
         out.append(_fill(t["conclusion_" + key], claim=f["claim"], count=thousands(f["count"]), source=_source(f, t),
                          digits=digits))
+        if f["note"] in t["conclusion_notes"]:  # the figure's history, said again where the figure is
+            out.append(t["conclusion_notes"][f["note"]])
     return " ".join(out)
 
 

@@ -306,3 +306,18 @@ def test_kaplans_estimate_is_not_printed_as_the_count_it_is_made_from():
     assert 2 * n + 2 * 12 * 1024 * 768 == 188_986_368
     text = md("gpt2", "zh")
     assert "按这个估计，这里每个词元是 188,986,368 次" in text and "参数量：这里是" not in text
+
+
+def test_the_chinese_flops_laws_cite_their_papers_in_chinese():
+    text = md("gpt2", "zh")
+    assert "来源：Narayanan 等，2021，式 (3)。" in text and "来源：Hoffmann 等，2022，附录 F。" in text
+    assert "et al." not in text
+
+
+@pytest.mark.parametrize("lang,erratum", [("en", "OpenAI later wrote that this figure was wrong."),
+                                          ("zh", "OpenAI 后来说明这个数字有误。")])
+def test_gpt2s_conclusion_tells_that_117m_was_withdrawn(lang, erratum):
+    # the gpt-2 repository's README: "our original parameter counts were wrong due to an error"
+    text = md("gpt2", lang)
+    conclusion = text[text.index("## 10."):]
+    assert "117M" in conclusion and erratum in conclusion
