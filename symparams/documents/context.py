@@ -248,7 +248,8 @@ def _proof(p, lang: str) -> dict:
     thumb = p.thumb and {"formula": p.thumb["formula"], "value": thousands(p.thumb["value"]),
                          "value_math": math_count(p.thumb["value"]), "total": thousands(p.thumb["total"]),
                          "share": percent(p.thumb["share"]), "rest": thousands(p.thumb["total"] - p.thumb["value"]),
-                         "rest_share": percent(1 - p.thumb["share"]), "error": p.thumb["error"]}
+                         "rest_share": percent(1 - p.thumb["share"]), "error": p.thumb["error"],
+                         "biases_and_norms": p.thumb["biases_and_norms"]}
     return {
         "invariant": p.invariant, "has_heads": p.has_heads,
         "terms": [titled(term) for term in p.terms], "collected": p.collected, "gathered": p.gathered,

@@ -255,9 +255,9 @@ def test_every_published_source_is_named_in_chinese_in_the_chinese_documents():
 
 
 @pytest.mark.crosscheck
-def test_gpt2s_rule_of_thumb_leaves_out_biases_and_norms_only():
+def test_the_rule_of_thumbs_remainder_is_named_as_the_model_holds_it():
     """The 121,344 parameters outside 12LH² + (V + P)H are GPT2Model's biases and LayerNorms, no other weight:
-    the Chinese sentence may not say that other weights are among them."""
+    the sentence may not say that other weights are among them (BERT's remainder holds its pooler's weight)."""
     import torch
     import transformers
 
@@ -266,8 +266,15 @@ def test_gpt2s_rule_of_thumb_leaves_out_biases_and_norms_only():
     left_out = sum(p.numel() for name, p in built.named_parameters() if name.endswith("bias") or ".ln_" in name
                    or name.startswith("ln_f"))
     assert left_out == 124_439_808 - (12 * 12 * 768**2 + (50257 + 1024) * 768) == 121_344
-    text = md("gpt2", "zh")
-    assert "没有算进去的 121,344 个参数" in text and "之外的其他权重" not in text
+    assert "没有算进去的 121,344 个参数（0.10%）就是偏置和归一化层的参数。" in md("gpt2", "zh")
+    assert "The 121,344 parameters it leaves out (0.10%) are the biases and the normalization layers." in md("gpt2")
+    # BERT's pooler is a weight beside its layers and tables: there the sentence names such weights
+    with torch.device("meta"):
+        bert = transformers.BertModel(transformers.BertConfig())
+    pooler = bert.pooler.dense.weight.numel()
+    small = sum(p.numel() for name, p in bert.named_parameters() if name.endswith("bias") or "LayerNorm" in name)
+    assert small + pooler == 109_482_240 - (12 * 12 * 768**2 + (30522 + 512 + 2) * 768) == 711_936
+    assert "是偏置、归一化层，以及各层和嵌入表之外的权重。" in md("bert-base", "zh")
 
 
 @pytest.mark.crosscheck
