@@ -183,7 +183,8 @@ def _doc(d: Derivation, lang: str) -> dict:
                 "difference": thousands(r["difference"])} for r in d.related]
     largest = None
     if d.largest is not None:
-        lt, _ = title_of(d.largest.keys, d.largest.names, d.family, t)
+        # one matrix or table: its own title, not the component it stands alone in ('Input: Token embedding')
+        lt, _ = title_of(d.largest.keys[-1:], d.largest.names[-1:], d.family, t)
         largest = {"title": lt, **_labels(lt, d.largest.names, lang), "names": list(d.largest.names),
                    "share": _share_text(d.largest.share),
                    "contribution": thousands(d.largest.contribution)}

@@ -96,3 +96,10 @@ def test_no_space_follows_a_full_width_parenthesis_in_chinese_prose(name):
     assert re.findall(r"）[ ](?!\|)[^|\n]{0,12}", prose) == []  # a table cell's padding is no prose
     if name == "mixtral-8x7b":
         assert "输入处理：词嵌入（Word Embedding）占 0.28%。" in prose
+
+
+@pytest.mark.parametrize("lang,largest", [("en", "largest single table or matrix: Token embedding (`embed_tokens`)"),
+                                          ("zh", "最大的单个矩阵（或表）是词嵌入（Word Embedding，`embed_tokens`）")])
+def test_the_largest_matrix_is_named_by_its_own_title(lang, largest):
+    # Mixtral's token embedding stands alone in its input: it was called 'Input: Token embedding'
+    assert largest in md("mixtral-8x7b", lang)
