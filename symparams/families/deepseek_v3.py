@@ -91,7 +91,7 @@ def attention(switches):
 def moe(switches):
     shared = swiglu("shared_experts", product_as_written(N_s, F_e), bias=switches.get("mlp_bias", False),
                     title="shared_experts")
-    return group("mlp", [experts(), router(), shared], title="sparse_moe")
+    return group("mlp", [experts(), router(), shared], title="shared_moe")
 
 
 def build(switches, head, name="deepseek_v3"):

@@ -57,7 +57,7 @@ def sparse_moe():
         experts(),
         swiglu("shared_expert", F_s, title="shared_expert"),
         linear("shared_expert_gate", H, 1, bias=False, title="shared_expert_gate"),
-    ], title="sparse_moe")
+    ], title="shared_moe")
 
 
 def build(switches, head):

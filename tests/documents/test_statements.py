@@ -328,3 +328,22 @@ def test_gpt2s_conclusion_tells_that_117m_was_withdrawn(lang, erratum):
     text = md("gpt2", lang)
     conclusion = text[text.index("## 10."):]
     assert "117M" in conclusion and erratum in conclusion
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,shared", [("en", "and shared experts, which every token uses"),
+                                         ("zh", "另有共享专家，每个词元都经过")])
+def test_a_mixture_with_shared_experts_says_so_and_one_without_does_not(lang, shared):
+    import torch
+    import transformers
+
+    tiny = dict(vocab_size=64, hidden_size=8, intermediate_size=16, moe_intermediate_size=8, num_hidden_layers=1,
+                num_attention_heads=2, num_key_value_heads=2)
+    with torch.device("meta"):
+        qwen = transformers.Qwen2MoeModel(transformers.Qwen2MoeConfig(**tiny, num_experts=2,
+                                                                      shared_expert_intermediate_size=8))
+        mixtral = transformers.MixtralModel(transformers.MixtralConfig(**tiny, num_local_experts=2))
+    assert any(".shared_expert." in name for name, _ in qwen.named_parameters())
+    assert not any("shared" in name for name, _ in mixtral.named_parameters())
+    assert shared in md("qwen1.5-moe-a2.7b", lang) and shared in md("deepseek-v3", lang)
+    assert shared not in md("mixtral-8x7b", lang)
