@@ -184,7 +184,8 @@ def _doc(d: Derivation, lang: str) -> dict:
                 "difference": thousands(r["difference"])} for r in d.related]
     largest = None
     if d.largest is not None:
-        lt, _ = title_of(d.largest.keys, d.largest.names, d.family, t)
+        # one matrix or table: its own title, not the component it stands alone in ('Input: Token embedding')
+        lt, _ = title_of(d.largest.keys[-1:], d.largest.names[-1:], d.family, t)
         largest = {"title": lt, **_labels(lt, d.largest.names, lang), "names": list(d.largest.names),
                    "share": _share_text(d.largest.share),
                    "contribution": thousands(d.largest.contribution)}
@@ -242,12 +243,15 @@ def _proof(p, lang: str) -> dict:
 
     def titled(term: dict) -> dict:  # a part written with A, with the title of its modules
         names = tuple(path.split(" ")[0].rsplit(".", 1)[-1] for path in term["paths"])
+        # parts of one fused tensor are one module: each title still its own item ("key, value", not "key: value")
+        names += names[-1:] * (len(term["titles"]) - len(names))
         return {**term, "paths": list(term["paths"]), "title": _title(term["titles"], names, p.family, lang)[0]}
 
     thumb = p.thumb and {"formula": p.thumb["formula"], "value": thousands(p.thumb["value"]),
                          "value_math": math_count(p.thumb["value"]), "total": thousands(p.thumb["total"]),
                          "share": percent(p.thumb["share"]), "rest": thousands(p.thumb["total"] - p.thumb["value"]),
-                         "rest_share": percent(1 - p.thumb["share"]), "error": p.thumb["error"]}
+                         "rest_share": percent(1 - p.thumb["share"]), "error": p.thumb["error"],
+                         "biases_and_norms": p.thumb["biases_and_norms"]}
     return {
         "invariant": p.invariant, "has_heads": p.has_heads,
         "terms": [titled(term) for term in p.terms], "collected": p.collected, "gathered": p.gathered,

@@ -27,7 +27,7 @@ def laws_page(v, model: str, lang: str, target: str | None) -> dict:
         rows = [{"part": prose_html(row["part"]), "difference": _math(term.difference_expr), "value": row["value"],
                  "why": prose_html(row["why"])} for term, row in zip(law.terms, shown["rows"])]
         laws.append({"title": prose_html(shown["title"]),
-                     "source": prose_html(t["source"], source=law.source, compares=shown["compares"]),
+                     "source": prose_html(t["source"], source=shown["source"], compares=shown["compares"]),
                      "formula": _math(law.formula_expr, _LHS["law"], display=True),
                      "difference": _math(law.difference_expr, _LHS["difference"], display=True),
                      "values": prose_html(t["values"], law=shown["law_value"], exact=shown["exact_value"],

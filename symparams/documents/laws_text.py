@@ -23,7 +23,7 @@ def laws_text(v, model: str, lang: str, target: str | None = None) -> dict:
     """``v`` (a :class:`~.laws_view.LawsView`) as plain data in ``lang``: per law its name, source, what it is
     compared with, formulas, values and a row per differing part with the catalog's words for it."""
     t = catalog(lang)["laws"]
-    laws = [{"title": t["names"][law.name], "source": law.source, "compares": t["compares"][law.compares],
+    laws = [{"title": t["names"][law.name], "source": t["sources"].get(law.source, law.source), "compares": t["compares"][law.compares],
              "formula": law.formula, "exact": law.exact, "difference": law.difference,
              "law_value": number_text(law.law_value), "exact_value": number_text(law.exact_value),
              "difference_value": number_text(law.difference_value), "same": not law.terms,

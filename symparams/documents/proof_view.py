@@ -116,9 +116,21 @@ def proof_view(m: Model) -> ProofView:
         heads_fitted=A not in m.symbols and _heads_fitted(m),
         thumb=None if thumb is None else {"formula": latex(thumb.formula, written=True), "value": thumb.value,
                                           "total": thumb.total, "share": thumb.share,
-                                          "error": latex(_thumb_error(m, thumb))},
+                                          "error": latex(_thumb_error(m, thumb)),
+                                          "biases_and_norms": thumb.total - thumb.value == _biases_and_norms(m)},
         rule=rule and _rule(rule),
         thumb_status="" if m.free else "applies" if thumb is not None else "family" if rule else "other")
+
+
+def _biases_and_norms(m: Model) -> int:
+    """Every bias and every norm parameter of ``m`` at its values, each counted with all its copies: what the
+    rule of thumb leaves out when the model holds no weight beside its layers and its embedding tables."""
+    held = sp.Integer(0)
+    for _, block, copies in m.tree.walk():
+        if block.is_leaf and block.tied_to is None:
+            held += copies * sum((n for name, n in block.params if block.kind == "norm" or name == "bias"),
+                                 sp.Integer(0))
+    return int(held.xreplace(m.values))
 
 
 def _thumb_error(m: Model, thumb) -> sp.Expr:
@@ -167,15 +179,13 @@ def _symbols_as_math(text: str) -> str:
 
 def _namer(m: Model):
     """The proof's module paths (``layers.*`` for every list) as the document prints them (see
-    :mod:`.module_names`); a part of a fused tensor keeps its " (part)"."""
+    :mod:`.module_names`); the parts of a fused tensor are its one module (GPT-2's query, key and value are
+    ``c_attn``: "c_attn (query)" would read as a name ``named_parameters()`` does not have)."""
     printed = printed_paths(m)
 
     def named(paths) -> tuple[str, ...]:
-        out = []
-        for path in paths:
-            module, sep, part = path.partition(" (")
-            out.append(printed.get(module, module) + sep + part)
-        return tuple(dict.fromkeys(out))
+        modules = (path.partition(" (")[0] for path in paths)
+        return tuple(dict.fromkeys(printed.get(module, module) for module in modules))
     return named
 
 

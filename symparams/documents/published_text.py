@@ -26,14 +26,19 @@ def _fill(text: str, **values) -> str:
     return text
 
 
+def _source(f: dict, t: dict) -> str:
+    """Where the figure was published, as the catalog names that source in its language."""
+    return t["sources"].get(f["source"], f["source"])
+
+
 def _intro(f: dict, i: int, t: dict) -> str:
     """One figure: its source, the exact count it is, and the accounting that makes them agree."""
     if f["counts"] == "checkpoint":
         main, extra = f["parts"]
-        return _fill(t["notes"][f["note"]], claim=f["claim"], source=f["source"], main=main, extra=extra)
+        return _fill(t["notes"][f["note"]], claim=f["claim"], source=_source(f, t), main=main, extra=extra)
     lead = "lead_active" if f["counts"] == "active" else "lead_total" if i == 0 else "lead_again"
     # what the LM head adds is the introduction's sentence before this one: "with its causal-lm head" suffices
-    text = _fill(t[lead], claim=f["claim"], source=f["source"]) + _verdict(f, t)
+    text = _fill(t[lead], claim=f["claim"], source=_source(f, t)) + _verdict(f, t)
     if f["cut"] and f["head"] and parse_claim(f["claim"]).explains(f["base"], False):
         text += _fill(t["base_rounds"], head=f["head"], base=thousands(f["base"]), claim=f["claim"])
     if f.get("routed"):
@@ -86,8 +91,10 @@ def _conclusion(d, t: dict, head: dict) -> str:
             continue
         key = "equal" if f["equal"] else "cut" if f["cut"] else "rounded" if f["explained"] else "unexplained"
         digits = t["digit" if f["digits"] == 1 else "digits"].replace("[[n]]", str(f["digits"]))
-        out.append(_fill(t["conclusion_" + key], claim=f["claim"], count=thousands(f["count"]), source=f["source"],
+        out.append(_fill(t["conclusion_" + key], claim=f["claim"], count=thousands(f["count"]), source=_source(f, t),
                          digits=digits))
+        if f["note"] in t["conclusion_notes"]:  # the figure's history, said again where the figure is
+            out.append(t["conclusion_notes"][f["note"]])
     return " ".join(out)
 
 

@@ -103,9 +103,9 @@ def window_switch(default: int | None) -> WholeSwitch:
     """``sliding_window``: the window of the sliding layers as the config gives it (none: no layer slides)."""
     return WholeSwitch("sliding_window", default, least=1, optional=True,
                        en="tokens a sliding-window layer attends to (sliding_window; its cache keeps the last "
-                          "sliding_window - 1); none: every layer keeps every token",
+                          "sliding_window - 1); None: every layer keeps every token",
                        zh="滑动窗口层关注的词元数（sliding_window；其缓存保留最后 sliding_window - 1 个）；"
-                          "none：每层都保留全部词元")
+                          "为 None 时，每层都保留全部词元")
 
 
 def rule_switch(rule: Rule, default: int) -> WholeSwitch:

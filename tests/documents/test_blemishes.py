@@ -99,3 +99,38 @@ def test_the_chinese_conclusion_says_the_released_model_has_the_head():
     conclusion = md("deepseek-v3", "zh").split("\n## ")[-1]
     assert "发布的 deepseek-v3 带有 causal-lm 头，共有 **671,026,404,352** 个参数" in conclusion
     assert "头发布" not in conclusion
+@pytest.mark.parametrize("name", ["mixtral-8x7b", "mistral-7b", "transformer-base-article", "t5-base"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_structural_switch_is_one_finished_sentence(name, lang):
+    # a switch that is not true or false (a window, a kind of positions) was left without its full stop
+    text = md(name, lang)
+    lead = "Structural switches:" if lang == "en" else "结构选项："
+    block = text[text.index(lead):].split("\n\n")[1]
+    lines = block.splitlines()
+    assert lines and all(line.startswith("- `") for line in lines)
+    end = "." if lang == "en" else "。"
+    assert all(line.endswith(end) and not line.endswith(end * 2) for line in lines), lines
+    assert "none:" not in block and "none：" not in block  # the value is printed None
+
+
+def test_t5s_encoder_counts_one_layer_because_its_layers_are_alike():
+    # 'so we count one layer' followed the pre-norm sentence as if normalising first were the reason
+    text = md("t5-base", "zh")
+    assert "各层结构一致，所以只需要算出其中一层的参数量" in text
+    assert "再把输入加回子层的输出。所以" not in text
+
+
+@pytest.mark.parametrize("name", ["gpt2", "t5-base", "mixtral-8x7b", "bert-base"])
+def test_no_space_follows_a_full_width_parenthesis_in_chinese_prose(name):
+    # the slices too small for the pie were listed as '（Word Embedding） 0.28%'
+    prose = re.sub(r"```.*?```", "", md(name, "zh"), flags=re.S)  # a chart's labels are its own layout
+    assert re.findall(r"）[ ](?!\|)[^|\n]{0,12}", prose) == []  # a table cell's padding is no prose
+    if name == "mixtral-8x7b":
+        assert "输入处理：词嵌入（Word Embedding）占 0.28%。" in prose
+
+
+@pytest.mark.parametrize("lang,largest", [("en", "largest single table or matrix: Token embedding (`embed_tokens`)"),
+                                          ("zh", "最大的单个矩阵（或表）是词嵌入（Word Embedding，`embed_tokens`）")])
+def test_the_largest_matrix_is_named_by_its_own_title(lang, largest):
+    # Mixtral's token embedding stands alone in its input: it was called 'Input: Token embedding'
+    assert largest in md("mixtral-8x7b", lang)

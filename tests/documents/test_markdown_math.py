@@ -178,7 +178,7 @@ def test_every_slice_of_every_pie_can_be_seen_and_the_others_are_named_beside_it
 
 def test_bert_base_names_its_pooler_beside_the_pie():
     for lang, line in (("en", "Too small to see in the pie: Pooler 0.54%."),
-                       ("zh", "占比太小、饼图中看不出的部分：池化层（Pooler） 0.54%。")):
+                       ("zh", "占比太小、饼图中看不出的部分：池化层（Pooler）占 0.54%。")):
         assert line in document("bert-base", "md", lang).split("## 4.")[0]
 
 

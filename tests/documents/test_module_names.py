@@ -116,3 +116,20 @@ def test_a_tied_table_is_named_as_the_document_names_its_owner():
     walked = {p for s in d.sections for p in _printed(s)}
     tied = {i.tied_to for i in d.items if i.tied_to}
     assert tied == {"shared"} and tied <= walked
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_head_count_section_names_a_fused_tensor_as_transformers_does(lang):
+    """GPT-2's query, key and value are one tensor, ``h.N.attn.c_attn``: the section names that module, not
+    ``c_attn (query)``, which ``named_parameters()`` has no such name for."""
+    real = _real(MODELS["gpt2"][1](None))
+    text = document("gpt2", "md", lang)
+    section = text[text.index("## 5."):text.index("## 6.")]
+    spans = re.findall(r"`([^`]+)`", section)
+    assert spans == ["h.*.attn.c_attn"]
+    assert all(_expand(*span.partition(".")[::2], real) for span in spans)
+    # the parts named by one module are still listed as parts, not as a title and its subtitle
+    listed, nested = (("$: key $W^K$, value $W^V$", "key $W^K$: value") if lang == "en"
+                      else ("$：键 $W^K$、值 $W^V$", "键 $W^K$：值"))
+    falcon = document("falcon-7b", "md", lang)
+    assert listed in falcon and nested not in falcon

@@ -101,8 +101,8 @@ def test_an_inferred_type_says_its_layers_are_not_read():
 
 
 @pytest.mark.crosscheck
-@pytest.mark.parametrize("lang,exactly", [("en", "its layers do not run exactly two norms each"),
-                                          ("zh", "它的每层不是恰好两个归一化")])
+@pytest.mark.parametrize("lang,exactly", [("en", "not every one of its layers runs exactly two norms"),
+                                          ("zh", "并非每层都恰好有两个归一化")])
 def test_a_layer_of_four_norms_is_said_not_to_run_exactly_two(lang, exactly):
     """DeepseekV3DecoderLayer runs four RMSNorms (two around its sub-layers, two on MLA's latents): "do not run two
     norms each" would read as fewer than two."""

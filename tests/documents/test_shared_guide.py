@@ -61,7 +61,7 @@ def test_the_kaplan_difference_is_read_at_the_documents_sequence(docs, name, lan
     """The sentence after the difference formula gives exact − estimate at the document's s, and its share."""
     text = docs[name, lang, "md"]
     pattern = {"en": r"([\d,]+) FLOPs here, against the exact ([\d,]+)\.",  # noqa: E501
-               "zh": r"这里是 ([\d,]+) 次，精确值是 ([\d,]+) 次"}[lang]
+               "zh": r"这里每个词元是 ([\d,]+) 次，精确值是 ([\d,]+) 次"}[lang]
     estimate, exact = map(_number, re.search(pattern, text).groups())
     gap = {"en": r"this difference is (−?)([\d,]+) FLOPs per token", "zh": r"这个差是每个词元 (−?)([\d,]+) 次"}[lang]
     sign, size = re.search(gap, text).groups()

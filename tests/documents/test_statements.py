@@ -108,7 +108,7 @@ def test_the_published_size_is_reconciled_with_the_exact_count():
     # Llama 3 8B is the causal LM: 8,030,261,248 with its untied head (the base model alone is 7,504,924,672);
     # the sentence before it says what the head adds, once: V·H = 128,256 × 4,096
     llama = section(md("llama-3-8b", "zh"), 1)
-    assert "它公布的规模 8B（Meta 2024, the Meta-Llama-3-8B model card）是 8,030,261,248（加上 causal-lm 头）" \
+    assert "它公布的规模 8B（Meta，2024，Meta-Llama-3-8B 的模型说明）是 8,030,261,248（加上 causal-lm 头）" \
         "四舍五入到 1 位有效数字的结果。" in llama
     assert llama.count(f"`lm_head`（$H \\cdot V = {128_256 * 4_096:,}$".replace(",", "{,}")) == 1
     assert llama.count("lm_head") == 1
@@ -263,8 +263,8 @@ def test_kaplans_attention_width_is_given_beside_the_estimate_it_makes(lang, sai
 
 @pytest.mark.crosscheck
 @pytest.mark.parametrize("lang,hedge,said", [
-    ("en", "where the model has them", "and beside them shared experts, which every token uses"),
-    ("zh", "模型有共享专家时", "旁边还有共享专家，每个词元都经过")])
+    ("en", "where the model has them", "and shared experts, which every token uses"),
+    ("zh", "模型有共享专家时", "另有共享专家，每个词元都经过")])
 def test_a_mixture_with_shared_experts_says_it_has_them_without_a_hedge(lang, hedge, said):
     """DeepseekV3MoE holds shared_experts beside its router and routed experts."""
     from tests.reference.hf import build
@@ -275,3 +275,162 @@ def test_a_mixture_with_shared_experts_says_it_has_them_without_a_hedge(lang, he
     mixture = next(line for line in section(md("deepseek-v3", lang), 2).splitlines()
                    if line.startswith(("**Mixture of experts**", "**混合专家层**")))
     assert hedge not in mixture and said in mixture
+# -- the Chinese documents say what the English ones say, of the model they are printed with ----------------
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("name", ["gpt2", "mixtral-8x7b"])
+def test_a_decoder_only_model_is_not_told_of_an_encoder_in_chinese(name):
+    """No encoder comes before these decoders: 'likewise' (同样) and 'as in the encoder' have nothing to refer to."""
+    import transformers
+
+    config = {"gpt2": transformers.GPT2Config, "mixtral-8x7b": transformers.MixtralConfig}[name]()
+    assert not config.is_encoder_decoder
+    text = md(name, "zh")
+    assert "解码器由多层结构一致的解码器层堆叠而成" in text
+    assert "同样由" not in text and "编码器中的" not in text
+
+
+@pytest.mark.parametrize("lang,sees_all", [("en", "Every token looks at every other token"),
+                                           ("zh", "每个词元都能看到序列中的所有其他词元")])
+def test_projections_under_a_causal_mask_are_not_said_to_see_every_token(lang, sees_all):
+    # GPT-2's c_attn sits inside its masked self-attention: a token sees only the tokens before it
+    gpt2 = md("gpt2", lang)
+    masked = "**Masked self-attention**" if lang == "en" else "**掩蔽自注意力**"
+    assert masked in gpt2 and sees_all not in gpt2
+    assert sees_all in md("t5-base", lang)  # T5's encoder attends both ways
+
+
+@pytest.mark.crosscheck
+def test_t5_is_said_to_have_two_norms_in_some_layers_and_three_in_others():
+    """T5's encoder block has two norms (self-attention, feed-forward), its decoder block three (cross-attention
+    too): 'each layer does not have two' is false of the encoder; 'not every layer has two' is true."""
+    import torch
+    import transformers
+
+    config = transformers.T5Config(vocab_size=64, d_model=8, d_kv=4, d_ff=16, num_layers=1, num_heads=2)
+    with torch.device("meta"):
+        built = transformers.T5Model(config)
+    norms = [sum(1 for name, _ in block.named_modules() if name.endswith("layer_norm"))
+             for block in (built.encoder.block[0], built.decoder.block[0])]
+    assert norms == [2, 3]
+    assert "并非每层都恰好有两个归一化" in md("t5-base", "zh") and "每层不是恰好" not in md("t5-base", "zh")
+    en = md("t5-base")
+    assert "which the forms leave out; and not every one of its layers runs exactly two norms" in en
+
+
+@pytest.mark.parametrize("lang,premise,one_head", [("en", "Premise.", "One head."), ("zh", "前提。", "单个头。")])
+def test_the_premise_and_the_one_head_lead_are_two_paragraphs(lang, premise, one_head):
+    from markdown_it import MarkdownIt
+
+    html_text = MarkdownIt("commonmark").render(md("t5-base", lang))
+    paragraph = next(p for p in html_text.split("<p>") if premise in p)
+    assert one_head not in paragraph
+
+
+def test_every_published_source_is_named_in_chinese_in_the_chinese_documents():
+    from symparams.documents.environment import catalog
+    from symparams.families.published import FIGURES
+
+    names = catalog("zh")["published"]["sources"]
+    for figures in FIGURES.values():
+        for figure in figures:
+            assert " et al." not in names[figure.source] and ", the " not in names[figure.source]
+    gpt2 = md("gpt2", "zh")
+    assert "117M（Radford 等，2019，GPT-2 论文表 2）" in gpt2 and "the GPT-2 paper" not in gpt2
+    assert "124M（OpenAI，gpt-2 代码库的 README）" in gpt2
+    assert "Mixtral of experts）" not in md("mixtral-8x7b", "zh").replace("《Mixtral of experts》）", "")
+
+
+@pytest.mark.crosscheck
+def test_the_rule_of_thumbs_remainder_is_named_as_the_model_holds_it():
+    """The 121,344 parameters outside 12LH² + (V + P)H are GPT2Model's biases and LayerNorms, no other weight:
+    the sentence may not say that other weights are among them (BERT's remainder holds its pooler's weight)."""
+    import torch
+    import transformers
+
+    with torch.device("meta"):
+        built = transformers.GPT2Model(transformers.GPT2Config())
+    left_out = sum(p.numel() for name, p in built.named_parameters() if name.endswith("bias") or ".ln_" in name
+                   or name.startswith("ln_f"))
+    assert left_out == 124_439_808 - (12 * 12 * 768**2 + (50257 + 1024) * 768) == 121_344
+    assert "没有算进去的 121,344 个参数（0.10%）就是偏置和归一化层的参数。" in md("gpt2", "zh")
+    assert "The 121,344 parameters it leaves out (0.10%) are the biases and the normalization layers." in md("gpt2")
+    # BERT's pooler is a weight beside its layers and tables: there the sentence names such weights
+    with torch.device("meta"):
+        bert = transformers.BertModel(transformers.BertConfig())
+    pooler = bert.pooler.dense.weight.numel()
+    small = sum(p.numel() for name, p in bert.named_parameters() if name.endswith("bias") or "LayerNorm" in name)
+    assert small + pooler == 109_482_240 - (12 * 12 * 768**2 + (30522 + 512 + 2) * 768) == 711_936
+    assert "是偏置、归一化层，以及各层和嵌入表之外的权重。" in md("bert-base", "zh")
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,hedges,learned,rotary", [
+    ("en", ("where the model has them",), "a table of learned position encodings", "as rotary embeddings"),
+    ("zh", ("以及（如果有的话）位置编码", "模型有共享专家时"), "可学习的位置编码表", "旋转位置编码")])
+def test_the_input_and_the_experts_are_told_as_this_model_has_them(lang, hedges, learned, rotary):
+    """GPT-2 learns a position table (wpe); Mixtral has none (rotary positions) and no shared expert: neither
+    document hedges with 'where the model has them'."""
+    import torch
+    import transformers
+
+    tiny = dict(vocab_size=64, hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2,
+                num_key_value_heads=1, num_local_experts=2)
+    with torch.device("meta"):
+        gpt2 = transformers.GPT2Model(transformers.GPT2Config(n_embd=8, n_layer=1, n_head=2, vocab_size=64))
+        mixtral = transformers.MixtralModel(transformers.MixtralConfig(**tiny))
+    assert any(name.startswith("wpe.") for name, _ in gpt2.named_parameters())
+    mixtral_names = [name for name, _ in mixtral.named_parameters()]
+    assert not any("position" in name or "shared_expert" in name for name in mixtral_names)
+    gpt2_text, mixtral_text = md("gpt2", lang), md("mixtral-8x7b", lang)
+    assert learned in gpt2_text and rotary in mixtral_text
+    assert not any(hedge in text for hedge in hedges for text in (gpt2_text, mixtral_text))
+
+
+@pytest.mark.crosscheck
+def test_kaplans_estimate_is_not_printed_as_the_count_it_is_made_from():
+    """Kaplan et al. 2020, Table 1: C_forward = 2N + 2·n_layer·n_ctx·d_attn, N without the embeddings.  The zh
+    sentence read '$N$ 是词嵌入表以外的参数量：这里是 188,986,368 次', the estimate's FLOPs after N's definition."""
+    import torch
+    import transformers
+
+    with torch.device("meta"):
+        built = transformers.GPT2Model(transformers.GPT2Config())
+    n = sum(p.numel() for name, p in built.named_parameters() if not name.startswith(("wte.", "wpe.")))
+    assert 2 * n + 2 * 12 * 1024 * 768 == 188_986_368
+    text = md("gpt2", "zh")
+    assert "按这个估计，这里每个词元是 188,986,368 次" in text and "参数量：这里是" not in text
+
+
+def test_the_chinese_flops_laws_cite_their_papers_in_chinese():
+    text = md("gpt2", "zh")
+    assert "来源：Narayanan 等，2021，式 (3)。" in text and "来源：Hoffmann 等，2022，附录 F。" in text
+    assert "et al." not in text
+
+
+@pytest.mark.parametrize("lang,erratum", [("en", "OpenAI later wrote that this figure was wrong."),
+                                          ("zh", "OpenAI 后来说明这个数字有误。")])
+def test_gpt2s_conclusion_tells_that_117m_was_withdrawn(lang, erratum):
+    # the gpt-2 repository's README: "our original parameter counts were wrong due to an error"
+    text = md("gpt2", lang)
+    conclusion = text[text.index("## 10."):]
+    assert "117M" in conclusion and erratum in conclusion
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("lang,shared", [("en", "and shared experts, which every token uses"),
+                                         ("zh", "另有共享专家，每个词元都经过")])
+def test_a_mixture_with_shared_experts_says_so_and_one_without_does_not(lang, shared):
+    import torch
+    import transformers
+
+    tiny = dict(vocab_size=64, hidden_size=8, intermediate_size=16, moe_intermediate_size=8, num_hidden_layers=1,
+                num_attention_heads=2, num_key_value_heads=2)
+    with torch.device("meta"):
+        qwen = transformers.Qwen2MoeModel(transformers.Qwen2MoeConfig(**tiny, num_experts=2,
+                                                                      shared_expert_intermediate_size=8))
+        mixtral = transformers.MixtralModel(transformers.MixtralConfig(**tiny, num_local_experts=2))
+    assert any(".shared_expert." in name for name, _ in qwen.named_parameters())
+    assert not any("shared" in name for name, _ in mixtral.named_parameters())
+    assert shared in md("qwen1.5-moe-a2.7b", lang) and shared in md("deepseek-v3", lang)
+    assert shared not in md("mixtral-8x7b", lang)
