@@ -314,3 +314,13 @@ def test_funnel_costs_refuse_an_attention_they_were_not_traced_with():
     assert factorized.count == inferred_model(config, head="masked-lm").count
     with pytest.raises(SymparamsError, match='hold only for attention_type = "relative_shift"'):
         factorized.flops(9)
+
+
+def test_convbert_masked_lm_costs_equal_a_tiny_real_model_where_its_tied_count_holds_only_the_embedding_width():
+    """ConvBERT's masked-lm needs embedding_size = hidden_size; with tied embeddings its count is written in E
+    alone, while its costs were fitted where the two never differ and name H: the reader lets E stand for H, so
+    the FLOPs are numbers, and they are the real model's."""
+    config = _config("convbert", "masked-lm")
+    assert config["embedding_size"] == config["hidden_size"] and config.get("tie_word_embeddings", True)
+    m = inferred_model(config, head="masked-lm")
+    assert_costs_are_the_real_models(m, _real("convbert", "masked-lm", config), zip(_lengths(m), (2, 1)))
