@@ -41,6 +41,9 @@ from .inferred_data import formula, parameter_names, symbol_of
 
 #: what the products of one module are, in the order the data names them
 KINDS = ("matmul", "attention", "product")
+#: why the activations of a class whose count has no H are not known
+NO_HIDDEN_SIZE = "the hidden size H is not in the count's formula (another size stands for it), and the activations " \
+                 "formula (Korthikanti et al.) reads H"
 #: a layer's place in a period of its list, as the generator keys layers that run apart (``blocks.*@1``)
 _PLACE = re.compile(r"@\d+")
 
@@ -149,8 +152,7 @@ def _attention(tree: Block, entry: dict, scope, paths, items) -> None:
     why = costs.get("activations")
     # H in the parameters' names but in no count of this config (an untied head's width, tied here) has no value
     if why is None and ("H" not in parameter_names(entry) or symbol_of("hidden_size", "H") not in tree.symbols):
-        why = "the hidden size H is not in the count's formula (another size stands for it), and the activations " \
-              "formula (Korthikanti et al.) reads H"
+        why = NO_HIDDEN_SIZE
     for module, count, heads, key_width, value_width, cross in costs["attention"]:
         path = _owner(module, paths)
         if path != module or sp.expand(runs[path] - formula(count, scope)) != 0:
