@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from symparams.families.inferred_costs import NO_HIDDEN_SIZE
+from symparams.families.inferred_data import parameter_names
 from symparams.families.inferred_status import all_sizes_free, held_sizes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,7 +115,9 @@ def cost_cells(e: dict) -> tuple[str, str, str]:
                                   ("recurrent state", any('"s"' not in json.dumps(t[4]) for t in cache or ())),
                                   ("cross-attention", "cross" in kinds)) if present]
     kv = "none (no cache)" if not cache else "exact" + (f" ({', '.join(notes)})" if notes else "")
-    activations = "activations" if costs["activations"] is None else f"no activations: {costs['activations']}"
+    # the reader refuses them so too (see symparams.families.inferred_costs)
+    why = costs["activations"] or (None if "H" in parameter_names(e) else NO_HIDDEN_SIZE)
+    activations = "activations" if why is None else f"no activations: {why}"
     return flops, kv, f"weights, gradients, optimizer, KV, {activations}".replace("|", "/")
 
 

@@ -36,21 +36,53 @@ import sympy as sp
 
 from ..core.blocks import Block
 from ..core.compute import BATCH, SEQ, Attention, Cached, Traced, Untraced
+from .inferred_conditions import parse_relation
 from .inferred_data import formula, parameter_names, symbol_of
 
 #: what the products of one module are, in the order the data names them
 KINDS = ("matmul", "attention", "product")
+#: why the activations of a class whose count has no H are not known
+NO_HIDDEN_SIZE = "the hidden size H is not in the count's formula (another size stands for it), and the activations " \
+                 "formula (Korthikanti et al.) reads H"
 #: a layer's place in a period of its list, as the generator keys layers that run apart (``blocks.*@1``)
 _PLACE = re.compile(r"@\d+")
 
 
-def cost_scope(entry: dict, scope: Mapping[str, sp.Expr], numbers: Mapping[str, int]) -> dict:
-    """``scope`` (the parameters' symbols) with the fields only the costs follow, ``s`` and ``b``."""
-    out = dict(scope)
+def cost_scope(entry: dict, scope: Mapping[str, sp.Expr], numbers: Mapping[str, int],
+               used: frozenset | set = frozenset()) -> dict:
+    """``scope`` (the parameters' symbols) with the fields only the costs follow, ``s`` and ``b``; a field the
+    formula's conditions hold equal to another, where the count (in the symbols ``used``) is not written in it,
+    stands for that other (see :func:`_equal_stand_ins`)."""
+    out = _equal_stand_ins(entry, dict(scope), used)
     for field, name in (entry.get("costs") or {}).get("symbols", {}).items():
         out[name] = sp.Integer(numbers[name]) if name in numbers else symbol_of(field, name)
     out["s"], out["b"] = SEQ, BATCH
     return out
+
+
+def _equal_stand_ins(entry: dict, scope: dict, used) -> dict:
+    """``scope`` with each field of an equality the conditions require (``embedding_size = hidden_size``) that the
+    count is not written in replaced by the one it is: the costs are fitted where the two never differ and may
+    name either (ConvBERT's masked-lm costs name H, its count with tied embeddings only E), and a config is read
+    only where they are equal, so the model gives a value to the one its count holds.
+
+    >>> H, E = sp.symbols("H E", positive=True, integer=True)
+    >>> entry = {"symbols": {"hidden_size": "H", "embedding_size": "E"},
+    ...          "conditions": {"relations": ["embedding_size = hidden_size"]}}
+    >>> _equal_stand_ins(entry, {"H": H, "E": E}, {E})
+    {'H': E, 'E': E}
+    """
+    symbols = entry["symbols"]
+    for text in (entry.get("conditions") or {}).get("relations", ()):
+        left, kind, right = parse_relation(text)
+        if kind != "equals" or left not in symbols or right not in symbols:
+            continue
+        a, b = symbols[left], symbols[right]
+        for absent, present in ((a, b), (b, a)):
+            if scope[absent].is_Symbol and scope[absent] not in used and not (scope[present].is_Symbol
+                                                                              and scope[present] not in used):
+                scope[absent] = scope[present]
+    return scope
 
 
 def with_costs(tree: Block, entry: dict, scope: Mapping[str, sp.Expr], refused: str | None = None) -> Block:
@@ -118,9 +150,9 @@ def _attention(tree: Block, entry: dict, scope, paths, items) -> None:
     costs = entry["costs"]
     runs = {path: n for (_, _, n, _), (path, _) in zip(tree.runs(), tree.reference_paths())}  # one order
     why = costs.get("activations")
-    if why is None and "H" not in parameter_names(entry):
-        why = "the hidden size H is not in the count's formula (another size stands for it), and the activations " \
-              "formula (Korthikanti et al.) reads H"
+    # H in the parameters' names but in no count of this config (an untied head's width, tied here) has no value
+    if why is None and ("H" not in parameter_names(entry) or symbol_of("hidden_size", "H") not in tree.symbols):
+        why = NO_HIDDEN_SIZE
     for module, count, heads, key_width, value_width, cross in costs["attention"]:
         path = _owner(module, paths)
         if path != module or sp.expand(runs[path] - formula(count, scope)) != 0:

@@ -57,7 +57,7 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
     def attach(_):  # the costs go on when a figure asks for them: SymPy work a cold count never needs
         from .inferred_costs import cost_scope, with_costs  # not imported by a count, which never needs them
 
-        return with_costs(tree, entry, cost_scope(entry, scope, numbers), costs_refused)
+        return with_costs(tree, entry, cost_scope(entry, scope, numbers, set(tree.symbols)), costs_refused)
 
     return Block(tree.name, params=tree.params, children=tree.children, ref="", kind=tree.kind,
                  computes=(Deferred(attach),))

@@ -13,14 +13,17 @@ same config.json, read from the data alone, must equal them exactly.
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
 import transformers
 
+from symparams.core.compute import untraced
 from symparams.core.errors import SymparamsError
 from symparams.families.inferred import entries
 from symparams.families.inferred_data import DATA
@@ -314,3 +317,56 @@ def test_funnel_costs_refuse_an_attention_they_were_not_traced_with():
     assert factorized.count == inferred_model(config, head="masked-lm").count
     with pytest.raises(SymparamsError, match='hold only for attention_type = "relative_shift"'):
         factorized.flops(9)
+
+
+def test_convbert_masked_lm_costs_equal_a_tiny_real_model_where_its_tied_count_holds_only_the_embedding_width():
+    """ConvBERT's masked-lm needs embedding_size = hidden_size; with tied embeddings its count is written in E
+    alone, while its costs were fitted where the two never differ and name H: the reader lets E stand for H, so
+    the FLOPs are numbers, and they are the real model's."""
+    config = _config("convbert", "masked-lm")
+    assert config["embedding_size"] == config["hidden_size"] and config.get("tie_word_embeddings", True)
+    m = inferred_model(config, head="masked-lm")
+    assert_costs_are_the_real_models(m, _real("convbert", "masked-lm", config), zip(_lengths(m), (2, 1)))
+
+
+def _table_cells():
+    """scripts/inferred_table.py's cells of a class (a script, not part of the package)."""
+    path = Path(__file__).resolve().parents[2] / "scripts" / "inferred_table.py"
+    spec = importlib.util.spec_from_file_location("inferred_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.cost_cells
+
+
+@pytest.mark.parametrize("model_type, cls", [("roformer", "masked-lm"), ("convbert", "base"), ("arcee", "causal-lm")])
+def test_the_coverage_tables_memory_cell_says_what_memory_does_of_the_activations(model_type, cls):
+    """RoFormer and ConvBERT count by their embedding width E, no H, and the activations formula reads H: `memory`
+    refuses their activations, and docs/inferred.md says so with the same reason; Arcee's count has H, and both
+    give them."""
+    cell = _table_cells()(entries(model_type)[cls])[2]
+    m = inferred_model(_config(model_type, cls), head=None if cls == "base" else cls)
+    reason = untraced(m.tree).get("activations")
+    assert cell.endswith(", activations" if reason is None else f", no activations: {reason}"), cell
+
+
+
+def _nested(model_type: str, cls: str) -> dict:
+    """:func:`_config` for a type whose sizes are in sub-configs (``encoder.hidden_size``): a config.json with
+    them nested, three times the generator's small widths, as many layers."""
+    config: dict = {"model_type": model_type}
+    for key, value in entries(model_type)[cls]["costs"]["check"]["values"].items():
+        *parts, name = key.split(".")
+        place = config
+        for part in parts:
+            place = place.setdefault(part, {})
+        place[name] = value if "layer" in name or value < 3 else value * SCALE
+    return config
+
+
+@pytest.mark.parametrize("model_type", ["t5gemma", "granite_speech"])
+def test_costs_verified_with_several_layer_counts_equal_a_tiny_real_model(model_type):
+    """T5Gemma's two stacks and Granite Speech's encoder, projector and language model each have a layer count:
+    their costs were verified on configurations whose layer counts were drawn again until a trace held them."""
+    config = _nested(model_type, "base")
+    m = inferred_model(config)
+    assert_costs_are_the_real_models(m, _real(model_type, "base", config), zip(_lengths(m), (2, 1)))

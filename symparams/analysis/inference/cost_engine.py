@@ -18,6 +18,7 @@ from . import chunks
 from .cpu_base import on_real_tensors
 from .cost_fitting import _symbols, assemble, backward_of, fitted
 from .cost_orders import relation_kind
+from .cost_layers import VERIFY_LAYERS
 from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw,
                     discover_costs, fit_samples)
 from .discovered import Uninferable
@@ -32,6 +33,8 @@ from .widths import width_terms
 
 #: mismatches kept in the verification record
 KEPT = 3
+#: the draws a verification configuration gets to keep its layer counts within a trace's (each costs no trace)
+DEEP_DRAWS = 200
 #: a kind of layers in a module's path (``layers.*2.mlp``)
 KIND = re.compile(r"\*\d+")
 #: a relation's kind as the reader reads it
@@ -282,6 +285,12 @@ def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, 
         if checked == n:
             break
         values, seq, batch = _draw(domain, rng, wide=True, every=True)
+        for _ in range(DEEP_DRAWS):
+            # drawn wide, several layer counts (or a pattern's periods and offsets) pass the layers a trace holds
+            # nearly every time: drawn again, which costs no trace, until they fit
+            if not any(values.get(f, 0) > VERIFY_LAYERS for f in domain.low):
+                break
+            values, seq, batch = _draw(domain, rng, wide=True, every=True)
         edges = chunks.boundaries(domain.chunk_of(values)) if domain.chunk else ()
         if checked < len(edges):  # a chunked kernel: first at both sides of a chunk's end (its own, with its field)
             seq = edges[checked]
