@@ -6,13 +6,13 @@ import pytest
 import sympy as sp
 import torch
 import transformers
-from peft import LoraConfig, get_peft_model
 
 from symparams import SymparamsError, model
 from symparams.analysis import adapter_experts
 from symparams.core.symbols import SYMBOLS
 from symparams.families.lookup import from_config
 from tests.reference import FIXTURES
+from tests.reference.hf import lora_wrapped
 
 pytestmark = pytest.mark.crosscheck
 
@@ -61,7 +61,7 @@ def built(config: dict, head=None):
 
 
 def peft_counts(module, r, targets, **options) -> tuple[int, int]:
-    return get_peft_model(module, LoraConfig(r=r, target_modules=targets, **options)).get_nb_trainable_parameters()
+    return lora_wrapped(module, r=r, target_modules=targets, **options).get_nb_trainable_parameters()
 
 
 @pytest.mark.parametrize("kind, targets, r", CASES, ids=str)

@@ -4,12 +4,12 @@
 import pytest
 import torch
 import transformers
-from peft import LoraConfig, get_peft_model
 
 from symparams import SymparamsError, model
 from symparams.families.lookup import from_config
 from tests.reference import FIXTURES
 from tests.reference.decoders import untie
+from tests.reference.hf import lora_wrapped
 
 pytestmark = pytest.mark.crosscheck
 
@@ -30,7 +30,7 @@ def built(config, head=None):
 
 def peft_counts(module, r, targets, **options) -> tuple[int, int]:
     """(trainable, total) as PEFT counts them, the targets a list or "all-linear"."""
-    wrapped = get_peft_model(module, LoraConfig(r=r, target_modules=targets, **options))
+    wrapped = lora_wrapped(module, r=r, target_modules=targets, **options)
     return wrapped.get_nb_trainable_parameters()
 
 
@@ -169,7 +169,7 @@ def test_lora_active_count_adds_the_adapter_a_token_passes_through():
 def test_lora_refuses_a_block_tied_across_layers():
     """Zamba2's shared transformer block: its weights listed once, but PEFT wraps each layer's copy of q_proj."""
     config = {"model_type": "zamba2"}
-    wrapped = get_peft_model(built(config), LoraConfig(r=2, target_modules=["q_proj"]))
+    wrapped = lora_wrapped(built(config), r=2, target_modules=["q_proj"])
     copies = [name for name, _ in wrapped.named_parameters() if name.endswith("q_proj.lora_A.default.weight")]
     assert len(copies) > 1 == sum(path.endswith("q_proj.weight") for path in model(config).reference_counts())
     with pytest.raises(SymparamsError, match="ties"):

@@ -4,10 +4,10 @@ one training step with a real optimizer, every tensor's bytes added up."""
 import pytest
 import torch
 import transformers
-from peft import LoraConfig, get_peft_model
 
 from symparams import SymparamsError, model
 from tests.reference.flops import real, token_ids
+from tests.reference.hf import lora_wrapped
 
 pytestmark = pytest.mark.crosscheck
 
@@ -21,7 +21,7 @@ def held_after_a_step(targets, optimizer: str, dora: bool = False) -> tuple[int,
     counters)."""
     module = real("LlamaForCausalLM", transformers.LlamaConfig(**{k: v for k, v in CONFIG.items()
                                                                    if k != "model_type"})).to(torch.bfloat16)
-    wrapped = get_peft_model(module, LoraConfig(r=4, target_modules=targets, use_dora=dora))
+    wrapped = lora_wrapped(module, r=4, target_modules=targets, use_dora=dora)
     trainable = [p for p in wrapped.parameters() if p.requires_grad]
     step = torch.optim.AdamW(trainable) if optimizer == "adam" else torch.optim.SGD(trainable, lr=0.1, momentum=0.9)
     ids = token_ids(50, 8, 1)

@@ -11,15 +11,16 @@ import pytest
 import torch
 import transformers
 
-from tests.reference.cli_runner import command
+from tests.reference.in_process import command_here
 
 TIMEOUT = 120
 
 
 def run(*args, code=None):
-    """``symparams ARGS`` forked (see :mod:`tests.reference.cli_runner`), or ``python -c CODE ARGS``."""
+    """``symparams ARGS`` run in this process, whose torch and transformers are imported already (a process of
+    its own would spend seconds importing them again), or ``python -c CODE ARGS``."""
     if code is None:
-        return command(*args, seconds=TIMEOUT)
+        return command_here(*args, seconds=TIMEOUT)
     argv = [sys.executable, "-c", code, *args]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT)
     return proc.returncode, proc.stdout, proc.stderr

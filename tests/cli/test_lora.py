@@ -6,11 +6,11 @@ import pytest
 import sympy as sp
 import torch
 import transformers
-from peft import LoraConfig, get_peft_model
 
 from symparams.core.symbols import SYMBOLS
 from tests.reference import FIXTURES
 from tests.reference.cli_runner import command
+from tests.reference.hf import lora_wrapped
 
 pytestmark = pytest.mark.crosscheck
 
@@ -19,7 +19,7 @@ def peft_counts(folder: str, head_class, r: int, targets, **options) -> tuple[in
     config = transformers.AutoConfig.from_pretrained(FIXTURES / folder)
     with torch.device("meta"):
         module = head_class.from_config(config)
-    return get_peft_model(module, LoraConfig(r=r, target_modules=targets, **options)).get_nb_trainable_parameters()
+    return lora_wrapped(module, r=r, target_modules=targets, **options).get_nb_trainable_parameters()
 
 
 def test_count_lora_json_gives_peft_trainable_and_total():
@@ -59,7 +59,7 @@ def test_memory_lora_weights_are_the_bytes_peft_holds():
     config = transformers.AutoConfig.from_pretrained(FIXTURES / "gpt2")
     with torch.device("meta"):
         module = transformers.AutoModel.from_config(config, dtype=torch.bfloat16)
-    wrapped = get_peft_model(module, LoraConfig(r=8, target_modules=["c_attn"]))
+    wrapped = lora_wrapped(module, r=8, target_modules=["c_attn"])
     held = sum(p.numel() * p.element_size() for p in wrapped.parameters())
     code, out, err = command("memory", "--config", FIXTURES / "gpt2", "--lora", "8", "--lora-targets", "c_attn",
                              "--dtype", "bf16", "--optimizer", "none", "--json")

@@ -14,7 +14,6 @@ from fractions import Fraction
 import pytest
 import torch
 import transformers
-from peft import LoraConfig, get_peft_model
 
 from symparams import model
 from symparams.core.formatting import thousands
@@ -26,6 +25,7 @@ from tests.documents.test_head_count_section import section
 from tests.reference import FIXTURES
 from tests.reference.in_process import command_here
 from tests.reference.documents import document
+from tests.reference.hf import lora_wrapped
 
 pytestmark = pytest.mark.crosscheck
 
@@ -51,7 +51,7 @@ def peft_counts(checkpoint: str, head, targets) -> tuple[int, int]:
     config = transformers.AutoConfig.from_pretrained(FIXTURES / checkpoint)
     with torch.device("meta"):
         module = AUTO[head].from_config(config)
-    return get_peft_model(module, LoraConfig(r=16, target_modules=targets)).get_nb_trainable_parameters()
+    return lora_wrapped(module, r=16, target_modules=targets).get_nb_trainable_parameters()
 
 
 @pytest.fixture(scope="session", params=CASES, ids=lambda case: case[0])

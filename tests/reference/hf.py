@@ -68,3 +68,12 @@ def assert_matches(m, module, strip: str | None = None) -> None:
     assert not (missing or extra or wrong), (
         f"missing {missing}, extra {extra}, differ {[(k, ours[k], theirs[k]) for k in wrong]}")
     assert (m.count, m.trainable) == totals(module)
+
+
+def lora_wrapped(module, **options):
+    """``peft.get_peft_model(module, LoraConfig(**options))``; PEFT is imported here, when a test first needs it:
+    its import compiles quantisation kernels with torch.compile, seconds a worker running no PEFT test would spend
+    collecting the files that use it."""
+    from peft import LoraConfig, get_peft_model
+
+    return get_peft_model(module, LoraConfig(**options))
