@@ -1,11 +1,11 @@
 """The meta device without torch's weight initialisers.
 
 A meta tensor holds a shape and no data, so ``torch.nn.init.kaiming_uniform_`` and its kin do nothing to it; yet
-every ``nn.Linear`` and ``nn.Embedding`` calls one as it is made, and through the device's dispatch that is most of
-a meta-device build's time (a Llama of four layers: 236 ms with them, 8 ms without).  Inside :func:`meta_device`
-each initialiser returns a meta tensor untouched and runs as before on any other.  The model's structure, its
-parameters and their tying are transformers' own: ``post_init`` still runs, and only the initialisers skip work
-that has no effect.
+every ``nn.Linear`` and ``nn.Embedding`` calls one as it is made, and through the device's dispatch that is most
+of a meta-device build's time (GPT-2 of four layers, measured warm: 39 ms with them, 7 ms without).  Inside
+:func:`meta_device` each initialiser returns a meta tensor untouched and runs as before on any other.  The model's
+structure, its parameters and their tying are transformers' own: ``post_init`` still runs, and only the
+initialisers skip work that has no effect.
 """
 
 from __future__ import annotations
