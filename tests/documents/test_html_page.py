@@ -3,9 +3,6 @@ headless Chromium, values set in the page give the CLI's exact counts."""
 
 import json
 import re
-import shutil
-import subprocess
-import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,12 +16,10 @@ from symparams.documents.derivation import derive
 from symparams.documents.environment import catalog
 from symparams.documents.escape import escape_html
 from symparams.documents.html import contribution_formula
+from tests.reference import browser
 from tests.reference.documents import derived
 from tests.reference.in_process import command_here
-from tests.reference.variants import one_preset_per_variant, with_every_head
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
+from tests.reference.variants import one_preset_per_variant, with_each_head_once
 
 def cli(*args) -> dict:
     """``symparams ARGS`` run in this process (the pages it writes are what a process writes)."""
@@ -93,16 +88,11 @@ def dump_dom(page: Path, fragment: str = "", *flags: str) -> str:
 
 
 def dump_url(url: str, *flags: str) -> str:
-    """Load ``url`` in headless Chromium, let its script run, and return the DOM it ends with."""
-    assert CHROMIUM, "chromium is not installed (apt-get install chromium; .ci/run installs it)"
-    with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *flags,
-             "--virtual-time-budget=5000", "--dump-dom", url],
-            capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout
+    """Load ``url`` in headless Chromium (``--window-size=W,H`` among ``flags`` sets its viewport), let its script
+    run, and return the DOM it ends with."""
+    sizes = [tuple(map(int, f.split("=", 1)[1].split(","))) for f in flags if f.startswith("--window-size=")]
+    assert len(sizes) == len(flags), flags
+    return browser.dom(url, *(sizes[0] if sizes else ()))
 
 
 def open_in_chromium(page: Path, fragment: str = "") -> Page:
@@ -226,7 +216,7 @@ def test_a_piecewise_constraint_is_checked_in_the_page(tmp_path):
 
 # -- the page's formulas and the derivation ---------------------------------------------------------
 
-@pytest.mark.parametrize("name,head", with_every_head(one_preset_per_variant()))
+@pytest.mark.parametrize("name,head", with_each_head_once(one_preset_per_variant()))
 def test_every_contribution_on_the_page_is_the_derivations(name, head):
     """The formula the page evaluates for each item (``contribution_formula``), at the model's values, is the
     item's contribution in the derivation: the page recomputes every count it shows from these formulas."""

@@ -33,3 +33,16 @@ def with_every_head(names) -> list[tuple[str, str | None]]:
     """``(preset, head)`` for each of ``names`` with no head and with each head its family has."""
     families, presets = all_families(), all_presets()
     return [(name, head) for name in names for head in (None, *families[presets[name].family].heads)]
+
+
+def with_each_head_once(names) -> list[tuple[str, str | None]]:
+    """``(preset, None)`` for each of ``names``, and each head of each family once, on the family's first preset
+    among ``names``: for a check of one of our views against another (the live page's formulas against the
+    derivation), where a head's items, built by its family's one function, differ between presets only in
+    switches the headless cases and other families' heads already meet (biases, a tied output layer)."""
+    families, presets = all_families(), all_presets()
+    first: dict[str, str] = {}
+    for name in names:
+        first.setdefault(presets[name].family, name)
+    return [(name, None) for name in names] + [(name, head) for family, name in first.items()
+                                               for head in families[family].heads]
