@@ -229,8 +229,8 @@ def _field_named(entry: dict, name: str) -> tuple[str, dict] | None:
     """The config field a symbol stands for in the class's formula or in one of its branches (GPT-2's
     ``n_inner``, which only the branch for it set counts by), with the class's aliases; None where it stands for
     none a config.json can hold."""
-    for formula in [entry, *entry.get("branches", ())]:
-        for field_name, symbol in formula["symbols"].items():
-            if symbol == name and "#" not in field_name and field_name not in formula.get("computed", {}):
+    for side in [entry, *entry.get("branches", ())]:
+        for field_name, symbol in side["symbols"].items():
+            if symbol == name and "#" not in field_name and field_name not in side.get("computed", {}):
                 return field_name, entry.get("aliases", {})
     return None

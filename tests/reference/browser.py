@@ -78,7 +78,8 @@ class _Browser:
     def wait_for(self, method: str, session: str) -> None:
         deadline = time.monotonic() + DEADLINE_S
         while True:
-            found = [i for i, e in enumerate(self.events) if e.get("method") == method and e.get("sessionId") == session]
+            found = [i for i, e in enumerate(self.events)
+                     if e.get("method") == method and e.get("sessionId") == session]
             if found:
                 del self.events[:found[0] + 1]  # that event and those before it
                 return
