@@ -12,11 +12,10 @@ Which models are compared: the one asked for when the inferred data has its
 class (the base model, ``causal-lm``, ``masked-lm``, ``seq2seq-lm``), else the
 base model under it (another head's own parameters have no formula); and,
 for the base model, also the family's language model head (the figure
-``count`` prints beside it).  The config is compared as read, before
-``--set`` values: those change the hand model's values after reading, and
-the two sides can mean different things by them (GPT-2's inner width follows
-``--set H`` as 4H in the family, while the file's ``n_inner`` stays put for
-transformers).
+``count`` prints beside it).  A ``--set`` value for a symbol the family
+reads from a field is written into the config first, so the edited file is
+what both sides count; a value that names no field (the ratio r, a switch)
+changes the hand model after reading, and the config is compared before it.
 
 Where the inferred formula refuses the config (a value outside the
 conditions it was verified under), where the family counts something else
