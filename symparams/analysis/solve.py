@@ -37,6 +37,7 @@ from ..core.errors import SymparamsError
 from ..core.formatting import json_number, ratio, table_row, thousands
 from ..core.symbols import SYMBOLS
 from ..core.values import parse_count, to_python
+from .followers import freed
 from .variables import (
     PASS_SIZES,
     QUANTITIES,
@@ -46,7 +47,6 @@ from .variables import (
     quantity,
     quantity_of,
     require_values,
-    without,
 )
 
 
@@ -179,10 +179,15 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
     of = quantity(of)
     x = pass_size_or_symbol(m, symbol, of)
     pass_size = x in PASS_SIZES.values()
-    base = without(m, {x})
-    values = require_values(base, {x}, f"solve for {symbol}")
+    freed_model = freed(m, {x})  # from a config.json: the file's fields that stay, and what follows x
+    base = freed_model.model
+    values = require_values(base, {x, *freed_model.follows}, f"solve for {symbol}")
     values.update(pass_sizes(of, {x}, seq, batch))
+    shown = {s.name: to_python(v) for s, v in values.items()}
+    values.update(freed_model.follows)
     n_x = sp.expand(quantity_of(base.tree, of).xreplace(values))
+    if of == "parameters":
+        freed_model.check(n_x)
     if x not in n_x.free_symbols:
         count = n_x if n_x.is_Integer else None
         tail = f": every admissible {symbol} gives {thousands(count)}" if count is not None else ""
@@ -204,11 +209,17 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
     def point(v):  # the count shown is the model's own, at that value (FLOPs: the exact polynomial's)
         if v is None:
             return None
-        return v, (base.subs(**{symbol: v}).count if of == "parameters" else count.at(v))
+        if of != "parameters":
+            return v, count.at(v)
+        exact = (m if freed_model.points else base).subs(**{symbol: v}).count  # a config.json: the file edited
+        if exact != count.at(v):
+            raise SymparamsError(f"{m.name}: the formula counts {count.at(v)} at {symbol}={v}, the model there "
+                                 f"{exact}; neither is printed")
+        return v, exact
 
     return Solution(model=m.name, symbol=symbol, target=target, value=best, count=point(best)[1],
                     below=point(below), above=point(above), step=step_out,
-                    values={s.name: to_python(v) for s, v in values.items()}, of=of)
+                    values=shown, of=of)
 
 
 def _norm(v) -> int | Fraction:
