@@ -29,6 +29,7 @@ those points (:meth:`Freed.check`).
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import NamedTuple
 
 import sympy as sp
@@ -39,8 +40,9 @@ from ..core.symbols import SYMBOLS, H
 from ..core.values import to_python
 from .variables import without
 
-#: the factors the varied values are multiplied by to read the file at other points, the first three read
-FACTORS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16)
+#: the factors the varied values are multiplied by to read the file at other points, the first three that give
+#: whole values the family reads (a head count may have to fall to divide the width)
+FACTORS = (2, 3, 4, 5, 6, 7, 8, Fraction(1, 2), Fraction(1, 4), 9, 10, 12, 16, Fraction(1, 3), Fraction(1, 8))
 POINTS = 3
 
 
@@ -109,11 +111,14 @@ def _follower(symbol, own: Model, points, names):
 
 def _points(reading, m: Model, start: dict, names) -> list[Model]:
     """The file read at :data:`POINTS` other values of ``names``: their own times the first factors of
-    :data:`FACTORS` that the family reads."""
+    :data:`FACTORS` that give whole sizes the family reads."""
     points, refusal = [], "no value read"
     for factor in FACTORS:
+        values = {name: Fraction(start[name]) * factor for name in names}
+        if any(not SYMBOLS[name].rational and value.denominator != 1 for name, value in values.items()):
+            continue
         try:
-            points.append(reading({name: start[name] * factor for name in names}, m.head))
+            points.append(reading({name: int(v) if v.denominator == 1 else v for name, v in values.items()}, m.head))
         except SymparamsError as exc:
             refusal = str(exc)
             continue

@@ -196,8 +196,8 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
     if pass_size:
         step, finite, rest = Fraction(1), None, ()
     else:
-        step, finite, rest = _admissible(x, SYMBOLS[symbol], values, m.family.constraints)
-    count = _Count(x, n_x, finite, rest)
+        step, finite, rest = _admissible(x, SYMBOLS[symbol], values, base.family.constraints)
+    count = _Count(x, n_x, finite, rest, _file_counts(m, symbol, n_x) if freed_model.points else None)
     if finite is not None:
         best, below, above = _nearest_in_set(count, finite, step, target, symbol)
         step_out = None
@@ -211,11 +211,7 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
             return None
         if of != "parameters":
             return v, count.at(v)
-        exact = (m if freed_model.points else base).subs(**{symbol: v}).count  # a config.json: the file edited
-        if exact != count.at(v):
-            raise SymparamsError(f"{m.name}: the formula counts {count.at(v)} at {symbol}={v}, the model there "
-                                 f"{exact}; neither is printed")
-        return v, exact
+        return v, count.read(v) if count.read is not None else base.subs(**{symbol: v}).count
 
     return Solution(model=m.name, symbol=symbol, target=target, value=best, count=point(best)[1],
                     below=point(below), above=point(above), step=step_out,
@@ -235,6 +231,7 @@ class _Count:
     n_x: sp.Expr
     finite: set | None
     rest: tuple
+    read: Any = None  # a model read from a config.json: the count of the file edited to a value (None: refused)
 
     def at(self, v) -> int | None:
         exact = sp.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else sp.Integer(v)
@@ -243,7 +240,27 @@ class _Count:
 
     def admissible(self, v) -> bool:
         return (v > 0 and (self.finite is None or v in self.finite) and _ok(self.rest, self.x, v)
-                and self.at(v) is not None)
+                and self.at(v) is not None and (self.read is None or self.read(v) is not None))
+
+
+def _file_counts(m, symbol: str, n_x: sp.Expr):
+    """For a model read from a config.json: a value of ``symbol`` → the count of the file edited to it, None where
+    the family refuses that file (an odd head width); one that differs from the formula ``n_x`` is an error."""
+    cache: dict = {}
+
+    def read(v):
+        if v not in cache:
+            try:
+                cache[v] = m.subs(**{symbol: v}).count
+            except SymparamsError:
+                cache[v] = None
+            formula = sp.expand(n_x.xreplace({SYMBOLS[symbol].symbol: sp.Rational(Fraction(v))}))
+            if cache[v] is not None and formula != cache[v]:
+                raise SymparamsError(f"{m.name}: the formula counts {formula} at {symbol}={v}, the file edited to "
+                                     f"it {cache[v]}; neither is printed")
+        return cache[v]
+
+    return read
 
 
 def _nearest_in_set(count: _Count, finite, step, target: int, symbol: str):
