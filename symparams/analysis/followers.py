@@ -9,12 +9,14 @@ the config class computes it (GPT-2's ``n_inner`` unset is 4H: r stays 4),
 and a structure the file's values happen to share (a decoder as deep as the
 encoder) parts when one of them moves.
 
-The file is read again at three other values of the varied symbols (their
-own values times a small factor, the first three the family accepts).  The
-reading at those points gives the structure (switches and family, the same
-at all three); each other symbol is then either constant there (and in the
-file, where the file's reading has it), or a ratio whose width stays (its
-value times H constant), written ``width / H``.  Anything else follows in a
+The file is read again at four other values of the varied symbols (their
+own values times a small factor, the first four the family accepts).  The
+readings give the structure (switches and family: the one most of them
+have, and at least three readings, the file's own among them, must have
+it); in the readings of that structure each other symbol is then either
+constant, or what the family declares it follows (an inferred type's
+``head_dim`` = H/A) where that gives its value at every reading, or a ratio
+whose width stays (its value times H constant), written ``width / H``.  Anything else follows in a
 way no formula here expresses, and is refused in one line naming it, never
 guessed.  The count of the formula is checked against the file's count at
 those points (:meth:`Freed.check`).
@@ -29,6 +31,7 @@ those points (:meth:`Freed.check`).
 
 from __future__ import annotations
 
+from collections import Counter
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -40,10 +43,10 @@ from ..core.symbols import SYMBOLS, H
 from ..core.values import to_python
 from .variables import without
 
-#: the factors the varied values are multiplied by to read the file at other points, the first three that give
+#: the factors the varied values are multiplied by to read the file at other points, the first four that give
 #: whole values the family reads (a head count may have to fall to divide the width)
 FACTORS = (2, 3, 4, 5, 6, 7, 8, Fraction(1, 2), Fraction(1, 4), 9, 10, 12, 16, Fraction(1, 3), Fraction(1, 8))
-POINTS = 3
+POINTS = 4
 
 
 class Freed(NamedTuple):
@@ -76,33 +79,46 @@ def freed(m: Model, varying) -> Freed:
     own = reading.unset(names, m.head)
     start = {name: to_python(own.values[SYMBOLS[name].symbol]) for name in names}
     points = _points(reading, m, start, names)
-    structures = {(p.family, tuple(sorted(p.switches.items()))) for p in points}
-    if len(structures) > 1:
+    # a structure the values happen to meet at one point (A·D = H: no head width of its own) counts the same there
+    # as the one around it; the count is checked at every point
+    chosen = Counter(map(_structure, points)).most_common(1)[0][0]
+    alike = [p for p in [own, *points] if _structure(p) == chosen]
+    if len(alike) < 3:
         raise SymparamsError(f"{m.name}: the file's reading changes its structure as {', '.join(names)} vary; "
                              f"vary them with --set instead")
-    first = points[0]
+    first = alike[-1]
+    declared = {f.symbol: f.expr for f in first.family.follows}  # an inferred type's: head_dim = H/A, ...
     follows = {}
     for symbol in first.symbols:
         if symbol in varying:
             continue
-        follower = _follower(symbol, own, points, names)
+        follower = _follower(symbol, alike, names, declared.get(symbol))
         if follower is None:
             raise SymparamsError(f"{m.name}: {symbol.name} follows {', '.join(names)} in the file's reading in a "
-                                 f"way no formula here expresses ({_seen(symbol, [own, *points], names)}); vary "
+                                 f"way no formula here expresses ({_seen(symbol, alike, names)}); vary "
                                  f"{names[0]} with --set instead")
         if follower is not True:
             follows[symbol] = follower
-    keep = {s.name: v for s, v in first.values.items() if s not in varying and s not in follows}
-    return Freed(Model(first.family, keep, first.switches, first.head, m.name), follows, tuple(points))
+    keep = {s: v for s, v in first.values.items() if s not in varying and s not in follows}
+    follows = {s: sp.sympify(e).xreplace(keep) for s, e in follows.items()}
+    return Freed(Model(first.family, {s.name: v for s, v in keep.items()}, first.switches, first.head, m.name),
+                 follows, tuple(points))
 
 
-def _follower(symbol, own: Model, points, names):
-    """True if ``symbol`` holds one value at every point (and in the file's own reading, where it is read);
-    ``width / H`` for a ratio whose width stays as H varies; None otherwise."""
-    readings = [own, *points] if symbol in own.values else points
+def _structure(m: Model) -> tuple:
+    """What a reading builds: the family, its switches and the tree's count (an inferred type's family is made
+    anew at each reading)."""
+    return m.family.name, tuple(sorted(m.switches.items())), m.tree.total
+
+
+def _follower(symbol, readings, names, declared=None):
+    """True if ``symbol`` holds one value at every reading; the family's ``declared`` expression where it gives
+    the symbol's value at every reading; ``width / H`` for a ratio whose width stays as H varies; None otherwise."""
     seen = [p.values.get(symbol) for p in readings]
     if len(set(seen)) == 1:
         return True
+    if declared is not None and all(sp.expand(declared.xreplace(p.values)) == v for v, p in zip(seen, readings)):
+        return declared
     if not (SYMBOLS[symbol.name].rational and "H" in names) or None in seen:
         return None
     widths = {value * p.values[H] for value, p in zip(seen, readings)}

@@ -70,6 +70,7 @@ class Solution(Displayable):
     step: int | Fraction | None
     values: dict[str, Any] = field(default_factory=dict)
     of: str = "parameters"
+    follows: dict[str, str] = field(default_factory=dict)  # a config.json's: what follows the symbol, as formulas
 
     @property
     def difference(self) -> int:
@@ -86,11 +87,13 @@ class Solution(Displayable):
             "step": None if self.step is None else json_number(self.step),
             "values": {k: json_number(v) for k, v in self.values.items()},
             "of": self.of,
+            **({"follows": dict(self.follows)} if self.follows else {}),
         }
 
     def __str__(self) -> str:
         x = self.symbol
-        fixed = " ".join(f"{k}={ratio(v)}" for k, v in self.values.items())
+        fixed = " ".join([*(f"{k}={ratio(v)}" for k, v in self.values.items()),
+                          *(f"{k}={v}" for k, v in self.follows.items())])
         where = (f"{x} runs over multiples of {ratio(self.step)}" if self.step not in (None, 1) else
                  f"{x} runs over the whole numbers" if self.step == 1 else f"{x} runs over its admissible values")
         what = QUANTITIES[self.of]
@@ -215,7 +218,7 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
 
     return Solution(model=m.name, symbol=symbol, target=target, value=best, count=point(best)[1],
                     below=point(below), above=point(above), step=step_out,
-                    values=shown, of=of)
+                    values=shown, of=of, follows={s.name: sp.sstr(v) for s, v in freed_model.follows.items()})
 
 
 def _norm(v) -> int | Fraction:

@@ -357,6 +357,7 @@ class Sweep(Displayable):
         self.fixed = {s.name: to_python(v) for s, v in self.values.items()}
         #: symbols that follow the grid in a config.json's reading: a width the file gives over H, as r
         self.follows = freed_model.follows
+        self.switches = base.switches  # a config.json's: as the file reads away from its own values
         self.values.update(self.follows)
         # integer variables: a ratio on the grid is its numerator over the axis' denominator
         self._vars = [sp.Symbol(f"_{a.key}", integer=True, positive=True) for a in self.axes]

@@ -5,12 +5,18 @@ builds on the meta device from the edited file; what cannot be written as a form
 import pytest
 
 import symparams
-from symparams.analysis.followers import freed
 from symparams.analysis.solve import solve
 from symparams.analysis.sweep import Sweep
 from symparams.core.errors import SymparamsError
 from symparams.core.symbols import SYMBOLS, H, L
-from tests.reference.edited_configs import CASES, IDS, NEOX, QWEN3_MOE, edited_count
+from tests.reference.edited_configs import CASES, IDS, NEOX, QWEN3_MOE, SMALL, edited_count
+
+#: types only the inferred formulas read, whose class computes a field the file leaves out from the one varied
+INFERRED = [("arcee head_dim left out follows H", {"model_type": "arcee", **SMALL}, {"H": 512},
+             {"hidden_size": 512}),
+            ("rwkv attention_hidden_size and intermediate_size left out follow H",
+             {"model_type": "rwkv", "hidden_size": 256, "num_hidden_layers": 2, "vocab_size": 1000}, {"H": 512},
+             {"hidden_size": 512})]
 
 pytestmark = pytest.mark.crosscheck
 
@@ -20,7 +26,7 @@ def _file_value(config, key):
 
 
 #: a sweep over A with key/value heads apart from A counts G·H²/A, no polynomial in A: refused (as for a preset)
-SWEPT = [c for c in CASES if "key/value heads" not in c[0]]
+SWEPT = [c for c in [*CASES, *INFERRED] if "key/value heads" not in c[0]]
 GQA = [c for c in CASES if "key/value heads" in c[0]]
 
 
@@ -31,7 +37,8 @@ def test_a_sweep_point_counts_as_the_edited_file_builds(config, values, fields):
     assert rows[value] == edited_count(config, fields)
 
 
-@pytest.mark.parametrize("config, values, fields", [c[1:] for c in CASES], ids=IDS)
+@pytest.mark.parametrize("config, values, fields", [c[1:] for c in [*CASES, *INFERRED]],
+                         ids=[c[0] for c in [*CASES, *INFERRED]])
 def test_solve_finds_the_value_whose_edited_file_builds_the_target(config, values, fields):
     (key, value), = values.items()
     target = edited_count(config, fields)
@@ -47,7 +54,16 @@ def test_a_sweep_over_heads_the_file_s_key_value_heads_stay_apart_from_is_refuse
         Sweep(symparams.model(config), {key: f"{_file_value(config, key)},{value}"})
 
 
+def test_heads_that_keys_values_and_head_width_follow_leave_the_count_alone():
+    """Arcee's num_key_value_heads and head_dim left out are A and H/A: every head count gives H² in attention."""
+    with pytest.raises(SymparamsError, match=r"does not depend on A: every admissible A gives 1,305,856$"):
+        solve(symparams.model({"model_type": "arcee", **SMALL}), 10**6, "A")
+    assert edited_count({"model_type": "arcee", **SMALL}, {"num_attention_heads": 8}) == 1_305_856
+
+
 def test_a_width_the_file_gives_is_a_constant_over_h():
+    from symparams.analysis.followers import freed
+
     assert freed(symparams.model(NEOX), {H}).follows == {SYMBOLS["r"].symbol: 512 / H}
 
 
