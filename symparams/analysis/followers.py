@@ -41,6 +41,7 @@ from ..core.errors import SymparamsError
 from ..core.model import Model
 from ..core.symbols import SYMBOLS, H
 from ..core.values import to_python
+from ..families.double_entry import Disagreement
 from .variables import without
 
 #: the factors the varied values are multiplied by to read the file at other points, the first four that give
@@ -135,6 +136,8 @@ def _points(reading, m: Model, start: dict, names) -> list[Model]:
             continue
         try:
             points.append(reading({name: int(v) if v.denominator == 1 else v for name, v in values.items()}, m.head))
+        except Disagreement:
+            raise
         except SymparamsError as exc:
             refusal = str(exc)
             continue

@@ -37,6 +37,7 @@ from ..core.errors import SymparamsError
 from ..core.formatting import json_number, ratio, table_row, thousands
 from ..core.symbols import SYMBOLS
 from ..core.values import parse_count, to_python
+from ..families.double_entry import Disagreement
 from .followers import freed
 from .variables import (
     PASS_SIZES,
@@ -255,6 +256,8 @@ def _file_counts(m, symbol: str, n_x: sp.Expr):
         if v not in cache:
             try:
                 cache[v] = m.subs(**{symbol: v}).count
+            except Disagreement:
+                raise
             except SymparamsError:
                 cache[v] = None
             formula = sp.expand(n_x.xreplace({SYMBOLS[symbol].symbol: sp.Rational(Fraction(v))}))

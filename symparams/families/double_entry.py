@@ -48,6 +48,11 @@ _MISSING = object()
 NOT_WIDTHS = ("position", "vocab", "bucket", "layer", "label")
 
 
+class Disagreement(SymparamsError):
+    """The two derivations count a config differently: never a value to step over (``solve`` and ``sweep``
+    skip a value whose edited file the family refuses, not one of these)."""
+
+
 def cross_check(read, reader, reread, data: Mapping[str, Any], source: str, overridden: bool = False) -> dict | None:
     """Compare the hand family's count of ``data`` as ``read`` (:class:`~.config.Settings`, by ``reader``) with
     the inferred formula's; the record for ``count --json``, None if the data does not know the type.
@@ -114,7 +119,7 @@ def _compare(reading, head, data, entry: dict, source: str) -> dict:
     differ = [f for f in shared if ours[f] != theirs[f]]
     if differ:
         with_head = f" with the {head} head" if head is not None else ""
-        raise SymparamsError(
+        raise Disagreement(
             f"{source}: symparams' {read.family.name} family counts {_listed(ours, differ)}{with_head}, the "
             f"formula inferred from transformers {inferred.version()} builds of {entry['model_class']} counts "
             f"{_listed(theirs, differ)}; one of them misreads this config, so neither is printed")

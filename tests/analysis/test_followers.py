@@ -74,3 +74,21 @@ def test_a_follower_no_formula_expresses_is_refused_in_one_line():
                                              r"here expresses \(L_f is 2 at L=4, 4 at L=8, ") as refused:
         Sweep(m, {"L": "4:12"})
     assert "\n" not in str(refused.value)
+
+
+def test_a_disagreement_of_the_double_entry_at_another_value_is_never_stepped_over(monkeypatch):
+    """A value whose edited file the family refuses is skipped; one the two derivations count differently is not."""
+    from symparams.families import double_entry
+
+    compare = double_entry._compare
+
+    def planted(reading, head, data, entry, source):
+        if data.get("hidden_size") == 768:
+            raise double_entry.Disagreement(f"{source}: planted disagreement")
+        return compare(reading, head, data, entry, source)
+
+    monkeypatch.setattr(double_entry, "_compare", planted)
+    with pytest.raises(double_entry.Disagreement, match="with H=768: planted disagreement$"):
+        Sweep(symparams.model(NEOX), {"H": "256,512"})
+    with pytest.raises(double_entry.Disagreement, match="with H=768: planted disagreement$"):
+        solve(symparams.model(NEOX), 7_000_000, "H")
