@@ -355,9 +355,8 @@ class Sweep(Displayable):
         base = freed_model.model
         self.values = require_values(base, varying | set(freed_model.follows), "sweep")
         self.fixed = {s.name: to_python(v) for s, v in self.values.items()}
-        #: symbols that follow the grid in a config.json's reading: a width the file gives over H, as r
-        self.follows = freed_model.follows
-        self.switches = base.switches  # a config.json's: as the file reads away from its own values
+        # a config.json's: what follows the grid (a width the file gives over H), the switches read away from it
+        self.follows, self.switches = freed_model.follows, base.switches
         self.values.update(self.follows)
         # integer variables: a ratio on the grid is its numerator over the axis' denominator
         self._vars = [sp.Symbol(f"_{a.key}", integer=True, positive=True) for a in self.axes]
