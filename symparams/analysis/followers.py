@@ -11,15 +11,15 @@ encoder) parts when one of them moves.
 
 The file is read again at four other values of the varied symbols (their
 own values times a small factor, the first four the family accepts).  The
-readings give the structure (switches and family: the one most of them
-have, and at least three readings, the file's own among them, must have
-it); in the readings of that structure each other symbol is then either
-constant, or what the family declares it follows (an inferred type's
-``head_dim`` = H/A) where that gives its value at every reading, or a ratio
-whose width stays (its value times H constant), written ``width / H``.  Anything else follows in a
-way no formula here expresses, and is refused in one line naming it, never
-guessed.  The count of the formula is checked against the file's count at
-those points (:meth:`Freed.check`).
+structure (family and switches) is the one most of those readings have, and
+at least three of the five readings (the file's own and the four) must have
+it.  In the readings of that structure each other symbol is then constant,
+or what the family declares it follows (an inferred type's ``head_dim`` =
+H/A) where that gives its value at every reading, or a ratio whose width
+stays (its value times H constant), written ``width / H``.  Anything else
+follows in a way no formula here expresses, and is refused in one line
+naming it, never guessed.  The formula's count is checked against the
+file's own count at all five readings (:meth:`Freed.check`).
 
 >>> from symparams import model
 >>> from symparams.core.symbols import H
@@ -103,7 +103,7 @@ def freed(m: Model, varying) -> Freed:
     keep = {s: v for s, v in first.values.items() if s not in varying and s not in follows}
     follows = {s: sp.sympify(e).xreplace(keep) for s, e in follows.items()}
     return Freed(Model(first.family, {s.name: v for s, v in keep.items()}, first.switches, first.head, m.name),
-                 follows, tuple(points))
+                 follows, (own, *points))
 
 
 def _structure(m: Model) -> tuple:

@@ -165,7 +165,9 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
     """The admissible value of ``symbol`` whose count is nearest ``target``.
 
     The model's own value for ``symbol`` (a preset's) is ignored; every other
-    symbol needs a value.  ``of="flops"`` (or ``"training_flops"``) aims the
+    symbol needs a value.  For a model read from a config.json, ``symbol``
+    varies as ``--set`` varies it, with what follows it in the file
+    (:mod:`.followers`), and each count shown is the edited file's.  ``of="flops"`` (or ``"training_flops"``) aims the
     FLOPs of a pass over ``batch`` sequences of ``seq`` tokens at the target
     instead; ``symbol`` may then be ``s`` or ``b`` too: the longest sequence
     whose forward pass is nearest 10^12 FLOPs, say.

@@ -318,7 +318,7 @@ class Sweep(Displayable):
     Parameters
     ----------
     m : Model
-        The model; its values for the grid keys are replaced by the grid.
+        The model; its values for the grid keys are replaced by the grid (as ``--set`` does: :mod:`.followers`).
     grid : mapping of symbol name to spec
         A spec is ``"start:stop:step"`` (stop included), ``"start:stop"``,
         ``"a,b,c"``, a ``range`` or a sequence of values.

@@ -15,7 +15,8 @@ NEOX = {"model_type": "gpt_neox", **SMALL}
 LLAMA = {"model_type": "llama", **SMALL}
 GPT2 = {"model_type": "gpt2", "n_embd": 128, "n_head": 4, "n_layer": 2, "vocab_size": 1000, "n_positions": 64}
 MISTRAL = {"model_type": "mistral", **SMALL, "num_attention_heads": 8}
-QWEN2 = {"model_type": "qwen2", **SMALL, "hidden_size": 1024, "num_attention_heads": 32}  # the class's 32 kv heads divide A
+#: its class's 32 key/value heads (the default) must divide the heads
+QWEN2 = {"model_type": "qwen2", **SMALL, "hidden_size": 1024, "num_attention_heads": 32}
 T5 = {"model_type": "t5", "d_model": 128, "d_kv": 32, "d_ff": 256, "num_heads": 4, "num_layers": 2,
       "vocab_size": 1000}
 BART = {"model_type": "bart", "d_model": 128, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
