@@ -9,7 +9,7 @@ import pytest
 import symparams
 from symparams.core.errors import SymparamsError
 from symparams.core.symbols import D, G, r
-from tests.reference.edited_configs import CASES, GPT2, IDS, LLAMA, NEOX, edited_count
+from tests.reference.edited_configs import CASES, GPT2, IDS, LLAMA, NEOX, SMALL, edited_count
 
 pytestmark = pytest.mark.crosscheck
 
@@ -50,3 +50,9 @@ def test_the_edited_file_is_refused_in_one_line_naming_the_value_set():
     with pytest.raises(SymparamsError, match=r"^config with A=3: key hidden_size \(256\) is not divisible by "
                                              r"num_attention_heads \(3\)"):
         symparams.model(LLAMA, A=3)
+
+
+def test_subs_on_a_type_only_the_inferred_formulas_read_counts_as_the_edited_file_builds():
+    """Arcee's head_dim left out is hidden_size // num_attention_heads: it follows H through subs as through --set."""
+    arcee = {"model_type": "arcee", **SMALL}
+    assert symparams.model(arcee).subs(H=512).count == edited_count(arcee, {"hidden_size": 512}) == 3_660_288
