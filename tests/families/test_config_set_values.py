@@ -1,8 +1,7 @@
 """A value set on a config.json a hand-written family reads (``symparams.model(path, H=512)``, ``Model.subs``) means
 the edited file: it is written into the field the family read the symbol from, and the file read again, so a
 field the file gives stays and one it leaves out follows as transformers computes it.  Each count is compared with
-the model transformers builds on the meta device from the edited file (see :mod:`tests.reference.edited_configs`,
-which also names what the reading before this counted)."""
+the model transformers builds on the meta device from the edited file (:mod:`tests.reference.edited_configs`)."""
 
 import pytest
 

@@ -1,8 +1,8 @@
 """Small config.json files of hand-written families, values set on them, and the same values as the fields a user
 would edit: the reference is what transformers builds from the edited file on the meta device.
 
-Each case: (name, config, values set, the edited fields, the transformers class counted).  The names say what the
-edit leaves and what follows it, as transformers computes it.
+Each case: (name, config, values set, the same values as the fields edited); the count is the base model's
+(``AutoModel``).  The names say what the edit leaves and what follows it, as transformers computes it.
 """
 
 from __future__ import annotations
