@@ -7,6 +7,9 @@ Each case: (name, config, values set, the same values as the fields edited); the
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
+
 from tests.reference.inferred_builds import built
 
 SMALL = {"hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 512,
@@ -56,5 +59,11 @@ IDS = [case[0] for case in CASES]
 
 
 def edited_count(config: dict, fields: dict) -> int:
-    """The parameters of the base model transformers builds from ``config`` with ``fields`` written in."""
-    return built({**config, **fields}, "base")
+    """The parameters of the base model transformers builds from ``config`` with ``fields`` written in (built once
+    per session: several tests ask for the same edited file)."""
+    return _built(json.dumps({**config, **fields}, sort_keys=True))
+
+
+@lru_cache(maxsize=None)
+def _built(config: str) -> int:
+    return built(json.loads(config), "base")
