@@ -37,6 +37,8 @@ from ..core.errors import SymparamsError
 from ..core.formatting import json_number, ratio, table_row, thousands
 from ..core.symbols import SYMBOLS
 from ..core.values import parse_count, to_python
+from ..families.double_entry import Disagreement
+from .followers import freed
 from .variables import (
     PASS_SIZES,
     QUANTITIES,
@@ -46,7 +48,6 @@ from .variables import (
     quantity,
     quantity_of,
     require_values,
-    without,
 )
 
 
@@ -70,6 +71,7 @@ class Solution(Displayable):
     step: int | Fraction | None
     values: dict[str, Any] = field(default_factory=dict)
     of: str = "parameters"
+    follows: dict[str, str] = field(default_factory=dict)  # a config.json's: what follows the symbol, as formulas
 
     @property
     def difference(self) -> int:
@@ -86,11 +88,13 @@ class Solution(Displayable):
             "step": None if self.step is None else json_number(self.step),
             "values": {k: json_number(v) for k, v in self.values.items()},
             "of": self.of,
+            **({"follows": dict(self.follows)} if self.follows else {}),
         }
 
     def __str__(self) -> str:
         x = self.symbol
-        fixed = " ".join(f"{k}={ratio(v)}" for k, v in self.values.items())
+        fixed = " ".join([*(f"{k}={ratio(v)}" for k, v in self.values.items()),
+                          *(f"{k}={v}" for k, v in self.follows.items())])
         where = (f"{x} runs over multiples of {ratio(self.step)}" if self.step not in (None, 1) else
                  f"{x} runs over the whole numbers" if self.step == 1 else f"{x} runs over its admissible values")
         what = QUANTITIES[self.of]
@@ -161,7 +165,9 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
     """The admissible value of ``symbol`` whose count is nearest ``target``.
 
     The model's own value for ``symbol`` (a preset's) is ignored; every other
-    symbol needs a value.  ``of="flops"`` (or ``"training_flops"``) aims the
+    symbol needs a value.  For a model read from a config.json, ``symbol``
+    varies as ``--set`` varies it, with what follows it in the file
+    (:mod:`.followers`), and each count shown is the edited file's.  ``of="flops"`` (or ``"training_flops"``) aims the
     FLOPs of a pass over ``batch`` sequences of ``seq`` tokens at the target
     instead; ``symbol`` may then be ``s`` or ``b`` too: the longest sequence
     whose forward pass is nearest 10^12 FLOPs, say.
@@ -179,10 +185,15 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
     of = quantity(of)
     x = pass_size_or_symbol(m, symbol, of)
     pass_size = x in PASS_SIZES.values()
-    base = without(m, {x})
-    values = require_values(base, {x}, f"solve for {symbol}")
+    freed_model = freed(m, {x})  # from a config.json: the file's fields that stay, and what follows x
+    base = freed_model.model
+    values = require_values(base, {x, *freed_model.follows}, f"solve for {symbol}")
     values.update(pass_sizes(of, {x}, seq, batch))
+    shown = {s.name: to_python(v) for s, v in values.items()}
+    values.update(freed_model.follows)
     n_x = sp.expand(quantity_of(base.tree, of).xreplace(values))
+    if of == "parameters":
+        freed_model.check(n_x)
     if x not in n_x.free_symbols:
         count = n_x if n_x.is_Integer else None
         tail = f": every admissible {symbol} gives {thousands(count)}" if count is not None else ""
@@ -191,8 +202,8 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
     if pass_size:
         step, finite, rest = Fraction(1), None, ()
     else:
-        step, finite, rest = _admissible(x, SYMBOLS[symbol], values, m.family.constraints)
-    count = _Count(x, n_x, finite, rest)
+        step, finite, rest = _admissible(x, SYMBOLS[symbol], values, base.family.constraints)
+    count = _Count(x, n_x, finite, rest, _file_counts(m, symbol, n_x) if freed_model.points else None)
     if finite is not None:
         best, below, above = _nearest_in_set(count, finite, step, target, symbol)
         step_out = None
@@ -204,11 +215,13 @@ def solve(m, target, symbol: str, of: str = "parameters", seq=None, batch=None) 
     def point(v):  # the count shown is the model's own, at that value (FLOPs: the exact polynomial's)
         if v is None:
             return None
-        return v, (base.subs(**{symbol: v}).count if of == "parameters" else count.at(v))
+        if of != "parameters":
+            return v, count.at(v)
+        return v, count.read(v) if count.read is not None else base.subs(**{symbol: v}).count
 
     return Solution(model=m.name, symbol=symbol, target=target, value=best, count=point(best)[1],
                     below=point(below), above=point(above), step=step_out,
-                    values={s.name: to_python(v) for s, v in values.items()}, of=of)
+                    values=shown, of=of, follows={s.name: sp.sstr(v) for s, v in freed_model.follows.items()})
 
 
 def _norm(v) -> int | Fraction:
@@ -224,6 +237,7 @@ class _Count:
     n_x: sp.Expr
     finite: set | None
     rest: tuple
+    read: Any = None  # a model read from a config.json: the count of the file edited to a value (None: refused)
 
     def at(self, v) -> int | None:
         exact = sp.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else sp.Integer(v)
@@ -232,7 +246,29 @@ class _Count:
 
     def admissible(self, v) -> bool:
         return (v > 0 and (self.finite is None or v in self.finite) and _ok(self.rest, self.x, v)
-                and self.at(v) is not None)
+                and self.at(v) is not None and (self.read is None or self.read(v) is not None))
+
+
+def _file_counts(m, symbol: str, n_x: sp.Expr):
+    """For a model read from a config.json: a value of ``symbol`` → the count of the file edited to it, None where
+    the family refuses that file (an odd head width); one that differs from the formula ``n_x`` is an error."""
+    cache: dict = {}
+
+    def read(v):
+        if v not in cache:
+            try:
+                cache[v] = m.subs(**{symbol: v}).count
+            except Disagreement:
+                raise
+            except SymparamsError:
+                cache[v] = None
+            formula = sp.expand(n_x.xreplace({SYMBOLS[symbol].symbol: sp.Rational(Fraction(v))}))
+            if cache[v] is not None and formula != cache[v]:
+                raise SymparamsError(f"{m.name}: the formula counts {formula} at {symbol}={v}, the file edited to "
+                                     f"it {cache[v]}; neither is printed")
+        return cache[v]
+
+    return read
 
 
 def _nearest_in_set(count: _Count, finite, step, target: int, symbol: str):

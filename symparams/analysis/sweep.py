@@ -48,6 +48,7 @@ from ..core.family import Constraint
 from ..core.formatting import ratio, thousands
 from ..core.symbols import SYMBOLS, A, H
 from ..core.values import parse_value, parse_whole, to_python
+from .followers import freed
 from .integer_forms import RELATIONS, bound, condition_tree, int_fraction, integer_form
 from .variables import (
     PASS_SIZES,
@@ -57,7 +58,6 @@ from .variables import (
     quantity,
     quantity_of,
     require_values,
-    without,
 )
 
 INT64_MAX = 2**63 - 1
@@ -318,7 +318,7 @@ class Sweep(Displayable):
     Parameters
     ----------
     m : Model
-        The model; its values for the grid keys are replaced by the grid.
+        The model; its values for the grid keys are replaced by the grid (as ``--set`` does: :mod:`.followers`).
     grid : mapping of symbol name to spec
         A spec is ``"start:stop:step"`` (stop included), ``"start:stop"``,
         ``"a,b,c"``, a ``range`` or a sequence of values.
@@ -351,22 +351,28 @@ class Sweep(Displayable):
         self.points = math.prod(a.count for a in self.axes)
         self.head_width = _head_width(m, head_width, symbols)
         varying = set(symbols) | ({A} if self.head_width else set())
-        base = without(m, varying)
-        self.values = require_values(base, varying, "sweep")
+        freed_model = freed(m, varying)  # from a config.json: the file's fields that stay, and what follows
+        base = freed_model.model
+        self.values = require_values(base, varying | set(freed_model.follows), "sweep")
         self.fixed = {s.name: to_python(v) for s, v in self.values.items()}
+        # a config.json's: what follows the grid (a width the file gives over H), the switches read away from it
+        self.follows, self.switches = freed_model.follows, base.switches
+        self.values.update(self.follows)
         # integer variables: a ratio on the grid is its numerator over the axis' denominator
         self._vars = [sp.Symbol(f"_{a.key}", integer=True, positive=True) for a in self.axes]
         to_int = {s: v / a.den for s, v, a in zip(symbols, self._vars, self.axes)}
-        constraints = m.family.constraints
+        constraints = base.family.constraints
         if self.head_width:  # A follows H: A = H / width, a positive whole number
             to_int[A] = H.xreplace({**self.values, **to_int}) / self.head_width
             constraints = (*constraints, Constraint(H / self.head_width, ""))
             symbols = [*symbols, A]
         self.values.update(pass_sizes(self.of, symbols, seq, batch))
         self.total = sp.expand(quantity_of(base.tree, self.of).xreplace(self.values))
+        if self.of == "parameters":
+            freed_model.check(self.total)
         self._f, self._scale = self._integer_form(self.total, to_int)
         #: whether the model has routed experts: then every row has the active count after the total
-        self.routed = m.routed and self.of == "parameters"  # FLOPs already count the routed experts only
+        self.routed = base.routed and self.of == "parameters"  # FLOPs already count the routed experts only
         self.active_total = sp.expand(base.tree.active_total.xreplace(self.values)) if self.routed else None
         if self.routed:
             self._active_f, self._active_scale = self._integer_form(self.active_total, to_int)

@@ -6,6 +6,8 @@ import sys
 from fractions import Fraction
 from typing import Sequence
 
+import sympy as sp
+
 from ..analysis.solve import solve
 from ..analysis.sweep import Axis, Sweep
 from ..analysis.variables import QUANTITIES
@@ -145,7 +147,8 @@ def _write_json(s: Sweep, consume) -> None:
     out = sys.stdout
     head = {
         "model": m.name, "family": m.family.name, "head": m.head,
-        "values": {k: json_number(v) for k, v in s.fixed.items()}, "switches": dict(m.switches),
+        "values": {k: json_number(v) for k, v in s.fixed.items()}, "switches": dict(s.switches),
+        **({"follows": {k.name: sp.sstr(v) for k, v in s.follows.items()}} if s.follows else {}),
         "grid": {a.key: [json_number(v) for v in a.values()] if a.items is not None else
                  {"start": json_number(a.value(0)), "stop": json_number(a.value(a.count - 1)),
                   "step": json_number(Fraction(a.step, a.den) if a.step % a.den else a.step // a.den),

@@ -86,12 +86,18 @@ class Model(Displayable):
     optional : set of str
         Keys of ``values`` that may go unused (a preset's, when switches
         drop a symbol); others must be used.
+    reread : callable or None
+        For a model read from a config.json: ``reread(changes, head)``, the
+        model of the same file with ``changes`` (values and switches) set as
+        ``--set`` sets them, written into the fields they name.  Then
+        :meth:`subs` and :meth:`with_switches` mean what editing the file
+        means (a width the file gives stays when H changes).
     """
 
     def __init__(self, family: Family | str, values: Mapping[str, Any] | None = None,
                  switches: Mapping[str, Any] | None = None, head: str | None = None,
                  name: str | None = None, optional: frozenset[str] = frozenset(), notes: tuple[str, ...] = (),
-                 double_entry: Mapping[str, Any] | None = None, saved_as=None):
+                 double_entry: Mapping[str, Any] | None = None, saved_as=None, reread=None):
         if not isinstance(family, Family):
             raise SymparamsError(f"Model() takes a Family, not {type(family).__name__} "
                                  f"(symparams.model({family!r}) takes a name)")
@@ -106,6 +112,7 @@ class Model(Displayable):
         self.notes = tuple(notes)
         self.double_entry = double_entry
         self.saved_as = saved_as
+        self.reread = reread
         self.name = name or self.family.name
         self.tree: Block = _tree(self.family, self.switches, self.head)
         given = {k: parse_value(k, v) for k, v in (values or {}).items() if v is not None}  # None: leave free
@@ -313,7 +320,17 @@ class Model(Displayable):
 
     # -- variants --------------------------------------------------------------
     def subs(self, **values) -> "Model":
-        """A new model with more (or other) values."""
+        """A new model with more (or other) values; for a model read from a config.json, the model of the file
+        with the values written into the fields they name, as transformers builds the edited file (``reread``).
+
+        >>> from symparams import model
+        >>> neox = model({"model_type": "gpt_neox", "hidden_size": 256, "intermediate_size": 512,
+        ...               "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 1000})
+        >>> neox.evaluate("r"), neox.subs(H=512).evaluate("r")  # intermediate_size stays 512 as H doubles
+        (2, 1)
+        """
+        if self.reread is not None:
+            return self.reread(values, self.head)
         merged = {s.name: v for s, v in self.values.items()}
         merged.update(values)
         return Model(self.family, merged, self.switches, self.head, self.name, self.optional - set(values),
@@ -326,6 +343,8 @@ class Model(Displayable):
         >>> model("transformer-base").with_switches(positions="none").count
         63082496
         """
+        if self.reread is not None:
+            return self.reread(switches, self.head)
         merged = dict(self.switches)
         merged.update(switches)
         return Model(self.family, {s.name: v for s, v in self.values.items()}, merged, self.head, self.name,
@@ -340,7 +359,8 @@ class Model(Displayable):
         8030261248
         """
         return Model(self.family, {s.name: v for s, v in self.values.items()}, self.given_switches, head,
-                     self.name, self.optional, self.notes, saved_as=self.saved_as)
+                     self.name, self.optional, self.notes, saved_as=self.saved_as,
+                     reread=self.reread)
 
     def saved_model(self) -> "Model":
         """The model as its config.json's ``architectures`` says the checkpoint was saved: with that class's

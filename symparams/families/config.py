@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
@@ -40,6 +40,17 @@ def _json(value) -> str:
         return json.dumps(value, sort_keys=True)
     except (TypeError, ValueError, RecursionError):
         return repr(value)
+
+
+class FieldValue(int):
+    """A whole number read from a config field, which remembers that field: a symbol whose value it becomes then
+    names the field, so that a value set for the symbol can be written into the file (:func:`settings`).
+    ``spelled`` is the name the file gives the field, None where the number is the class's default."""
+
+    def __new__(cls, value: int, field: str, spelled: str | None):
+        number = super().__new__(cls, value)
+        number.field, number.spelled = field, spelled
+        return number
 
 
 def _shown(value) -> str:
@@ -142,15 +153,21 @@ class ConfigReader:
 
     def int(self, *keys: str, default: Any = REQUIRED, minimum: int = 1, exact: bool = False) -> Any:
         """The first of ``keys`` present (under any of its names; with ``exact``, under that name only: what a
-        config class's ``__post_init__`` sees before it applies the aliases), as a whole number ≥ ``minimum``."""
+        config class's ``__post_init__`` sees before it applies the aliases), as a whole number ≥ ``minimum``: a
+        :class:`FieldValue` naming the field it was read from (the first key's, for a whole default)."""
         key, value = self._find(keys, default, exact)
         if key is None:
-            return value
+            whole = isinstance(value, int) and not isinstance(value, bool)
+            return FieldValue(value, self.stored_name(keys[0]), None) if whole else value
         if isinstance(value, bool) or not isinstance(value, int):
             raise SymparamsError(f"{self.source}: key {key} must be a whole number, not {_shown(value)}")
         if value < minimum:
             raise SymparamsError(f"{self.source}: key {key} must be at least {minimum}, not {value}")
-        return value
+        return FieldValue(value, self.stored_name(key), key)
+
+    def stored_name(self, key: str) -> str:
+        """The name the config's class stores ``key``'s field under."""
+        return self.fields.stored(key) if self.fields is not None else key
 
     def bool(self, *keys: str, default: Any = REQUIRED) -> Any:
         key, value = self._find(keys, default)
@@ -266,7 +283,9 @@ class Settings:
     """What a config.json says: the family, its values and switches, the head, a name for the model.
 
     ``optional`` are the values the model may leave unused (e.g. ``num_labels``
-    without a classification head).
+    without a classification head).  ``read_from`` maps each symbol whose value
+    was read from one config field to that field: (the name its class stores
+    it under, the name the file gives it or None).
     """
 
     family: Family
@@ -278,6 +297,7 @@ class Settings:
     notes: tuple = ()
     double_entry: dict | None = None  # how the count was cross-checked (:mod:`.double_entry`)
     saved_as: Any = None  # the class the config's architectures names (:mod:`.architectures`)
+    read_from: dict = field(default_factory=dict)
 
 
 def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mapping[str, str] | None = None,
@@ -285,11 +305,21 @@ def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mappin
     """The :class:`Settings` of a config dict.
 
     ``head`` adds a task head (``None``: the base model, what ``AutoModel``
-    builds); ``overrides`` are ``--set`` values and switches, applied after
-    the config's.  ``check`` cross-checks the config as read, before the
-    overrides (:func:`symparams.families.double_entry.cross_check`, which
+    builds); ``overrides`` are ``--set`` values and switches.  A whole value
+    for a symbol the family read from one field is written into the config
+    under that field, and the config read again: what transformers builds
+    from the edited file, where a field the file gives keeps its value and
+    one it leaves out follows as the config class computes it.  Switches,
+    and values for symbols read from no single field (a ratio such as ``r``),
+    apply after that reading.  ``check`` cross-checks the config as read,
+    with the fields written and before the other overrides
+    (:func:`symparams.families.double_entry.cross_check`, which
     :func:`symparams.model` passes); what it returns is the settings'
     ``double_entry``.
+
+    >>> data = {"model_type": "gpt_neox", "hidden_size": 256, "intermediate_size": 512}
+    >>> settings(data, overrides={"H": "512"}).values["r"]  # the file's intermediate_size stays: 512/512
+    Fraction(1, 1)
     """
     if not isinstance(source, str):
         raise SymparamsError(f"a config's source is named by text, not {type(source).__name__}")
@@ -299,12 +329,41 @@ def settings(data: Mapping[str, Any], head: str | None = None, overrides: Mappin
         raise SymparamsError(f"overrides are a mapping of keys to values, not {type(overrides).__name__}")
     model_type = ConfigReader(data, source).str("model_type")
     fam = family_for(model_type, source, remote_code="auto_map" in data)
-    read, reader = read_with(fam, data, source, fam.check_head(head))
-    checked = None if check is None else check(read, reader, lambda other: read_with(fam, data, source, other), data,
-                                               source, overridden=bool(overrides))
-    given_values, given_switches = fam.split(overrides or {}, fam.name)
+    head = fam.check_head(head)
+    where, rest = source, dict(overrides or {})
+    if rest:
+        data, rest, where = written(data, rest, read_with(fam, data, source, head)[0].read_from, source)
+    read, reader = read_with(fam, data, where, head)
+    checked = None if check is None else check(read, reader, lambda other: read_with(fam, data, where, other), data,
+                                               where, overridden=bool(rest))
+    given_values, given_switches = fam.split(rest, fam.name)
     return Settings(fam, {**read.values, **given_values}, {**read.switches, **given_switches}, read.head,
-                    read.name, frozenset(read.values) - set(overrides or {}), read.notes, checked)
+                    model_name(source), frozenset(read.values) - set(rest), read.notes, checked,
+                    read_from=read.read_from)
+
+
+def written(data: Mapping[str, Any], overrides: Mapping[str, Any], fields_of: Mapping[str, tuple],
+            source: str) -> tuple[dict, dict, str]:
+    """(``data`` with each whole value of ``overrides`` for a symbol of ``fields_of`` written into its field, the
+    overrides left, ``source`` named with the values written: ``config.json with H=512``, so that a refusal of
+    the edited file says what was set).  The field is written under the name the file gives it, else the one its
+    class stores it under, and every other name of it is dropped: the value set is the value read."""
+    from ..core.values import parse_value
+
+    edited, left, done = dict(data), {}, []
+    spellings = fields.of(data["model_type"])
+    for key, raw in overrides.items():
+        found = fields_of.get(key) if raw is not None else None  # None: a symbol left free
+        value = parse_value(key, raw) if found is not None else None
+        if value is None or not value.is_Integer:
+            left[key] = raw
+            continue
+        stored, spelled = found
+        for name in spellings.spellings(stored) if spellings is not None else (stored,):
+            edited.pop(name, None)
+        edited[spelled or stored] = int(value)
+        done.append(f"{key}={raw}")
+    return edited, left, f"{source} with {', '.join(done)}" if done else source
 
 
 def read_with(fam: Family, data: Mapping[str, Any], source: str, head: str | None):
@@ -312,7 +371,10 @@ def read_with(fam: Family, data: Mapping[str, Any], source: str, head: str | Non
     no cross-check; the :class:`ConfigReader` that read it, which knows what was asked)."""
     reader = ConfigReader(data, source, head, fields.of(data["model_type"]))
     values, switches = fam.from_config(reader)
-    return Settings(fam, values, switches, head, model_name(source), frozenset(values), tuple(reader.notes)), reader
+    read_from = {key: (value.field, value.spelled) for key, value in values.items() if isinstance(value, FieldValue)}
+    values = {key: int(value) if isinstance(value, FieldValue) else value for key, value in values.items()}
+    return Settings(fam, values, switches, head, model_name(source), frozenset(values), tuple(reader.notes),
+                    read_from=read_from), reader
 
 
 def model_name(source: str) -> str:

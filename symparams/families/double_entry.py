@@ -12,11 +12,10 @@ Which models are compared: the one asked for when the inferred data has its
 class (the base model, ``causal-lm``, ``masked-lm``, ``seq2seq-lm``), else the
 base model under it (another head's own parameters have no formula); and,
 for the base model, also the family's language model head (the figure
-``count`` prints beside it).  The config is compared as read, before
-``--set`` values: those change the hand model's values after reading, and
-the two sides can mean different things by them (GPT-2's inner width follows
-``--set H`` as 4H in the family, while the file's ``n_inner`` stays put for
-transformers).
+``count`` prints beside it).  A ``--set`` value for a symbol the family
+reads from a field is written into the config first, so the edited file is
+what both sides count; a value that names no field (the ratio r, a switch)
+changes the hand model after reading, and the config is compared before it.
 
 Where the inferred formula refuses the config (a value outside the
 conditions it was verified under), where the family counts something else
@@ -47,6 +46,11 @@ _MISSING = object()
 #: words of fields that count rows (positions, tokens, buckets, layers), not widths: a table of P rows of width H
 #: stays when P = H
 NOT_WIDTHS = ("position", "vocab", "bucket", "layer", "label")
+
+
+class Disagreement(SymparamsError):
+    """The two derivations count a config differently: never a value to step over (``solve`` and ``sweep``
+    skip a value whose edited file the family refuses, not one of these)."""
 
 
 def cross_check(read, reader, reread, data: Mapping[str, Any], source: str, overridden: bool = False) -> dict | None:
@@ -115,7 +119,7 @@ def _compare(reading, head, data, entry: dict, source: str) -> dict:
     differ = [f for f in shared if ours[f] != theirs[f]]
     if differ:
         with_head = f" with the {head} head" if head is not None else ""
-        raise SymparamsError(
+        raise Disagreement(
             f"{source}: symparams' {read.family.name} family counts {_listed(ours, differ)}{with_head}, the "
             f"formula inferred from transformers {inferred.version()} builds of {entry['model_class']} counts "
             f"{_listed(theirs, differ)}; one of them misreads this config, so neither is printed")

@@ -4,8 +4,8 @@
 194536704
 >>> model("transformer-base", tie=False).components["output"]
 18944000
->>> model({"model_type": "bert", "num_hidden_layers": 24}, H=1024, A=16).count
-335141888
+>>> model({"model_type": "bert", "num_hidden_layers": 24}, H=1024, A=16).count  # intermediate_size stays 3072
+284785664
 
 A value of ``None`` leaves a symbol free (drops a preset's value):
 
@@ -101,8 +101,35 @@ def from_config(path: str, head: str | None = None, overrides: Mapping[str, str]
         path = os.path.join(path, "config.json")
     from .config import read  # a preset's count reads no file: its cold start does not import the reader
 
-    settings = _settings(read(path), head, overrides, path)
-    return _from_settings(settings if name is None else dataclasses.replace(settings, name=name), path)
+    return _read_model(read(path), head, overrides, path, name)
+
+
+def _read_model(data: Any, head, overrides, source: str, name: str | None = None) -> Model:
+    """The model of a config dict read from ``source``, which remembers the dict (:class:`Reading`): a variant
+    with other values (:meth:`Model.subs`) is the file edited to them, read again."""
+    settings = _settings(data, head, overrides, source)
+    reading = Reading(data, dict(overrides or {}), source, name)
+    return _from_settings(settings if name is None else dataclasses.replace(settings, name=name), source, reading)
+
+
+class Reading:
+    """A config dict and the values set on it (``--set``), as a model read from them remembers them.
+
+    Calling it with more values (or switches) and a head reads the file again with them written in: what
+    :meth:`Model.subs` of such a model does.
+    """
+
+    def __init__(self, data: Any, overrides: dict, source: str, name: str | None):
+        self.data, self.overrides, self.source, self.name = data, overrides, source, name
+
+    def __call__(self, changes: Mapping[str, Any], head: str | None) -> Model:
+        return _read_model(self.data, head, {**self.overrides, **changes}, self.source, self.name)
+
+    def unset(self, keys, head: str | None) -> Model:
+        """The model with the values set for ``keys`` taken back: the file's own (a symbol left free for
+        ``solve`` or ``sweep`` gets its value from the file again)."""
+        kept = {key: value for key, value in self.overrides.items() if key not in keys}
+        return _read_model(self.data, head, kept, self.source, self.name)
 
 
 def _settings(data: Any, head, overrides, source: str) -> Settings:
@@ -141,10 +168,10 @@ def _has_family(model_type: str) -> bool:
     return for_config_type(model_type) is not None
 
 
-def _from_settings(s: Settings, source: str) -> Model:
+def _from_settings(s: Settings, source: str, reread=None) -> Model:
     try:
         return Model(s.family, s.values, s.switches, s.head, s.name, optional=s.optional, notes=s.notes,
-                     double_entry=s.double_entry, saved_as=s.saved_as)
+                     double_entry=s.double_entry, saved_as=s.saved_as, reread=reread)
     except SymparamsError as exc:  # H not divisible by A, ...: name the file
         raise SymparamsError(f"{source}: {exc}") from None
 
@@ -152,7 +179,7 @@ def _from_settings(s: Settings, source: str) -> Model:
 def _from_config_source(source: Any, head, overrides) -> Model:
     """A model from a config.json path (or its folder) or a config dict."""
     if isinstance(source, Mapping):
-        return _from_settings(_settings(source, head, overrides, "config"), "config")
+        return _read_model(dict(source), head, overrides, "config")  # a copy: the caller's dict may change
     if not isinstance(source, (str, os.PathLike)):
         raise SymparamsError(f"model() takes a name, a config.json path or a dict, not {type(source).__name__}")
     return from_config(os.fspath(source), head, overrides)

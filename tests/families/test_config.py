@@ -172,11 +172,12 @@ def test_a_config_that_is_not_a_dict_is_a_one_line_error():
 
 
 def test_settings_say_what_the_config_holds_without_building_a_model():
-    s = settings(read(str(BART_BASE)), "question-answering", {"L": "3"}, source=str(BART_BASE))
+    """L=3 is written into the file's encoder_layers: its decoder_layers (6) stay, so the decoder gets L_d."""
+    s = settings(read(str(BART_BASE)), "question-answering", {"L": "3", "r": "2"}, source=str(BART_BASE))
     assert s.family is family("bart") and s.head == "question-answering" and s.name == "bart-base"
-    assert s.values["L"] == "3" and s.values["H"] == 768 and s.switches == {"tie": True, "split_layers": False,
-                                                                                 "split_heads": False, "split_ffn": False}
-    assert "L" not in s.optional  # a value given with --set must be used
+    assert (s.values["L"], s.values["L_d"], s.values["H"]) == (3, 6, 768)
+    assert s.switches == {"tie": True, "split_layers": True, "split_heads": False, "split_ffn": False}
+    assert s.values["r"] == "2" and "r" not in s.optional  # a value for no field is the family's; it must be used
 
 
 def test_model_reads_a_config_path_or_dict():

@@ -116,17 +116,19 @@ def test_a_field_that_changes_the_count_and_that_the_family_never_read_is_refuse
     assert model({**data, "num_local_experts": 128}).count  # at the default the family's reading is right
 
 
-def test_set_values_apply_to_the_family_after_the_config_as_read_is_compared(plant):
+def test_set_values_are_written_into_the_file_and_the_edited_file_is_compared(plant):
     data = {"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2, "vocab_size": 100}
     m = model(data, H=128, L=3)
-    assert m.count == model(data).subs(H=128, L=3).count
-    assert m.double_entry["of"] == "the config as read, before --set"
+    assert m.count == model({**data, "n_embd": 128, "n_layer": 3}).count
+    assert m.double_entry["of"] == "the config as read"
     assert m.double_entry["classes"]["GPT2Model"] == {"agrees": ["total", "trainable"]}
+    assert model(data, H=128, r=2).double_entry["of"] == "the config as read, before --set"  # r names no field
     entries = copy.deepcopy(inferred.entries("gpt2"))
     entries["base"]["parameters"].append(["planted.weight", 1, ["H"]])
     plant("gpt2", entries)
-    with pytest.raises(SymparamsError, match="builds of GPT2Model counts"):
-        model(data, H=128, L=3)  # --set does not hide a misreading of the file
+    with pytest.raises(SymparamsError, match="^config with H=128, L=3: symparams' gpt2 family counts .* builds of "
+                                             "GPT2Model counts"):
+        model(data, H=128, L=3)  # the edited file is compared too
 
 
 def test_configurations_the_formula_was_not_fitted_on_are_not_compared_and_say_why():
