@@ -176,10 +176,19 @@ def _from_settings(s: Settings, source: str, reread=None) -> Model:
         raise SymparamsError(f"{source}: {exc}") from None
 
 
+def _dict_name(data: Mapping) -> str | None:
+    """A config dict's model name: the checkpoint ``to_dict()`` names (``_name_or_path``), else its type (a
+    dict has no folder to be named after)."""
+    for key in ("_name_or_path", "model_type"):
+        if isinstance(data.get(key), str) and data[key]:
+            return data[key]
+    return None
+
+
 def _from_config_source(source: Any, head, overrides) -> Model:
     """A model from a config.json path (or its folder) or a config dict."""
     if isinstance(source, Mapping):
-        return _read_model(dict(source), head, overrides, "config")  # a copy: the caller's dict may change
+        return _read_model(dict(source), head, overrides, "config", _dict_name(source))  # a copy: it may change
     if not isinstance(source, (str, os.PathLike)):
         raise SymparamsError(f"model() takes a name, a config.json path or a dict, not {type(source).__name__}")
     return from_config(os.fspath(source), head, overrides)

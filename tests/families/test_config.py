@@ -182,6 +182,9 @@ def test_settings_say_what_the_config_holds_without_building_a_model():
 
 def test_model_reads_a_config_path_or_dict():
     assert model(str(OPUS)).count == 74_410_496
+    # a dict is named by the checkpoint it came from, else its type, never by the folder the caller runs in
+    assert model({"model_type": "gpt2", "_name_or_path": "openai-community/gpt2"}).name == "openai-community/gpt2"
+    assert model({"model_type": "bert"}).name == "bert"
     assert model(json.loads(BART_BASE.read_text()), head="question-answering").count == 139_420_416 + 768 * 2 + 2
 
 
