@@ -397,8 +397,11 @@ def test_tex_tables_that_may_be_long_break_across_pages_and_headings_keep_their_
     assert "tabularx" not in articles and articles.count(r"\begin{xltabular}") == 2  # one per article
     headings = list(re.finditer(r"\\(?:sub)?section\*\{\d", text))
     assert len(headings) > 8
-    for heading in headings:  # a numbered heading starts a page when too little room is left below it
+    *others, conclusion = headings
+    for heading in others:  # a numbered heading starts a page when too little room is left below it
         assert re.search(r"\\Needspace\{\d+\\baselineskip\}\n?$", text[:heading.start()]), heading
+    # but the conclusion never starts a page: it ends the page of the text before it, unbroken
+    assert text[:conclusion.start()].endswith("\\begin{closing}\n") and "sec:conclusion" in text[conclusion.start():]
     # the chart's lead stays with the chart; the labels are set flush right, not spread out
     assert re.search(r"\\Needspace\{[\d.]+cm\}" + re.escape(catalog("en")["summary"]["chart_lead"]), text)
     assert "align=flush right" in text
