@@ -279,7 +279,8 @@ def _rule_numbers(rule: dict) -> dict:
     return {"key": rule["key"], "formula": rule["formula"], "error": rule["error"], "exact": rule["exact"],
             "value": thousands(rule["value"]), "value_math": math_count(rule["value"]),
             "total": thousands(rule["total"]), "error_value": thousands(rule["total"] - rule["value"]),
-            "error_share": percent(rule["share"]), "active": rule["active"] and _rule_numbers(rule["active"])}
+            "error_share": percent(rule["share"]), "active": rule["active"] and _rule_numbers(rule["active"]),
+            "tables": rule.get("tables", "")}
 
 
 def _after_condition(text: str, lang: str) -> str:
