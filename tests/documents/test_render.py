@@ -11,6 +11,7 @@ import time
 
 import pytest
 import sympy as sp
+import transformers
 
 import symparams.documents.math_layout as layout
 import symparams.documents.render as render_module
@@ -25,7 +26,9 @@ from symparams.documents.render import render
 from symparams.families.presets import all_presets
 from symparams.families.registry import family
 from tests.reference.variants import one_preset_per_variant
+from tests.reference import FIXTURES
 from tests.reference.documents import document
+from tests.reference.hf import build
 
 HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {}"
 PRESETS = sorted(all_presets())
@@ -325,6 +328,19 @@ def test_every_switch_line_says_whether_its_description_holds(lang, yes, no):
                 checked += 1
     assert checked > 150
 
+
+@pytest.mark.parametrize("name,hub_id", [("llama-3-8b", "meta-llama/Meta-Llama-3-8B"),
+                                         ("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1")])
+def test_a_switch_of_a_task_heads_layer_is_listed_only_with_that_head(name, hub_id):
+    # transformers' LlamaModel and MixtralModel hold no score layer: its bias is no switch of the base model
+    config = transformers.AutoConfig.from_pretrained(FIXTURES / hub_id)
+    base = build(config.architectures[0].replace("ForCausalLM", "Model"), config)
+    tagged = build(config.architectures[0].replace("ForCausalLM", "ForTokenClassification"), config)
+    assert not any(n.startswith("score") for n, _ in base.named_parameters())
+    assert "score.bias" in dict(tagged.named_parameters())
+    assert "token_classification_bias" not in document(name)
+    with_head = render(model(name, head="token-classification"), format="md", lang="en")
+    assert "- `token_classification_bias` = `true`: bias of the token-classification score layer? Yes." in with_head
 
 @pytest.mark.parametrize("fmt", ["md", "tex"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
