@@ -203,9 +203,12 @@ def _doc(d: Derivation, lang: str) -> dict:
         "symbols": [{"name": s["name"], "latex": s["latex"], "meaning": marked_up(s[lang]), "value": s["value"],
                      "value_latex": s["value_latex"]} for s in d.symbols],
         "switch_names": [s["name"] for s in d.switches],
-        # a boolean switch's meaning describes it on; the answer says whether it holds for this model
-        "switches": [{"name": s["name"], "value": s["value"], "meaning": marked_up(s[lang] or s[other] or s["name"]),
-                      "answer": {"true": "yes", "false": "no"}.get(s["value"], "")} for s in d.switches],
+        # a boolean switch's meaning describes it on; the answer says whether it holds for this model.  An
+        # inferred type's switches are its config's own fields, with no description to answer: they are named
+        "switches": [{"name": s["name"], "value": s["value"],
+                      "meaning": t["intro"]["switch_field"] if d.inferred else marked_up(s[lang] or s[other] or s["name"]),
+                      "answer": "" if d.inferred else {"true": "yes", "false": "no"}.get(s["value"], "")}
+                     for s in d.switches],
         "sections": sections, "summary": summary, "chart": chart,
         "total": thousands(d.total), "total_math": math_count(d.total),
         "trainable": thousands(d.trainable), "trainable_math": math_count(d.trainable),

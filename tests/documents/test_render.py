@@ -6,6 +6,7 @@ the program's output.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -23,6 +24,7 @@ from symparams.documents.environment import catalog
 from symparams.documents.escape import escape_md, escape_tex
 from symparams.documents.html import render_html
 from symparams.documents.render import render
+from symparams.families.inferred import model as inferred_model
 from symparams.families.presets import all_presets
 from symparams.families.registry import family
 from tests.reference.variants import one_preset_per_variant
@@ -328,6 +330,16 @@ def test_every_switch_line_says_whether_its_description_holds(lang, yes, no):
                 checked += 1
     assert checked > 150
 
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_inferred_types_switches_are_its_config_fields_with_their_values_and_no_question(lang):
+    config = json.loads((FIXTURES / "allenai" / "OLMo-1B-hf.json").read_text())
+    text = render(inferred_model(config), format="md", lang=lang)
+    lines = re.findall(r"^- `(\w+)` = `(\w+)`(.*)$", text, flags=re.M)
+    assert {name for name, _, _ in lines} == {"attention_bias", "tie_word_embeddings"}
+    for name, value, rest in lines:
+        assert value == json.dumps(config[name])  # the field as config.json holds it
+        assert rest == catalog(lang)["colon"] + catalog(lang)["intro"]["switch_field"] + catalog(lang)["intro"]["switch_value"]
 
 @pytest.mark.parametrize("name,hub_id", [("llama-3-8b", "meta-llama/Meta-Llama-3-8B"),
                                          ("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1")])
