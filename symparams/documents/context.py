@@ -12,6 +12,7 @@ from .derivation import Derivation, derive, latex, math_count
 from .environment import catalog
 from .finetune_text import finetune_text
 from .markup import marked_up, plain
+from .head_change import untied_output
 from .published_text import published_text
 from .shards_text import shards_text
 from .laws_text import laws_text
@@ -346,6 +347,8 @@ def _with_lm_head(d: Derivation, lang: str) -> str:
         what = prose_text(h[key], dropped=_listed(c.dropped, d.family, t), added=_listed(c.added, d.family, t))
         if tied:
             what += h["clause_sep"] + prose_text(h["tied"], tied=tied)
+        elif untied_output(c):
+            what += h["clause_sep"] + h["untied"]
     return prose_text(h["sentence"], head=c.head, count=thousands(c.total), change=change,
                       what=_cjk_spaced(what) if lang == "zh" else what)
 
