@@ -15,16 +15,15 @@ T5-base, Llama 3 8B, Mixtral 8x7B, DeepSeek-V3 and GPT-2 in English and Chinese 
 grouped-query attention, experts, two kinds of layers and the largest diagram and summary table, a classic
 decoder), BERT-base in both (the review found a 40 % gap before a table in Chinese and a stranded heading
 in English; its errata tables come before the conclusion) and the article's Transformer in Chinese (a second
-encoder–decoder, with the article's errata).  Each test compiles its own document, so that two workers share
-the work (about 3.5 s of processor time a document; BERT-base and DeepSeek-V3 in Chinese are compiled once
-for the compile checks too).  Nothing is skipped: a missing TeX is a failure.
+encoder–decoder, with the article's errata).  One test a document compiles it, so that two workers share
+the work (about 3.5 s of processor time a document, 13 in all; BERT-base in both languages and DeepSeek-V3
+in Chinese are compiled for the compile checks too, once per worker).  Nothing is skipped: a missing TeX is a failure.
 """
 
 from __future__ import annotations
 
 import re
 import subprocess
-from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -97,7 +96,6 @@ def lines_above_the_conclusion(source: str, pdf: Path, log: str) -> int | None:
     return None
 
 
-@lru_cache(maxsize=None)
 def compiled(name: str) -> tuple[str, Path, str]:
     """(LaTeX source, PDF, log) of one case, compiled in this worker."""
     preset, lang = CASES[name]
@@ -108,17 +106,14 @@ def compiled(name: str) -> tuple[str, Path, str]:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_no_page_but_the_last_is_less_than_60_percent_full(name):
-    _, pdf, log = compiled(name)
+def test_no_page_but_the_last_is_less_than_60_percent_full_and_the_last_ends_the_conclusion(name):
+    # one test a document: two workers splitting a document's checks would each compile it
+    source, pdf, log = compiled(name)
     fills = page_fill(pdf, log)
     assert len(fills) > 3, fills
     short = {number: fill for number, fill in enumerate(fills[:-1], 1) if fill < FULL_ENOUGH}
     assert not short, f"{name}: pages less than {FULL_ENOUGH:.0%} full: {short} (all: {fills})"
-
-
-@pytest.mark.parametrize("name", list(CASES))
-def test_the_last_page_holds_the_whole_conclusion_after_other_text(name):
-    above = lines_above_the_conclusion(*compiled(name))
+    above = lines_above_the_conclusion(source, pdf, log)
     assert above is not None, f"{name}: the conclusion does not start on the last page"
     assert above > 0, f"{name}: the conclusion stands alone on the last page"
 
@@ -149,7 +144,8 @@ def test_the_conclusion_check_finds_a_conclusion_alone_on_its_page_and_one_after
     rc, log, pdf = compile_all({"short": SHORT_PAGE})["short"]
     assert lines_above_the_conclusion(SHORT_PAGE, pdf, log) == 0
     assert lines_above_the_conclusion(SHORT_PAGE.replace("Conclusion}", "Summary}"), pdf, log) is None
-    after_text = SHORT_PAGE.replace("{0.9\\textheight}", "{0.5\\textheight}").replace("\\clearpage\n\\section", "\\section")
+    after_text = SHORT_PAGE.replace("{0.9\\textheight}", "{0.5\\textheight}") \
+        .replace("\\clearpage\n\\section", "\\section")
     rc, log, pdf = compile_all({"after text": after_text})["after text"]
     assert rc == 0, log[-2000:]
     assert lines_above_the_conclusion(after_text, pdf, log) > 0
