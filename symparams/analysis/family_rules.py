@@ -58,6 +58,8 @@ class FamilyRule:
     total: int
     error: sp.Expr
     active: "FamilyRule | None" = None
+    #: whether an untied output layer (``V·H``, a causal-lm head) is among the tables the rule keeps
+    output_layer: bool = False
 
     @property
     def share(self) -> Fraction:
@@ -77,13 +79,13 @@ def family_rule(m) -> FamilyRule | None:
     if key in ("experts", "latent", "latent_plain"):  # a token uses k_e of the N_e experts of each layer
         used = _formula(m, m.closed_form, experts=k_e)[1]
         active = _rule(m, key, used, closed_form(m.tree.active_total), m.active, fixed)
-    return _rule(m, key, formula, m.closed_form, m.count, fixed, active)
+    return _rule(m, key, formula, m.closed_form, m.count, fixed, active, output_layer=bool(_output_layers(m.tree)))
 
 
-def _rule(m, key, formula, exact, total, fixed, active=None) -> FamilyRule:
+def _rule(m, key, formula, exact, total, fixed, active=None, output_layer=False) -> FamilyRule:
     """The rule with its error; ``fixed``: the symbols the rule's numbers fix (r = 4 in 12·L·H²), put in."""
     error = rule_error(exact, formula, fixed)
-    rule = FamilyRule(key, formula, whole(formula.doit(), m.values), total, error, active)
+    rule = FamilyRule(key, formula, whole(formula.doit(), m.values), total, error, active, output_layer)
     assert whole(error, m.values) == total - rule.value, f"{m.name}: the rule's error does not add up"
     return rule
 

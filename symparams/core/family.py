@@ -29,6 +29,9 @@ class Switch:
     choices: tuple[str, ...] = ()  # empty: boolean
     en: str = ""
     zh: str = ""
+    #: the task heads whose layers it shapes and nothing else (empty: the model itself); a document lists it
+    #: only for a model with one of them, since a base model's text should not describe a layer it lacks
+    heads: tuple[str, ...] = ()
 
     def parse(self, raw: Any) -> Any:
         if not self.choices:

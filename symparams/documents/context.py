@@ -12,6 +12,7 @@ from .derivation import Derivation, derive, latex, math_count
 from .environment import catalog
 from .finetune_text import finetune_text
 from .markup import marked_up, plain
+from .head_change import untied_output
 from .published_text import published_text
 from .shards_text import shards_text
 from .laws_text import laws_text
@@ -203,9 +204,12 @@ def _doc(d: Derivation, lang: str) -> dict:
         "symbols": [{"name": s["name"], "latex": s["latex"], "meaning": marked_up(s[lang]), "value": s["value"],
                      "value_latex": s["value_latex"]} for s in d.symbols],
         "switch_names": [s["name"] for s in d.switches],
-        # a boolean switch's meaning describes it on; the answer says whether it holds for this model
-        "switches": [{"name": s["name"], "value": s["value"], "meaning": marked_up(s[lang] or s[other] or s["name"]),
-                      "answer": {"true": "yes", "false": "no"}.get(s["value"], "")} for s in d.switches],
+        # a boolean switch's meaning describes it on; the answer says whether it holds for this model.  An
+        # inferred type's switches are its config's own fields, with no description to answer: they are named
+        "switches": [{"name": s["name"], "value": s["value"],
+                      "meaning": t["intro"]["switch_field"] if d.inferred else marked_up(s[lang] or s[other] or s["name"]),
+                      "answer": "" if d.inferred else {"true": "yes", "false": "no"}.get(s["value"], "")}
+                     for s in d.switches],
         "sections": sections, "summary": summary, "chart": chart,
         "total": thousands(d.total), "total_math": math_count(d.total),
         "trainable": thousands(d.trainable), "trainable_math": math_count(d.trainable),
@@ -279,7 +283,8 @@ def _rule_numbers(rule: dict) -> dict:
     return {"key": rule["key"], "formula": rule["formula"], "error": rule["error"], "exact": rule["exact"],
             "value": thousands(rule["value"]), "value_math": math_count(rule["value"]),
             "total": thousands(rule["total"]), "error_value": thousands(rule["total"] - rule["value"]),
-            "error_share": percent(rule["share"]), "active": rule["active"] and _rule_numbers(rule["active"])}
+            "error_share": percent(rule["share"]), "active": rule["active"] and _rule_numbers(rule["active"]),
+            "tables": rule.get("tables", "")}
 
 
 def _after_condition(text: str, lang: str) -> str:
@@ -342,6 +347,8 @@ def _with_lm_head(d: Derivation, lang: str) -> str:
         what = prose_text(h[key], dropped=_listed(c.dropped, d.family, t), added=_listed(c.added, d.family, t))
         if tied:
             what += h["clause_sep"] + prose_text(h["tied"], tied=tied)
+        elif untied_output(c):
+            what += h["clause_sep"] + h["untied"]
     return prose_text(h["sentence"], head=c.head, count=thousands(c.total), change=change,
                       what=_cjk_spaced(what) if lang == "zh" else what)
 

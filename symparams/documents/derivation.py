@@ -187,6 +187,8 @@ def _symbols(m: Model) -> tuple[dict, ...]:
 def _switches(m: Model) -> tuple[dict, ...]:
     out = []
     for sw in m.family.switches:
+        if sw.heads and m.head not in sw.heads:
+            continue
         out.append({"name": sw.name, "value": _switch_text(m.switches.get(sw.name)), "en": sw.en, "zh": sw.zh})
     return tuple(out)
 

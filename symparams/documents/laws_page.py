@@ -43,4 +43,5 @@ def laws_page(v, model: str, lang: str, target: str | None) -> dict:
     return {"lead": lead, "laws": laws, "refused_lead": refused_lead, "alone": alone,
             "refused": [prose_html(r["title"]) + catalog(lang)["colon"] + prose_html(t["refused"], reason=r["reason"])
                         for r in data["refused"]],
-            "cli": prose_html(t["cli"] if target else t["cli_config"], target=data["target"], seq=data["seq_arg"])}
+            "cli": prose_html(t[("cli" if target else "cli_config") + ("" if laws else "_none")], target=data["target"],
+                              seq=data["seq_arg"])}

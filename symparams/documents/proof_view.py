@@ -143,7 +143,15 @@ def _rule(rule) -> dict:
     and a number; the same for the parameters one token uses, for a mixture of experts."""
     return {"key": rule.key, "formula": latex(rule.formula, written=True), "value": rule.value,
             "total": rule.total, "error": latex(rule.error), "exact": rule.error == 0, "share": rule.share,
-            "active": rule.active and _rule(rule.active)}
+            "active": rule.active and _rule(rule.active), "tables": _tables_sentence(rule)}
+
+
+def _tables_sentence(rule) -> str:
+    """The catalog key of the sentence on a dense decoder's tables: the token embedding's V·H, and the untied
+    output layer's as much again only where the rule counts one (a base model's rule leaves it out)."""
+    if rule.key not in ("gated", "gated_mha"):
+        return ""
+    return "rule_tables_output" if rule.output_layer else "rule_tables"
 
 
 

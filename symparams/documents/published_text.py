@@ -9,6 +9,7 @@ from ..analysis.explain import parse_claim
 from ..core.formatting import decimal, thousands
 from .environment import catalog
 from .formulas import math_count
+from .head_change import untied_output
 
 
 def published_text(d, lang: str) -> dict:
@@ -80,9 +81,11 @@ def _conclusion(d, t: dict, head: dict) -> str:
     totals = [f for f in d.published if f["counts"] == "total"]
     if totals and totals[0]["head"]:
         change = d.with_lm_head - d.total
+        said = _fill(head["more"], n=thousands(change)) if change else head["same"]
+        if output := untied_output(d.head_change):  # what the base model lacks, named where the figure is
+            said += _fill(head["untied_named"], name=output.name)
         out.append(_fill(t["conclusion_released"], head=totals[0]["head"], model=d.name,
-                         count=thousands(d.with_lm_head),
-                         change=_fill(head["more"], n=thousands(change)) if change else head["same"]))
+                         count=thousands(d.with_lm_head), change=said))
     for f in d.published:
         if f["counts"] == "active":
             out.append(_fill(t["conclusion_active"], count=thousands(f["count"])))

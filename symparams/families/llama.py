@@ -213,7 +213,8 @@ FREE_HEAD_DIM = Switch("free_head_dim", False, en="head width D set on its own (
 TIE = Switch("tie", False, en="causal-lm head tied to the token embedding", zh="语言模型头与词嵌入共享权重")
 ATTENTION_BIAS = Switch("attention_bias", False, en="biases in q/k/v/o projections", zh="注意力投影带偏置")
 TOKEN_CLASSIFICATION_BIAS = Switch("token_classification_bias", True,
-                                   en="bias of the token-classification score layer", zh="词元分类层带偏置")
+                                   en="bias of the token-classification score layer", zh="词元分类层带偏置",
+                                   heads=("token-classification",))
 
 
 def llama_like(name, title, build, switches, classes, from_config, config_types=None):

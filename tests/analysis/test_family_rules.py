@@ -17,6 +17,7 @@ from symparams.analysis.thumb import rule_of_thumb
 from symparams.core.algebra import whole
 from symparams.core.formatting import percent, thousands
 from symparams.core.symbols import r
+from symparams.documents.render import render
 from tests.reference import FIXTURES, ROOT
 from tests.reference.hf import build, totals
 from tests.reference.moe import active
@@ -65,6 +66,20 @@ def test_llama_3_8b_gqa_swiglu_rule():
     head = family_rule(model("llama-3-8b", head="causal-lm"))
     assert head.value == by_hand + c.vocab_size * h and head.total - head.value == count - by_hand
 
+
+
+def test_the_rule_says_the_untied_output_layer_is_counted_only_where_it_is():
+    c = config("meta-llama/Meta-Llama-3-8B")
+    released = build("LlamaForCausalLM", c)
+    output = dict(released.named_parameters())["lm_head.weight"]
+    assert tuple(output.shape) == (c.vocab_size, c.hidden_size)
+    assert output is not released.model.embed_tokens.weight  # untied: a matrix of its own
+    base = family_rule(model("llama-3-8b"))
+    head = family_rule(model("llama-3-8b", head="causal-lm"))
+    assert head.value - base.value == output.numel() and (base.output_layer, head.output_layer) == (False, True)
+    assert "an untied output layer, which this count leaves out, would add as much again" in printed_rule("llama-3-8b")
+    with_head = render(model("llama-3-8b", head="causal-lm"), format="md", lang="en")
+    assert "The token embedding adds $VH$, and the untied output layer as much again:" in with_head
 
 def test_mixtral_rule_for_all_parameters_and_for_those_a_token_uses():
     c = config("mistralai/Mixtral-8x7B-v0.1")

@@ -168,3 +168,16 @@ def test_the_live_page_speaks_of_the_laws_below_only_where_some_follow():
     deepseek, gpt2 = (document(name, "html", "en") for name in ("deepseek-v3", "gpt2"))
     assert "compare throughput with them." in deepseek and "Each law below" not in deepseek
     assert "Each law below" in gpt2
+
+
+@pytest.mark.parametrize("lang,same,refused", [("en", "prints the same laws", "lists these laws, each with the reason"),
+                                               ("zh", "打印同样的定律", "列出这些定律及各自不适用的原因")])
+def test_the_command_line_is_said_to_print_the_laws_only_where_it_applies_some(lang, same, refused):
+    # the flops command sets no law of the section beside BERT-base or DeepSeek-V3: it lists them as refused
+    for name in ("bert-base", "deepseek-v3"):
+        f = model(name).flops(2048)
+        assert not [law for law in f.laws if "source" in law] and f.laws_refused
+        text = section(document(name, "md", lang), 8)
+        assert refused in text and "`laws_refused`" in text and same not in text
+    gpt2 = section(document("gpt2", "md", lang), 8)
+    assert same in gpt2 and refused not in gpt2

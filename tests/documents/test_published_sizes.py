@@ -83,6 +83,12 @@ def test_llama_3_8b_is_llamaforcausallm_with_its_untied_lm_head():
     # the memory sentence: the released weights in bf16, two bytes each
     assert derive(model("llama-3-8b")).released_bf16 == 2 * total
     in_document("llama-3-8b", total, head)
+    # the head is named untied where the figure is reconciled, in both languages
+    assert module.lm_head.weight is not module.model.embed_tokens.weight
+    for lang, untied, named in (("en", "not tied to the token embedding", "the untied output projection `lm_head`"),
+                                ("zh", "不与词嵌入共享权重", "不共享权重的输出投影 `lm_head`")):
+        intro, conclusion = introduction_and_conclusion((DOCS / f"llama-3-8b.{lang}.md").read_text(), "md")
+        assert untied in intro and named in conclusion
 
 
 def test_mixtral_totals_active_and_shared_parts_are_mixtralforcausallms():

@@ -6,11 +6,13 @@ the program's output.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
 import pytest
 import sympy as sp
+import transformers
 
 import symparams.documents.math_layout as layout
 import symparams.documents.render as render_module
@@ -22,10 +24,13 @@ from symparams.documents.environment import catalog
 from symparams.documents.escape import escape_md, escape_tex
 from symparams.documents.html import render_html
 from symparams.documents.render import render
+from symparams.families.inferred import model as inferred_model
 from symparams.families.presets import all_presets
 from symparams.families.registry import family
 from tests.reference.variants import one_preset_per_variant
+from tests.reference import FIXTURES
 from tests.reference.documents import document
+from tests.reference.hf import build
 
 HOSTILE = r"\input{/etc/passwd} $x$ 100% _a_ #1 ~ ^ & {}"
 PRESETS = sorted(all_presets())
@@ -326,6 +331,29 @@ def test_every_switch_line_says_whether_its_description_holds(lang, yes, no):
     assert checked > 150
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_inferred_types_switches_are_its_config_fields_with_their_values_and_no_question(lang):
+    config = json.loads((FIXTURES / "allenai" / "OLMo-1B-hf.json").read_text())
+    text = render(inferred_model(config), format="md", lang=lang)
+    lines = re.findall(r"^- `(\w+)` = `(\w+)`(.*)$", text, flags=re.M)
+    assert {name for name, _, _ in lines} == {"attention_bias", "tie_word_embeddings"}
+    for name, value, rest in lines:
+        assert value == json.dumps(config[name])  # the field as config.json holds it
+        assert rest == catalog(lang)["colon"] + catalog(lang)["intro"]["switch_field"] + catalog(lang)["intro"]["switch_value"]
+
+@pytest.mark.parametrize("name,hub_id", [("llama-3-8b", "meta-llama/Meta-Llama-3-8B"),
+                                         ("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1")])
+def test_a_switch_of_a_task_heads_layer_is_listed_only_with_that_head(name, hub_id):
+    # transformers' LlamaModel and MixtralModel hold no score layer: its bias is no switch of the base model
+    config = transformers.AutoConfig.from_pretrained(FIXTURES / hub_id)
+    base = build(config.architectures[0].replace("ForCausalLM", "Model"), config)
+    tagged = build(config.architectures[0].replace("ForCausalLM", "ForTokenClassification"), config)
+    assert not any(n.startswith("score") for n, _ in base.named_parameters())
+    assert "score.bias" in dict(tagged.named_parameters())
+    assert "token_classification_bias" not in document(name)
+    with_head = render(model(name, head="token-classification"), format="md", lang="en")
+    assert "- `token_classification_bias` = `true`: bias of the token-classification score layer? Yes." in with_head
+
 @pytest.mark.parametrize("fmt", ["md", "tex"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_base_models_document_gives_its_total_with_the_lm_head(fmt, lang):
@@ -397,8 +425,11 @@ def test_tex_tables_that_may_be_long_break_across_pages_and_headings_keep_their_
     assert "tabularx" not in articles and articles.count(r"\begin{xltabular}") == 2  # one per article
     headings = list(re.finditer(r"\\(?:sub)?section\*\{\d", text))
     assert len(headings) > 8
-    for heading in headings:  # a numbered heading starts a page when too little room is left below it
+    *others, conclusion = headings
+    for heading in others:  # a numbered heading starts a page when too little room is left below it
         assert re.search(r"\\Needspace\{\d+\\baselineskip\}\n?$", text[:heading.start()]), heading
+    # but the conclusion never starts a page: it ends the page of the text before it, unbroken
+    assert text[:conclusion.start()].endswith("\\begin{closing}\n") and "sec:conclusion" in text[conclusion.start():]
     # the chart's lead stays with the chart; the labels are set flush right, not spread out
     assert re.search(r"\\Needspace\{[\d.]+cm\}" + re.escape(catalog("en")["summary"]["chart_lead"]), text)
     assert "align=flush right" in text
