@@ -45,6 +45,15 @@ class Switch:
             raise SymparamsError(f"switch {self.name} takes one of {', '.join(self.choices)}, not {str(raw)!r}")
         return text
 
+    def others(self, value: Any) -> tuple:
+        """Values besides ``value``, enough to tell whether a tree depends on the switch: the other choices, the
+        other truth value, or for a number (a count, a window; none) the next one up."""
+        if self.choices:
+            return tuple(c for c in self.choices if c != value)
+        if isinstance(value, bool):
+            return (not value,)
+        return (1 if value is None else value + 1,)
+
 
 class Constraint(NamedTuple):
     """``expr`` must be a positive whole number once its symbols have values."""

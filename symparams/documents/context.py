@@ -205,7 +205,7 @@ def _doc(d: Derivation, lang: str) -> dict:
         "switch_names": [s["name"] for s in d.switches],
         # a boolean switch's meaning describes it on; the answer says whether it holds for this model
         "switches": [{"name": s["name"], "value": s["value"], "meaning": marked_up(s[lang] or s[other] or s["name"]),
-                      "answer": {"true": "yes", "false": "no"}.get(s["value"], "")} for s in d.switches],
+                      "answer": {"true": "yes", "false": "no"}.get(s["value"], "")} for s in d.switches if s["shapes"]],
         "sections": sections, "summary": summary, "chart": chart,
         "total": thousands(d.total), "total_math": math_count(d.total),
         "trainable": thousands(d.trainable), "trainable_math": math_count(d.trainable),

@@ -39,7 +39,8 @@ from ..core.blocks import Block
 from ..core.compute import untraced
 from ..core.errors import SymparamsError
 from ..core.formatting import ratio
-from ..core.model import Model
+from ..core.family import Switch
+from ..core.model import Model, tree_of
 from ..core.symbols import SYMBOLS
 from ..core.values import parse_value
 from ..families.presets import all_presets
@@ -185,10 +186,33 @@ def _symbols(m: Model) -> tuple[dict, ...]:
 
 
 def _switches(m: Model) -> tuple[dict, ...]:
-    out = []
-    for sw in m.family.switches:
-        out.append({"name": sw.name, "value": _switch_text(m.switches.get(sw.name)), "en": sw.en, "zh": sw.zh})
-    return tuple(out)
+    """Every switch of the family, with whether this model's tree depends on it (``shapes``: a document lists
+    only those; a variant names any it changed)."""
+    return tuple({"name": sw.name, "value": _switch_text(m.switches.get(sw.name)), "en": sw.en, "zh": sw.zh,
+                  "shapes": shapes_tree(m, sw)} for sw in m.family.switches)
+
+
+def shapes_tree(m: Model, switch: Switch) -> bool:
+    """Whether another value of ``switch`` (the others as they are) builds another tree for ``m``'s head: a switch
+    the build reads only for a head, such as a token-classification bias or a tied LM head, does not shape the
+    base model's, and a switch that decides nothing here is not this model's to describe.
+
+    >>> from symparams import model
+    >>> m = model("t5-base")
+    >>> [sw.name for sw in m.family.switches if shapes_tree(m, sw)]
+    ['gated', 'split_layers']
+    >>> [sw.name for sw in m.family.switches if shapes_tree(m.with_head("seq2seq-lm"), sw)]
+    ['gated', 'tie', 'split_layers']
+    """
+    value = m.switches.get(switch.name)
+    for other in switch.others(value):
+        try:
+            switches = m.family.resolve({**m.switches, switch.name: other}, m.head)
+            if switches.get(switch.name) != value and tree_of(m.family, switches, m.head) != m.tree:
+                return True
+        except SymparamsError:  # a value this head does not allow: the head decides it, not the switch
+            continue
+    return False
 
 
 def _with_lm_head(m: Model) -> dict:
