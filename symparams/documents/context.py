@@ -113,21 +113,27 @@ def _item_base(i, seen: set) -> tuple:
     return head, fresh, body, [_item_base(c, seen) for c in i.children]
 
 
-def _item_lang(base, i, d, lang: str) -> dict:
-    """An item as plain data: its base (:func:`_item_base`) with the title and about in ``lang``."""
+def _item_lang(base, i, d, lang: str, within: str = "") -> dict:
+    """An item as plain data: its base (:func:`_item_base`) with the title and about in ``lang``; ``within``
+    names the repeated unit it sits in, as a sentence says it ("encoder layer"), "" outside one."""
     head, fresh, body, children = base
+    t = catalog(lang)
     title, _ = _title(i.keys, i.names, d.family, lang)
     about = _title(fresh, i.names, d.family, lang)[1] if fresh else ""
     unit = _title((i.unit,), i.names[-1:], d.family, lang)[0] if i.unit else ""
-    # the titles are mini-markup themselves (a module's name in code): put in before the text is rendered
-    subtotal = prose_text(catalog(lang)["item"]["subtotal_repeated" if body["total_chain"] else "subtotal"],
-                          title=title, unit=unit)
     # where a list names the components, each goes by its own title ("Output layer", not "Output layer: Output
-    # projection", whose colon would read as a label glued into the list)
-    short = title.split(catalog(lang)["colon"])[0]
+    # projection", whose colon would read as a label glued into the list); so does a label ending in a colon
+    short = title.split(t["colon"])[0]
+    # a subtotal says what it adds up: one copy of a repeated unit, a part of one copy, or a whole component
+    kind = "subtotal_repeated" if body["total_chain"] else "subtotal_in" if within else "subtotal"
+    # the titles are mini-markup themselves (a module's name in code): put in before the text is rendered
+    subtotal = prose_text(t["item"][kind], title=short, unit=unit, within=within)
+    subtotal = _cjk_spaced(subtotal) if lang == "zh" else subtotal
+    if body["total_chain"]:
+        within = _sentence_title(i.unit, d.family, t) or unit
     return {**head, "title": title, "short_title": short, **_labels(title, i.names, lang), "about": about, "unit": unit,
             **body, "subtotal": subtotal,
-            "children": [_item_lang(b, c, d, lang) for b, c in zip(children, i.children)]}
+            "children": [_item_lang(b, c, d, lang, within) for b, c in zip(children, i.children)]}
 
 
 def context(m, lang: str = "en", title: str | None = None) -> dict:
