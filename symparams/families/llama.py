@@ -206,8 +206,8 @@ def from_config(cfg):
                                                      mlp_bias=cfg.bool("mlp_bias", default=False)))
 
 
-GQA = Switch("gqa", True, en="grouped-query attention: K and V have G heads (false: A heads)",
-             zh="分组查询注意力：K、V 有 G 个头（false 时为 A 个）")
+GQA = Switch("gqa", True, en="grouped-query attention, K and V with G heads (false: A heads)",
+             zh="分组查询注意力，K、V 有 G 个头（false 时为 A 个）")
 FREE_HEAD_DIM = Switch("free_head_dim", False, en="head width D set on its own (false: D = H/A)",
                        zh="每个头的维度 D 单独设定（false 时 D = H/A）")
 TIE = Switch("tie", False, en="causal-lm head tied to the token embedding", zh="语言模型头与词嵌入共享权重")
