@@ -135,14 +135,17 @@ def rules_of(tree: Block, inferred: bool = False) -> tuple[str, ...]:
     leaves = [block for _, block, _ in tree.walk() if block.is_leaf]
     linear = [block for block in leaves if block.kind == "linear"]
     biased = sum(any(name == "bias" for name, _ in block.params) for block in linear)
-    norms = {len(block.params) for block in leaves if block.kind == "norm"}
+    norms = {(len(block.params), block.mean) for block in leaves if block.kind == "norm"}
     rules = []
     if linear:
         rules.append("rule_linear" if biased == len(linear) else "rule_linear_no_bias" if not biased
                      else "rule_linear_some_bias")
     if any(block.kind == "embedding" for block in leaves):
         rules.append("rule_embedding")
-    rules += [rule for size, rule in ((2, "rule_layer_norm"), (1, "rule_rms_norm")) if size in norms]
+    # a scale-only norm is an RMSNorm or a LayerNorm without shift; said as what it is, where the tree knows
+    rules += [rule for kinds, rule in (({(2, True), (2, None)}, "rule_layer_norm"),
+                                       ({(1, True)}, "rule_layer_norm_no_shift"), ({(1, False)}, "rule_rms_norm"),
+                                       ({(1, None)}, "rule_scale_norm")) if kinds & norms]
     rules.append("rule_shapes")
     if any(block.kind == "tensor" for block in leaves):  # experts' fused tensors, shown as stored
         rules.append("rule_stored" if inferred else "rule_tensors")
