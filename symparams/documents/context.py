@@ -421,6 +421,7 @@ def _costs(c, lang: str) -> dict:
         "kaplan": per_token(c.kaplan), "exact_per_token": per_token(c.exact_per_token),
         "kaplan_difference": c.kaplan_difference, **_kaplan_gap(c, per_token),
         "kaplan_width": c.kaplan_width, "kaplan_width_value": thousands(c.kaplan_width_value),
+        "kaplan_parts": _kaplan_parts(c.kaplan_parts, t),
         "memory": [{"key": key, "bytes": thousands(n), "gib": "" if key.endswith("per_token") else gib(n)}
                    for key, n in memory
                    if n or key in ("weights_fp32", "weights_bf16", "training_memory")],
@@ -472,6 +473,19 @@ def title_name(d, lang: str) -> str:
     if not d.preset_title or d.changes:
         return d.name
     return re.split(r" \(|（|: |：", d.preset_title[lang], maxsplit=1)[0]
+
+
+def _kaplan_parts(parts, t: dict) -> str:
+    """The sentence saying where Kaplan's estimate and the exact count part ways, each part only where it is not
+    0 ("" where the parts are not known to add up to the difference)."""
+    if parts is None:
+        return ""
+    c = t["costs"]
+    said = [prose_text(c[key], value=thousands(value)) for key, value in (
+        ("kaplan_part_attention_cross" if parts.cross else "kaplan_part_attention", parts.attention),
+        ("kaplan_part_products", parts.products), ("kaplan_part_tied", parts.tied),
+        ("kaplan_part_" + "_".join(parts.unmultiplied_kinds), parts.unmultiplied)) if value]
+    return prose_text(c["kaplan_parts"], parts=c["kaplan_part_sep"].join(said)) if said else ""
 
 
 def _kaplan_gap(c, per_token) -> dict:
