@@ -239,7 +239,8 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
         total_formula=latex(total_expr, written=written) if repeat != 1 else formula, tied=inner.tied_to,
         trainable=trainable, per_head=per_head, cancels=per_head and A not in size.free_symbols,
         row_repeat="" if not summary_row or reps == 1 else rf"\left({latex(reps)}\right)" if reps.is_Add else latex(reps),
-        row_formula="" if not summary_row else "0" if inner.tied_to else _row_formula(reps, size),
+        row_formula="" if not summary_row else "0" if inner.tied_to else formula if shown is not expr and reps == 1
+        else _row_formula(reps, size),
         unit=inner.title_key if repeat != 1 else "", children=children)
 
 
