@@ -128,10 +128,11 @@ def _formula(m, exact, experts=N_e) -> tuple[str, sp.Expr, dict] | None:
         attention = times(L, _latent(compressed))
         return "latent" if compressed else "latent_plain", plus(attention, times(3, L_f, H, F), moe, *tables), {}
     if family == "t5" and any(block.name == "decoder" for block in m.tree.children):  # not encoder-only
-        ffn = times(3 if m.switches.get("gated") else 2, H, F)
+        gated = bool(m.switches.get("gated"))
+        ffn = times(3 if gated else 2, H, F)
         decoder = L_d if L_d in symbols else L
         encoder, decoder = times(L, plus(times(4, H, A, D), ffn)), times(decoder, plus(times(8, H, A, D), ffn))
-        return "t5", plus(encoder, decoder, *tables), {}
+        return "t5_gated" if gated else "t5", plus(encoder, decoder, *tables), {}
     return None
 
 

@@ -46,6 +46,7 @@ import sympy as sp
 
 from ..core.blocks import Block, written_in_out
 from ..core.errors import SymparamsError
+from ..core.module_paths import first_module_paths
 from ..core.symbols import V
 from ..core.values import parse_whole
 from .dtypes import _shown
@@ -159,8 +160,8 @@ def _over_vocabulary(block: Block, vocab: sp.Expr | None) -> bool:
             or (block.kind == "parameter" and tuple(block.shape) == (vocab,)))
 
 
-def _role(path: tuple[str, ...], block: Block, vocab: sp.Expr | None) -> str:
-    """How tensor parallelism splits the leaf at ``path``: column, row, vocab or replicated."""
+def _role(path: tuple[str, ...], block: Block, vocab: sp.Expr | None) -> str | None:
+    """How tensor parallelism splits the leaf at ``path``: column, row, vocab or replicated (None: unknown)."""
     name = path[-1]
     if block.kind == "norm":
         return "replicated"
@@ -177,8 +178,7 @@ def _role(path: tuple[str, ...], block: Block, vocab: sp.Expr | None) -> str:
             return DENSE[path[-2]]
         if name in REPLICATED_LINEAR and block.kind == "linear":
             return "replicated"
-    raise SymparamsError(f"tensor parallelism: symparams does not know how Megatron splits the module "
-                         f"{'.'.join(path)} ({block.kind}); use --tensor-parallel 1")
+    return None
 
 
 def _split_dimension(block: Block, role: str) -> sp.Expr:
@@ -215,6 +215,7 @@ class _Walk:
     layout: Layout
     vocab: sp.Expr | None
     stacks: list  # the consecutive stacks of layers a pipeline splits (none without pipeline parallelism)
+    named: dict  # each block's path → its first copy's name in named_parameters(), which a message prints
     regions: dict = field(default_factory=lambda: {"before": Share(), "after": Share()})
     tied_after: Share = field(default_factory=Share)  # tied leaves after the stack: copies when P > 1
     splits: list = field(default_factory=list)  # (what, dimension) tensor parallelism must divide
@@ -264,7 +265,11 @@ class _Walk:
         """The leaf's role; without tensor parallelism only the vocabulary's rows matter (they may be padded)."""
         if self.layout.tensor == 1:
             return "vocab" if _over_vocabulary(block, self.vocab) else "replicated"
-        return _role(path, block, self.vocab)
+        role = _role(path, block, self.vocab)
+        if role is None:
+            raise SymparamsError(f"tensor parallelism: symparams does not know how Megatron splits the module "
+                                 f"{self.named['.'.join(path)]} ({block.kind}); use --tensor-parallel 1")
+        return role
 
     def _rank_size(self, block: Block, path: tuple) -> sp.Expr:
         t, role = self.layout.tensor, self._role(block, path)
@@ -273,7 +278,7 @@ class _Walk:
         if role == "vocab":
             other = {"embedding": block.shape[-1], "linear": block.shape[0]}.get(block.kind, 1)
             return vocab_rows(self.vocab, t, self.layout.pad_vocabulary) * other
-        self.splits.append((".".join(path), _split_dimension(block, role)))
+        self.splits.append((self.named[".".join(path)], _split_dimension(block, role)))
         divided = {"weight", ""} | ({"bias"} if role == "column" else set())
         return sp.Add(*(n / t if pname in divided else n for pname, n in block.params))
 
@@ -346,7 +351,7 @@ class Split:
                                  f"(an encoder and a decoder, or shared layers): use --pipeline-parallel 1")
         vocab = V if V in tree.symbols else None
         self.stacks = stacks
-        self._walk = _Walk(layout, vocab, stacks)
+        self._walk = _Walk(layout, vocab, stacks, first_module_paths(tree, model.values))
         self._walk.visit(tree, (), sp.Integer(1), True, "before", False)
         self.stack_sizes = [int(model.evaluate(b.repeat)) for b in stacks]
         self.stack_layers = sum(self.stack_sizes)

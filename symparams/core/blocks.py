@@ -129,6 +129,10 @@ class Block:
         Norm, feed-forward (both linear layers), Add & Norm, where the module
         tree has ``attention``, ``intermediate``, ``output``.  Empty: walked
         as the module tree is.
+    mean : bool or None
+        Whether a norm subtracts the mean: True for a LayerNorm (with or
+        without its shift), False for an RMSNorm, None where the tree does not
+        know (a scale-only norm transformers' build showed only by its shape).
     """
 
     name: str
@@ -148,6 +152,7 @@ class Block:
     per_sequence: bool = False
     calls: sp.Expr = ONE
     steps: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    mean: bool | None = None
 
     # -- counts --------------------------------------------------------
     @cached_property
@@ -361,13 +366,13 @@ def layer_norm(name, dim, *, bias=True, ref=None, title=None) -> Block:
     """``nn.LayerNorm(dim)``: scale γ and shift β (not "mean and variance")."""
     params = (("weight", dim),) + ((("bias", dim),) if bias else ())
     return Block(name, params=params, written=product_as_written(2, dim) if bias else dim, shape=(dim,),
-                 ref=ref, title=title or ("layer_norm" if bias else "layer_norm_no_shift"), kind="norm")
+                 ref=ref, title=title or ("layer_norm" if bias else "layer_norm_no_shift"), kind="norm", mean=True)
 
 
 def rms_norm(name, dim, *, ref=None, title=None) -> Block:
     """RMSNorm: a scale only."""
     return Block(name, params=(("weight", dim),), written=dim, shape=(dim,), ref=ref, title=title or "rms_norm",
-                 kind="norm")
+                 kind="norm", mean=False)
 
 
 def parameter(name, size, *, ref=None, title=None, pname="bias") -> Block:

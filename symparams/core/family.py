@@ -29,9 +29,6 @@ class Switch:
     choices: tuple[str, ...] = ()  # empty: boolean
     en: str = ""
     zh: str = ""
-    #: the task heads whose layers it shapes and nothing else (empty: the model itself); a document lists it
-    #: only for a model with one of them, since a base model's text should not describe a layer it lacks
-    heads: tuple[str, ...] = ()
 
     def parse(self, raw: Any) -> Any:
         if not self.choices:
@@ -47,6 +44,15 @@ class Switch:
         if text not in self.choices:
             raise SymparamsError(f"switch {self.name} takes one of {', '.join(self.choices)}, not {str(raw)!r}")
         return text
+
+    def others(self, value: Any) -> tuple:
+        """Values besides ``value``, enough to tell whether a tree depends on the switch: the other choices, the
+        other truth value, or for a number (a count, a window; none) the next one up."""
+        if self.choices:
+            return tuple(c for c in self.choices if c != value)
+        if isinstance(value, bool):
+            return (not value,)
+        return (1 if value is None else value + 1,)
 
 
 class Constraint(NamedTuple):

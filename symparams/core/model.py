@@ -49,7 +49,8 @@ def build_tree(family: Family, switches: tuple, head: str | None) -> Block:
     return family.build(dict(switches), head)
 
 
-def _tree(family: Family, switches: Mapping[str, Any], head: str | None) -> Block:
+def tree_of(family: Family, switches: Mapping[str, Any], head: str | None) -> Block:
+    """The family's Block tree for these (resolved) switches and head: :func:`build_tree`'s, built once."""
     key = tuple(sorted(switches.items()))
     try:
         hash(key)
@@ -114,7 +115,7 @@ class Model(Displayable):
         self.saved_as = saved_as
         self.reread = reread
         self.name = name or self.family.name
-        self.tree: Block = _tree(self.family, self.switches, self.head)
+        self.tree: Block = tree_of(self.family, self.switches, self.head)
         given = {k: parse_value(k, v) for k, v in (values or {}).items() if v is not None}  # None: leave free
         used = {s.name for s in self.symbols}
         for key in list(given):

@@ -114,21 +114,27 @@ def _item_base(i, seen: set) -> tuple:
     return head, fresh, body, [_item_base(c, seen) for c in i.children]
 
 
-def _item_lang(base, i, d, lang: str) -> dict:
-    """An item as plain data: its base (:func:`_item_base`) with the title and about in ``lang``."""
+def _item_lang(base, i, d, lang: str, within: str = "") -> dict:
+    """An item as plain data: its base (:func:`_item_base`) with the title and about in ``lang``; ``within``
+    names the repeated unit it sits in, as a sentence says it ("encoder layer"), "" outside one."""
     head, fresh, body, children = base
+    t = catalog(lang)
     title, _ = _title(i.keys, i.names, d.family, lang)
     about = _title(fresh, i.names, d.family, lang)[1] if fresh else ""
     unit = _title((i.unit,), i.names[-1:], d.family, lang)[0] if i.unit else ""
-    # the titles are mini-markup themselves (a module's name in code): put in before the text is rendered
-    subtotal = prose_text(catalog(lang)["item"]["subtotal_repeated" if body["total_chain"] else "subtotal"],
-                          title=title, unit=unit)
     # where a list names the components, each goes by its own title ("Output layer", not "Output layer: Output
-    # projection", whose colon would read as a label glued into the list)
-    short = title.split(catalog(lang)["colon"])[0]
+    # projection", whose colon would read as a label glued into the list); so does a label ending in a colon
+    short = title.split(t["colon"])[0]
+    # a subtotal says what it adds up: one copy of a repeated unit, a part of one copy, or a whole component
+    kind = "subtotal_repeated" if body["total_chain"] else "subtotal_in" if within else "subtotal"
+    # the titles are mini-markup themselves (a module's name in code): put in before the text is rendered
+    subtotal = prose_text(t["item"][kind], title=short, unit=unit, within=within)
+    subtotal = _cjk_spaced(subtotal) if lang == "zh" else subtotal
+    if body["total_chain"]:
+        within = _sentence_title(i.unit, d.family, t) or unit
     return {**head, "title": title, "short_title": short, **_labels(title, i.names, lang), "about": about, "unit": unit,
             **body, "subtotal": subtotal,
-            "children": [_item_lang(b, c, d, lang) for b, c in zip(children, i.children)]}
+            "children": [_item_lang(b, c, d, lang, within) for b, c in zip(children, i.children)]}
 
 
 def context(m, lang: str = "en", title: str | None = None) -> dict:
@@ -209,7 +215,7 @@ def _doc(d: Derivation, lang: str) -> dict:
         "switches": [{"name": s["name"], "value": s["value"],
                       "meaning": t["intro"]["switch_field"] if d.inferred else marked_up(s[lang] or s[other] or s["name"]),
                       "answer": "" if d.inferred else {"true": "yes", "false": "no"}.get(s["value"], "")}
-                     for s in d.switches],
+                     for s in d.switches if s["shapes"]],
         "sections": sections, "summary": summary, "chart": chart,
         "total": thousands(d.total), "total_math": math_count(d.total),
         "trainable": thousands(d.trainable), "trainable_math": math_count(d.trainable),
@@ -422,6 +428,7 @@ def _costs(c, lang: str) -> dict:
         "kaplan": per_token(c.kaplan), "exact_per_token": per_token(c.exact_per_token),
         "kaplan_difference": c.kaplan_difference, **_kaplan_gap(c, per_token),
         "kaplan_width": c.kaplan_width, "kaplan_width_value": thousands(c.kaplan_width_value),
+        "kaplan_parts": _kaplan_parts(c.kaplan_parts, t),
         "memory": [{"key": key, "bytes": thousands(n), "gib": "" if key.endswith("per_token") else gib(n)}
                    for key, n in memory
                    if n or key in ("weights_fp32", "weights_bf16", "training_memory")],
@@ -473,6 +480,19 @@ def title_name(d, lang: str) -> str:
     if not d.preset_title or d.changes:
         return d.name
     return re.split(r" \(|（|: |：", d.preset_title[lang], maxsplit=1)[0]
+
+
+def _kaplan_parts(parts, t: dict) -> str:
+    """The sentence saying where Kaplan's estimate and the exact count part ways, each part only where it is not
+    0 ("" where the parts are not known to add up to the difference)."""
+    if parts is None:
+        return ""
+    c = t["costs"]
+    said = [prose_text(c[key], value=thousands(value)) for key, value in (
+        ("kaplan_part_attention_cross" if parts.cross else "kaplan_part_attention", parts.attention),
+        ("kaplan_part_products", parts.products), ("kaplan_part_tied", parts.tied),
+        ("kaplan_part_" + "_".join(parts.unmultiplied_kinds), parts.unmultiplied)) if value]
+    return prose_text(c["kaplan_parts"], parts=c["kaplan_part_sep"].join(said)) if said else ""
 
 
 def _kaplan_gap(c, per_token) -> dict:

@@ -13,6 +13,7 @@ from ..core.compute import BATCH, SEQ
 from ..core.model import Model
 from ..core.symbols import SYMBOLS
 from .formulas import latex, latex_numbers
+from .kaplan_parts import KaplanParts, kaplan_parts
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class CostsView:
     formula_expr: sp.Expr
     heads_derivative_expr: sp.Expr
     kaplan_difference_expr: sp.Expr
+    #: the difference by where it comes from, where those parts add up to it (see :mod:`.kaplan_parts`)
+    kaplan_parts: KaplanParts | None = None
 
 
 #: each quantity the FLOPs proof may hold fixed, in LaTeX
@@ -100,7 +103,8 @@ def costs_view(m: Model) -> CostsView:
         training_bytes=training_bytes.weights + training_bytes.gradients + training_bytes.optimizer,
         kv_per_token=cache.per_token, cross_kv_per_token=cache.cross_per_token, kv_windows=cache.windows,
         exprs={key: sp.expand(sp.sympify(e).xreplace(at)) for key, e in exprs.items()},
-        formula_expr=f.formula, heads_derivative_expr=f.heads_derivative, kaplan_difference_expr=kaplan_law.difference)
+        formula_expr=f.formula, heads_derivative_expr=f.heads_derivative, kaplan_difference_expr=kaplan_law.difference,
+        kaplan_parts=kaplan_parts(m, seq))
 
 
 

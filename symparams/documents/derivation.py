@@ -39,7 +39,8 @@ from ..core.blocks import Block
 from ..core.compute import untraced
 from ..core.errors import SymparamsError
 from ..core.formatting import ratio
-from ..core.model import Model
+from ..core.family import Switch
+from ..core.model import Model, tree_of
 from ..core.symbols import SYMBOLS
 from ..core.values import parse_value
 from ..families.presets import all_presets
@@ -134,14 +135,17 @@ def rules_of(tree: Block, inferred: bool = False) -> tuple[str, ...]:
     leaves = [block for _, block, _ in tree.walk() if block.is_leaf]
     linear = [block for block in leaves if block.kind == "linear"]
     biased = sum(any(name == "bias" for name, _ in block.params) for block in linear)
-    norms = {len(block.params) for block in leaves if block.kind == "norm"}
+    norms = {(len(block.params), block.mean) for block in leaves if block.kind == "norm"}
     rules = []
     if linear:
         rules.append("rule_linear" if biased == len(linear) else "rule_linear_no_bias" if not biased
                      else "rule_linear_some_bias")
     if any(block.kind == "embedding" for block in leaves):
         rules.append("rule_embedding")
-    rules += [rule for size, rule in ((2, "rule_layer_norm"), (1, "rule_rms_norm")) if size in norms]
+    # a scale-only norm is an RMSNorm or a LayerNorm without shift; said as what it is, where the tree knows
+    rules += [rule for kinds, rule in (({(2, True), (2, None)}, "rule_layer_norm"),
+                                       ({(1, True)}, "rule_layer_norm_no_shift"), ({(1, False)}, "rule_rms_norm"),
+                                       ({(1, None)}, "rule_scale_norm")) if kinds & norms]
     rules.append("rule_shapes")
     if any(block.kind == "tensor" for block in leaves):  # experts' fused tensors, shown as stored
         rules.append("rule_stored" if inferred else "rule_tensors")
@@ -185,12 +189,33 @@ def _symbols(m: Model) -> tuple[dict, ...]:
 
 
 def _switches(m: Model) -> tuple[dict, ...]:
-    out = []
-    for sw in m.family.switches:
-        if sw.heads and m.head not in sw.heads:
+    """Every switch of the family, with whether this model's tree depends on it (``shapes``: a document lists
+    only those; a variant names any it changed)."""
+    return tuple({"name": sw.name, "value": _switch_text(m.switches.get(sw.name)), "en": sw.en, "zh": sw.zh,
+                  "shapes": shapes_tree(m, sw)} for sw in m.family.switches)
+
+
+def shapes_tree(m: Model, switch: Switch) -> bool:
+    """Whether another value of ``switch`` (the others as they are) builds another tree for ``m``'s head: a switch
+    the build reads only for a head, such as a token-classification bias or a tied LM head, does not shape the
+    base model's, and a switch that decides nothing here is not this model's to describe.
+
+    >>> from symparams import model
+    >>> m = model("t5-base")
+    >>> [sw.name for sw in m.family.switches if shapes_tree(m, sw)]
+    ['gated', 'split_layers']
+    >>> [sw.name for sw in m.family.switches if shapes_tree(m.with_head("seq2seq-lm"), sw)]
+    ['gated', 'tie', 'split_layers']
+    """
+    value = m.switches.get(switch.name)
+    for other in switch.others(value):
+        try:
+            switches = m.family.resolve({**m.switches, switch.name: other}, m.head)
+            if switches.get(switch.name) != value and tree_of(m.family, switches, m.head) != m.tree:
+                return True
+        except SymparamsError:  # a value this head does not allow: the head decides it, not the switch
             continue
-        out.append({"name": sw.name, "value": _switch_text(m.switches.get(sw.name)), "en": sw.en, "zh": sw.zh})
-    return tuple(out)
+    return False
 
 
 def _with_lm_head(m: Model) -> dict:

@@ -24,11 +24,42 @@ class _Printer(LatexPrinter):
     ``G/A - 1``, not ``-1 + G/A`` (a difference reads as one; a leading minus reads as a negative count)."""
 
     def _as_ordered_terms(self, expr, order=None):
+        if isinstance(expr, OrderedSum):
+            return list(expr.args)
         terms = super()._as_ordered_terms(expr, order=order)
         if terms and terms[0].could_extract_minus_sign():
             first = next((i for i, t in enumerate(terms) if not t.could_extract_minus_sign()), 0)
             terms = [terms[first], *terms[:first], *terms[first + 1:]]
         return terms
+
+
+class OrderedSum(sp.Add):
+    """A sum printed in the order its terms are given: the order of the parts a subtotal adds up."""
+
+
+def in_order_of(expr: sp.Expr, parts) -> sp.Expr:
+    """``expr`` (a simplified count, a sum or a product of a factor and one sum) with its sum's terms in the order
+    of ``parts`` (the counts it adds up, in the order a document shows them), where each term is one part: the
+    term ``V`` of ``H (P + V)`` is the token embedding's, shown first, so ``H (V + P)`` over ``V H + P H``.
+    A sum whose terms are not the parts one for one (collected from several) stays as SymPy orders it.
+
+    >>> import sympy as sp
+    >>> H, P, V = sp.symbols("H P V")
+    >>> print(latex(in_order_of(H * (P + V), [V * H, P * H])))
+    H \\left(V + P\\right)
+    """
+    sums = [arg for arg in (expr.args if expr.is_Mul else (expr,)) if arg.is_Add]
+    if len(sums) != 1:
+        return expr
+    total = sums[0]
+    factor = sp.Mul(*(arg for arg in expr.args if arg is not total)) if expr.is_Mul else sp.Integer(1)
+    values = [sp.expand(factor * term) for term in total.args]
+    parts = [sp.expand(part) for part in parts]
+    if sorted(map(sp.default_sort_key, values)) != sorted(map(sp.default_sort_key, parts)):
+        return expr
+    ordered = OrderedSum(*sorted(total.args, key=lambda term: parts.index(sp.expand(factor * term))),
+                         evaluate=False)
+    return ordered if factor == 1 else sp.Mul(factor, ordered, evaluate=False)
 
 
 def _tex(expr, **settings) -> str:

@@ -58,7 +58,8 @@ _IDENTIFIER = re.compile(r"(?<![\w`$])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w`$])", 
 
 def marked_up(text: str) -> str:
     """A plain text of the code (a symbol's or a switch's meaning, which the command line prints as it is)
-    in the mini-markup: its formulas in sizes as math, its field and module names as code.
+    in the mini-markup: its formulas in sizes as math, its field and module names as code.  A name too short
+    to tell from a word (T5's ``wi``) the text writes as code itself; a code span stays as it is.
 
     >>> marked_up("decoder intermediate size = r_d·H (encoder_ffn_dim ≠ decoder_ffn_dim)")
     'decoder intermediate size = $r_{d} H$ (`encoder_ffn_dim` ≠ `decoder_ffn_dim`)'

@@ -16,9 +16,9 @@ and ``layers.3–60`` for stacks.  A list of one kind of entry keeps its ``*``: 
 
 from __future__ import annotations
 
-from ..core.algebra import whole
 from ..core.blocks import Block
 from ..core.model import Model
+from ..core.module_paths import list_entries
 from .walk import presented
 
 
@@ -33,18 +33,8 @@ def printed_names(m: Model, tree: Block | None = None) -> dict[int, str]:
 
 def _name(block: Block, values, out: dict[int, str]) -> None:
     out.setdefault(id(block), block.name if block.ref is None else block.ref)
-    entries: dict[str, list[Block]] = {}
-    for child in block.children:
-        if child.ref and child.ref.endswith(".*") and "*" not in child.ref[:-2]:
-            entries.setdefault(child.ref[:-2], []).append(child)
-    for prefix, listed in entries.items():
-        if len(listed) > 1:  # one list of entries of more than one kind: each kind at its own indices
-            first = 0
-            for child in listed:
-                copies = whole(child.repeat, values)
-                last = first + copies - 1
-                out[id(child)] = f"{prefix}.{first}" if copies == 1 else f"{prefix}.{first}–{last}"
-                first = last + 1
+    for child_id, (prefix, first, last) in list_entries(block, values).items():
+        out[child_id] = f"{prefix}.{first}" if first == last else f"{prefix}.{first}–{last}"
     for child in block.children:
         _name(child, values, out)
 

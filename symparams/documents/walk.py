@@ -17,7 +17,7 @@ from ..core.algebra import closed_form, evaluated
 from ..core.blocks import Block, group, product_as_written, tree_fact
 from ..core.errors import SymparamsError
 from ..core.symbols import A
-from .formulas import latex, product_latex
+from .formulas import in_order_of, latex, product_latex
 
 # -- the article's walk -------------------------------------------------------------
 
@@ -216,7 +216,9 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
         if (module := wrapped(inner)) is not None:  # one title for the two: "Masked self-attention with its RMSNorm"
             keys = ("+".join(b.title_key for b in inner.children if b is module or b.kind == "norm"),)
         expr = inner.written if inner.written is not None else closed_form(inner.count)
-    formula = latex(expr, written=written)
+    # a simplified sum keeps the order of the parts it adds up, whose numbers follow it in that order
+    shown = expr if written else in_order_of(expr, [sp.expand(sp.sympify(c.total_expr).doit()) for c in children])
+    formula = latex(shown, written=written)
     size = evaluated(expr)
     # the per-head story is told where the form is as written (a group's simplified count has no story) and a
     # head's width H/A shows in it: B·A or A·D·H are counts in A, not a split into heads that could cancel
@@ -237,7 +239,8 @@ def _plan(run: list[Block], path: str, depth: int, copies: sp.Expr, trainable: b
         total_formula=latex(total_expr, written=written) if repeat != 1 else formula, tied=inner.tied_to,
         trainable=trainable, per_head=per_head, cancels=per_head and A not in size.free_symbols,
         row_repeat="" if not summary_row or reps == 1 else rf"\left({latex(reps)}\right)" if reps.is_Add else latex(reps),
-        row_formula="" if not summary_row else "0" if inner.tied_to else _row_formula(reps, size),
+        row_formula="" if not summary_row else "0" if inner.tied_to else formula if shown is not expr and reps == 1
+        else _row_formula(reps, size),
         unit=inner.title_key if repeat != 1 else "", children=children)
 
 

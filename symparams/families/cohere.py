@@ -30,9 +30,11 @@ CLASSES = {
 
 
 def build(switches, head):
-    attn = olmo2.attention(switches) if switches["qk_norm"] else llama.attention(switches)
+    # every norm is CohereLayerNorm: a LayerNorm without bias
+    attn = olmo2.attention(switches, bias_free_layer_norms=True) if switches["qk_norm"] else llama.attention(switches)
     layer = llama.layer_stack([layer_norm("input_layernorm", H, bias=False), attn, llama.mlp(False)])
-    return llama.decoder_model("cohere", layer, switches, head)
+    return llama.decoder_model("cohere", layer, switches, head,
+                               final_norm=layer_norm("norm", H, bias=False, title="final_norm"))
 
 
 def from_config(cfg):

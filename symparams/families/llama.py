@@ -206,15 +206,14 @@ def from_config(cfg):
                                                      mlp_bias=cfg.bool("mlp_bias", default=False)))
 
 
-GQA = Switch("gqa", True, en="grouped-query attention: K and V have G heads (false: A heads)",
-             zh="分组查询注意力：K、V 有 G 个头（false 时为 A 个）")
+GQA = Switch("gqa", True, en="grouped-query attention, K and V with G heads (false: A heads)",
+             zh="分组查询注意力，K、V 有 G 个头（false 时为 A 个）")
 FREE_HEAD_DIM = Switch("free_head_dim", False, en="head width D set on its own (false: D = H/A)",
                        zh="每个头的维度 D 单独设定（false 时 D = H/A）")
 TIE = Switch("tie", False, en="causal-lm head tied to the token embedding", zh="语言模型头与词嵌入共享权重")
 ATTENTION_BIAS = Switch("attention_bias", False, en="biases in q/k/v/o projections", zh="注意力投影带偏置")
 TOKEN_CLASSIFICATION_BIAS = Switch("token_classification_bias", True,
-                                   en="bias of the token-classification score layer", zh="词元分类层带偏置",
-                                   heads=("token-classification",))
+                                   en="bias of the token-classification score layer", zh="词元分类层带偏置")
 
 
 def llama_like(name, title, build, switches, classes, from_config, config_types=None):

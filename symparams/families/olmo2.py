@@ -37,16 +37,17 @@ def all_heads_norm(name, heads, width, title, bias_free_layer_norm=False):
     written per head.  OLMo 2's is an RMSNorm; Cohere's a LayerNorm without bias: the same count."""
     hd = sp.UnevaluatedExpr(width) if not width.is_Atom else width
     return Block(name, params=(("weight", sp.expand(heads * width)),), written=product_as_written(heads, hd),
-                 shape=(product_as_written(heads, hd),), title=title, kind="norm")
+                 shape=(product_as_written(heads, hd),), title=title, kind="norm", mean=bias_free_layer_norm)
 
 
-def attention(switches, title_q="query_norm_all", title_k="key_norm_all"):
-    """LLaMA's attention with ``q_norm`` (A heads) and ``k_norm`` (G key/value heads) over all heads' features."""
+def attention(switches, title_q="query_norm_all", title_k="key_norm_all", bias_free_layer_norms=False):
+    """LLaMA's attention with ``q_norm`` (A heads) and ``k_norm`` (G key/value heads) over all heads' features
+    (RMSNorms, or LayerNorms without bias)."""
     base = llama.attention(switches)
     width = llama.head_width(switches)
     kv = G if switches["gqa"] else A
-    return group("self_attn", [*base.children, all_heads_norm("q_norm", A, width, title_q),
-                               all_heads_norm("k_norm", kv, width, title_k)], title=base.title,
+    return group("self_attn", [*base.children, all_heads_norm("q_norm", A, width, title_q, bias_free_layer_norms),
+                               all_heads_norm("k_norm", kv, width, title_k, bias_free_layer_norms)], title=base.title,
                  computes=base.computes)
 
 

@@ -106,8 +106,8 @@ FAMILY = Family(
     title={"en": "Phi", "zh": "Phi"},
     build=build,
     switches=(
-        Switch("gqa", False, en="grouped-query attention: K and V have G heads (false: A heads)",
-               zh="分组查询注意力：K、V 有 G 个头（false 时为 A 个）"),
+        Switch("gqa", False, en="grouped-query attention, K and V with G heads (false: A heads)",
+               zh="分组查询注意力，K、V 有 G 个头（false 时为 A 个）"),
         Switch("qk_layernorm", False, en="a LayerNorm on each head's queries and keys (q_layernorm, k_layernorm)",
                zh="对每个头的查询和键做 LayerNorm（q_layernorm、k_layernorm）"),
         tie_switch(False),

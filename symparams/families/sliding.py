@@ -98,6 +98,10 @@ class WholeSwitch(Switch):
                                  f"not {str(raw)[:40]!r}")
         return value
 
+    def others(self, value) -> tuple:
+        # a window of none and one of 1 (its cache keeps the last 0 tokens: every one) build the same tree
+        return (self.least + 1,) if value is None else (value + 1,)
+
 
 def window_switch(default: int | None) -> WholeSwitch:
     """``sliding_window``: the window of the sliding layers as the config gives it (none: no layer slides)."""

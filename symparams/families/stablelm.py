@@ -44,7 +44,7 @@ def per_head_norms(name, heads, title):
     of ``heads`` heads (so, unlike a norm shared by the heads, its count does not shrink as A grows)."""
     width = H / A
     norm = Block("norm", params=(("weight", width),), written=sp.UnevaluatedExpr(width), shape=(width,), ref="",
-                 title="layer_norm_no_shift", kind="norm")
+                 title="layer_norm_no_shift", kind="norm", mean=True)
     return group(name, [norm], repeat=heads, ref=f"{name}.norms.*", title=title)
 
 

@@ -176,8 +176,8 @@ FAMILY = Family(
     title={"en": "T5", "zh": "T5"},
     build=build,
     switches=(
-        Switch("gated", False, en="gated-GELU FFN (wi_0, wi_1, wo; T5 v1.1, Flan-T5) instead of ReLU (wi, wo)",
-               zh="门控 GELU 前馈网络（wi_0、wi_1、wo；T5 v1.1、Flan-T5），否则为 ReLU（wi、wo）"),
+        Switch("gated", False, en="gated-GELU FFN (`wi_0`, `wi_1`, `wo`; T5 v1.1, Flan-T5) instead of ReLU (`wi`, `wo`)",
+               zh="门控 GELU 前馈网络（`wi_0`、`wi_1`、`wo`；T5 v1.1、Flan-T5），否则为 ReLU（`wi`、`wo`）"),
         Switch("tie", True, en="seq2seq-lm head tied to the shared embedding", zh="语言模型头与共享词嵌入共享权重"),
         Switch("split_layers", False, en="the decoder has its own layer count L_d (num_decoder_layers ≠ num_layers)",
                zh="解码器层数 L_d 与编码器不同（num_decoder_layers ≠ num_layers）"),

@@ -126,7 +126,7 @@ def test_no_space_follows_a_full_width_parenthesis_in_chinese_prose(name):
     prose = re.sub(r"```.*?```", "", md(name, "zh"), flags=re.S)  # a chart's labels are its own layout
     assert re.findall(r"）[ ](?!\|)[^|\n]{0,12}", prose) == []  # a table cell's padding is no prose
     if name == "mixtral-8x7b":
-        assert "输入处理：词嵌入（Word Embedding）占 0.28%。" in prose
+        assert "输入处理：词嵌入（Word Embedding）占 0.28%，在饼图中小得看不出来。" in prose
 
 
 @pytest.mark.parametrize("lang,largest", [("en", "largest single table or matrix: Token embedding (`embed_tokens`)"),

@@ -93,7 +93,7 @@ def test_the_walk_is_the_order_transformers_computes_and_shapes_are_in_out(olmo,
     # [in, out], where transformers stores down_proj.weight as [2048, 8192]
     assert r"$2 \times [H, G \left\lfloor{\frac{H}{A}}\right\rfloor] = 2 \times [2048, 2048]$" in computation
     assert r"$[F, H] = [8192, 2048]$" in computation
-    # a module's name is code wherever it titles a step, "`mlp`, the parts added up" too (not an escaped \`mlp\`)
+    # a module's name is code wherever it titles a step, "`mlp` in one …:" too (not an escaped \`mlp\`)
     assert "\\`" not in computation and computation.count("`mlp`") >= 2
 
 

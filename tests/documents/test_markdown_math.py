@@ -177,8 +177,8 @@ def test_every_slice_of_every_pie_can_be_seen_and_the_others_are_named_beside_it
 
 
 def test_bert_base_names_its_pooler_beside_the_pie():
-    for lang, line in (("en", "Too small to see in the pie: Pooler 0.54%."),
-                       ("zh", "占比太小、饼图中看不出的部分：池化层（Pooler）占 0.54%。")):
+    for lang, line in (("en", "Pooler (0.54%) is too small to see in the pie."),
+                       ("zh", "池化层（Pooler）占 0.54%，在饼图中小得看不出来。")):
         assert line in document("bert-base", "md", lang).split("## 4.")[0]
 
 

@@ -76,7 +76,8 @@ def test_parts_carry_no_share_of_their_own(lang):
     assert walk.count(share) == len(derive(model("llama-3-8b")).sections)
 
 
-_SUBTOTAL = {"en": re.compile(r"^(.*), the parts added up:$"), "zh": re.compile(r"^(.*)(?:小计|合计)：$")}
+_SUBTOTAL = {"en": re.compile(r"^(.*)(?: in all| in one [^:]+| \(one copy\)):$"),
+             "zh": re.compile(r"^(.*)(?:小计|合计)：$")}
 
 
 def subtotals(text: str, lang: str) -> list[dict[str, set[str]]]:
@@ -114,8 +115,8 @@ def test_t5_cross_attention_is_one_level_with_its_norm(lang):
     sub_layer = sum(p.numel() for p in layer.parameters())
     assert sub_layer == 1_049_088
     decoder = subtotals(document("t5-small", "md", lang), lang)[2]
-    label = {"en": "Encoder–decoder attention with its RMSNorm, the parts added up:",
-             "zh": "编码器-解码器注意力及其归一化（RMSNorm）小计："}[lang]
+    label = {"en": "Encoder–decoder attention with its RMSNorm in one decoder layer:",
+             "zh": "单个解码器层中，编码器-解码器注意力及其归一化（RMSNorm）小计："}[lang]
     assert decoder[label] == {f"{sub_layer:,}".replace(",", "{,}")}
     assert not [found for found in decoder.values() if "1{,}048{,}576" in found]
 
@@ -152,16 +153,16 @@ def test_no_level_only_wraps_one_module_and_its_norm(name, lang):
 
 def test_the_wrapper_level_check_sees_the_doubled_level():
     text = "\n".join(["**Attention** (`a`).", "**q** (`q`).", "$$x = 1$$", "**o** (`o`).", "$$x = 2$$",
-                      "Attention, the parts added up:", "", "$$x = 1 + 2 = 3$$", "**RMSNorm** (`n`).", "$$H = 4$$",
-                      "Sub-layer, the parts added up:", "", "$$x = 3 + 4 = 7$$"])
-    assert wrapper_levels(text, "en") == ["Sub-layer, the parts added up:"]
+                      "Attention in all:", "", "$$x = 1 + 2 = 3$$", "**RMSNorm** (`n`).", "$$H = 4$$",
+                      "Sub-layer in all:", "", "$$x = 3 + 4 = 7$$"])
+    assert wrapper_levels(text, "en") == ["Sub-layer in all:"]
 
 
 def test_a_subtotal_of_experts_reads_as_english():
-    # "Shared experts, its parts added up" and "Routed experts (one copy), its parts …": a plural title, "its"
+    # a plural title takes no "its" and no "one" before it: "Routed experts (one copy)", not "One routed experts"
     text = document("deepseek-v3", "md", "en")
-    assert "Shared experts, the parts added up:" in text and "Routed experts (one copy), the parts added up:" in text
-    assert "its parts added up" not in text
+    assert "Shared experts in one decoder layer with experts:" in text and "Routed experts (one copy):" in text
+    assert "its parts added up" not in text and "One routed experts" not in text
 
 
 def _tiny_mixture(preset: str):
