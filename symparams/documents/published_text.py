@@ -84,8 +84,9 @@ def _conclusion(d, t: dict, head: dict) -> str:
         said = _fill(head["more"], n=thousands(change)) if change else head["same"]
         if output := untied_output(d.head_change):  # what the base model lacks, named where the figure is
             said += _fill(head["untied_named"], name=output.name)
-        out.append(_fill(t["conclusion_released"], head=totals[0]["head"], model=d.name,
-                         count=thousands(d.with_lm_head), change=said))
+        # a head that adds nothing leaves the count just given: say so rather than print it again
+        key = "conclusion_released" if change else "conclusion_released_same"
+        out.append(_fill(t[key], head=totals[0]["head"], model=d.name, count=thousands(d.with_lm_head), change=said))
     for f in d.published:
         if f["counts"] == "active":
             out.append(_fill(t["conclusion_active"], count=thousands(f["count"])))

@@ -26,3 +26,22 @@ def test_a_component_reads_the_same_in_the_walk_and_the_summary():
     text = (ROOT / "docs" / "gpt2.en.md").read_text(encoding="utf-8")
     walk = re.search(r"Input in all:\n\n\$\$(.+?) = ", text)[1]
     assert f"| **Input** |  | ${walk}$ |" in text
+
+
+T5_BASE = transformers.T5Config.from_json_file(ROOT / "tests" / "fixtures" / "t5-base" / "config.json")
+
+
+def test_a_conclusion_gives_each_count_once():
+    """T5-base's conclusion printed 222,903,552 as the total, as the trainable count and again as the released
+    model's (its tied head adds nothing): where two counts are one number, the sentence says so instead.  The
+    tied heads are checked against builds: GPT-2's and T5's LM heads add no parameters of their own."""
+    for cls, config, base in (("GPT2LMHeadModel", transformers.GPT2Config(), 124_439_808),
+                              ("T5ForConditionalGeneration", T5_BASE, 222_903_552)):
+        assert sum(p.numel() for p in build(cls, config).parameters()) == base
+    for name in (p.name for p in (ROOT / "docs").glob("*.md") if p.name.count(".") == 2):
+        text = (ROOT / "docs" / name).read_text(encoding="utf-8")
+        conclusion = text.rsplit("\n## ", 1)[1].split("\n\n", 1)[1].split("\n")[0]
+        bold = re.findall(r"\*\*([\d,]+)\*\*", conclusion)
+        assert len(bold) == len(set(bold)), (name, conclusion)
+        total = bold[0]
+        assert not re.search(rf"{total}\*\*[^.。]*?{total}", conclusion.split("。")[0].split(". ")[0]), name
