@@ -106,7 +106,7 @@ def _width_out(block: Block) -> sp.Expr:
 
 def _read(tree: Block) -> Shape:
     if traced(tree):
-        raise NotDescribed("an inferred type: its tree does not name the layers and widths the laws read")
+        raise NotDescribed("an inferred type, whose tree does not name the layers and widths the laws read")
     tree = costed(tree)
     if any(block.title in ("shared_expert", "shared_experts") for _, block, _ in tree.walk()):
         raise NotDescribed("shared experts (not read into the laws' configs here)")

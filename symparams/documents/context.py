@@ -211,9 +211,9 @@ def _doc(d: Derivation, lang: str) -> dict:
                      "value_latex": s["value_latex"]} for s in d.symbols],
         "switch_names": [s["name"] for s in d.switches],
         # a boolean switch's meaning describes it on; the answer says whether it holds for this model.  An
-        # inferred type's switches are its config's own fields, with no description to answer: they are named
+        # inferred type's switches are its config's own fields, with no description to answer: the lead names them
         "switches": [{"name": s["name"], "value": s["value"],
-                      "meaning": t["intro"]["switch_field"] if d.inferred else marked_up(s[lang] or s[other] or s["name"]),
+                      "meaning": "" if d.inferred else marked_up(s[lang] or s[other] or s["name"]),
                       "answer": "" if d.inferred else {"true": "yes", "false": "no"}.get(s["value"], "")}
                      for s in d.switches if s["shapes"]],
         "sections": sections, "summary": summary, "chart": chart,

@@ -139,4 +139,4 @@ def test_a_module_without_a_title_is_named_once_and_the_usual_ones_have_their_ti
 
 def test_the_chinese_document_says_config_field_in_chinese(olmo):
     text = render(olmo, format="md", lang="zh")
-    assert "- `attention_bias` = `false`：推断公式读取的 config.json 字段。" in text and "config field" not in text
+    assert "推断公式读取的、决定某些部分有无的 config.json 字段：" in text and "config field" not in text
