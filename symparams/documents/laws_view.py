@@ -17,7 +17,7 @@ import sympy as sp
 from ..analysis.laws import LAW_NAMES
 from ..core.errors import SymparamsError
 from ..core.model import Model
-from .formulas import latex
+from .formulas import OrderedSum, latex
 
 #: how the laws refuse a model for want of its language-model head (an encoder is refused before, as one)
 NO_HEAD = "no language-model head"
@@ -83,10 +83,28 @@ def _law_view(law: dict) -> LawView:
     terms = tuple(LawTerm(t["part"], latex(t["exact"]), latex(t["law"]), latex(t["difference"]),
                           exact_number(t["difference_value"]), t["difference"]) for t in law["terms"])
     return LawView(name=law["name"], source=law["source"], compares=law["compares"], formula=latex(formula),
-                   exact=latex(sp.expand(formula + difference)), difference=latex(difference),
+                   exact=latex(sp.expand(formula + difference)),
+                   difference=latex(as_its_parts(difference, [t["difference"] for t in law["terms"]])),
                    law_value=exact_number(law["law_value"]), exact_value=exact_number(law["exact_value"]),
                    difference_value=exact_number(law["difference_value"]), terms=terms, formula_expr=formula,
                    difference_expr=difference)
+
+
+def as_its_parts(difference: sp.Expr, parts) -> sp.Expr:
+    """A law's difference from the exact count written as the sum of its table's rows, in their order and each
+    as factored as its row (``4H²L(G/A − 1) + 2FHL − 2HV − 3ALs``), where the rows add up to it exactly: a
+    student reads each term off a row, where the expanded polynomial mixes the rows' terms and signs.
+
+    >>> import sympy as sp
+    >>> from symparams.documents.formulas import latex
+    >>> H, L, V = sp.symbols("H L V")
+    >>> print(latex(as_its_parts(2 * H * L - 2 * H * V - 2 * H**2 * L, [2 * H * L * (1 - H), -2 * H * V])))
+    2 H L \\left(1 - H\\right) - 2 H V
+    """
+    shown = [part for part in parts if part != 0]
+    if len(shown) < 2 or sp.expand(sp.Add(*shown) - difference) != 0:
+        return difference
+    return OrderedSum(*shown, evaluate=False)
 
 
 def exact_number(value) -> int | Fraction:

@@ -181,3 +181,21 @@ def test_the_command_line_is_said_to_print_the_laws_only_where_it_applies_some(l
         assert refused in text and "`laws_refused`" in text and same not in text
     gpt2 = section(document("gpt2", "md", lang), 8)
     assert same in gpt2 and refused not in gpt2
+
+
+def test_a_difference_is_written_as_the_sum_of_its_tables_rows():
+    """Each law's exact − law is printed as its table's rows added in order (Llama's Chinchilla difference was
+    the expanded 2FHL − 3ALs − 4H²L − 2HV + 4GH²L/A, whose terms no row shows); the rows' values are checked
+    against the sources above, and here their sum against the figure printed for the whole difference."""
+    written = 0
+    for name in ("gpt2", "llama-3-8b", "mixtral-8x7b", "qwen3-30b-a3b"):
+        text = section(document(name, "md", "en"), 8)
+        for law in text.split("\n### ")[1:]:
+            difference = re.search(r"F_\{\\text\{exact\}\} - F_\{\\text\{law\}\} = (.+)\$\$", law)[1]
+            rows = re.findall(r"^\| [^|]+ \| \$(.+?)\$ \| (-?[\d,]+) \|", law, flags=re.M)
+            per_token = re.search(r"exact − law = (-?[\d,]+)\.", law)[1]
+            assert sum(int(v.replace(",", "")) for _, v in rows) == int(per_token.replace(",", "")), (name, law)
+            if len(rows) > 1:
+                assert difference == " + ".join(r for r, _ in rows).replace("+ - ", "- "), (name, law[:40])
+                written += 1
+    assert written >= 8
