@@ -24,7 +24,7 @@ from typing import Mapping, NamedTuple
 
 import sympy as sp
 
-from ..core.blocks import Block, Deferred, group
+from ..core.blocks import Block, Deferred, group, product_as_written, sum_as_written
 from ..core.errors import SymparamsError
 from .inferred_data import OutsideConditions, formula, symbol_of
 
@@ -174,6 +174,7 @@ def _module(name: str, leaves: list[Leaf], ref: str | None = None, top_k: int | 
     if not below and not any(leaf.frozen for leaf in own_leaves):
         return Block(name, params=tuple((leaf.parts[0], sp.expand(leaf.count * sp.Mul(*leaf.shape)))
                                         for leaf in own_leaves),
+                     written=sum_as_written(*(product_as_written(leaf.count, *_shown(leaf)) for leaf in own_leaves)),
                      shape=_shown_shape(own_leaves), ref=ref, kind=_kind(name, own_leaves))
     # a frozen parameter (a fixed sinusoidal table) is a block of its own: it counts, it does not train
     parts = {leaf.parts[0]: Block(leaf.parts[0], params=(("", sp.expand(leaf.count * sp.Mul(*leaf.shape))),),
@@ -184,12 +185,16 @@ def _module(name: str, leaves: list[Leaf], ref: str | None = None, top_k: int | 
 
 
 def _shown_shape(own_leaves: list[Leaf]) -> tuple:
-    """The shape a document shows for a module: its weight's (a linear layer's ``[in, out]``, turned round from
-    PyTorch's ``[out, in]``), else its first parameter's, as stored."""
+    """The shape a document shows for a module: its weight's, else its first parameter's (:func:`_shown`)."""
     if not own_leaves:
         return ()
-    weight = next((leaf for leaf in own_leaves if leaf.parts[0] == "weight"), own_leaves[0])
-    return weight.shape[::-1] if weight.kind == "linear" and len(weight.shape) == 2 else weight.shape
+    return _shown(next((leaf for leaf in own_leaves if leaf.parts[0] == "weight"), own_leaves[0]))
+
+
+def _shown(leaf: Leaf) -> tuple:
+    """A parameter's shape as the documents write it, a linear layer's weight ``[in, out]`` (turned round from
+    PyTorch's ``[out, in]``), and its count as the product of that shape: an embedding's V·H beside [V, H]."""
+    return leaf.shape[::-1] if leaf.kind == "linear" and len(leaf.shape) == 2 else leaf.shape
 
 
 def _child(part: str, leaves: list[Leaf], top_k: int | None = None) -> Block:

@@ -93,6 +93,9 @@ def test_the_walk_is_the_order_transformers_computes_and_shapes_are_in_out(olmo,
     # [in, out], where transformers stores down_proj.weight as [2048, 8192]
     assert r"$2 \times [H, G \left\lfloor{\frac{H}{A}}\right\rfloor] = 2 \times [2048, 2048]$" in computation
     assert r"$[F, H] = [8192, 2048]$" in computation
+    # each count is written as the product of its shape, in the shape's order: V·H beside [V, H] (it was H·V)
+    assert r"$$V \cdot H = 50304 \times 2048 = 103{,}022{,}592$$" in computation
+    assert r"$$F \cdot H = 8192 \times 2048 = 16{,}777{,}216$$" in computation
     # a module's name is code wherever it titles a step, "`mlp` in one …:" too (not an escaped \`mlp\`)
     assert "\\`" not in computation and computation.count("`mlp`") >= 2
 
