@@ -87,6 +87,7 @@ def untied_output(c: HeadChange | None) -> HeadPart | None:
     would put it in ``tied``), or None."""
     return next((p for p in c.added if p.key == "output_projection"), None) if c is not None else None
 
+
 def _difference(base: Block, headed: Block, above: sp.Expr = ONE):
     """(modules only ``base`` has, modules only ``headed`` has), each with the repeats of the modules around
     it (``above``); two modules of one name and another count are compared part by part, or, where either

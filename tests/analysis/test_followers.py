@@ -8,8 +8,8 @@ import symparams
 from symparams.analysis.solve import solve
 from symparams.analysis.sweep import Sweep
 from symparams.core.errors import SymparamsError
-from symparams.core.symbols import SYMBOLS, H, L
-from tests.reference.edited_configs import CASES, IDS, NEOX, QWEN3_MOE, SMALL, edited_count
+from symparams.core.symbols import SYMBOLS, H
+from tests.reference.edited_configs import CASES, NEOX, QWEN3_MOE, SMALL, edited_count
 
 #: types only the inferred formulas read, whose class computes a field the file leaves out from the one varied
 INFERRED = [("arcee head_dim left out follows H", {"model_type": "arcee", **SMALL}, {"H": 512},

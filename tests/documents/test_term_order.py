@@ -7,7 +7,6 @@ import re
 from collections import Counter
 
 import pytest
-import sympy as sp
 
 from tests.documents.test_formula_roundtrip import ours, parse
 from tests.reference import ROOT
