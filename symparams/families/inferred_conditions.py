@@ -273,10 +273,11 @@ def _kinds_refused(costs: dict, reader, values: Mapping[str, int]) -> str | None
 
 def _costs_side(reader, costs: dict, known: Mapping[str, int], side: str) -> int | None:
     """A side of a relation of the costs: a field's value, or a product's (``head_dim*num_attention_heads``, which
-    Helium's forward pass needs equal to ``hidden_size``); None where a field of it has no value."""
+    Helium's forward pass needs equal to ``hidden_size``; ``32*mamba_n_heads``); None where a field of it has no
+    value."""
     out = 1
     for name in side.split("*"):
-        value = known[name] if name in known else _costs_field(reader, costs, name)
+        value = int(name) if name.isdigit() else known[name] if name in known else _costs_field(reader, costs, name)
         if value is None:
             return None
         out *= value

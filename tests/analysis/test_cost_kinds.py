@@ -108,8 +108,8 @@ def test_a_tiny_size_that_does_not_trace_with_one_product_per_key_is_passed_over
             raise Untraceable("the products of layers.*.self_attn differ between its copies")
         return Observed(seq, batch, {("dim", FULL, 0): values["head_dim"]})
 
-    domain = SimpleNamespace(found=found, start={"head_dim": 64}, cost_fields={}, low={}, observe=observe, products=[],
-                             orders=set(), regular=())
+    domain = SimpleNamespace(found=found, start={"head_dim": 64}, cost_fields={}, low={}, held={}, observe=observe,
+                             products=[], orders=set(), regular=())
     assert tiny_values(domain, Observed(7, 2, {("dim", FULL, 0): 64}))["head_dim"] == 5
 
 

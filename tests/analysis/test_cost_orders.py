@@ -166,3 +166,31 @@ def test_a_width_that_moves_no_factor_of_a_layer_count_stays_at_its_base_in_the_
     base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
     traced = costs.fit_samples(domain, base, random.Random(0), width=0, layer=6)
     assert len(traced) == 6 and {values["width"] for values, _ in traced} == {4}
+
+
+class MambaDomain(costs.Domain):
+    """Bamba's Mamba heads: its forward pass runs only with 32 channels of the hidden width to a head (its heads
+    of 64 channels are twice the width), so the width moves only with the heads."""
+
+    def __init__(self):
+        fields = {"hidden": Field("hidden", 4096, "free", "scale"), "heads": Field("heads", 128, "free", "scale")}
+        super().__init__(builder=None, found=Discovery(base={}, observation=None, fields=fields, flags={},
+                                                       relations=set()))
+        self.start = {n: f.base for n, f in fields.items()}
+
+    def observe(self, values: dict, seq: int, batch: int, **_) -> Observed | None:
+        if values["hidden"] != 32 * values["heads"]:
+            return None
+        return Observed(seq, batch, targets={("count", DENSE): 1, ("factor", DENSE, 1): values["hidden"],
+                                             ("factor", DENSE, 2): values["heads"]})
+
+
+def test_a_relation_whose_bases_hold_no_order_is_written_as_the_proportion_the_draws_kept():
+    """The width moves only with the heads, at a base of 4,096 over 128: not ``hidden < heads``, which Bamba's own
+    default breaks (and so every config was refused), but the width divides 32 heads, as the draws kept it."""
+    domain = MambaDomain()
+    base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
+    assert costs._moved(domain, base, "hidden", domain.start)
+    assert ("hidden", "heads") in domain.relations
+    assert "hidden divides 32*heads" in cost_engine._relations(domain)
+    assert "hidden < heads" not in cost_engine._relations(domain)

@@ -50,8 +50,7 @@ def _discover(found: Discovery, runs) -> ToyDomain:
     domain = ToyDomain(found, runs)
     base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
     for name in ("heads", "width", "kv_heads"):
-        if not costs._moved(domain, base, name, domain.start) and found.fields[name].free:
-            raise Untraceable(f"no move of {name} traces with the base structure")
+        costs.moved_or_held(domain, base, name, domain.start)
     return domain
 
 
@@ -72,9 +71,22 @@ def test_a_partner_is_moved_with_the_fields_a_relation_moves_with_the_field():
     assert {("heads", "kv_heads"), ("kv_heads", "heads")} <= found.relations
 
 
-def test_a_field_no_partner_lets_move_is_refused():
+def test_a_field_no_partner_lets_move_is_held_at_its_base_by_the_costs():
+    """Only 4 heads run: the costs hold them (the reader refuses a config with more), and the fit's draws keep
+    them there, as they keep any field that is not free."""
+    found = _found()
+    domain = _discover(found, lambda v: v["heads"] == 4)
+    assert domain.held == {"heads": 4} and "heads" not in found.free and "width" in found.free
+
+
+def test_a_field_traced_away_from_its_base_is_refused_where_no_move_runs():
+    """A field the discovery lowered (a layer count traced at its fewest) has no value of its own to hold."""
+    found = _found()
+    domain = ToyDomain(found, lambda v: v["heads"] == 2)
+    domain.start["heads"] = domain.low["heads"] = 2
+    base = domain.observe(domain.start, costs.BASE_SEQ, costs.BASE_BATCH)
     with pytest.raises(Untraceable, match="no move of heads traces"):
-        _discover(_found(), lambda v: v["heads"] == 4)
+        costs.moved_or_held(domain, base, "heads", domain.start)
 
 
 def test_a_scaled_field_whose_own_multiples_run_takes_no_partner():

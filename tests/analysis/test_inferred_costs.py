@@ -24,6 +24,7 @@ import torch
 import transformers
 
 from symparams.core.compute import untraced
+from symparams.analysis.inference.tracing import shapes_only
 from symparams.core.errors import SymparamsError
 from symparams.families.inferred import entries
 from symparams.families.inferred_data import DATA
@@ -266,6 +267,30 @@ def test_costs_that_need_a_product_of_two_fields_refuse_a_config_that_breaks_it(
     with pytest.raises(SymparamsError, match=r"the inferred costs need head_dim\*num_attention_heads = hidden_size "
                                              r"\(head_dim\*num_attention_heads is \d+, hidden_size is \d+\)"):
         m.flops(9)
+
+
+#: a Bamba at sizes no fit or check used: 6 Mamba heads of 64 channels, twice the width of 192 (as its config
+#: requires), a state of 5, no attention layer (the default), two layers
+BAMBA = {"model_type": "bamba", "vocab_size": 11, "hidden_size": 192, "intermediate_size": 13, "num_hidden_layers": 2,
+         "mamba_n_heads": 6, "mamba_d_head": 64, "mamba_expand": 2, "mamba_d_state": 5, "mamba_n_groups": 1}
+
+
+def test_bamba_costs_equal_a_tiny_real_model_and_refuse_heads_off_the_proportion_they_were_traced_at():
+    """Bamba's hidden width moves only with its Mamba heads (heads times their width is twice the width): the
+    costs were traced where the heads stay a multiple of a 32nd of the width, as at its default (4,096 over 128).
+    A config with fewer, wider heads builds and keeps its count; its costs are refused with that relation."""
+    m = inferred_model(BAMBA, head="causal-lm")
+    module = _real("bamba", "causal-lm", BAMBA)
+    # transformers' own cache cannot answer its length with no attention layer (it raises): the mask is built as
+    # for a cache that has seen nothing, which is what it holds before the pass
+    with shapes_only():
+        assert_costs_are_the_real_models(m, module, ((5, 2), (12, 1)))
+    wider = {**BAMBA, "hidden_size": 128, "mamba_n_heads": 2, "mamba_d_head": 128}
+    off = inferred_model(wider, head="causal-lm")
+    assert off.count == sum(p.numel() for p in _real("bamba", "causal-lm", wider).parameters())
+    with pytest.raises(SymparamsError, match=r"the inferred costs need hidden_size divides 32\*mamba_n_heads "
+                                             r"\(hidden_size is 128, 32\*mamba_n_heads is 64\)"):
+        off.flops(9)
 
 
 def test_costs_refuse_a_head_width_that_is_not_whole_where_transformers_does_not_run():

@@ -4,6 +4,7 @@ check against a tiny real model (:mod:`.real_check`): ``infer_costs(infer("llama
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import replace
 import random
 import re
@@ -154,10 +155,22 @@ def _relations(domain: Domain) -> tuple[str, ...]:
     out = []
     for f, g in sorted(domain.relations):
         kind = relation_kind(domain.found, domain.relations, domain.orders, f, g)
-        if kind != "equals" or f < g:
+        a, b = domain.found.fields[f].base, domain.found.fields[g].base
+        if kind == "below" and (f, g) not in domain.orders and a >= b:
+            out.append(_proportion(f, a, g, b))
+        elif kind != "equals" or f < g:
             out.append(f"{f} {WORDS[kind]} {g}")
     out += [f"{product_text(left)} = {product_text(right)}" for left, right in domain.products]
     return tuple(out)
+
+
+def _proportion(f: str, a: int, g: str, b: int) -> str:
+    """``f ⊑ g`` where the bases ``a`` and ``b`` hold no order (Bamba's hidden width of 4,096 over its 128 Mamba
+    heads): what the draws kept, ``g``'s multiple of its base a multiple of ``f``'s, ``f·b divides g·a`` in lowest
+    terms (``hidden_size divides 32*mamba_n_heads``)."""
+    d = math.gcd(a, b)
+    return f"{product_text([*([str(b // d)] if b > d else []), f])} divides " \
+           f"{product_text([*([str(a // d)] if a > d else []), g])}"
 
 
 # -- the attention modules -------------------------------------------------------------------------------

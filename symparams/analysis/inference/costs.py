@@ -320,11 +320,7 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     for name, f in found.fields.items():
         if f.kind not in ("free", "irrelevant") or not isinstance(start[name], int):
             continue
-        if not _moved(domain, base, name, start):
-            if f.kind == "free":
-                raise Untraceable(f"no move of {name} traces with the base structure")
-            if f.kind == "irrelevant":  # no shape follows it, but the forward pass needs its value: the costs hold it
-                domain.held[name] = start[name]
+        moved_or_held(domain, base, name, start)
     _, transformers = libraries()
     common = set(transformers.PretrainedConfig().to_dict())  # return_dict, output_attentions, ...: no architecture
     for name, flag in found.flags.items():
@@ -355,6 +351,21 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
     domain.seen_layers.add(tuple(sorted(domain.low.items())))
     return domain, base
+
+
+def moved_or_held(domain: Domain, base: Observed, name: str, start: dict) -> None:
+    """What a move of ``name`` changes (see :func:`_moved`); where no move traces with the base structure, its
+    value held by the costs: the forward pass needs it though no shape follows it, or every other value builds
+    another structure (Qwen3-Next's ``decoder_sparse_step`` makes other layers sparse), and the count alone keeps
+    it free.  A field traced away from its base (a layer count lowered) has no value of its own to hold."""
+    f = domain.found.fields[name]
+    if _moved(domain, base, name, start):
+        return
+    if f.kind == "free" and start[name] != f.base:
+        raise Untraceable(f"no move of {name} traces with the base structure")
+    domain.held[name] = start[name]
+    if f.kind == "free":
+        f.kind = "fixed"
 
 
 def _with_unset_set(domain: Domain) -> Observed | None:

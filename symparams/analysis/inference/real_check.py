@@ -98,8 +98,8 @@ def tiny_values(domain: Domain, base, least: int = 0, more_layers: int = 0) -> d
     or dimension of the base degenerate (below 4, or below its base value: a head width of 1 changes the code's
     path); the layer counts stay at their fewest (``more_layers`` more)."""
     found = domain.found
-    values = {**domain.start, **{n: v + more_layers for n, v in domain.low.items()}}
-    chosen: dict = {}
+    values = {**domain.start, **{n: v + more_layers for n, v in domain.low.items()}, **domain.held}
+    chosen = {n: v for n, v in domain.held.items() if n in found.fields}  # a partner of one divides it
     kinds = {pair: kind for pair, kind in _kinds(found, domain.orders).items() if not in_product(domain, pair)}
     solved = {right[-1] for _, right in all_products(domain)}  # a product of the others: never chosen on its own
     order = sorted([n for n in [*found.free, *domain.cost_fields] if n not in domain.low and n not in solved],
@@ -111,12 +111,49 @@ def tiny_values(domain: Domain, base, least: int = 0, more_layers: int = 0) -> d
             if v < least:
                 continue
             trial = _products(domain, _partners({**values, name: v}, name, v, chosen, kinds))
-            obs = trial and _observed(domain, trial)
-            if obs is not None and obs.structure == base.structure and not _degenerate(obs, base) \
-                    and regular_widths(domain, trial):
+            if _fits(domain, base, trial):
                 values, chosen[name] = trial, v
                 break
+    return _divided_together(domain, base, values, [n for n in order if n not in chosen])
+
+
+def _fits(domain: Domain, base, trial: dict | None) -> bool:
+    """Whether ``trial`` keeps every value the costs hold (a partner moved along may not move one) and traces with
+    the base structure at the widths the forward pass runs at, no factor or dimension of the base made
+    degenerate."""
+    if not trial or any(trial.get(n, v) != v for n, v in domain.held.items()):
+        return False
+    obs = _observed(domain, trial)
+    return obs is not None and obs.structure == base.structure and not _degenerate(obs, base) \
+        and regular_widths(domain, trial)
+
+
+def _divided_together(domain: Domain, base, values: dict, left: list[str]) -> dict:
+    """``values`` with each of the fields ``left`` at a start above every small value divided, together with
+    another of them, by the largest common power of two that traces: no one small value of a field traces alone
+    where the config holds a product of them equal (Bamba's Mamba heads times their width is twice the hidden
+    width), and only a pair divided alike keeps it."""
+    left = sorted((n for n in left if _size(values[n])), key=lambda n: -values[n])
+    done: set = set()
+    for name in [n for n in left if values[n] > max(SMALL)]:
+        for partner in [n for n in left if n != name and not {n, name} & done]:
+            power = min(_twos(values[name]), _twos(values[partner]))
+            trials = (_products(domain, {**values, name: values[name] >> p, partner: values[partner] >> p})
+                      for p in range(power, 0, -1))
+            trial = next((t for t in trials if _fits(domain, base, t)), None)
+            if trial is not None:
+                values, done = trial, done | {name, partner}
+                break
     return values
+
+
+def _twos(value: int) -> int:
+    """How many times two divides ``value``."""
+    return (value & -value).bit_length() - 1
+
+
+def _size(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 1
 
 
 def _products(domain: Domain, values: dict) -> dict | None:
