@@ -251,3 +251,24 @@ def test_token_ids_index_the_smallest_vocabulary_a_config_names():
     ids = tracing.inputs(SimpleNamespace(config=config, forward=forward), 64, 4, device="cpu")["input_ids"]
     assert int(ids.max()) < 12 and int(ids.max()) >= 3
     assert tracing.smallest_vocabulary(SimpleNamespace(hidden_size=8)) == 4
+
+
+def test_a_model_that_refuses_the_cache_flag_in_its_encoder_is_cached_by_its_configs_flag():
+    """Switch Transformers hands ``use_cache=True`` to its encoder too, which raises; its config's flag caches the
+    decoder alone, as generation does: its cache holds the decoder's keys and values, one layer each."""
+    config = transformers.SwitchTransformersConfig(vocab_size=19, d_model=8, d_kv=4, d_ff=12, num_layers=1,
+                                                   num_decoder_layers=2, num_heads=2, num_experts=2)
+    model = real("SwitchTransformersForConditionalGeneration", config)
+    ids = token_ids(19, 5, 2)
+    given = {"input_ids": ids, "decoder_input_ids": ids}
+    with pytest.raises(ValueError, match="(?s)can only be set to `True` if .* is used as a decoder"):
+        model(**given, use_cache=True)
+    held = tracing.cache_tensors(tracing.cached_forward(model, given).past_key_values)
+    assert sorted({(t.part, tuple(t.shape)) for t in held}) == [("cross", (2, 2, 5, 4)), ("self", (2, 2, 5, 4))]
+    assert len(held) == 2 * 2 * 2  # keys and values of each decoder layer, self and cross
+
+
+def test_a_cached_pass_that_fails_with_and_without_the_flag_is_refused_in_one_line():
+    model = real("LlamaForCausalLM", transformers.LlamaConfig(**TINY_LLAMA))
+    with pytest.raises(tracing.CachedPassFailed, match=r"^with use_cache=True the forward fails \(IndexError"):
+        tracing.cached_forward(model, {"input_ids": token_ids(53, 5, 2) + 100})

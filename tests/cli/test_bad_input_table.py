@@ -62,8 +62,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.bad_input_cases import (CASE_SECONDS, DIGITS, HOSTILE_FOLDER, MARKED, MEMORY_KB, SPECIALS,
-                                       SUBCOMMANDS, TABLE, TEMPLATES, Case, case, materialize)
+from tests.cli.bad_input_cases import CASE_SECONDS, DIGITS, MEMORY_KB, SUBCOMMANDS, TABLE, Case, case
+from tests.cli.bad_input_files import HOSTILE_FOLDER, MARKED, SPECIALS, TEMPLATES, materialize
 from tests.reference.cli_runner import Outcome, close_runners, run_forked
 from tests.reference.in_process import run_in_process
 

@@ -25,8 +25,8 @@ from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure
 from .products import all_products, in_product
 from .regular import regular_widths
 from .probing import config_for_class, libraries, quiet
-from .tracing import (ATTENTION, Untraceable, _can_set_experts, cache_tensors, every_layer, inputs, scalar, shapes_only,
-                      takes, with_language)
+from .tracing import (ATTENTION, Untraceable, _can_set_experts, cache_tensors, cached_forward, every_layer, inputs,
+                      scalar, shapes_only, takes, with_language)
 
 #: small values tried for a size field, odd ones first (a width that must be even, a rotary half, takes the next);
 #: the last ones for a width divided by many heads chosen first (18 heads of an even rotary width of 4 or more)
@@ -234,7 +234,7 @@ def _checked(domain: Domain, costs: Costs, symbols: dict, values: dict) -> RealC
         held = None
         if cached and costs.cache is not None:
             with quiet(), shapes_only(), torch.no_grad():
-                held = cache_tensors(getattr(model(**given, use_cache=True), "past_key_values", None))
+                held = cache_tensors(getattr(cached_forward(model, given), "past_key_values", None))
     except Exception as exc:  # whatever the modeling code raises on the CPU: recorded, the costs stay unchecked
         text = f"{type(exc).__name__}: {exc}".splitlines()
         return RealCheck(values=_shown(domain, values), reason="the tiny real model does not run: " + text[0][:160])

@@ -419,7 +419,7 @@ def trace(model, seq: int, batch: int, device: str = "meta", cache: bool = True,
     if cache and cached:
         if not together:
             with quiet(), shapes_only(), torch.no_grad():
-                output = _cached_forward(model, given)
+                output = cached_forward(model, given)
         held = cache_tensors(getattr(output, "past_key_values", None))
     products = recorder.products
     by_node = {p.node: p for p in products if p.node is not None}
@@ -474,10 +474,20 @@ class CachedPassFailed(RuntimeError):
     of a class whose cache transformers cannot build is not a bare error from deep in its cache."""
 
 
-def _cached_forward(model, given: dict):
+def cached_forward(model, given: dict):
+    """``model``'s forward with its cache; where passing ``use_cache=True`` fails and its config caches already,
+    the forward without it (Switch Transformers hands the flag to its encoder as well, which refuses it, while
+    its config's flag reaches the decoder alone)."""
     try:
         return model(**given, use_cache=True)
     except Exception as exc:
+        if getattr(model.config, "use_cache", False):
+            try:
+                output = model(**given)
+            except Exception:
+                output = None
+            if getattr(output, "past_key_values", None) is not None:
+                return output
         first = (str(exc).splitlines() or [""])[0]
         raise CachedPassFailed(f"with use_cache=True the forward fails ({type(exc).__name__}: {first})") from exc
 
