@@ -272,3 +272,17 @@ def test_a_cached_pass_that_fails_with_and_without_the_flag_is_refused_in_one_li
     model = real("LlamaForCausalLM", transformers.LlamaConfig(**TINY_LLAMA))
     with pytest.raises(tracing.CachedPassFailed, match=r"^with use_cache=True the forward fails \(IndexError"):
         tracing.cached_forward(model, {"input_ids": token_ids(53, 5, 2) + 100})
+
+
+def test_a_cache_of_states_by_layer_index_is_read_layer_by_layer():
+    """xLSTM keeps no cache layers but a dict of each block's three states (matrix memory, normaliser, maximum):
+    each is read as its layer's, with the shapes transformers holds.  (Its cache is made with heads of
+    ``hidden_size / num_heads`` channels whatever ``qk_dim_factor`` says, so only a factor of 1 runs cached.)"""
+    config = transformers.xLSTMConfig(vocab_size=19, hidden_size=64, embedding_dim=64, num_heads=4,
+                                      qk_dim_factor=1.0, num_hidden_layers=2, num_blocks=2)
+    model = real("xLSTMForCausalLM", config)
+    held = tracing.cache_tensors(tracing.cached_forward(model, {"input_ids": token_ids(19, 5, 2)}).past_key_values)
+    heads, qk, v = config.num_heads, config.qk_head_dim, config.v_head_dim
+    assert [(t.layer, t.attribute, t.shape) for t in held] == [
+        (layer, f"rnn_state.{i}", shape) for layer in (0, 1)
+        for i, shape in enumerate(((2, heads, qk, v), (2, heads, qk), (2, heads, 1)))]

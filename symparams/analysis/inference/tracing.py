@@ -512,6 +512,8 @@ def cache_tensors(cache) -> list[CacheTensor] | None:
     for part, held in parts:
         layers = getattr(held, "layers", None)
         if layers is None:
+            layers = _states_by_layer(held)
+        if layers is None:
             raise Untraceable(f"a cache the fit does not read: {type(held).__name__}")
         for index, layer in enumerate(layers):
             window = getattr(layer, "sliding_window", None) if getattr(layer, "is_sliding", False) else None
@@ -519,6 +521,23 @@ def cache_tensors(cache) -> list[CacheTensor] | None:
                 out.append(CacheTensor(part, index, type(layer).__name__, attribute,
                                        tuple(int(d) for d in tensor.shape), window))
     return out
+
+
+class RecurrentState:
+    """One layer's states in a cache that keeps them by layer index rather than as cache layers (xLSTM's
+    ``rnn_state``: its matrix memory, normaliser and maximum, per layer)."""
+
+    def __init__(self, name: str, states):
+        setattr(self, name, states)
+
+
+def _states_by_layer(cache) -> list[RecurrentState] | None:
+    """The layers of a cache that holds a dict of each layer's states by its index, in layer order (None where
+    it holds no such dict)."""
+    for name, value in sorted(vars(cache).items()):
+        if isinstance(value, dict) and value and all(isinstance(k, int) for k in value):
+            return [RecurrentState(name, value[k]) for k in sorted(value)]
+    return None
 
 
 def _tensors(layer) -> list[tuple[str, object]]:
