@@ -140,3 +140,41 @@ def test_layers_of_two_kinds_a_trace_names_as_one_are_compared_by_their_sums():
     assert _kinds_together(formulas) == _kinds_together(traced) == traced
     # the sums must agree: a kind's layers miscounted (one sliding layer too few) still shows
     assert _kinds_together(({"layers.*1.mlp": 27, "layers.*2.mlp": 12, "norm": 1}, {}, None))[0] != traced[0]
+
+
+MAMBA = ("layers.*.mamba", 2, "bmm")
+
+
+def _mamba_layers(layers: int, period: int, offset: int) -> int:
+    """Jamba's Mamba layers: every layer but those at ``offset`` modulo ``period``."""
+    return sum(1 for i in range(layers) if i % period != offset)
+
+
+def test_runs_in_a_pattern_of_layers_are_the_counts_own_instances_times_runs_per_instance():
+    """Jamba's scan runs a product once per position in each Mamba layer, and which layers have a Mamba mixer
+    follows two fields (attention every ``period``-th layer from ``offset``), a floor of one field over another that
+    no basis of the fit holds; the count's own formula for the mixer's parameters does: the runs are ``s`` times
+    it, right at layer counts and periods the traces never had."""
+    L, P, O = sp.symbols("L P O", integer=True, positive=True)
+    mixers = L - sp.floor((L - O - 1) / P) - 1
+    symbols = {"layers": L, "period": P, "offset": O, costs.S: sp.Symbol("s"), costs.B: sp.Symbol("b")}
+    found = SimpleNamespace(computed={}, relations=set(), free=["layers", "period", "offset"], fields={}, flags={})
+    domain = SimpleNamespace(names=["layers", "period", "offset", costs.S, costs.B], binary=frozenset(), found=found,
+                             effects={n: {("count", MAMBA)} for n in ("layers", "period", "offset", costs.S)},
+                             layer_counts=lambda: frozenset({"layers"}), widths=set(), start={}, chunk=None,
+                             cost_fields={},
+                             parameters=[SimpleNamespace(name="layers.*.mamba.in_proj.weight", count=mixers)])
+    domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
+    samples = []
+    for i in range(24):
+        period = 2 + i % 5
+        values = {"layers": 1 + (7 * i) % 23 + period, "period": period, "offset": 1 + i % (period - 1)}
+        seq = 3 + (5 * i) % 11
+        samples.append((values, Observed(seq, 2, {("count", MAMBA): seq * _mamba_layers(**values)})))
+    with pytest.raises(Untraceable):
+        cost_fitting._fit_target(domain, ("count", MAMBA), [domain.point(v, o) for v, o in samples],
+                                 [o.targets[("count", MAMBA)] for _, o in samples], symbols)
+    runs = cost_fitting.fitted(domain, samples, symbols)[("count", MAMBA)]
+    s = symbols[costs.S]
+    assert all(runs.subs({L: n, P: p, O: o, s: 301}) == 301 * _mamba_layers(n, p, o)
+               for n in (40, 72, 97) for p in (3, 8, 9) for o in range(1, p))

@@ -184,6 +184,10 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
             found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used], symbols,
                                 domain.layer_counts() if lacked else frozenset())
         except Untraceable as exc:
+            runs = _per_instance(domain, target, samples, symbols)
+            if runs is not None:
+                out[target] = runs
+                continue
             if not kinds_vary or target[0] not in ("count", "layers"):
                 raise
             # dots1's full-attention cache layers are min(L, max_window_layers): the traces with fewer layers than
@@ -194,6 +198,44 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
         out[target] = sp.expand(expression(found, symbols))
         if target[0] in ("factor", "dim") and not _whole_coefficients(out[target]):
             out[target] = _parameter_width(domain, target, used, symbols) or out[target]
+    return out
+
+
+def _per_instance(domain: Domain, target: tuple, samples: list, symbols: dict) -> sp.Expr | None:
+    """A product's runs as the instances of a parameter of its module, in the count's own formula, times runs per
+    instance fitted as any target is (a scan's steps run once per position): a pattern of layers the count found
+    and no basis of the fit holds (Jamba's attention every 8th layer from the 5th, a Mamba mixer in the others).
+    A cache tensor's layers likewise, as the instances of any parameter (a Mamba cache layer per mixer).  None
+    where no parameter's instances divide the runs on every trace, or their quotient fits nothing."""
+    if target[0] not in ("count", "layers"):
+        return None
+    names = {s: n for n, s in symbols.items()}
+    module = target[1][0] if target[0] == "count" else ""
+    owned = [p.count for p in domain.parameters if p.name.startswith(module + ".") or not module]
+    for count in dict.fromkeys(c for c in owned if c.free_symbols):
+        quotients = _quotients(domain, target, samples, count, names)
+        if quotients:
+            try:
+                found = _fit_target(domain, target, [p for p, _ in quotients], [q for _, q in quotients], symbols)
+            except Untraceable:
+                continue
+            return sp.expand(expression(found, symbols)) * count
+    return None
+
+
+def _quotients(domain: Domain, target: tuple, samples: list, count: sp.Expr, names: dict) -> list | None:
+    """Each trace's point and its runs per instance of ``count`` (traces with no instance, and no run, left
+    out); None where ``count`` does not divide the runs of some trace."""
+    out = []
+    for values, obs in samples:
+        runs, full = _target_value(target, obs), {**domain.start, **values}
+        if runs is None or any(not isinstance(full.get(names.get(s)), int) for s in count.free_symbols):
+            return None
+        instances = int(count.xreplace({s: sp.Integer(full[names[s]]) for s in count.free_symbols}))
+        if (runs and not instances) or (instances and runs % instances):
+            return None
+        if instances:
+            out.append((domain.point(values, obs), runs // instances))
     return out
 
 

@@ -76,6 +76,7 @@ class Domain:
         self.by_calls = False  # a module's calls within one call of its parent keyed apart (see observing._products)
         self.positions: dict[str, int] = {}  # lists whose layers are keyed by their place → its period (cost_keying)
         self.widths: set = set()  # the terms of the parameters' dimensions (see widths.py)
+        self.parameters: tuple = ()  # the count's parameters, each's instances a formula (see cost_fitting)
         self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py, cpu_base.py)
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
         self.zeroed = False  # every weight zero (see real_tensors.data_independent)
