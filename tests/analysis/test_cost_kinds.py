@@ -71,7 +71,7 @@ def test_a_trace_without_layers_of_a_kind_holds_none_and_tells_nothing_of_their_
 def _fit_domain(layers: set) -> SimpleNamespace:
     found = SimpleNamespace(computed={}, relations=set())
     return SimpleNamespace(names=sorted(layers), effects={}, binary=frozenset(), layer_counts=lambda: frozenset(layers),
-                           found=found, widths=set())
+                           found=found, widths=set(), parameters=())
 
 
 def test_a_pattern_of_layers_no_move_showed_is_fitted_in_the_layer_counts_alone():
