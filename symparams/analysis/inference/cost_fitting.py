@@ -180,6 +180,12 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
     for target in samples[0][1].targets:
         used = [(domain.point(v, o), value) for v, o in samples if (value := _target_value(target, o)) is not None]
         lacked = len(used) > len([o for _, o in samples if target in o.targets])  # a kind some traces lack
+        # a pattern of layers whose period is a field: the basis's floors have whole periods, and fitted on the
+        # periods the traces drew they miss others (Jamba's one expert layer of 12 counted 2)
+        runs = _per_instance(domain, target, samples, symbols, _periodic) if target[0] == "count" else None
+        if runs is not None:
+            out[target] = runs
+            continue
         try:
             found = _fit_target(domain, target, [p for p, _ in used], [t for _, t in used], symbols,
                                 domain.layer_counts() if lacked else frozenset())
@@ -201,18 +207,25 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
     return out
 
 
-def _per_instance(domain: Domain, target: tuple, samples: list, symbols: dict) -> sp.Expr | None:
+def _periodic(count: sp.Expr) -> bool:
+    """Whether ``count`` has a floor or ceiling over a field (``⌊(L − o − 1)/p⌋``), not a whole number."""
+    return any(sp.denom(sp.together(f.args[0])).free_symbols for f in count.atoms(sp.floor, sp.ceiling))
+
+
+def _per_instance(domain: Domain, target: tuple, samples: list, symbols: dict, kept=lambda count: True
+                  ) -> sp.Expr | None:
     """A product's runs as the instances of a parameter of its module, in the count's own formula, times runs per
     instance fitted as any target is (a scan's steps run once per position): a pattern of layers the count found
     and no basis of the fit holds (Jamba's attention every 8th layer from the 5th, a Mamba mixer in the others).
-    A cache tensor's layers likewise, as the instances of any parameter (a Mamba cache layer per mixer).  None
-    where no parameter's instances divide the runs on every trace, or their quotient fits nothing."""
+    A cache tensor's layers likewise, as the instances of any parameter (a Mamba cache layer per mixer).  Only the
+    counts ``kept`` takes are tried.  None where no parameter's instances divide the runs on every trace, or their
+    quotient fits nothing."""
     if target[0] not in ("count", "layers"):
         return None
     names = {s: n for n, s in symbols.items()}
     module = target[1][0] if target[0] == "count" else ""
     owned = [p.count for p in domain.parameters if p.name.startswith(module + ".") or not module]
-    for count in dict.fromkeys(c for c in owned if c.free_symbols):
+    for count in dict.fromkeys(c for c in owned if c.free_symbols and kept(c)):
         quotients = _quotients(domain, target, samples, count, names)
         if quotients:
             try:
