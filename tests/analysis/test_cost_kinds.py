@@ -178,3 +178,22 @@ def test_runs_in_a_pattern_of_layers_are_the_counts_own_instances_times_runs_per
     s = symbols[costs.S]
     assert all(runs.subs({L: n, P: p, O: o, s: 301}) == 301 * _mamba_layers(n, p, o)
                for n in (40, 72, 97) for p in (3, 8, 9) for o in range(1, p))
+
+
+def test_runs_whose_instances_follow_a_period_take_the_counts_formula_even_where_a_basis_fits_the_traces():
+    """Traces that all drew a period of 2 (as low layer counts do) fit a floor of whole period 2 in the basis,
+    which counts Jamba's one expert layer of 12 as 2; the count's own formula, over the period, holds at 12."""
+    L, P, O = sp.symbols("L P O", integer=True, positive=True)
+    experts = sp.floor((L - O - 1) / P) + 1
+    key = ("layers.*.feed_forward.experts", 0, "bmm")
+    symbols = {"layers": L, "period": P, "offset": O, costs.S: sp.Symbol("s"), costs.B: sp.Symbol("b")}
+    found = SimpleNamespace(computed={}, relations=set(), free=["layers", "period", "offset"], fields={}, flags={})
+    domain = SimpleNamespace(names=["layers", "period", "offset", costs.S, costs.B], binary=frozenset(), found=found,
+                             effects={"layers": {("count", key)}}, layer_counts=lambda: frozenset({"layers"}),
+                             widths=set(), start={}, chunk=None, cost_fields={},
+                             parameters=[SimpleNamespace(name=f"{key[0]}.down_proj", count=experts)])
+    domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
+    samples = [({"layers": n, "period": 2, "offset": 1}, Observed(7, 2, {("count", key): (n - 2) // 2 + 1}))
+               for n in range(2, 14)]
+    runs = cost_fitting.fitted(domain, samples, symbols)[("count", key)]
+    assert runs.subs({L: 12, P: 12, O: 2}) == 1 and runs.subs({L: 32, P: 2, O: 1}) == 16
