@@ -93,6 +93,22 @@ def test_a_projection_run_too_many_times_is_caught_at_a_long_sequence(monkeypatc
     assert found is not None and f"at {LONG} tokens the formulas give" in found
 
 
+def test_a_cache_held_in_too_few_layers_is_caught_at_a_long_sequence(monkeypatch):
+    """The keys cached in one layer whatever the config says (as Jamba's fit had it: the traces it drew kept one
+    attention layer), planted where the runtime reads the data: the FLOPs hold, the cache does not."""
+    entry = shipped("olmo", "causal-lm")
+    keys = next(t for t in entry["costs"]["cache"] if t[2] == "keys")
+    keys[3] = 1  # the layers holding the keys
+    monkeypatch.setattr(inferred, "entries", lambda model_type: {"causal-lm": entry})
+    inferred.family.cache_clear()
+    try:
+        found = long_sequence_check(entry)
+    finally:
+        inferred.family.cache_clear()
+    assert found is not None and found.startswith(f"after {LONG} tokens the formulas hold ")
+    assert "elements in the cache, transformers' cache" in found
+
+
 def test_a_refused_long_check_names_the_model_type_not_the_folder_it_ran_in(monkeypatch, tmp_path):
     """The reason is shipped in the data file and shown in docs/inferred.md: a config read with no path of its own
     took its name from the working directory (the generator's checkout, "main")."""

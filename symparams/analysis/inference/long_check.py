@@ -1,4 +1,5 @@
-"""The shipped FLOPs of a class at a long sequence, against a trace of transformers' model on the meta device.
+"""The shipped FLOPs and cache of a class at a long sequence, against a trace of transformers' model on the meta
+device.
 
 The costs are fitted and verified on traces of 3 to 23 tokens.  A kernel that
 works in chunks of a fixed size (the gated delta rule's 64 positions, a
@@ -6,10 +7,13 @@ state-space scan's chunks) costs by the number of chunks, which is 1 at
 every one of those lengths: a formula fitted there would hold up to the
 chunk and be wrong past it.  This check traces two configurations (the
 defaults, and the small one the real-model check used) at :data:`LONG`
-tokens, forward and backward, and compares both with the shipped formulas,
+tokens, forward and backward, and once with the cache, and compares the
+FLOPs and the elements the cache holds with the shipped formulas,
 read as ``count --config`` reads a config.json
 (:func:`symparams.families.inferred.model`); the reading also catches a layer
-count the fit held (the products of four layers, whatever the config says).
+count the fit held (the products of four layers, whatever the config says;
+keys cached in one attention layer of Jamba's 32, where its small traces had
+one).
 A class traced on real tensors (:mod:`.real_tensors`) is checked on the CPU
 with random weights: the small configuration, and the same with the default
 layer counts (the defaults' widths would not fit in memory), and, where its
@@ -20,6 +24,7 @@ length at every length the fit saw).
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -31,11 +36,13 @@ from .tracing import build, trace
 
 #: past the chunks transformers' eager kernels use (64, 128, 256); odd, so no multiple of a chunk
 LONG = 301
+#: bytes of an element of the cache the formulas are read in (its elements are compared)
+FP32 = 4
 
 
 def long_sequence_check(entry: dict) -> str | None:
-    """None when ``entry``'s shipped FLOPs (forward, and forward plus backward) hold at :data:`LONG` tokens;
-    otherwise why not, in one line."""
+    """None when ``entry``'s shipped FLOPs (forward, and forward plus backward) and cache hold at :data:`LONG`
+    tokens; otherwise why not, in one line."""
     default = default_config(entry)
     # the defaults (the conditions admit them, transformers builds them, and their layer counts are the model's),
     # and the small configuration too where the formulas count it and transformers traces it: two layer counts,
@@ -105,7 +112,8 @@ def _checked(entry: dict, config: dict, length: int = LONG) -> str | None:
         with quiet():
             built = config_class_of(entry["model_type"]).from_dict(dict(config))
             module = build(getattr(transformers, entry["model_class"]), built, device)
-            traced = trace(module, length, 1, device, cache=False, backward=True)
+            traced = trace(module, length, 1, device, cache=True, backward=True)
+        held = counted.kv_cache("fp32", length, 1).total // FP32
     except Exception as exc:  # whatever the modeling code raises at this length: the formulas stay unchecked there
         lines = str(exc).splitlines()
         return f"no trace of {length} tokens: {type(exc).__name__}: {lines[0][:160] if lines else ''}"
@@ -113,6 +121,9 @@ def _checked(entry: dict, config: dict, length: int = LONG) -> str | None:
     if (flops.forward, flops.training) != seen:
         return (f"at {length} tokens the formulas give {flops.forward} forward and {flops.training} training FLOPs, "
                 f"the trace counts {seen[0]} and {seen[1]}")
+    cached = sum(math.prod(t.shape) for t in traced.cache or ())
+    if held != cached:
+        return f"after {length} tokens the formulas hold {held} elements in the cache, transformers' cache {cached}"
     return None
 
 
