@@ -98,7 +98,7 @@ def with_costs(tree: Block, entry: dict, scope: Mapping[str, sp.Expr], refused: 
     _products(costs, scope, paths, items)
     items[""] += _cache(costs, scope)
     _attention(tree, entry, scope, paths, items)
-    return _attached(tree, "", items)
+    return _attached(tree, "", dict(items))
 
 
 def _owner(module: str, paths: Mapping[str, Block]) -> str:
@@ -166,11 +166,14 @@ def _attention(tree: Block, entry: dict, scope, paths, items) -> None:
         items[""].append(Untraced("activations", why))
 
 
-def _attached(block: Block, prefix: str, items: Mapping[str, list[Any]]) -> Block:
+def _attached(block: Block, prefix: str, items: dict[str, list[Any]]) -> Block:
+    """``block`` with each path's items on the outermost block at that path, once: a block that adds no name to
+    its path (Gemma 4's layers grouped by kind under the model) shares its parent's, and the parent takes them
+    (the cache's layers attached to both were held twice)."""
     seg = block.name if block.ref is None else block.ref
     path = ".".join(p for p in (prefix, seg) if p)
+    own = tuple(items.pop(path, ()))
     children = tuple(_attached(c, path, items) for c in block.children)
-    own = tuple(items.get(path, ()))
     if not own and children == block.children:
         return block
     return replace(block, children=children, computes=block.computes + own)

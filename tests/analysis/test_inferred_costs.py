@@ -293,6 +293,23 @@ def test_bamba_costs_equal_a_tiny_real_model_and_refuse_heads_off_the_proportion
         off.flops(9)
 
 
+#: a Gemma 4 text model at sizes no fit or check used: five sliding layers of heads 6 wide and two full ones of
+#: its fixed global width, a window of 7 tokens
+GEMMA4 = {"model_type": "gemma4_text", "vocab_size": 18, "hidden_size": 15, "intermediate_size": 13,
+          "num_hidden_layers": 7, "head_dim": 6, "num_attention_heads": 6, "num_key_value_heads": 2,
+          "hidden_size_per_layer_input": 4, "vocab_size_per_layer_input": 18, "sliding_window": 7,
+          "layer_types": ["sliding_attention"] * 3 + ["full_attention"] + ["sliding_attention"] * 2
+          + ["full_attention"]}
+
+
+def test_gemma4_cache_is_held_once_where_its_layers_are_grouped_under_a_block_of_no_name():
+    """Gemma 4's base model groups its layers by kind under a block that adds no name to its path, the root's:
+    the cache's layers, attached at that path, were attached to both blocks and held twice (43,151,360 elements
+    for transformers' 21,575,680 after 301 tokens of the default model).  Its FLOPs and cache are PyTorch's."""
+    m = inferred_model(GEMMA4, head=None)
+    assert_costs_are_the_real_models(m, _real("gemma4_text", "base", GEMMA4), ((5, 2), (12, 1)))
+
+
 def test_costs_refuse_a_head_width_that_is_not_whole_where_transformers_does_not_run():
     """ConvBERT's heads are H/(2·kept) wide, kept = ⌊A/head_ratio⌋: its count builds at H = 54 and 6 heads kept,
     but its forward pass fails there (the heads' 48 channels meet an output layer of 54), and the costs, traced
