@@ -208,7 +208,8 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
 
 
 def _periodic(count: sp.Expr) -> bool:
-    """Whether ``count`` has a floor or ceiling over a field (``⌊(L − o − 1)/p⌋``), not a whole number."""
+    """Whether ``count`` has a floor or ceiling whose divisor is a field (``⌊(L − o − 1)/p⌋``), not a fixed
+    number."""
     return any(sp.denom(sp.together(f.args[0])).free_symbols for f in count.atoms(sp.floor, sp.ceiling))
 
 

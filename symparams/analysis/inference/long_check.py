@@ -104,6 +104,7 @@ def _checked(entry: dict, config: dict, length: int = LONG) -> str | None:
         # named for its type: a config without a path is named for the working directory (the checkout's folder)
         counted = inferred_model(config, head=None if cls == "base" else cls, source=entry["model_type"])
         flops = counted.flops(length, 1)
+        held = counted.kv_cache("fp32", length, 1).total // FP32
     except SymparamsError as exc:
         return f"the formulas refuse the configuration checked: {exc}"
     if device != "meta" and counted.count > LARGEST:
@@ -113,7 +114,6 @@ def _checked(entry: dict, config: dict, length: int = LONG) -> str | None:
             built = config_class_of(entry["model_type"]).from_dict(dict(config))
             module = build(getattr(transformers, entry["model_class"]), built, device)
             traced = trace(module, length, 1, device, cache=True, backward=True)
-        held = counted.kv_cache("fp32", length, 1).total // FP32
     except Exception as exc:  # whatever the modeling code raises at this length: the formulas stay unchecked there
         lines = str(exc).splitlines()
         return f"no trace of {length} tokens: {type(exc).__name__}: {lines[0][:160] if lines else ''}"

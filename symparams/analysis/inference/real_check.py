@@ -21,7 +21,7 @@ import sympy as sp
 from ...core.compute import BATCH, SEQ
 from .cost_result import Costs
 from .cost_orders import relation_kind
-from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure
+from .costs import BASE_BATCH, BASE_SEQ, Domain, _closure, _size
 from .products import all_products, in_product
 from .regular import regular_widths
 from .probing import config_for_class, libraries, quiet
@@ -150,10 +150,6 @@ def _divided_together(domain: Domain, base, values: dict, left: list[str]) -> di
 def _twos(value: int) -> int:
     """How many times two divides ``value``."""
     return (value & -value).bit_length() - 1
-
-
-def _size(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 1
 
 
 def _products(domain: Domain, values: dict) -> dict | None:
