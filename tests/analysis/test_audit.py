@@ -78,18 +78,23 @@ def test_the_defaults_checked_at_a_long_sequence_give_the_field_the_costs_had_to
     assert _with_unset(given, default) is default  # a default the class has: checked as it is
 
 
+def _long_check_of_planted(monkeypatch, entry: dict) -> str | None:
+    """:func:`long_sequence_check` of ``entry``, planted where the runtime reads the data (a causal-lm class)."""
+    monkeypatch.setattr(inferred, "entries", lambda model_type: {"causal-lm": entry})
+    inferred.family.cache_clear()
+    try:
+        return long_sequence_check(entry)
+    finally:
+        inferred.family.cache_clear()
+
+
 def test_a_projection_run_too_many_times_is_caught_at_a_long_sequence(monkeypatch):
     """A wrong number of runs (as Beam's shipped costs had: four layers' products whatever the config said),
     planted where the runtime reads the data."""
     entry = shipped("olmo", "causal-lm")
     product = next(p for p in entry["costs"]["products"] if p[0].endswith("self_attn.q_proj"))
     product[3] = [["2", [["L", 1]], []]]  # runs of the product: twice the layer count
-    monkeypatch.setattr(inferred, "entries", lambda model_type: {"causal-lm": entry})
-    inferred.family.cache_clear()
-    try:
-        found = long_sequence_check(entry)
-    finally:
-        inferred.family.cache_clear()
+    found = _long_check_of_planted(monkeypatch, entry)
     assert found is not None and f"at {LONG} tokens the formulas give" in found
 
 
@@ -99,12 +104,7 @@ def test_a_cache_held_in_too_few_layers_is_caught_at_a_long_sequence(monkeypatch
     entry = shipped("olmo", "causal-lm")
     keys = next(t for t in entry["costs"]["cache"] if t[2] == "keys")
     keys[3] = 1  # the layers holding the keys
-    monkeypatch.setattr(inferred, "entries", lambda model_type: {"causal-lm": entry})
-    inferred.family.cache_clear()
-    try:
-        found = long_sequence_check(entry)
-    finally:
-        inferred.family.cache_clear()
+    found = _long_check_of_planted(monkeypatch, entry)
     assert found is not None and found.startswith(f"after {LONG} tokens the formulas hold ")
     assert "elements in the cache, transformers' cache" in found
 
@@ -114,12 +114,7 @@ def test_a_refused_long_check_names_the_model_type_not_the_folder_it_ran_in(monk
     took its name from the working directory (the generator's checkout, "main")."""
     entry = shipped("olmo", "causal-lm")
     entry["costs"]["held"] = {"hidden_size": 7}  # a condition no configuration checked meets
-    monkeypatch.setattr(inferred, "entries", lambda model_type: {"causal-lm": entry})
     monkeypatch.chdir(tmp_path)
-    inferred.family.cache_clear()
-    try:
-        found = long_sequence_check(entry)
-    finally:
-        inferred.family.cache_clear()
+    found = _long_check_of_planted(monkeypatch, entry)
     assert found.startswith("the formulas refuse the configuration checked: olmo: "), found
     assert tmp_path.name not in found
