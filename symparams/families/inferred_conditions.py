@@ -246,8 +246,10 @@ def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -
         or _rotary_refused(costs, reader, known_values)
 
 
-#: the kind a per-layer list (``layer_types``) names a layer whose cache keeps a sliding window, or every token
-CACHE_KINDS = {"DynamicSlidingWindowLayer": "sliding_attention", "DynamicLayer": "full_attention"}
+#: the kinds a per-layer list (``layer_types``) names a layer whose cache keeps a sliding window, or every token:
+#: transformers gives a chunked layer the same sliding cache (``LAYER_TYPE_CACHE_MAPPING``)
+CACHE_KINDS = {"DynamicSlidingWindowLayer": ("sliding_attention", "chunked_attention"),
+               "DynamicLayer": ("full_attention",)}
 #: where a config.json writes its per-layer list of attention kinds (a multimodal config: in its text config)
 KIND_LISTS = ("layer_types", "text_config.layer_types")
 
@@ -258,15 +260,17 @@ def _kinds_refused(costs: dict, reader, values: Mapping[str, int]) -> str | None
     in every 6), and another list was never traced."""
     listed = next((k for k in KIND_LISTS if reader.has(k)), None)
     entries = expanded(reader.get(listed)) if listed else None
-    if not entries or not set(entries) & set(CACHE_KINDS.values()):
+    if not entries or not any(set(entries) & set(kinds) for kinds in CACHE_KINDS.values()):
         return None
     scope = {name: sp.Integer(v) for name, v in values.items()}
     for part, kind, _, layers, *_ in costs.get("cache") or ():
         if part != "self" or kind not in CACHE_KINDS or not names_in(layers) <= set(scope):
             continue
-        wanted, have = formula(layers, scope), entries.count(CACHE_KINDS[kind])
+        kinds = CACHE_KINDS[kind]
+        wanted, have = formula(layers, scope), sum(entries.count(k) for k in kinds)
         if wanted.is_integer and int(wanted) != have:
-            return (f"{listed} has {have} layers of kind {CACHE_KINDS[kind]!r}, the inferred costs hold only with "
+            named = " or ".join(repr(k) for k in kinds)
+            return (f"{listed} has {have} layers of kind {named}, the inferred costs hold only with "
                     f"{int(wanted)} (as transformers computes the list)")
     return None
 

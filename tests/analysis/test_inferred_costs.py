@@ -412,3 +412,26 @@ def test_costs_verified_with_several_layer_counts_equal_a_tiny_real_model(model_
     config = _nested(model_type, "base")
     m = inferred_model(config)
     assert_costs_are_the_real_models(m, _real(model_type, "base", config), zip(_lengths(m), (2, 1)))
+
+
+#: a Llama 4 text model at sizes the generator never used: 6 layers, every 3rd one full attention (no rotary),
+#: the others attending in chunks of 7 tokens; experts on every other layer
+LLAMA4_TEXT = {"model_type": "llama4_text", "vocab_size": 13, "hidden_size": 24, "intermediate_size": 10,
+               "intermediate_size_mlp": 14, "num_hidden_layers": 6, "num_attention_heads": 6,
+               "num_key_value_heads": 2, "head_dim": 4, "num_local_experts": 3, "num_experts_per_tok": 1,
+               "interleave_moe_layer_step": 2, "attention_chunk_size": 7, "no_rope_layer_interval": 3}
+
+
+@pytest.mark.parametrize("written", ["left out", "as transformers writes it"])
+def test_llama4_chunked_layers_cache_their_chunk_as_transformers_holds_it(written):
+    """Llama 4's chunked layers keep the last ``attention_chunk_size − 1`` tokens, as a sliding window does
+    (transformers gives both the same cache layer); its full layers, one in ``no_rope_layer_interval``, keep
+    every token.  The costs held the chunked layers as sliding ones, and refused every config.json that lists
+    them by name, their default's too; the list given or left out, they equal transformers' at 5 tokens and at
+    12, past the chunk."""
+    config = dict(LLAMA4_TEXT)
+    if written != "left out":
+        config["layer_types"] = transformers.Llama4TextConfig(**config).layer_types
+        assert config["layer_types"].count("chunked_attention") == 4
+    m = inferred_model(config, head="causal-lm")
+    assert_costs_are_the_real_models(m, _real("llama4_text", "causal-lm", LLAMA4_TEXT), ((5, 2), (12, 1)))
