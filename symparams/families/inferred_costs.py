@@ -46,6 +46,7 @@ NO_HIDDEN_SIZE = "the hidden size H is not in the count's formula (another size 
                  "formula (Korthikanti et al.) reads H"
 #: a layer's place in a period of its list, as the generator keys layers that run apart (``blocks.*@1``)
 _PLACE = re.compile(r"@\d+")
+_KIND = re.compile(r"\*\d+")
 
 
 def cost_scope(entry: dict, scope: Mapping[str, sp.Expr], numbers: Mapping[str, int],
@@ -104,11 +105,13 @@ def with_costs(tree: Block, entry: dict, scope: Mapping[str, sp.Expr], refused: 
 def _owner(module: str, paths: Mapping[str, Block]) -> str:
     """The path of the block holding ``module``: the module's own, or its nearest ancestor's (a rotary table
     holds no parameter, so no block); a layer keyed by its place in a period (``*@1``: Funnel's blocks, each at
-    its own pooled length) is in its list's block."""
+    its own pooled length) is in its list's block, a layer of a kind (``*1``) in its stack's where the count
+    has one block for every kind (Nemotron-H's mixers: a Mamba, an attention, an MLP, experts)."""
     module = _PLACE.sub("", module)
-    while module not in paths:
+    # a stack traced as layers of several kinds (``layers.*1``) that the count writes as one (``layers.*``)
+    while module not in paths and _KIND.sub("*", module) not in paths:
         module = module.rpartition(".")[0] if "." in module else ""
-    return module
+    return module if module in paths else _KIND.sub("*", module)
 
 
 def _products(costs: dict, scope, paths, items) -> None:

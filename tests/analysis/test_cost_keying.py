@@ -109,3 +109,24 @@ def test_a_layer_keyed_by_place_is_read_on_its_lists_block():
     paths = {"": None, "encoder": None, "encoder.blocks.*.*.attention": None}
     assert _owner("encoder.blocks.*@1.*@0.attention.q_head", paths) == "encoder.blocks.*.*.attention"
     assert _owner("encoder.blocks.*@1.*@0.attention", paths) == "encoder.blocks.*.*.attention"
+
+
+def test_a_layer_traced_as_a_kind_is_read_on_its_stacks_block_where_the_count_has_one_for_every_kind():
+    """Nemotron-H's layers are traced as kinds (``layers.*1`` a Mamba mixer, ``*3`` attention, ...) and counted as
+    one stack whose mixer holds every kind's parameters: each product is the stack's mixer's, or (a module with no
+    parameter) its nearest ancestor's; it was the root's, and the FLOPs table showed the layers at 0."""
+    paths = {"": None, "layers.*": None, "layers.*.mixer": None, "layers.*.mixer.in_proj": None}
+    assert _owner("layers.*1.mixer.in_proj", paths) == "layers.*.mixer.in_proj"
+    assert _owner("layers.*3.mixer.rotary", paths) == "layers.*.mixer"
+    assert _owner("layers.*1.mixer.in_proj", {**paths, "layers.*1.mixer.in_proj": None}) == "layers.*1.mixer.in_proj"
+
+
+def test_nemotron_h_flops_table_puts_every_layers_flops_on_its_layers():
+    import transformers
+
+    from symparams.families.inferred import model as inferred_model
+
+    config = {**transformers.AutoConfig.for_model("nemotron_h").to_dict(), "model_type": "nemotron_h"}
+    f = inferred_model(config, head=None).flops(100)
+    rows = {path: flops for _, path, _, flops in f.by_component(depth=1)}
+    assert rows["layers"] == f.forward > 0

@@ -71,7 +71,7 @@ def test_a_trace_without_layers_of_a_kind_holds_none_and_tells_nothing_of_their_
 def _fit_domain(layers: set) -> SimpleNamespace:
     found = SimpleNamespace(computed={}, relations=set())
     return SimpleNamespace(names=sorted(layers), effects={}, binary=frozenset(), layer_counts=lambda: frozenset(layers),
-                           found=found, widths=set(), parameters=())
+                           found=found, widths=set(), parameters=(), held={})
 
 
 def test_a_pattern_of_layers_no_move_showed_is_fitted_in_the_layer_counts_alone():
@@ -162,7 +162,7 @@ def test_runs_in_a_pattern_of_layers_are_the_counts_own_instances_times_runs_per
     domain = SimpleNamespace(names=["layers", "period", "offset", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={n: {("count", MAMBA)} for n in ("layers", "period", "offset", costs.S)},
                              layer_counts=lambda: frozenset({"layers"}), widths=set(), start={}, chunk=None,
-                             cost_fields={},
+                             cost_fields={}, held={},
                              parameters=[SimpleNamespace(name="layers.*.mamba.in_proj.weight", count=mixers)])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     samples = []
@@ -190,10 +190,29 @@ def test_runs_whose_instances_follow_a_period_take_the_counts_formula_even_where
     found = SimpleNamespace(computed={}, relations=set(), free=["layers", "period", "offset"], fields={}, flags={})
     domain = SimpleNamespace(names=["layers", "period", "offset", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={"layers": {("count", key)}}, layer_counts=lambda: frozenset({"layers"}),
-                             widths=set(), start={}, chunk=None, cost_fields={},
+                             widths=set(), start={}, chunk=None, cost_fields={}, held={},
                              parameters=[SimpleNamespace(name=f"{key[0]}.down_proj", count=experts)])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     samples = [({"layers": n, "period": 2, "offset": 1}, Observed(7, 2, {("count", key): (n - 2) // 2 + 1}))
                for n in range(2, 14)]
     runs = cost_fitting.fitted(domain, samples, symbols)[("count", key)]
     assert runs.subs({L: 12, P: 12, O: 2}) == 1 and runs.subs({L: 32, P: 2, O: 1}) == 16
+
+
+def test_a_field_the_costs_hold_is_a_number_in_the_counts_instances():
+    """Qwen3-Next's count has ⌊L/step⌋ expert layers, ``decoder_sparse_step`` a symbol; the costs hold it at 1 (no
+    other value traces with the base structure), so the traces never move it and it is no symbol of theirs: the
+    runs are fitted as L instances, a formula in L alone, where the symbol left in would be no number at all."""
+    L, T = sp.symbols("L step", integer=True, positive=True)
+    key = ("layers.*.mlp.experts", 0, "bmm")
+    symbols = {"layers": L, "decoder_sparse_step": T, costs.S: sp.Symbol("s"), costs.B: sp.Symbol("b")}
+    found = SimpleNamespace(computed={}, relations=set(), free=["layers"], fields={}, flags={})
+    domain = SimpleNamespace(names=["layers", costs.S, costs.B], binary=frozenset(), found=found,
+                             effects={"layers": {("count", key)}}, layer_counts=lambda: frozenset({"layers"}),
+                             widths=set(), start={"decoder_sparse_step": 1}, chunk=None, cost_fields={},
+                             held={"decoder_sparse_step": 1},
+                             parameters=[SimpleNamespace(name=f"{key[0]}.down_proj", count=sp.floor(L / T))])
+    domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
+    samples = [({"layers": n}, Observed(7, 2, {("count", key): 3 * n})) for n in range(2, 14)]
+    runs = cost_fitting._per_instance(domain, ("count", key), samples, symbols)
+    assert runs == 3 * L

@@ -97,7 +97,7 @@ def test_a_fitted_factor_with_a_fractional_coefficient_is_rewritten_as_the_param
 
     target = ("factor", ("mlp.up_proj", 0, "mm"), 2)
     domain = SimpleNamespace(names=["intermediate_size", "hidden_size"], widths=width_terms([(sp.floor(F / 2), H)]),
-                             effects={"intermediate_size": {target}, "hidden_size": set()})
+                             dimensions=set(), effects={"intermediate_size": {target}, "hidden_size": set()})
     used = [({"intermediate_size": f, "hidden_size": 8}, f // 2) for f in (2, 4, 6, 8, 10, 12, 14, 16)]
     assert not _whole_coefficients(F / 2) and _whole_coefficients(2 * F + H) and _whole_coefficients(sp.floor(F / 2))
     assert _parameter_width(domain, target, used, {"intermediate_size": F, "hidden_size": H}) == sp.floor(F / 2)
@@ -105,3 +105,33 @@ def test_a_fitted_factor_with_a_fractional_coefficient_is_rewritten_as_the_param
     odd = [(p, 3 * v + 1) for p, v in used]
     assert _parameter_width(domain, target, [(p, v / 2) for p, v in odd], {"intermediate_size": F,
                                                                           "hidden_size": H}) is None
+
+
+D = sp.Symbol("D", integer=True, positive=True)
+#: ZAYA's value projections are ``G·D // 2`` wide, as its parameter count writes that width (verified on builds)
+ZAYA_VALUE_WIDTH = -2 * sp.floor(D / 2) * sp.floor(G / 2) + D * sp.floor(G / 2) + G * sp.floor(D / 2)
+
+
+def test_a_halved_width_is_a_parameters_whole_dimension_before_any_one_of_its_terms():
+    """On the fit's lattice the head width D is even, and ZAYA's value width ``⌊G·D/2⌋`` is ``G·⌊D/2⌋`` there
+    too, one term of its dimension; at an odd D and an even G (a tiny model's D = 5, G = 2) the term gives 4
+    channels where transformers builds 5.  The whole dimension is tried first, and holds there."""
+    from types import SimpleNamespace
+
+    from symparams.analysis.inference.cost_fitting import _parameter_width
+
+    target = ("factor", ("self_attn.v_proj_current", 0, "mm"), 2)
+    names = {"num_key_value_heads": G, "head_dim": D}
+    shapes = [(ZAYA_VALUE_WIDTH, H)]
+    used = [({"num_key_value_heads": g, "head_dim": d}, g * d // 2) for g in (1, 2, 3, 4) for d in (2, 4, 6)]
+    effects = {n: {target} for n in names}
+
+    def width(dimensions):
+        domain = SimpleNamespace(names=list(names), widths=width_terms(shapes), dimensions=dimensions,
+                                 effects=effects)
+        return _parameter_width(domain, target, used, names)
+
+    assert width(set()) == G * sp.floor(D / 2)  # the term alone: 4 at G = 2, D = 5
+    found = width({sp.expand(d) for d in shapes[0]})
+    for g, d in ((2, 5), (4, 7), (3, 5), (1, 1)):
+        assert found.xreplace({G: g, D: d}) == g * d // 2, (g, d)

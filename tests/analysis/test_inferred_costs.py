@@ -435,3 +435,24 @@ def test_llama4_chunked_layers_cache_their_chunk_as_transformers_holds_it(writte
         assert config["layer_types"].count("chunked_attention") == 4
     m = inferred_model(config, head="causal-lm")
     assert_costs_are_the_real_models(m, _real("llama4_text", "causal-lm", LLAMA4_TEXT), ((5, 2), (12, 1)))
+
+
+#: a Qwen3-Next at sizes the generator never used: 3 gated-delta-net layers and one of full attention, an expert
+#: block on every layer (decoder_sparse_step 1, its class's default and its released checkpoints')
+QWEN3_NEXT = {"model_type": "qwen3_next", "vocab_size": 13, "hidden_size": 16, "intermediate_size": 10,
+              "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 6,
+              "linear_conv_kernel_dim": 3, "linear_key_head_dim": 4, "linear_value_head_dim": 6,
+              "linear_num_key_heads": 2, "linear_num_value_heads": 4, "moe_intermediate_size": 6,
+              "shared_expert_intermediate_size": 5, "num_experts": 4, "num_experts_per_tok": 2,
+              "layer_types": ["linear_attention"] * 3 + ["full_attention"]}
+
+
+def test_qwen3_next_costs_hold_at_its_own_sparse_step_and_refuse_another():
+    """The parameter discovery lifts ``decoder_sparse_step`` from 1 to 2 (dense layers beside the sparse ones);
+    the costs cannot move it (every other value builds another structure) and held it where the discovery had
+    it, 2, refusing the default config.  They are traced at the class's own 1, equal transformers' there, and
+    refuse 2 in one line."""
+    m = inferred_model(QWEN3_NEXT, head="causal-lm")
+    assert_costs_are_the_real_models(m, _real("qwen3_next", "causal-lm", QWEN3_NEXT), ((5, 2), (12, 1)))
+    with pytest.raises(SymparamsError, match="the inferred costs hold only for decoder_sparse_step = 1"):
+        inferred_model({**QWEN3_NEXT, "decoder_sparse_step": 2}, head="causal-lm").flops(5)

@@ -58,6 +58,7 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
         domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery), on_real_tensors)
         symbols = _symbols(domain, inferred)
         domain.widths = width_terms(p.shape for p in inferred.parameters)
+        domain.dimensions = {sp.expand(d) for p in inferred.parameters for d in p.shape if sp.sympify(d).free_symbols}
         domain.parameters = tuple(inferred.parameters)
         costs = _at_regular_widths(domain, base, inferred, symbols, seed, verify_traces, real)
     except (Untraceable, Uninferable) as exc:

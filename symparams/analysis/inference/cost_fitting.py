@@ -225,7 +225,9 @@ def _per_instance(domain: Domain, target: tuple, samples: list, symbols: dict, k
         return None
     names = {s: n for n, s in symbols.items()}
     module = target[1][0] if target[0] == "count" else ""
-    owned = [p.count for p in domain.parameters if p.name.startswith(module + ".") or not module]
+    # a field the costs hold (Qwen3-Next's decoder_sparse_step) is a number in them, not a symbol
+    held = {s: sp.Integer(domain.held[n]) for s, n in names.items() if isinstance(domain.held.get(n), int)}
+    owned = [p.count.xreplace(held) for p in domain.parameters if p.name.startswith(module + ".") or not module]
     for count in dict.fromkeys(c for c in owned if c.free_symbols and kept(c)):
         quotients = _quotients(domain, target, samples, count, names)
         if quotients:
@@ -263,9 +265,13 @@ def _parameter_width(domain: Domain, target: tuple, used: list, symbols: dict) -
     move it (``⌊F/2⌋``), where one fits the traces with whole coefficients; None where none does.  The fit's
     traces keep the fields on multiples of their bases, where the two are equal; off them (an odd ``F``) a
     tensor's width is a whole number, and the parameter count, verified there, says which.  It must hold on as
-    many traces as the fractional fit did (the same surplus of points over terms)."""
-    found = fit_widths([p for p, _ in used], [v for _, v in used], _dependencies(domain, target), domain.widths,
-                       symbols, whole=True, surplus=SURPLUS)
+    many traces as the fractional fit did (the same surplus of points over terms).  A whole dimension of a
+    parameter is tried first: on the fit's even head widths ZAYA's ``⌊G·D/2⌋`` value width is ``G·⌊D/2⌋`` too, one
+    of its terms, and only the whole dimension holds at an odd ``D``."""
+    points, values, names = [p for p, _ in used], [v for _, v in used], _dependencies(domain, target)
+    found = None
+    for terms in (domain.dimensions, domain.widths):
+        found = found or fit_widths(points, values, names, terms, symbols, whole=True, surplus=SURPLUS)
     return None if found is None else sp.expand(expression(found, symbols))
 
 

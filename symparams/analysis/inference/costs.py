@@ -15,6 +15,7 @@ past every sliding window too.  Anything not exact leaves the class's costs
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 
@@ -76,6 +77,7 @@ class Domain:
         self.by_calls = False  # a module's calls within one call of its parent keyed apart (see observing._products)
         self.positions: dict[str, int] = {}  # lists whose layers are keyed by their place → its period (cost_keying)
         self.widths: set = set()  # the terms of the parameters' dimensions (see widths.py)
+        self.dimensions: set = set()  # the parameters' whole dimensions
         self.parameters: tuple = ()  # the count's parameters, each's instances a formula (see cost_fitting)
         self.device = "meta"  # "cpu": the model reads its data, traced on real tensors (see real_tensors.py, cpu_base.py)
         self.seed: int | None = None  # the CPU's weights and token ids (None: each trace its own)
@@ -303,6 +305,7 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     """Which targets each variable moves, from one trace per field moved at the base with its layer counts
     lowered; and the base trace (with its backward).  ``on_real_tensors(domain)``: the base traced on the CPU
     where the meta device cannot run the forward pass because it reads its data (see :mod:`.cpu_base`)."""
+    pristine = copy.deepcopy(found)
     domain = Domain(builder, found)
     base = keyed_apart(domain, lambda: domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True))
     if base is None and found.quiet:
@@ -322,6 +325,8 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
         if f.kind not in ("free", "irrelevant") or not isinstance(start[name], int):
             continue
         moved_or_held(domain, base, name, start)
+    if back := {n: found.lifted[n] for n, v in domain.held.items() if found.lifted.get(n, v) != v}:
+        return discover_costs(builder, _unlifted(pristine, back), on_real_tensors)
     _, transformers = libraries()
     common = set(transformers.PretrainedConfig().to_dict())  # return_dict, output_attentions, ...: no architecture
     for name, flag in found.flags.items():
@@ -352,6 +357,16 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
     domain.seen_layers.add(tuple(sorted(domain.low.items())))
     return domain, base
+
+
+def _unlifted(found: Discovery, defaults: dict) -> Discovery:
+    """``found`` with the fields the costs hold back at their class's defaults: the parameter discovery lifted
+    them (Qwen3-Next's ``decoder_sparse_step`` from 1 to 2, to see dense layers beside the sparse ones), but the
+    costs can hold a field at one value only, and it should be the one configs have."""
+    for name, value in defaults.items():
+        found.base[name] = found.fields[name].base = value
+        del found.lifted[name]
+    return found
 
 
 def moved_or_held(domain: Domain, base: Observed, name: str, start: dict) -> None:
