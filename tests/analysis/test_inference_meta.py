@@ -49,3 +49,17 @@ def test_initialisers_still_run_on_other_devices_and_are_restored():
         meta = torch.nn.init.normal_(torch.empty(64, device="meta"))
     assert cpu.abs().sum() > 0 and meta.is_meta
     assert torch.nn.init.normal_ is original
+
+
+def test_a_legacy_float_tensor_is_made_on_the_meta_device_and_the_constructor_restored():
+    """XLNet makes its attention weights with ``torch.FloatTensor(d_model, n_head, d_head)``, which ignores
+    ``torch.device("meta")``: at the widths the costs are verified at (16,384 × 128 × 128) each took a real
+    gigabyte, its gradient another, and wider ones failed to allocate.  Inside :func:`meta_device` it is an empty
+    meta tensor of the same shape; after it, torch's own constructor again."""
+    config = transformers.XLNetConfig(vocab_size=11, d_model=16384, n_layer=2, n_head=128, d_inner=8)
+    with meta_device():
+        model = transformers.XLNetModel(config)
+    weights = [p for name, p in model.named_parameters() if name.endswith("rel_attn.q")]
+    assert len(weights) == 2 and all(p.is_meta and p.shape == (16384, 128, 128) for p in weights)
+    assert all(p.is_meta for p in model.parameters())
+    assert isinstance(torch.FloatTensor(2), torch.FloatTensor) and not torch.FloatTensor(2).is_meta

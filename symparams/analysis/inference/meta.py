@@ -37,11 +37,25 @@ def meta_device():
     initialisers = [name for name in dir(torch.nn.init) if name.endswith("_") and not name.startswith("_")]
     saved = [(module, name, getattr(module, name)) for module in map(sys.modules.get, _MODULES) if module
              for name in initialisers if callable(getattr(module, name, None))]
+    legacy = torch.FloatTensor
     try:
         for module, name, initialiser in saved:
             setattr(module, name, _skipping_meta(initialiser))
+        torch.FloatTensor = _FloatTensorOnDevice
         with torch.device("meta"):
             yield
     finally:
+        torch.FloatTensor = legacy
         for module, name, initialiser in saved:
             setattr(module, name, initialiser)
+
+
+class _FloatTensorOnDevice:
+    """``torch.FloatTensor(*size)``, a legacy constructor that ignores ``torch.device("meta")`` (XLNet makes its
+    attention's ``d_model × n_head × d_head`` weights with it): an empty float tensor on the device instead, so
+    that a wide model takes no memory.  Only sizes are passed to it in a build."""
+
+    def __new__(cls, *size):
+        import torch
+
+        return torch.empty(*size, dtype=torch.float32)
