@@ -456,3 +456,41 @@ def test_qwen3_next_costs_hold_at_its_own_sparse_step_and_refuse_another():
     assert_costs_are_the_real_models(m, _real("qwen3_next", "causal-lm", QWEN3_NEXT), ((5, 2), (12, 1)))
     with pytest.raises(SymparamsError, match="the inferred costs hold only for decoder_sparse_step = 1"):
         inferred_model({**QWEN3_NEXT, "decoder_sparse_step": 2}, head="causal-lm").flops(5)
+
+
+#: a ZAYA at sizes the generator never used: an odd head width over an even number of key/value heads, where its
+#: value projections' G·D//2 outputs are not G·⌊D/2⌋ (5, not 4)
+ZAYA = {"model_type": "zaya", "vocab_size": 13, "hidden_size": 12, "num_hidden_layers": 4, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 5, "moe_intermediate_size": 7, "num_experts": 3,
+        "router_hidden_size": 6, "cca_time0": 2, "cca_time1": 2}
+
+
+@pytest.mark.parametrize("written", ["left out", "as transformers writes it"])
+def test_zaya_costs_equal_a_tiny_real_model_at_an_odd_head_width(written):
+    """The costs' value width was fitted where D is even, as one term of the parameters' ``⌊G·D/2⌋``; the whole
+    dimension is taken now.  A config.json that lists its layers' kind (``hybrid``, every one) was refused, the
+    data holding no rule for how many there are: they are ``num_hidden_layers``."""
+    config = {**ZAYA, **({"layer_types": ["hybrid"] * 4} if written != "left out" else {})}
+    m = inferred_model(config, head="causal-lm")
+    assert_costs_are_the_real_models(m, _real("zaya", "causal-lm", ZAYA), ((5, 2), (12, 1)))
+
+
+def test_recurrent_gemma_costs_equal_a_tiny_real_model_at_an_odd_mlp_width():
+    """RecurrentGemma's MLP is ``intermediate_size // 2`` wide: at an odd intermediate size, 9, it is 4."""
+    config = {"model_type": "recurrent_gemma", "vocab_size": 13, "hidden_size": 12, "intermediate_size": 9,
+              "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 3,
+              "lru_width": 8, "conv1d_width": 3, "attention_window_size": 7}
+    m = inferred_model(config, head="causal-lm")
+    assert_costs_are_the_real_models(m, _real("recurrent_gemma", "causal-lm", config), ((5, 2), (12, 1)))
+
+
+@pytest.mark.parametrize("cls", ["base", "causal-lm"])
+def test_xlnet_costs_equal_a_tiny_real_model(cls):
+    """XLNet's relative attention, its two-stream positions and segment biases.  Its attention weights are made
+    by a constructor that ignores the meta device, and the wide verification sizes did not fit in memory: the
+    costs were refused, verified on one configuration of eight."""
+    config = {"model_type": "xlnet", "vocab_size": 13, "d_model": 30, "n_head": 5, "d_head": 6, "d_inner": 7,
+              "n_layer": 2}
+    head = None if cls == "base" else cls
+    assert_costs_are_the_real_models(inferred_model(config, head=head), _real("xlnet", cls, config),
+                                     ((5, 2), (12, 1)))
