@@ -216,3 +216,47 @@ def test_a_field_the_costs_hold_is_a_number_in_the_counts_instances():
     samples = [({"layers": n}, Observed(7, 2, {("count", key): 3 * n})) for n in range(2, 14)]
     runs = cost_fitting._per_instance(domain, ("count", key), samples, symbols)
     assert runs == 3 * L
+
+
+def test_runs_that_a_product_of_two_layer_counts_gives_are_the_counts_instances_not_a_sum():
+    """MobileBERT runs ``N − 1`` feed-forward blocks in each of its L layers; the fit's traces move one layer
+    count at a time about the lowest, where ``L + N − 2`` fits the runs as well as ``L·(N − 1)`` and is wrong
+    at 24 layers of 4 blocks (26 for 72).  The count's own instances, a product, are taken first."""
+    L, N = sp.symbols("L N", integer=True, positive=True)
+    key = ("layer.*.ffn.*.intermediate.dense", 0, "mm")
+    symbols = {"layers": L, "blocks": N, costs.S: sp.Symbol("s"), costs.B: sp.Symbol("b")}
+    found = SimpleNamespace(computed={}, relations=set(), free=["layers", "blocks"], fields={}, flags={})
+    domain = SimpleNamespace(names=["layers", "blocks", costs.S, costs.B], binary=frozenset(), found=found,
+                             effects={"layers": {("count", key)}, "blocks": {("count", key)}},
+                             layer_counts=lambda: frozenset({"layers", "blocks"}), widths=set(), start={},
+                             chunk=None, cost_fields={}, held={},
+                             parameters=[SimpleNamespace(name=f"{key[0]}.weight", count=L * (N - 1))])
+    domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
+    moves = [{"layers": 1, "blocks": n} for n in range(2, 9)] + [{"layers": n, "blocks": 2} for n in range(1, 9)]
+    samples = [(v, Observed(7, 2, {("count", key): v["layers"] * (v["blocks"] - 1)})) for v in moves]
+    assert cost_fitting._not_linear(L * (N - 1)) and not cost_fitting._not_linear(3 * L + N)
+    runs = cost_fitting.fitted(domain, samples, symbols)[("count", key)]
+    assert runs.subs({L: 24, N: 4}) == 72
+
+
+def test_cache_layers_of_the_kinds_no_parameter_marks_alone_are_the_stacks_other_layers():
+    """Kimi Linear keeps a linear-attention state in every layer but the full-attention ones, ``⌈L/4⌉ − 1`` of
+    them: its first layer (dense) and the linear layers of experts, two kinds, no one parameter's instances.
+    On traces of few layers a period of 5 fitted the count as well as one of 4, wrong at 4 layers; the stack's
+    layers less the full-attention kind's instances hold at every L."""
+    L = sp.Symbol("L", integer=True, positive=True)
+    full = sp.ceiling(L / 4) - 1
+    target = ("layers", ("self", "LinearAttentionLayer", "conv_states.0"))
+    symbols = {"num_hidden_layers": L, costs.S: sp.Symbol("s"), costs.B: sp.Symbol("b")}
+    found = SimpleNamespace(computed={}, relations=set(), free=["num_hidden_layers"], fields={}, flags={})
+    parameters = [SimpleNamespace(name="layers.*1.mlp.gate_proj.weight", count=sp.Integer(1)),
+                  SimpleNamespace(name="layers.*2.mlp.experts.down_proj", count=L - sp.ceiling(L / 4)),
+                  SimpleNamespace(name="layers.*3.self_attn.q_proj.weight", count=full)]
+    domain = SimpleNamespace(names=["num_hidden_layers", costs.S, costs.B], binary=frozenset(), found=found,
+                             effects={"num_hidden_layers": {target}}, widths=set(), start={}, chunk=None,
+                             layer_counts=lambda: frozenset({"num_hidden_layers"}), cost_fields={}, held={},
+                             parameters=parameters)
+    domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
+    samples = [({"num_hidden_layers": n}, Observed(7, 2, {target: n - (-(-n // 4) - 1)})) for n in (1, 2, 3, 5, 6, 7)]
+    layers = cost_fitting.fitted(domain, samples, symbols)[target]
+    assert [layers.subs(L, n) for n in (4, 8, 12, 48)] == [n - n // 4 + 1 for n in (4, 8, 12, 48)]

@@ -494,3 +494,41 @@ def test_xlnet_costs_equal_a_tiny_real_model(cls):
     head = None if cls == "base" else cls
     assert_costs_are_the_real_models(inferred_model(config, head=head), _real("xlnet", cls, config),
                                      ((5, 2), (12, 1)))
+
+
+def test_mobilebert_costs_equal_a_tiny_real_model_with_several_layers_of_several_feed_forward_blocks():
+    """MobileBERT runs ``num_feedforward_networks − 1`` stacked feed-forward blocks in every layer: L·(N − 1) of
+    them.  Fitted on traces that moved one of the two at a time, the runs were a sum, L + N − 2 (up to constants),
+    right only where one of them is 1: at 3 layers of 3 blocks it is the product that holds."""
+    config = {"model_type": "mobilebert", "vocab_size": 13, "embedding_size": 10, "hidden_size": 24,
+              "intermediate_size": 11, "intra_bottleneck_size": 8, "true_hidden_size": 8, "num_attention_heads": 4,
+              "num_hidden_layers": 3, "num_feedforward_networks": 3, "max_position_embeddings": 20}
+    m = inferred_model(config, head="masked-lm")
+    assert_costs_are_the_real_models(m, _real("mobilebert", "masked-lm", config), ((5, 2), (12, 1)))
+
+
+def test_jamba_cache_is_held_in_each_of_its_attention_layers_and_its_states_in_the_others():
+    """Jamba's attention every ``attn_layer_period``-th layer from the ``attn_layer_offset``-th: two of eight here.
+    The costs held its keys and values in one attention layer, as the fit's few-layer traces had, and the long
+    check found 5,695,488 cache elements for transformers' 7,053,312; the count's attention instances hold."""
+    config = {"model_type": "jamba", "vocab_size": 13, "hidden_size": 16, "intermediate_size": 7,
+              "num_hidden_layers": 8, "num_attention_heads": 4, "num_key_value_heads": 2, "num_experts": 3,
+              "num_experts_per_tok": 2, "attn_layer_period": 4, "attn_layer_offset": 1, "expert_layer_period": 2,
+              "expert_layer_offset": 1, "mamba_d_state": 5, "mamba_d_conv": 3, "mamba_expand": 2,
+              "mamba_dt_rank": 3, "use_mamba_kernels": False}
+    m = inferred_model(config, head="causal-lm")
+    assert_costs_are_the_real_models(m, _real("jamba", "causal-lm", config), ((5, 2), (12, 1)))
+
+
+def test_kimi_linear_costs_equal_a_tiny_real_model_with_two_full_attention_layers():
+    """Kimi Linear's full attention is on every fourth layer from the fifth (⌈L/4⌉ − 1 of them), a linear
+    attention with its recurrent state on the others; a dense MLP on the first, experts after.  The few-layer
+    traces fitted the full layers' experts with a period of 5 and the linear layers' states likewise, both wrong
+    at 4 layers and at 9; the count's instances, and the stack's layers less them, hold."""
+    config = {"model_type": "kimi_linear", "vocab_size": 13, "pad_token_id": 0, "hidden_size": 12,
+              "intermediate_size": 7, "moe_intermediate_size": 5, "num_hidden_layers": 9, "num_attention_heads": 3,
+              "num_key_value_heads": 3, "kv_lora_rank": 5, "qk_nope_head_dim": 3, "qk_rope_head_dim": 4,
+              "v_head_dim": 5, "linear_conv_kernel_dim": 3, "linear_head_dim": 4, "linear_num_heads": 3,
+              "num_experts": 4, "num_experts_per_token": 2, "num_shared_experts": 1}
+    m = inferred_model(config, head="causal-lm")
+    assert_costs_are_the_real_models(m, _real("kimi_linear", "causal-lm", config), ((5, 2), (12, 1)))

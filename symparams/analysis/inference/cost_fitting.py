@@ -182,7 +182,7 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
         lacked = len(used) > len([o for _, o in samples if target in o.targets])  # a kind some traces lack
         # a pattern of layers whose period is a field: the basis's floors have whole periods, and fitted on the
         # periods the traces drew they miss others (Jamba's one expert layer of 12 counted 2)
-        runs = _per_instance(domain, target, samples, symbols, _periodic) if target[0] == "count" else None
+        runs = _per_instance(domain, target, samples, symbols, _not_linear)
         if runs is not None:
             out[target] = runs
             continue
@@ -207,10 +207,14 @@ def fitted(domain: Domain, samples: list, symbols: dict) -> dict:
     return out
 
 
-def _periodic(count: sp.Expr) -> bool:
-    """Whether ``count`` has a floor or ceiling whose divisor is a field (``⌊(L − o − 1)/p⌋``), not a fixed
-    number."""
-    return any(sp.denom(sp.together(f.args[0])).free_symbols for f in count.atoms(sp.floor, sp.ceiling))
+def _not_linear(count: sp.Expr) -> bool:
+    """Whether ``count`` has a floor or ceiling of a field (``⌊(L − o − 1)/p⌋``, Kimi Linear's ``⌈L/4⌉``
+    full attention layers) or a product of two fields (MobileBERT's ``L·(N − 1)`` feed-forward blocks, N per
+    layer): the traces hold few layers, where another period or a sum of the two fits the runs as well."""
+    if any(f.free_symbols for f in count.atoms(sp.floor, sp.ceiling)):
+        return True
+    fields = sorted(count.free_symbols, key=str)
+    return bool(fields and count.is_polynomial(*fields) and sp.Poly(count, *fields).total_degree() > 1)
 
 
 def _per_instance(domain: Domain, target: tuple, samples: list, symbols: dict, kept=lambda count: True
@@ -218,7 +222,9 @@ def _per_instance(domain: Domain, target: tuple, samples: list, symbols: dict, k
     """A product's runs as the instances of a parameter of its module, in the count's own formula, times runs per
     instance fitted as any target is (a scan's steps run once per position): a pattern of layers the count found
     and no basis of the fit holds (Jamba's attention every 8th layer from the 5th, a Mamba mixer in the others).
-    A cache tensor's layers likewise, as the instances of any parameter (a Mamba cache layer per mixer).  Only the
+    A cache tensor's layers likewise, as the instances of any parameter (a Mamba cache layer per mixer), or the
+    layers of its stack without them (Kimi Linear's linear-attention layers: the first, dense, and those of
+    experts other than the full-attention ones).  Only the
     counts ``kept`` takes are tried.  None where no parameter's instances divide the runs on every trace, or their
     quotient fits nothing."""
     if target[0] not in ("count", "layers"):
@@ -228,6 +234,8 @@ def _per_instance(domain: Domain, target: tuple, samples: list, symbols: dict, k
     # a field the costs hold (Qwen3-Next's decoder_sparse_step) is a number in them, not a symbol
     held = {s: sp.Integer(domain.held[n]) for s, n in names.items() if isinstance(domain.held.get(n), int)}
     owned = [p.count.xreplace(held) for p in domain.parameters if p.name.startswith(module + ".") or not module]
+    if not module:  # a cache layer of the layers of several kinds: the stack's other layers than a kind's
+        owned += [symbols[n] - c for n in sorted(domain.layer_counts()) if n in symbols for c in owned]
     for count in dict.fromkeys(c for c in owned if c.free_symbols and kept(c)):
         quotients = _quotients(domain, target, samples, count, names)
         if quotients:
@@ -266,8 +274,8 @@ def _parameter_width(domain: Domain, target: tuple, used: list, symbols: dict) -
     traces keep the fields on multiples of their bases, where the two are equal; off them (an odd ``F``) a
     tensor's width is a whole number, and the parameter count, verified there, says which.  It must hold on as
     many traces as the fractional fit did (the same surplus of points over terms).  A whole dimension of a
-    parameter is tried first: on the fit's even head widths ZAYA's ``⌊G·D/2⌋`` value width is ``G·⌊D/2⌋`` too, one
-    of its terms, and only the whole dimension holds at an odd ``D``."""
+    parameter is tried first: on the fit's even head widths ZAYA's ``⌊G·D/2⌋`` value width is ``G·⌊D/2⌋``
+    too, one of its terms, and only the whole dimension holds at an odd ``D``."""
     points, values, names = [p for p, _ in used], [v for _, v in used], _dependencies(domain, target)
     found = None
     for terms in (domain.dimensions, domain.widths):
