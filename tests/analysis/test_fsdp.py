@@ -23,7 +23,6 @@ import re
 from contextlib import contextmanager
 
 import pytest
-import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
