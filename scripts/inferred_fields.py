@@ -517,8 +517,8 @@ def _fit_follower(model_type: str, name: str, leaders: list[str], base: dict, sw
         point = {f: max(1, base[f] * rng.randint(1, 4) + rng.randint(-3, 3) if jitter else base[f] * rng.randint(1, 8))
                  for f in leaders}
         point.update({f: rng.random() < 0.5 for f in switches})
-        # the other sizes scaled by lcm(1..8), so that a width the config wants divisible by a leader is; as
-        # they are where the config class refuses them scaled (ZAYA takes one expert per token, no more)
+        # the other sizes scaled by lcm(1..8), so that a width the config wants divisible by a leader is; unscaled
+        # where the config class refuses them scaled (ZAYA takes one expert per token, no more)
         scaled = {f: v * 840 for f, v in base.items() if f not in leaders and f != name and _size(v)}
         back = next((read for others in (scaled, {})
                      if (read := _read(model_type, {**others, **point, **(given or {})}, [name])) is not None), None)

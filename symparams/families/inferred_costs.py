@@ -46,6 +46,7 @@ NO_HIDDEN_SIZE = "the hidden size H is not in the count's formula (another size 
                  "formula (Korthikanti et al.) reads H"
 #: a layer's place in a period of its list, as the generator keys layers that run apart (``blocks.*@1``)
 _PLACE = re.compile(r"@\d+")
+#: a kind of layers in a module's path, as the generator keys the layers of a hybrid stack (``layers.*2``)
 _KIND = re.compile(r"\*\d+")
 
 

@@ -520,15 +520,17 @@ def test_jamba_cache_is_held_in_each_of_its_attention_layers_and_its_states_in_t
     assert_costs_are_the_real_models(m, _real("jamba", "causal-lm", config), ((5, 2), (12, 1)))
 
 
-def test_kimi_linear_costs_equal_a_tiny_real_model_with_two_full_attention_layers():
+def test_kimi_linear_costs_equal_a_tiny_real_model_with_three_full_attention_layers():
     """Kimi Linear's full attention is on every fourth layer from the fifth (⌈L/4⌉ − 1 of them), a linear
     attention with its recurrent state on the others; a dense MLP on the first, experts after.  The few-layer
-    traces fitted the full layers' experts with a period of 5 and the linear layers' states likewise, both wrong
-    at 4 layers and at 9; the count's instances, and the stack's layers less them, hold."""
+    traces fitted the full layers' experts as ⌊(L + 1)/5⌋ and the linear layers' states as L less that, wrong
+    at 13 layers (2 full, for 3) and at the default's 27; the count's instances, and the stack's layers less
+    them, hold."""
     config = {"model_type": "kimi_linear", "vocab_size": 13, "pad_token_id": 0, "hidden_size": 12,
-              "intermediate_size": 7, "moe_intermediate_size": 5, "num_hidden_layers": 9, "num_attention_heads": 3,
-              "num_key_value_heads": 3, "kv_lora_rank": 5, "qk_nope_head_dim": 3, "qk_rope_head_dim": 4,
-              "v_head_dim": 5, "linear_conv_kernel_dim": 3, "linear_head_dim": 4, "linear_num_heads": 3,
+              "intermediate_size": 7, "moe_intermediate_size": 5, "num_hidden_layers": 13,
+              "num_attention_heads": 3, "num_key_value_heads": 3, "kv_lora_rank": 5, "qk_nope_head_dim": 3,
+              "qk_rope_head_dim": 4, "v_head_dim": 5, "linear_conv_kernel_dim": 3, "linear_head_dim": 4,
+              "linear_num_heads": 3,
               "num_experts": 4, "num_experts_per_token": 2, "num_shared_experts": 1}
     m = inferred_model(config, head="causal-lm")
     assert_costs_are_the_real_models(m, _real("kimi_linear", "causal-lm", config), ((5, 2), (12, 1)))

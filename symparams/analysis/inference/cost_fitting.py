@@ -224,9 +224,8 @@ def _per_instance(domain: Domain, target: tuple, samples: list, symbols: dict, k
     and no basis of the fit holds (Jamba's attention every 8th layer from the 5th, a Mamba mixer in the others).
     A cache tensor's layers likewise, as the instances of any parameter (a Mamba cache layer per mixer), or the
     layers of its stack without them (Kimi Linear's linear-attention layers: the first, dense, and those of
-    experts other than the full-attention ones).  Only the
-    counts ``kept`` takes are tried.  None where no parameter's instances divide the runs on every trace, or their
-    quotient fits nothing."""
+    experts other than the full-attention ones).  Only the counts ``kept`` takes are tried.  None where no
+    parameter's instances divide the runs on every trace, or their quotient fits nothing."""
     if target[0] not in ("count", "layers"):
         return None
     names = {s: n for n, s in symbols.items()}
