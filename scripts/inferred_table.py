@@ -115,10 +115,13 @@ def cost_cells(e: dict) -> tuple[str, str, str]:
                                   ("recurrent state", any('"s"' not in json.dumps(t[4]) for t in cache or ())),
                                   ("cross-attention", "cross" in kinds)) if present]
     kv = "none (no cache)" if not cache else "exact" + (f" ({', '.join(notes)})" if notes else "")
+    if costs.get("cache_refused"):
+        kv = "not inferred: transformers' forward with use_cache=True fails at the traced sizes"
     # the reader refuses them so too (see symparams.families.inferred_costs)
     why = costs["activations"] or (None if "H" in parameter_names(e) else NO_HIDDEN_SIZE)
     activations = "activations" if why is None else f"no activations: {why}"
-    return flops, kv, f"weights, gradients, optimizer, KV, {activations}".replace("|", "/")
+    held = "" if costs.get("cache_refused") else "KV, "
+    return flops, kv, f"weights, gradients, optimizer, {held}{activations}".replace("|", "/")
 
 
 def cost_summary(entries: dict, seconds: dict) -> list[str]:

@@ -422,9 +422,9 @@ class Memory(Reported):
     def conventions(self) -> list[str]:
         """The conventions these numbers follow, one short sentence each."""
         unknown = untraced(self.model.tree)
-        missing = [f"{reason} (so {what} are not known)" for cost, what in (("costs", "the KV cache and activations"),
-                                                                          ("cache", "the KV cache"),
-                                                                          ("activations", "the activations"))
+        missing = [f"{reason} (so {what} not known)" for cost, what in (("costs", "the KV cache and activations are"),
+                                                                      ("cache", "the KV cache is"),
+                                                                      ("activations", "the activations are"))
                    for reason in [unknown.get(cost)] if reason]
         activation = [] if {"costs", "activations"} & set(unknown) else [_activation_convention(self)]
         cache = [] if {"costs", "cache"} & set(unknown) else self._cache.conventions

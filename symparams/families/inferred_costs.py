@@ -129,6 +129,8 @@ def _products(costs: dict, scope, paths, items) -> None:
 
 def _cache(costs: dict, scope) -> list:
     """One :class:`Cached` per kind of cache layer (its part, class and window), or why the cache is unknown."""
+    if costs.get("cache_refused"):
+        return [Untraced("cache", f"{costs['cache_refused']} at the sizes traced, so the cache was not traced")]
     if costs["cache"] is None:
         return []
     kinds: dict[tuple, sp.Expr] = defaultdict(lambda: sp.Integer(0))

@@ -534,3 +534,22 @@ def test_kimi_linear_costs_equal_a_tiny_real_model_with_three_full_attention_lay
               "num_experts": 4, "num_experts_per_token": 2, "num_shared_experts": 1}
     m = inferred_model(config, head="causal-lm")
     assert_costs_are_the_real_models(m, _real("kimi_linear", "causal-lm", config), ((5, 2), (12, 1)))
+
+
+def test_a_class_whose_forward_fails_with_its_cache_has_flops_and_refuses_its_cache():
+    """BlenderbotForCausalLM sizes its cache by ``num_hidden_layers``, the encoder's layer count, and runs the
+    decoder's: with more decoder layers (the default's 24 for 2) a forward with ``use_cache=True`` fails in
+    transformers.  Its FLOPs, traced without a cache, are PyTorch's; its cache is refused in one line."""
+    config = {"model_type": "blenderbot", "vocab_size": 13, "d_model": 16, "decoder_attention_heads": 4,
+              "decoder_ffn_dim": 11, "decoder_layers": 3, "encoder_layers": 2, "max_position_embeddings": 20}
+    module = _real("blenderbot", "causal-lm", config)
+    m = inferred_model(config, head="causal-lm")
+    assert m.count == sum(p.numel() for p in module.parameters())
+    for seq, batch in ((5, 2), (12, 1)):
+        flops = m.flops(seq, batch)
+        assert (flops.forward, flops.training) == counted(module, _inputs(module, seq, batch))
+    with pytest.raises(IndexError), torch.no_grad():
+        module(**_inputs(module, 5, 1), use_cache=True)
+    with pytest.raises(SymparamsError, match=r"the KV cache is not known: with use_cache=True the forward fails "
+                                             r"\(IndexError: list index out of range\) at the sizes traced"):
+        m.kv_cache("fp16", 5, 1).total

@@ -113,7 +113,8 @@ def _costs(domain, base, inferred: Inferred, symbols: dict, seed: int, verify_tr
                        for n in pair} - set(inferred.symbols))
     defaults = {n: inferred.discovery.defaults.get(n) for n in [*domain.cost_fields, *partners]}
     costs = Costs(None, cost_symbols, defaults, dict(domain.held), products, extra, cache, attention, why,
-                  verification, domain.traces, 0.0, _relations(domain), incomplete, device=domain.device)
+                  verification, domain.traces, 0.0, _relations(domain), incomplete, device=domain.device,
+                  cache_refused=domain.cache_fails)
     if real and costs.exact:
         costs = checked_by(costs, check_real(domain, costs, symbols, base))
     return costs

@@ -127,6 +127,7 @@ class Costs:
     incomplete: str | None = None  # why the attention modules found do not hold every product that grows with s²
     real: dict | None = None  # the tiny real model's check (see real_check.RealCheck.to_dict)
     device: str = "meta"  # where the passes were traced ("cpu": real tensors at small sizes, see real_tensors.py)
+    cache_refused: str | None = None  # why the cache was not traced (a forward with one fails): none is given
 
     @property
     def exact(self) -> bool:
@@ -157,7 +158,8 @@ class Costs:
                 "verification": {"configurations": v.configurations, "exact": v.exact, "seed": v.seed,
                                  "beyond_window": v.beyond_window},
                 **({"check": self.real} if self.real is not None else {}),
-                **({"traced_on": self.device} if self.device != "meta" else {})}
+                **({"traced_on": self.device} if self.device != "meta" else {}),
+                **({"cache_refused": self.cache_refused} if self.cache_refused else {})}
 
     def _what(self, p: TracedProduct) -> str:
         if any(a.module == p.module and p.ordinal in a.ordinals for a in self.attention):

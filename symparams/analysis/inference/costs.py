@@ -33,7 +33,7 @@ from .products import balanced, beside_product, in_product, tied
 from .real_tensors import reads_data, routed_together, zero_weights
 from .regular import regular_widths
 from .sampling import _Regimes, below_minimum, divisor, draw, layer_floor, too_deep, variables
-from .tracing import Untraceable, build, trace
+from .tracing import CachedPassFailed, Untraceable, build, trace
 
 #: random configurations the formulas are fitted on per round (the layer counts low; only the layer counts
 #: random), fresh ones they are checked on
@@ -92,6 +92,7 @@ class Domain:
         self.loops = False  # a loop of several products in one call folded into one run of each
         self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
         self.regular: list = []  # the head widths the costs hold at, where the smallest run another way (regular.py)
+        self.cache_fails: str | None = None  # why a forward with use_cache=True fails: traced without the cache
 
     @property
     def seq_range(self) -> tuple[int, int]:
@@ -149,9 +150,10 @@ class Domain:
                 zero_weights(model)
             if regime and observation_of(model).regime != self.regimes.of(values):
                 return None
-            traced = trace(model, seq, batch, self.device, backward=backward or self.backward_everywhere,
-                           decoder_seq=decoder_seq, together=self.together and steady, by_names=self.by_names,
-                           seed=seed, positions=self.positions)
+            traced = trace(model, seq, batch, self.device, cache=self.cache_fails is None,
+                           backward=backward or self.backward_everywhere, decoder_seq=decoder_seq,
+                           together=self.together and steady, by_names=self.by_names, seed=seed,
+                           positions=self.positions)
             obs = observe(routed_together(traced) if self.experts_loop else traced, self.loops, self.by_calls)
         except Untraceable:
             raise
@@ -308,6 +310,11 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     pristine = copy.deepcopy(found)
     domain = Domain(builder, found)
     base = keyed_apart(domain, lambda: domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True))
+    if base is None and domain.errors and domain.errors[-1].startswith(CachedPassFailed.__name__):
+        # transformers' own forward fails with its cache (HRM's cache holds fewer layers than its loops run):
+        # the FLOPs are those of a pass without one, and the cache is refused
+        domain.cache_fails = domain.errors[-1].partition(": ")[2]
+        base = keyed_apart(domain, lambda: domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True))
     if base is None and found.quiet:
         base = _with_unset_set(domain)
     if base is None and on_real_tensors and domain.errors and reads_data(domain.errors[-1]):
