@@ -35,7 +35,8 @@ def all_sizes_free(entry: dict) -> bool:
 
 
 def costs_known(entry: dict) -> bool:
-    """Whether FLOPs, the KV cache and memory answer for this class: costs fitted and checked on a real model."""
+    """Whether FLOPs and memory answer for this class: costs fitted and checked on a real model (the KV cache
+    too, unless transformers' forward failed with it and the costs refuse it: ``cache_refused``)."""
     costs = entry.get("costs") or {}
     return bool(entry["exact"] and costs.get("exact") and (costs.get("check") or {}).get("passed"))
 

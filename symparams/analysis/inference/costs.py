@@ -311,8 +311,8 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     domain = Domain(builder, found)
     base = keyed_apart(domain, lambda: domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True))
     if base is None and domain.errors and domain.errors[-1].startswith(CachedPassFailed.__name__):
-        # transformers' own forward fails with its cache (HRM's cache holds fewer layers than its loops run):
-        # the FLOPs are those of a pass without one, and the cache is refused
+        # transformers' own forward fails with its cache (BlenderbotForCausalLM sizes it by the encoder's layers
+        # and runs the decoder's): the FLOPs are those of a pass without one, and the cache is refused
         domain.cache_fails = domain.errors[-1].partition(": ")[2]
         base = keyed_apart(domain, lambda: domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True))
     if base is None and found.quiet:

@@ -104,7 +104,7 @@ def _checked(entry: dict, config: dict, length: int = LONG) -> str | None:
         # named for its type: a config without a path is named for the working directory (the checkout's folder)
         counted = inferred_model(config, head=None if cls == "base" else cls, source=entry["model_type"])
         flops = counted.flops(length, 1)
-        refused = bool((entry.get("costs") or {}).get("cache_refused"))  # transformers holds none to compare
+        refused = bool((entry.get("costs") or {}).get("cache_refused"))  # no cache traced: none to compare
         held = None if refused else counted.kv_cache("fp32", length, 1).total // FP32
     except SymparamsError as exc:
         return f"the formulas refuse the configuration checked: {exc}"
