@@ -114,9 +114,9 @@ def cost_cells(e: dict) -> tuple[str, str, str]:
     notes = [n for n, present in (("sliding window", any(t[5] is not None for t in cache or ())),
                                   ("recurrent state", any('"s"' not in json.dumps(t[4]) for t in cache or ())),
                                   ("cross-attention", "cross" in kinds)) if present]
-    kv = "none (no cache)" if not cache else "exact" + (f" ({', '.join(notes)})" if notes else "")
-    if costs.get("cache_refused"):
-        kv = "not inferred: transformers' forward with use_cache=True fails at the traced sizes"
+    kv = "not inferred: transformers' forward with use_cache=True fails at the traced sizes" \
+        if costs.get("cache_refused") else \
+        "none (no cache)" if not cache else "exact" + (f" ({', '.join(notes)})" if notes else "")
     # the reader refuses them so too (see symparams.families.inferred_costs)
     why = costs["activations"] or (None if "H" in parameter_names(e) else NO_HIDDEN_SIZE)
     activations = "activations" if why is None else f"no activations: {why}"

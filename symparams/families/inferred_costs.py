@@ -46,8 +46,8 @@ NO_HIDDEN_SIZE = "the hidden size H is not in the count's formula (another size 
                  "formula (Korthikanti et al.) reads H"
 #: a layer's place in a period of its list, as the generator keys layers that run apart (``blocks.*@1``)
 _PLACE = re.compile(r"@\d+")
-#: a kind of layers in a module's path, as the generator keys the layers of a hybrid stack (``layers.*2``)
-_KIND = re.compile(r"\*\d+")
+#: a kind of layers in a module's path, as the generator keys the layers of a hybrid stack (``layers.*2.mlp``)
+LAYER_KIND = re.compile(r"\*\d+")
 
 
 def cost_scope(entry: dict, scope: Mapping[str, sp.Expr], numbers: Mapping[str, int],
@@ -110,9 +110,9 @@ def _owner(module: str, paths: Mapping[str, Block]) -> str:
     has one block for every kind (Nemotron-H's mixers: a Mamba, an attention, an MLP, experts)."""
     module = _PLACE.sub("", module)
     # a stack traced as layers of several kinds (``layers.*1``) that the count writes as one (``layers.*``)
-    while module not in paths and _KIND.sub("*", module) not in paths:
+    while module not in paths and LAYER_KIND.sub("*", module) not in paths:
         module = module.rpartition(".")[0] if "." in module else ""
-    return module if module in paths else _KIND.sub("*", module)
+    return module if module in paths else LAYER_KIND.sub("*", module)
 
 
 def _products(costs: dict, scope, paths, items) -> None:

@@ -118,3 +118,15 @@ def test_a_refused_long_check_names_the_model_type_not_the_folder_it_ran_in(monk
     found = _long_check_of_planted(monkeypatch, entry)
     assert found.startswith("the formulas refuse the configuration checked: olmo: "), found
     assert tmp_path.name not in found
+
+
+def test_a_class_whose_cache_is_refused_is_checked_at_a_long_sequence_by_its_flops_alone(monkeypatch):
+    """BlenderbotForCausalLM's forward fails with ``use_cache=True``: the long check traces it without the cache
+    and compares its FLOPs (a product run twice as often is caught), not a cache the formulas refuse to give."""
+    entry = shipped("blenderbot", "causal-lm")
+    assert entry["costs"]["cache_refused"].startswith("with use_cache=True the forward fails")
+    assert _long_check_of_planted(monkeypatch, copy.deepcopy(entry)) is None
+    product = next(p for p in entry["costs"]["products"] if p[0].endswith("self_attn.q_proj"))
+    product[3] = [["2", [["L_d", 1]], []]]  # runs of the product: twice the layer count
+    found = _long_check_of_planted(monkeypatch, entry)
+    assert found is not None and f"at {LONG} tokens the formulas give" in found

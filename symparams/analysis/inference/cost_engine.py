@@ -7,13 +7,13 @@ import copy
 import math
 from dataclasses import replace
 import random
-import re
 import time
 
 import sympy as sp
 
 from ...core.compute import BATCH, SEQ
 from ...core.symbols import H
+from ...families.inferred_costs import LAYER_KIND
 from .cost_result import AttentionModule, Costs, CostVerification, TracedProduct
 from . import chunks
 from .cpu_base import on_real_tensors
@@ -36,8 +36,6 @@ from .widths import width_terms
 KEPT = 3
 #: the draws a verification configuration gets to keep its layer counts within a trace's (each costs no trace)
 DEEP_DRAWS = 200
-#: a kind of layers in a module's path (``layers.*2.mlp``)
-KIND = re.compile(r"\*\d+")
 #: a relation's kind as the reader reads it
 WORDS = {"equals": "=", "divides": "divides", "below": "<"}
 
@@ -341,7 +339,7 @@ def _kinds_together(figures: tuple) -> tuple:
     def merged(by_module: dict) -> dict:
         out: dict = {}
         for module, flops in by_module.items():
-            out[KIND.sub("*", module)] = out.get(KIND.sub("*", module), 0) + flops
+            out[LAYER_KIND.sub("*", module)] = out.get(LAYER_KIND.sub("*", module), 0) + flops
         return out
 
     return merged(figures[0]), merged(figures[1]), figures[2]

@@ -309,12 +309,16 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
     where the meta device cannot run the forward pass because it reads its data (see :mod:`.cpu_base`)."""
     pristine = copy.deepcopy(found)
     domain = Domain(builder, found)
-    base = keyed_apart(domain, lambda: domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True))
+
+    def traced_base():
+        return domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True)
+
+    base = keyed_apart(domain, traced_base)
     if base is None and domain.errors and domain.errors[-1].startswith(CachedPassFailed.__name__):
         # transformers' own forward fails with its cache (BlenderbotForCausalLM sizes it by the encoder's layers
         # and runs the decoder's): the FLOPs are those of a pass without one, and the cache is refused
         domain.cache_fails = domain.errors[-1].partition(": ")[2]
-        base = keyed_apart(domain, lambda: domain.observe(found.base, BASE_SEQ, BASE_BATCH, backward=True))
+        base = keyed_apart(domain, traced_base)
     if base is None and found.quiet:
         base = _with_unset_set(domain)
     if base is None and on_real_tensors and domain.errors and reads_data(domain.errors[-1]):
