@@ -344,10 +344,11 @@ class Flops(Reported):
         return tuple(h.quantity for h in held), sp.factor_terms(sp.diff(formula, A))
 
     def by_component(self, depth: int = 2) -> list[tuple[int, str, Block, int]]:
-        """``(level, path, block, forward FLOPs)`` for the tree's components down to ``depth`` levels."""
+        """``(level, path, block, forward FLOPs)`` for the tree's components down to ``depth`` levels (with the
+        blocks the costs add: an inferred type's weightless module that runs products, its tied LM head)."""
         rows = []
         root = self.model.tree.name
-        for path, block, _ in self.model.tree.walk():
+        for path, block, _ in costed(self.model.tree).walk():
             level = path.count(".")
             if 1 <= level <= depth:
                 flops = sum(n for t, n in self.by_term if t.path == path or t.path.startswith(path + "."))

@@ -95,12 +95,26 @@ def with_costs(tree: Block, entry: dict, scope: Mapping[str, sp.Expr], refused: 
         why = f"the config is outside the inferred costs' conditions: {refused}" if refused else \
             f"the inferred data holds no costs for this class ({costs.get('reason', 'they were not run')})"
         return replace(tree, computes=tree.computes + (Untraced("costs", why),))
+    tree = _with_weightless(tree, costs)
     paths = {path: block for path, block in tree.reference_paths()}
     items: dict[str, list] = defaultdict(list)
     _products(costs, scope, paths, items)
     items[""] += _cache(costs, scope)
     _attention(tree, entry, scope, paths, items)
     return _attached(tree, "", dict(items))
+
+
+def _with_weightless(tree: Block, costs: dict) -> Block:
+    """``tree`` with a block of no parameters for each top-level module that runs products but holds no
+    parameter of its own in the count: an LM head tied to the token embeddings where the formula holds the tie
+    fixed (Falcon, T5), so that its FLOPs have a row of their own, as a hand-written family's tied head has."""
+    paths = {path: block for path, block in tree.reference_paths()}
+    firsts = {path.partition(".")[0] for path in paths}
+    tops = dict.fromkeys(module.partition(".")[0] for module in sorted({m for m, *_ in costs["products"]})
+                         if module and _owner(module, paths) == "" and module.partition(".")[0] not in firsts)
+    if not tops:
+        return tree
+    return replace(tree, children=tree.children + tuple(Block(name, kind="tensor") for name in tops))
 
 
 def _owner(module: str, paths: Mapping[str, Block]) -> str:

@@ -20,6 +20,7 @@ switches.
 
 from __future__ import annotations
 
+import re
 from typing import Mapping, NamedTuple
 
 import sympy as sp
@@ -41,18 +42,24 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
     """
     scope = _scope(entry, numbers, flags)
     kinds = module_kinds(entry)
-    leaves = []
+    found = {}
     for i in registration_order(entry):
-        path, count, shape, *marks = entry["parameters"][i]
-        n = sp.expand(formula(count, scope))
-        dims = tuple(sp.expand(formula(d, scope)) for d in shape)
-        _refuse_negative(model_type, path, n, dims)
-        if n != 0:
+        path, count, shape, *_ = entry["parameters"][i]
+        found[i] = (path, sp.expand(formula(count, scope)), tuple(sp.expand(formula(d, scope)) for d in shape))
+        _refuse_negative(model_type, *found[i])
+    tied = _tied(entry, scope, found, kinds)
+    general = _scope(entry, {}, flags) if numbers and _mixed_stack(entry) else None
+    leaves = []
+    for i, (path, n, dims) in found.items():
+        if n != 0 or i in tied:
             known = kinds.get(i, "") if "modules" in entry else None
-            leaves.append(Leaf(path.split("."), n, dims, "frozen" in marks, known))
+            untied, target = tied.get(i, (n, None))
+            structural = None if general is None or target else sp.expand(formula(entry["parameters"][i][1], general))
+            leaves.append(Leaf(path.split("."), untied, dims, "frozen" in entry["parameters"][i][3:], known, target,
+                               structural))
     root = _module(model_type, leaves, top_k=numbers.get(TOP_K_SYMBOL))
     tree = Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
-    _check_total(model_type, tree, leaves)
+    _check_total(model_type, tree, [leaf for leaf in leaves if leaf.tied_to is None])
 
     def attach(_):  # the costs go on when a figure asks for them: SymPy work a cold count never needs
         from .inferred_costs import cost_scope, with_costs  # not imported by a count, which never needs them
@@ -61,6 +68,50 @@ def build_tree(model_type: str, entry: dict, numbers: Mapping[str, int], flags: 
 
     return Block(tree.name, params=tree.params, children=tree.children, ref="", kind=tree.kind,
                  computes=(Deferred(attach),))
+
+
+def _mixed_stack(entry: dict) -> bool:
+    """Whether the parameters of some list of layers (``layers.*``) are counted by different formulas: layers
+    of several kinds the fit keeps in one list (dense and mixture-of-experts layers, attention and linear
+    attention), which the tree groups by what the counts have in common with every size a symbol (the
+    config's numbers may be equal, or share a factor, by chance)."""
+    counts: dict[str, set] = {}
+    for path, count, *_ in entry["parameters"]:
+        star = re.search(r"(?:^|\.)\*\d*(?=\.)", path)
+        if star:
+            counts.setdefault(path[:star.end()], set()).add(repr(count))
+    return any(len(seen) > 1 for seen in counts.values())
+
+
+#: the config field whose truth ties an output layer to the token embeddings (a sub-config's too)
+TIE_FIELD = "tie_word_embeddings"
+
+
+def _tied(entry: dict, scope: Mapping[str, sp.Expr], found: dict, kinds: Mapping[int, str]) -> dict[int, tuple]:
+    """Parameter index → (its instances untied, the module it is tied to) for each parameter the config's tied
+    word embeddings take away (an LM head's weight): a block of no parameters of its own, as a hand-written
+    family shows it, on which the head's traced FLOPs land.  Its tensor is the one parameter of its shape and
+    name (``weight``) the model keeps, an embedding table where several are; where none is certain, or the
+    builds did not show the tied module a linear layer or an embedding, it is left out (the counts are the
+    same either way)."""
+    ties = {name: sp.Integer(0) for field, name in entry.get("flags", {}).items()
+            if field.rpartition(".")[2] == TIE_FIELD and scope[name] == 1}
+    if not ties:
+        return {}
+    untied_scope = {**scope, **ties}
+    out = {}
+    for i, (path, n, dims) in found.items():
+        untied = sp.expand(formula(entry["parameters"][i][1], untied_scope)) if n == 0 else sp.Integer(0)
+        if untied == 0 or kinds.get(i) not in ("linear", "embedding"):  # a module of no known kind stays out
+            continue
+        name = path.rpartition(".")[2]
+        kept = [j for j, (other, m, other_dims) in found.items()
+                if m != 0 and other_dims == dims and other.rpartition(".")[2] == name]
+        tables = [j for j in kept if kinds.get(j) == "embedding"]
+        target = kept if len(kept) == 1 else tables if len(tables) == 1 else None
+        if target:
+            out[i] = (untied, found[target[0]][0].rpartition(".")[0])
+    return out
 
 
 def _check_total(model_type: str, tree: Block, leaves: list) -> None:
@@ -129,19 +180,28 @@ def routed_experts(name: str) -> bool:
 
 
 class Leaf(NamedTuple):
-    """One normalised parameter below a module: its path parts, instances, shape as stored, whether it trains, and
+    """One normalised parameter below a module: its path parts, instances, shape as stored, whether it trains,
     what module it is the weight of (``linear``, ``embedding``; ``""``: the build showed it is neither; None: no
-    build was asked)."""
+    build was asked), the module whose tensor it is where it is tied to one (it then adds nothing), and its count
+    with every size a symbol where the config's numbers are in ``count`` (None: the same, or not needed)."""
 
     parts: list
     count: sp.Expr
     shape: tuple
     frozen: bool
     kind: str | None = None
+    tied_to: str | None = None
+    general: sp.Expr | None = None
 
-    def below(self, count: sp.Expr | None = None) -> "Leaf":
-        """The same parameter one module down (``count`` instances of it there)."""
-        return self._replace(parts=self.parts[1:], count=self.count if count is None else count)
+    def below(self, copies: sp.Expr = sp.Integer(1), structural: sp.Expr = sp.Integer(1)) -> "Leaf":
+        """The same parameter one module down, in each of ``copies`` copies of it there (``structural``: that
+        number with every size a symbol)."""
+        return self._replace(parts=self.parts[1:], **self.per_copy(copies, structural))
+
+    def per_copy(self, copies: sp.Expr, structural: sp.Expr) -> dict:
+        """The counts of the parameter in each of ``copies`` copies of its module."""
+        general = None if self.general is None else sp.cancel(self.general / structural)
+        return {"count": self.count if copies == 1 else sp.cancel(self.count / copies), "general": general}
 
 
 def _experts(name: str, own_leaves: list[Leaf], ref: str | None, top_k: int) -> Block | None:
@@ -159,10 +219,15 @@ def _experts(name: str, own_leaves: list[Leaf], ref: str | None, top_k: int) -> 
     return group(name, own, repeat=experts, used=top_k, ref=ref)
 
 
-def _module(name: str, leaves: list[Leaf], ref: str | None = None, top_k: int | None = None) -> Block:
+def _module(name: str, leaves: list[Leaf], ref: str | None = None, top_k: int | None = None,
+            kinds: bool = False) -> Block:
     """The module ``name`` holding ``leaves``, its parts in the order the leaves come; ``*`` parts repeat.
-    With ``top_k``, routed experts are copies of which a token uses ``top_k``."""
+    With ``top_k``, routed experts are copies of which a token uses ``top_k``.  In a list of layers of several
+    ``kinds``, a part every parameter of which comes in the same number is that many copies."""
     own_leaves = [leaf for leaf in leaves if len(leaf.parts) == 1]
+    if not all(leaf.tied_to for leaf in own_leaves):  # a tied bias beside the module's own weight adds nothing
+        leaves = [leaf for leaf in leaves if len(leaf.parts) > 1 or not leaf.tied_to]
+        own_leaves = [leaf for leaf in own_leaves if not leaf.tied_to]
     if top_k is not None and routed_experts(name) and len(own_leaves) == len(leaves):
         fused = _experts(name, own_leaves, ref, top_k)
         if fused is not None:
@@ -175,12 +240,14 @@ def _module(name: str, leaves: list[Leaf], ref: str | None = None, top_k: int | 
         return Block(name, params=tuple((leaf.parts[0], sp.expand(leaf.count * sp.Mul(*leaf.shape)))
                                         for leaf in own_leaves),
                      written=sum_as_written(*(product_as_written(leaf.count, *_shown(leaf)) for leaf in own_leaves)),
-                     shape=_shown_shape(own_leaves), ref=ref, kind=_kind(name, own_leaves))
+                     shape=_shown_shape(own_leaves), ref=ref, kind=_kind(name, own_leaves),
+                     tied_to=_shown_tie(own_leaves))
     # a frozen parameter (a fixed sinusoidal table) is a block of its own: it counts, it does not train
     parts = {leaf.parts[0]: Block(leaf.parts[0], params=(("", sp.expand(leaf.count * sp.Mul(*leaf.shape))),),
-                                  shape=leaf.shape, ref=leaf.parts[0], kind="tensor", trainable=not leaf.frozen)
+                                  shape=leaf.shape, ref=leaf.parts[0], kind="tensor", trainable=not leaf.frozen,
+                                  tied_to=leaf.tied_to)
              for leaf in own_leaves}
-    parts.update({part: _child(part, inner, top_k) for part, inner in below.items()})
+    parts.update({part: _child(part, inner, top_k, kinds) for part, inner in below.items()})
     return group(name, [parts[p] for p in dict.fromkeys(leaf.parts[0] for leaf in leaves)], ref=ref)
 
 
@@ -191,28 +258,48 @@ def _shown_shape(own_leaves: list[Leaf]) -> tuple:
     return _shown(next((leaf for leaf in own_leaves if leaf.parts[0] == "weight"), own_leaves[0]))
 
 
+def _shown_tie(own_leaves: list[Leaf]) -> str | None:
+    """The module a tied module shows it is tied to: its weight's, else its first parameter's."""
+    tied = [leaf for leaf in own_leaves if leaf.tied_to]
+    return next((leaf.tied_to for leaf in tied if leaf.parts[0] == "weight"), tied[0].tied_to if tied else None)
+
+
 def _shown(leaf: Leaf) -> tuple:
     """A parameter's shape as the documents write it, a linear layer's weight ``[in, out]`` (turned round from
     PyTorch's ``[out, in]``), and its count as the product of that shape: an embedding's V·H beside [V, H]."""
     return leaf.shape[::-1] if leaf.kind == "linear" and len(leaf.shape) == 2 else leaf.shape
 
 
-def _child(part: str, leaves: list[Leaf], top_k: int | None = None) -> Block:
+def _child(part: str, leaves: list[Leaf], top_k: int | None = None, kinds: bool = False) -> Block:
     """A sub-module; ``layers`` followed by ``*`` is a repeated module whose copies are the common count (a
     stack of several kinds, ``*1``, ``*2``, …, is one repeated module per kind, in the order they come)."""
     # an element of a ParameterList (Reformer's axial position tables, ``weights.*1``) is a tensor of its own
     labels = list(dict.fromkeys(leaf.parts[0] for leaf in leaves if _copied(leaf)))
     if not labels:
-        return _module(part, leaves, top_k=top_k)
-    kinds = {label: _repeated(part if len(labels) == 1 else f"{part}.{label}", part, label, leaves, top_k)
-             for label in labels}
+        return _copies_of_one_kind(part, leaves, top_k) if kinds else _module(part, leaves, top_k=top_k)
+    stacks = {label: _repeated(part if len(labels) == 1 else f"{part}.{label}", part, label, leaves, top_k)
+              for label in labels}
     rest = [leaf for leaf in leaves if not _copied(leaf)]
-    if not rest and len(kinds) == 1:
-        return kinds[labels[0]]
+    if not rest and len(stacks) == 1:
+        return stacks[labels[0]]
     if rest:
-        kinds[rest[0].parts[0]] = _module(part, rest, ref=part, top_k=top_k)
+        stacks[rest[0].parts[0]] = _module(part, rest, ref=part, top_k=top_k)
     first = dict.fromkeys(leaf.parts[0] if _copied(leaf) else rest[0].parts[0] for leaf in leaves)
-    return group(part, [kinds[key] for key in first], ref="")
+    return group(part, [stacks[key] for key in first], ref="")
+
+
+def _copies_of_one_kind(part: str, leaves: list[Leaf], top_k: int | None) -> Block:
+    """A part of a list of layers of several kinds: as many copies as its parameters' one number where they
+    have one (the attention of the attention layers); else its parts, each so."""
+    numbers = {(leaf.count, leaf.general) for leaf in leaves}
+    if len(numbers) == 1:
+        count, general = numbers.pop()
+        if count != 1:
+            inner = _module(part, [leaf._replace(**leaf.per_copy(count, general or count)) for leaf in leaves],
+                            top_k=top_k)
+            if inner.repeat == 1 and inner.used is None:
+                return _with_repeat(inner, count)
+    return _module(part, leaves, top_k=top_k, kinds=True)
 
 
 def _copied(leaf: Leaf) -> bool:
@@ -223,14 +310,31 @@ def _copied(leaf: Leaf) -> bool:
 def _repeated(name: str, part: str, label: str, leaves: list[Leaf], top_k: int | None = None) -> Block:
     """The copies of one kind of a ModuleList's elements (``label`` is ``*`` or ``*k``)."""
     repeated = [leaf for leaf in leaves if leaf.parts[0] == label]
-    times = _common_count([leaf.count for leaf in repeated])
-    inner = [leaf.below(sp.Integer(1) if leaf.count == times else sp.cancel(leaf.count / times)) for leaf in repeated]
-    copies = _module(name, inner, ref=f"{part}.{label}", top_k=top_k)
+    times, structural = _copies(repeated)
+    inner = [leaf.below(times, structural) for leaf in repeated]
+    several = len({(leaf.count, leaf.general) for leaf in repeated}) > 1
+    copies = _module(name, inner, ref=f"{part}.{label}", top_k=top_k, kinds=several)
     repeat = sp.expand(times * copies.repeat)
     if top_k is not None and routed_experts(part) and not (repeat.is_Integer and repeat < top_k):
         return Block(copies.name, params=copies.params, children=copies.children, repeat=repeat, shape=copies.shape,
                      ref=copies.ref, kind=copies.kind, trainable=copies.trainable, used=sp.Integer(top_k))
     return _with_repeat(copies, repeat)
+
+
+def _copies(repeated: list[Leaf]) -> tuple[sp.Expr, sp.Expr]:
+    """How many copies of a ModuleList's element hold ``repeated``, and that number with every size a symbol:
+    their counts' common factor as the formulas have it.  Numbers in the counts would make one of chance (12
+    attention and 36 linear-attention layers are not 12 copies of four layers); where the symbolic common factor
+    is no count's, the copies are not known, and each part keeps its own count."""
+    if all(leaf.general is None for leaf in repeated):
+        times = _common_count([leaf.count for leaf in repeated])
+        return times, times
+    structural = _common_count([leaf.count if leaf.general is None else leaf.general for leaf in repeated])
+    if structural.is_Integer:
+        return structural, structural
+    value = next((leaf.count for leaf in repeated
+                  if leaf.general is not None and sp.expand(leaf.general - structural) == 0), None)
+    return (value, structural) if value is not None else (sp.Integer(1), sp.Integer(1))
 
 
 def _with_repeat(block: Block, repeat: sp.Expr) -> Block:

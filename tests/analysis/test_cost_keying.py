@@ -130,3 +130,33 @@ def test_nemotron_h_flops_table_puts_every_layers_flops_on_its_layers():
     f = inferred_model(config, head=None).flops(100)
     rows = {path: flops for _, path, _, flops in f.by_component(depth=1)}
     assert rows["layers"] == f.forward > 0
+
+
+def test_a_head_the_formula_holds_tied_has_its_flops_in_a_row_of_its_own():
+    """Falcon's formula holds ``tie_word_embeddings`` true, so its count has no ``lm_head``; the head's product
+    is still run, and lands in a weightless ``lm_head`` row, not in none."""
+    import transformers
+
+    from symparams.families.inferred import model as inferred_model
+
+    config = {**transformers.AutoConfig.for_model("falcon").to_dict(), "model_type": "falcon"}
+    f = inferred_model(config, head="causal-lm").flops(101)
+    rows = {path: flops for _, path, _, flops in f.by_component(depth=1)}
+    assert rows["lm_head"] == 2 * 101 * config["hidden_size"] * config["vocab_size"]  # [101, H] @ [H, V]
+    assert sum(rows.values()) == f.forward
+
+
+#: a base model, its tied LM head, a head whose tie the formula holds fixed, an encoder-decoder's, a hybrid stack
+ROWS = [("smollm3", None), ("smollm3", "causal-lm"), ("falcon", "causal-lm"), ("t5", "seq2seq-lm"),
+        ("nemotron_h", None)]
+
+
+@pytest.mark.parametrize("model_type, head", ROWS, ids=lambda v: str(v))
+def test_the_flops_tables_rows_add_up_to_the_forward_pass(model_type, head):
+    import transformers
+
+    from symparams.families.inferred import model as inferred_model
+
+    config = {**transformers.AutoConfig.for_model(model_type).to_dict(), "model_type": model_type}
+    f = inferred_model(config, head=head).flops(101)
+    assert sum(flops for _, _, _, flops in f.by_component(depth=1)) == f.forward > 0

@@ -78,7 +78,10 @@ def test_the_parts_a_head_drops_and_adds_are_the_ones_transformers_builds(name, 
     assert {p.name: p.count for p in change.added} == ref["added"]
     headed = ref["headed"]
     for p in change.tied:  # a tied part's weight is its target's tensor, not a copy
-        assert headed.get_submodule(p.name).weight is headed.get_submodule(prefix + p.tied_name).weight
+        # an inferred tree names its modules as the class with the head does (``transformer.wte``), a
+        # hand-written family's as the base model does
+        target = p.tied_name if name is None else prefix + p.tied_name
+        assert headed.get_submodule(p.name).weight is headed.get_submodule(target).weight
 
 
 def test_the_figures_of_bert_base_are_the_ones_worked_out_by_hand():
@@ -150,9 +153,22 @@ def test_a_model_with_its_head_or_without_an_lm_head_has_no_such_sentence():
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_head_without_parameters_of_its_own_says_so(lang):
-    # GPTNeoForCausalLM's lm_head is the token embedding: named_parameters() lists nothing for it
+def test_an_inferred_tied_head_names_the_module_it_is_tied_to(lang):
+    # GPTNeoForCausalLM's lm_head is the token embedding: named_parameters() lists it under transformer.wte
+    # (which module it is, the cross-check above reads off transformers' build)
     text = render(model(str(FIXTURES / "EleutherAI/gpt-neo-125M/config.json")), format="md", lang=lang)
+    tied = "as many as the base model: the head's `lm_head` is tied to the `transformer.wte`, so the tied head " \
+        "adds no parameters." if lang == "en" else "与基础模型相同：任务头中的 `lm_head` 与 `transformer.wte` 共享权重"
+    assert tied in text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_head_without_parameters_of_its_own_says_so(lang):
+    # Gemma 4's formula holds tie_word_embeddings true: its count has no lm_head to name
+    import transformers
+
+    config = {**transformers.AutoConfig.for_model("gemma4_text").to_dict(), "model_type": "gemma4_text"}
+    text = render(model(config), format="md", lang=lang)
     own = "as many as the base model: the head holds no parameters of its own." if lang == "en" else \
         "与基础模型相同：任务头没有自己的参数。"
     assert own in text

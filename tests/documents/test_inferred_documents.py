@@ -143,3 +143,16 @@ def test_a_module_without_a_title_is_named_once_and_the_usual_ones_have_their_ti
 def test_the_chinese_document_says_config_field_in_chinese(olmo):
     text = render(olmo, format="md", lang="zh")
     assert "推断公式读取的、决定某些部分有无的 config.json 字段：" in text and "config field" not in text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_part_of_a_stack_of_several_kinds_shows_its_copies(lang):
+    import transformers
+
+    config = {**transformers.AutoConfig.for_model("glm4_moe").to_dict(), "model_type": "glm4_moe"}
+    text = render(inferred_model(config, source="glm4_moe"), format="md", lang=lang).replace("{,}", ",")
+    norms = text[text.index("`input_layernorm`" + (", " if lang == "en" else "、") + "`post_attention_layernorm`"):][:600]
+    # the two norms of each of the 46 layers (hand arithmetic): 2 × 4,096 a layer, 376,832 in all, the sum the
+    # layers' total adds
+    assert ("$L = 46$ copies:" if lang == "en" else "共 $L = 46$ 份：") in norms
+    assert r"46 \times 8,192 = 376,832" in norms and 46 * 2 * 4096 == 376_832

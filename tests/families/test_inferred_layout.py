@@ -125,3 +125,95 @@ def test_linear_weights_are_written_in_out_and_nothing_else_turns_round(built):
         assert shown == (stored[::-1] if name in linear else stored), path
         checked += 1
     assert checked > 3
+
+
+def _tied_in_build(theirs) -> dict[str, str]:
+    """transformers' tied modules: the path of each module whose weight is a tensor an earlier module (the one
+    ``named_parameters()`` lists it under) already holds → that module's path."""
+    first: dict[int, str] = {}
+    tied = {}
+    for path, module in theirs.named_modules(remove_duplicate=False):
+        weight = getattr(module, "weight", None)
+        if isinstance(weight, nn.Parameter):
+            tied.update({path: first[id(weight)]} if id(weight) in first and first[id(weight)] != path else {})
+            first.setdefault(id(weight), path)
+    return tied
+
+
+#: an LM head tied to the token embeddings (SmolLM3), BERT's MLM decoder, CamemBERT (transformers keeps the
+#: head's name and ties the embeddings to it), BART's encoder and decoder tables tied to the shared one
+TIED = [("smollm3", "causal-lm"), ("bert", "masked-lm"), ("camembert", "masked-lm"), ("bart", "base")]
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("model_type, cls", TIED, ids=lambda v: v)
+def test_a_tied_module_is_shown_tied_to_the_module_transformers_lists_its_weight_under(model_type, cls):
+    config = transformers.AutoConfig.for_model(model_type, tie_word_embeddings=True)
+    ours = model({**config.to_dict(), "model_type": model_type}, head=None if cls == "base" else cls,
+                 source=model_type)
+    with torch.device("meta"):
+        theirs = getattr(transformers, AUTO[cls]).from_config(config)
+    blocks = {path: block for path, block in ours.tree.reference_paths() if block.tied_to}
+    assert {path: block.tied_to for path, block in blocks.items()} == _tied_in_build(theirs) != {}
+    modules = dict(theirs.named_modules(remove_duplicate=False))
+    for path, block in blocks.items():  # a tied linear layer is one all the same (its FLOPs are a matmul)
+        assert (block.kind == "linear") == isinstance(modules[path], nn.Linear), path
+
+
+def test_the_flops_of_a_tied_lm_head_are_in_its_row():
+    config = {**transformers.AutoConfig.for_model("smollm3").to_dict(), "model_type": "smollm3"}
+    f = model(config, head="causal-lm").flops(100)
+    rows = {path: flops for _, path, _, flops in f.by_component(depth=1)}
+    h, v = config["hidden_size"], config["vocab_size"]
+    assert rows["lm_head"] == 2 * 100 * h * v  # one [100, H] @ [H, V] product
+    assert sum(rows.values()) == f.forward
+
+
+def _instances(tree, values) -> dict[str, int]:
+    """Each module path of ``tree`` that a block's copies stand for → how many modules (its repeats and its
+    ancestors'); a group of parts that come in different numbers (a list's dense and expert MLPs together) is
+    no module's copies, and routed experts, one fused module a layer, are left out."""
+    out = {}
+
+    def walk(block, path, times, copied):
+        if block.used is not None:
+            return
+        seg = block.name if block.ref is None else block.ref
+        path = ".".join(p for p in (path, seg) if p)
+        times *= int(sp.sympify(block.repeat).xreplace(values))
+        copied = copied or block.repeat != 1
+        if copied:
+            out[path] = out.get(path, 0) + times
+        for child in block.children:
+            walk(child, path, times, copied)
+
+    walk(tree, "", 1, False)
+    return out
+
+
+#: a stack of layers of several kinds held in one list: Qwen3-Next's 12 attention and 36 linear-attention layers
+#: (a common factor of 12 is chance, not 12 copies of four layers), and 24 of each (nor are equal numbers 24
+#: copies of two layers), GLM-4-MoE's dense first layer before 45 of experts, RecurrentGemma's recurrent and
+#: attention blocks
+KINDS = [("qwen3_next", "base", {}),
+         ("qwen3_next", "base", {"num_hidden_layers": 48, "layer_types": ["linear_attention", "full_attention"] * 24}),
+         ("glm4_moe", "base", {}), ("recurrent_gemma", "causal-lm", {})]
+
+
+@pytest.mark.crosscheck
+@pytest.mark.parametrize("model_type, cls, fields", KINDS, ids=lambda v: str(len(v)) if isinstance(v, dict) else v)
+def test_each_part_of_a_stack_of_several_kinds_is_as_many_modules_as_transformers_builds(model_type, cls, fields):
+    config = transformers.AutoConfig.for_model(model_type, **fields)
+    ours = model({**config.to_dict(), "model_type": model_type}, head=None if cls == "base" else cls,
+                 source=model_type)
+    with torch.device("meta"):
+        theirs = getattr(transformers, AUTO[cls]).from_config(config)
+    built = [name for name, _ in theirs.named_modules()] + [name for name, _ in theirs.named_parameters()]
+    checked = 0
+    for path, n in _instances(ours.tree, ours.values).items():
+        if re.search(r"\*\d*\.", path):  # a module in a layer
+            assert n == sum(1 for name in built if _pattern(path).match(name)), path
+            checked += 1
+        elif path.endswith(".*"):  # copies of the layer itself: as many as the list holds
+            assert n == sum(1 for name in built if re.fullmatch(re.escape(path[:-1]) + r"\d+", name)), path
+    assert checked > 5

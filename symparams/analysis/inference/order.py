@@ -21,6 +21,7 @@ import re
 from typing import Any, Mapping
 
 from .meta import meta_device
+from ...families.inferred_tree import TIE_FIELD
 from .probing import Builder, config_for_class, libraries, observation_of, quiet
 
 #: a normalised name's list index (``*``, ``*2``) stands for an index (``3``, ``expert_3``) of the built model
@@ -111,15 +112,18 @@ def layout(entry: dict, builds: list[tuple[list[str], dict[str, str]]]) -> dict:
 
 
 def _builds(model_type: str, cls: str, base: dict, flags: Mapping[str, str], defaults: Mapping[str, Any]) -> list:
-    """:func:`observed` at ``base`` (the defaults, or a branch's lowest values), and with every flag on that is
-    off by default (the names a flag adds)."""
+    """:func:`observed` at ``base`` (the defaults, or a branch's lowest values), with every flag on that is
+    off by default (the names a flag adds), and with tied word embeddings untied (the LM head a tied build
+    lists under the embeddings' name only)."""
     out = [observed(model_type, cls, base)]
     off = {name: True for name in flags if defaults.get(name) is False}
-    if off:
-        try:
-            out.append(observed(model_type, cls, {**base, **off}))
-        except Exception:  # the flags together do not build: the names they add are placed by their module
-            pass
+    untied = {name: False for name in flags if name.rpartition(".")[2] == TIE_FIELD and defaults.get(name) is True}
+    for changed in (off, untied):
+        if changed:
+            try:
+                out.append(observed(model_type, cls, {**base, **changed}))
+            except Exception:  # the flags together do not build: the names they add are placed by their module
+                pass
     return out
 
 
