@@ -99,6 +99,8 @@ def _item_base(i, seen: set) -> tuple:
     body = {
         "depth": i.depth, "leaf": i.leaf, "multiplicity": i.multiplicity,
         "repeat": "" if i.repeat == 1 else latex(i.repeat), "repeat_value": i.repeat_value,
+        # "36 copies", not "36 = 36 copies", where the repeat is a number (a count the config's list gives)
+        "repeat_phrase": "repeat_number" if i.repeat.is_number else "repeat",
         "copies": "" if i.copies == 1 else latex(i.copies), "copies_value": i.copies_value,
         "shape": i.shape, "shape_values": i.shape_values,
         "formula": i.formula, "collapsed": i.collapsed or "", "substituted": i.substituted,

@@ -59,10 +59,10 @@ def _repeat(item: Item) -> dict:
     """How often ``item`` repeats: ``repeated``, ``repeat`` (LaTeX), ``factor`` (the same after ``\\times``,
     a sum in parentheses: ``× (L - L_f)``) and ``n`` (its value)."""
     if not _repeated(item):
-        return {"repeated": False, "repeat": "", "factor": "", "n": ""}
+        return {"repeated": False, "repeat": "", "factor": "", "n": "", "phrase": "repeat"}
     text = latex(item.repeat)
     return {"repeated": True, "repeat": text, "factor": f"\\left({text}\\right)" if item.repeat.is_Add else text,
-            "n": thousands(item.repeat_value)}
+            "n": thousands(item.repeat_value), "phrase": "repeat_number" if item.repeat.is_number else "repeat"}
 
 
 #: what Mermaid reads inside a quoted label: '"' ends it and '#' starts an entity code (#quot;, #35;)
@@ -130,7 +130,7 @@ class _Builder:
         return ident
 
     def repeat_html(self, row: dict) -> str:
-        return prose_html(self.t["diagram"]["repeat"], factor=row["factor"], repeat=row["repeat"], n=row["n"])
+        return prose_html(self.t["diagram"][row["phrase"]], factor=row["factor"], repeat=row["repeat"], n=row["n"])
 
     def shape_html(self, line: dict) -> str:
         """A weight's shape as Mermaid shows it, with what it is tied to and how often it repeats."""

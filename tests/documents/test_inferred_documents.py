@@ -156,3 +156,17 @@ def test_a_part_of_a_stack_of_several_kinds_shows_its_copies(lang):
     # layers' total adds
     assert ("$L = 46$ copies:" if lang == "en" else "共 $L = 46$ 份：") in norms
     assert r"46 \times 8,192 = 376,832" in norms and 46 * 2 * 4096 == 376_832
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("fmt", ["md", "tex"])
+def test_a_part_as_many_times_as_a_config_list_says_gives_the_number_once(lang, fmt):
+    import transformers
+
+    # Qwen3-Next's default layer_types: every fourth of its 48 layers full attention, 12, the rest linear, 36
+    config = transformers.AutoConfig.for_model("qwen3_next")
+    assert config.layer_types.count("full_attention") == 12 and config.layer_types.count("linear_attention") == 36
+    text = render(inferred_model({**config.to_dict(), "model_type": "qwen3_next"}, source="qwen3_next"),
+                  format=fmt, lang=lang)
+    assert ("36 copies:" if lang == "en" else "共 36 份：") in text and "12 = 12" not in text and "36 = 36" not in text
+    assert r"\times 12" in text and r"\times 36" in text  # the diagram's and the summary's
