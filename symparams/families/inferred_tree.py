@@ -157,14 +157,30 @@ def _refuse_negative(where: str, path: str, count: sp.Expr, dims: tuple) -> None
 
 
 def tree_of_build(model_type: str, shapes: Mapping[str, list], frozen=frozenset(), top_k: int | None = None,
-                  kinds: Mapping[str, str] | None = None) -> Block:
+                  kinds: Mapping[str, str] | None = None, lists: Mapping[str, int] | None = None) -> Block:
     """The Block tree of one real build: each normalised parameter name's shapes (one per instance, in
     registration order), grouped by module path as an inferred tree is, every size a number; ``kinds``: the
-    names that are a linear layer's weight or an embedding table."""
+    names that are a linear layer's weight or an embedding table; ``lists``: how many elements each list of
+    layers holds (``model.layers``: 48), so that parts of layers of several kinds are not grouped by a common
+    factor of their numbers."""
     leaves = [Leaf(path.split("."), sp.Integer(len(found)), tuple(sp.Integer(d) for d in found[0]), path in frozen,
-                   None if kinds is None else kinds.get(path, "")) for path, found in shapes.items()]
+                   None if kinds is None else kinds.get(path, ""), general=_in_list(path, len(found), lists or {}))
+              for path, found in shapes.items()]
     root = _module(model_type, leaves, top_k=top_k)
     return Block(root.name, params=root.params, children=root.children, ref="", kind=root.kind)
+
+
+def _in_list(path: str, count: int, lists: Mapping[str, int]) -> sp.Expr | None:
+    """A built parameter's count as a formula would write it, for the grouping: a whole number of the ``n``
+    elements of its list, in a symbol standing for them (``2·n``: a pair in every layer); another number, a
+    symbol for that number in that list, which shares no factor with the list's (12 attention layers of 48 are
+    no copies of any)."""
+    star = re.search(r"(?:^|\.)\*\d*(?=\.)", path)
+    n = lists.get(path[:star.start()]) if star else None
+    if not n:
+        return None
+    whole, rest = divmod(count, n)
+    return whole * sp.Symbol(f"n({path[:star.start()]})") if rest == 0 else sp.Symbol(f"{count}({path[:star.start()]})")
 
 
 #: the config fields that say how many routed experts a token uses (no shape follows them, so the fit never saw

@@ -55,8 +55,27 @@ def built_model(config: Mapping[str, Any], head: str | None, source: str, reason
     if observed.uneven():
         raise SymparamsError(f"{reason}; its meta-device build has layers of different shapes under one name")
     top_k = next((values[k] for k in TOP_K_FIELDS if isinstance(values.get(k), int)), None)
-    tree = tree_of_build(model_type, observed.shapes, observed.frozen, top_k, kinds_of(module, observed.shapes))
+    tree = tree_of_build(model_type, observed.shapes, observed.frozen, top_k, kinds_of(module, observed.shapes),
+                         _list_lengths(module, observed.shapes))
     family = Family(model_type, {"en": f"{model_type}, built", "zh": f"{model_type}（构建）"},
                     lambda switches, head_: tree, inferred=True)
     note = (f"counted by one meta-device build of transformers {transformers.__version__}: {reason.split(': ', 1)[-1]}")
     return Model(family, {}, {}, None, model_name(source), notes=(note,))
+
+
+def _list_lengths(module, shapes) -> dict[str, int]:
+    """How many elements each outermost list of layers of ``module`` holds, by the path its normalised
+    parameter names give it (``model.layers`` of ``model.layers.*.mlp.weight``)."""
+    from torch import nn
+
+    out = {}
+    for name in shapes:
+        prefix = name.partition(".*")[0]
+        if prefix != name and prefix not in out:
+            try:
+                found = module.get_submodule(prefix)
+            except AttributeError:
+                continue
+            if isinstance(found, (nn.ModuleList, nn.ParameterList)):
+                out[prefix] = len(found)
+    return out
