@@ -8,12 +8,10 @@ transformers converts from the v4 layout, a target naming an expert projection o
 ``target_parameters`` entry, and LoRA wraps that parameter (``lora.ParamWrapper``): ``lora_A`` ``[E·r, in]`` and
 ``lora_B`` ``[out, E·r]``, E·r·(in + out) a layer; the router's ``[E, H]`` weight r·(E + H).  The two halves of
 ``gate_up_proj`` (``w1`` and ``w3``, or ``gate_proj`` and ``up_proj``) must be named together, and their adapter
-has twice the rank.  A target so moved wraps no module of that name any more: DeepSeek's dense layers and shared
-experts keep their ``gate_proj`` unwrapped.  ``all-linear`` names the leaf names of every linear layer but the
-output layer, and all of the converted names.
-
-qwen2_moe itself is missing from transformers' conversion table, so PEFT converts nothing there: its router and
-experts are no module LoRA wraps, and ``gate_proj`` names the shared expert's alone.
+has twice the rank.  A converted name that names linear layers as well (DeepSeek's dense layers and shared
+experts, Qwen3-MoE's dense layers, Qwen2-MoE's shared expert) wraps them too, as PEFT 0.22 does (0.21 left them
+unwrapped).  ``all-linear`` names the leaf names of every linear layer but the output layer, and all of the
+converted names.  PEFT 0.22 converts qwen2_moe's names as well, which transformers' table leaves out.
 
 >>> from symparams import model
 >>> a = model("mixtral").lora(8, ["w1", "w3"])
@@ -42,9 +40,10 @@ PARAMETER_NAMES = {
 FUSED = {"mixtral": ("w1", "w3"), "qwen2_moe": ("gate_proj", "up_proj")}
 
 #: model type → the names PEFT converts for it (transformers' ``conversion_mapping._MODEL_TO_CONVERSION_PATTERN``,
-#: to which PEFT adds mixtral), for the types whose counts are checked against PEFT; None: PEFT converts nothing
+#: to which PEFT 0.22 adds mixtral and qwen2_moe), for the types whose counts are checked against PEFT; None: PEFT
+#: converts nothing
 CONVERTED = {"mixtral": "mixtral", "qwen3_moe": "qwen2_moe", "deepseek_v2": "qwen2_moe",
-             "deepseek_v3": "qwen2_moe", "olmoe": "qwen2_moe", "qwen2_moe": None}
+             "deepseek_v3": "qwen2_moe", "olmoe": "qwen2_moe", "qwen2_moe": "qwen2_moe"}
 
 #: the name of a mixture's router module, beside its ``experts``
 ROUTER, EXPERTS = "gate", "experts"
@@ -80,19 +79,30 @@ def routers(tree: Block) -> set[str]:
     return found
 
 
-def split(targets: Sequence[str], pattern: str | None, name: str) -> tuple[list[str], dict[str, int]]:
+def split(targets: Sequence[str], pattern: str | None, name: str, tree: Block | None = None,
+          gates: frozenset = frozenset()) -> tuple[list[str], dict[str, int]]:
     """``targets`` as PEFT splits them: the module names left, and the parameter names with the rank factor of
-    each (2 for the fused halves named together); naming one fused half alone is refused, as PEFT refuses it."""
+    each (2 for the fused halves named together); naming one fused half alone is refused, as PEFT refuses it.
+    A converted name that names only linear layers of ``tree`` (DeepSeek's dense and shared ``down_proj``) stays
+    a module target, and is a parameter target too where a parameter outside a linear layer has the new name (the
+    routed experts' fused ``down_proj``); ``gates``: the routers, no linear layers."""
     if pattern is None:
         return list(targets), {}
     mapping, fused = PARAMETER_NAMES[pattern], FUSED[pattern]
+    linear, others, bare = _modules_and_parameters(tree, gates) if tree is not None else (set(), set(), set())
     modules, parameters, halves = [], {}, set()
     for target in targets:
         old = next((old for old in mapping if target == old or target.endswith("." + old)), None)
         if old is None:
             modules.append(target)
             continue
-        parameters[mapping[old]] = 1
+        new = target[::-1].replace(old[::-1], mapping[old][::-1], 1)[::-1]  # the last occurrence, as PEFT renames
+        matching = [path for path in linear | others if path == target or path.endswith("." + target)]
+        if matching and all(path in linear for path in matching):
+            modules.append(target)
+            if not any(key == new or key.endswith("." + new) for key in bare):
+                continue
+        parameters[new] = 1
         if old in fused:
             halves.add(old)
     if halves and len(halves) < len(fused):
@@ -101,6 +111,19 @@ def split(targets: Sequence[str], pattern: str | None, name: str) -> tuple[list[
     if halves:
         parameters[mapping[fused[0]]] = len(fused)
     return modules, parameters
+
+
+def _modules_and_parameters(tree: Block, gates: frozenset) -> tuple[set, set, set]:
+    """The paths of ``tree``'s linear layers, of its other modules, and the keys of the parameters no linear
+    layer holds (a fused expert tensor, a router's weight), as PEFT tells them apart on the built model."""
+    linear, others, bare = set(), set(), set()
+    for _, _, path, block, _ in walk(tree):
+        is_linear = block.is_leaf and block.kind == "linear" and path not in gates
+        if not (block.is_leaf and block.params and all(p == "" for p, _ in block.params)):  # a bare one: no module
+            (linear if is_linear else others).add(path)
+        if block.is_leaf and not is_linear:
+            bare.update(_keys(path, block))
+    return linear, others, bare
 
 
 def parameter_modules(tree: Block, parameters: dict[str, int], name: str, module_class):

@@ -160,13 +160,13 @@ def matched(tree: Block, targets: Sequence[str] | str, name: str, types: Sequenc
             return _refuse_mamba(linear, name, types)
         # PEFT resolves all-linear to the linear layers' leaf names and every name it converts
         targets = sorted({m.path.rsplit(".", 1)[-1] for m in linear} | set(PARAMETER_NAMES[pattern]))
-        names, parameters = split(targets, pattern, name)
+        names, parameters = split(targets, pattern, name, tree, frozenset(gates))
         chosen = _named(modules, known, names, name, gates)
     else:
         targets = [targets] if isinstance(targets, str) else targets
         for target in targets:
             _check_target(target, name)
-        names, parameters = split(targets, pattern, name)
+        names, parameters = split(targets, pattern, name, tree, frozenset(gates))
         chosen = _named(modules, known, names, name, gates)
     return _refuse_mamba(chosen, name, types) + parameter_modules(tree, parameters, name, Module)
 

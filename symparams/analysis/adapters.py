@@ -153,7 +153,7 @@ class LoRA:
                 f"adapter = {sp.sstr(self.formula)} = {thousands(self.adapter)}"
                 + ("" if self.trainable == self.adapter else f"; trainable with the biases {self.bias} thaws: "
                    f"{thousands(self.trainable)}"),
-                "convention: as peft's get_nb_trainable_parameters() counts it (lora_A [r, in], lora_B [out, r], "
+                "convention: as peft 0.22's get_nb_trainable_parameters() counts it (lora_A [r, in], lora_B [out, r], "
                 "no bias; DoRA: a magnitude of out; the base frozen)"] + self._parameter_lines()
 
     def _parameter_lines(self) -> list[str]:

@@ -23,7 +23,7 @@ SMALL = {
     "qwen2_moe": dict(model_type="qwen2_moe", hidden_size=32, moe_intermediate_size=24,
                       shared_expert_intermediate_size=40, num_hidden_layers=2, num_attention_heads=4,
                       num_key_value_heads=2, vocab_size=50, num_experts=4, num_experts_per_tok=2),
-    # qwen3_moe with its first layer a dense MLP, whose gate_proj PEFT leaves unwrapped once it converts the name
+    # qwen3_moe with its first layer a dense MLP, whose gate_proj PEFT 0.22 wraps beside the experts it converts
     "qwen3_moe": dict(model_type="qwen3_moe", hidden_size=32, intermediate_size=56, moe_intermediate_size=24,
                       num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=8, vocab_size=50,
                       num_experts=4, num_experts_per_tok=2, mlp_only_layers=[0]),
@@ -44,8 +44,8 @@ SMALL = {
 QWEN_NAMES = [["gate"], ["gate_proj", "up_proj"], ["down_proj"], ["gate", "o_proj", "down_proj"]]
 TARGETS = {
     "mixtral": ["all-linear", ["gate"], ["w1", "w3"], ["w2"], ["w1", "w2", "w3", "gate", "q_proj"]],
-    # nothing converted: gate_proj is the shared expert's, all-linear the shared expert and its gate
-    "qwen2_moe": ["all-linear", ["gate_proj", "up_proj"], ["down_proj", "shared_expert_gate"]],
+    # converted since PEFT 0.22: gate_proj the shared expert's and the experts' fused gate_up_proj, gate the router
+    "qwen2_moe": ["all-linear", ["gate"], ["gate_proj", "up_proj"], ["down_proj", "shared_expert_gate"]],
     "qwen3_moe": ["all-linear", *QWEN_NAMES],
     "deepseek_v3": ["all-linear", *QWEN_NAMES, ["q_b_proj", "kv_b_proj"]],
     "deepseek_v2": ["all-linear", *QWEN_NAMES],
@@ -99,7 +99,6 @@ def test_expert_adapter_active_count_takes_the_experts_a_token_is_routed_to():
 @pytest.mark.parametrize("kind, targets, options", [
     ("mixtral", ["w1"], {}),                     # half of a fused pair
     ("qwen3_moe", ["up_proj", "down_proj"], {}),
-    ("qwen2_moe", ["gate"], {}),                 # a TopKRouter where PEFT converts nothing
     ("mixtral", ["gate"], {"use_dora": True}),   # DoRA on a parameter
 ], ids=str)
 def test_lora_on_a_mixture_refuses_what_peft_refuses(kind, targets, options):

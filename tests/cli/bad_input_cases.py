@@ -466,7 +466,6 @@ def lora_cases():
     out += [case("formula", "llama", "--dora", needle="--dora"),
             case("count", "mixtral-8x7b", "--lora", "8", "--lora-targets", "w1", needle="w3"),
             case("count", "mixtral-8x7b", "--lora", "8", "--lora-targets", "gate", "--dora", needle="DoRA"),
-            case("count", "qwen1.5-moe-a2.7b", "--lora", "8", "--lora-targets", "gate", needle="router"),
             case("count", "llama", "--lora", "8", "--lora-targets", "q_proj", needle="V")]
     lora = ("memory", "llama-3-8b", "--lora", "8", "--lora-targets", "q_proj")
     out += [case(*lora, "--fit", "80XB", needle="80XB"), case(*lora, "--dtype", "int4", needle="int4"),
