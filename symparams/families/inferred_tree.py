@@ -216,8 +216,13 @@ class Leaf(NamedTuple):
 
     def per_copy(self, copies: sp.Expr, structural: sp.Expr) -> dict:
         """The counts of the parameter in each of ``copies`` copies of its module."""
-        general = None if self.general is None else sp.cancel(self.general / structural)
-        return {"count": self.count if copies == 1 else sp.cancel(self.count / copies), "general": general}
+        return {"count": _divided(self.count, copies), "general": None if self.general is None
+                else _divided(self.general, structural)}
+
+
+def _divided(count: sp.Expr, copies: sp.Expr) -> sp.Expr:
+    """``count / copies``, simplified only where it must be (a cold count spends no SymPy time on 1s)."""
+    return count if copies == 1 else sp.Integer(1) if count == copies else sp.cancel(count / copies)
 
 
 def _experts(name: str, own_leaves: list[Leaf], ref: str | None, top_k: int) -> Block | None:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from .meta import meta_device
 from ...families.inferred_tree import TIE_FIELD
+from .meta import meta_device
 from .probing import Builder, config_for_class, libraries, observation_of, quiet
 
 #: a normalised name's list index (``*``, ``*2``) stands for an index (``3``, ``expert_3``) of the built model
