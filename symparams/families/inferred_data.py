@@ -173,10 +173,11 @@ class _WholeDivision(sp.Function):
         top, bottom = (f"({printer._print(x)})" if x.is_Add else printer._print(x) for x in (a, b))
         return f"{self.word}({top}/{bottom})"
 
-    def _latex(self, printer) -> str:
+    def _latex(self, printer, exp=None) -> str:
         a, b = self.args
         left, right = self.brackets
-        return rf"\left{left}{{\frac{{{printer._print(a)}}}{{{printer._print(b)}}}}}\right{right}"
+        text = rf"\left{left}{{\frac{{{printer._print(a)}}}{{{printer._print(b)}}}}}\right{right}"
+        return text if exp is None else f"{{{text}}}^{{{exp}}}"  # a power of it (LaTeX printer's exp=)
 
 
 class FloorDiv(_WholeDivision):
@@ -185,6 +186,8 @@ class FloorDiv(_WholeDivision):
     >>> from symparams.core.symbols import H, A
     >>> FloorDiv(H, A), FloorDiv(H, A).subs({H: 2048, A: 12})
     (floor(H/A), 170)
+    >>> print(sp.latex(FloorDiv(H, A) ** 2))  # a squared head width (RecurrentGemma's per-head gates)
+    {\\left\\lfloor{\\frac{H}{A}}\\right\\rfloor}^{2}
     """
 
     word, brackets = "floor", (r"\lfloor", r"\rfloor")

@@ -170,3 +170,13 @@ def test_a_part_as_many_times_as_a_config_list_says_gives_the_number_once(lang, 
                   format=fmt, lang=lang)
     assert ("36 copies:" if lang == "en" else "共 36 份：") in text and "12 = 12" not in text and "36 = 36" not in text
     assert r"\times 12" in text and r"\times 36" in text  # the diagram's and the summary's
+
+
+def test_a_power_of_a_whole_division_is_written():
+    """RecurrentGemma's count holds A·⌊H/A⌋²: its document was a traceback where LaTeX wrote the power."""
+    import transformers
+
+    config = {**transformers.AutoConfig.for_model("recurrent_gemma").to_dict(), "model_type": "recurrent_gemma"}
+    m = inferred_model(config, source="recurrent_gemma")
+    text = render(m, format="md", lang="en")
+    assert r"\right\rfloor}^{2}" in text and f"**{m.count:,}**" in text
