@@ -71,6 +71,12 @@ def _title(keys: tuple, names: tuple, family: str, lang: str) -> tuple[str, str]
     return title_of(keys, names, family, catalog(lang))
 
 
+def repeat_phrase(repeat) -> str:
+    """The catalog key that says how often an item repeats: "36 copies", not "36 = 36 copies", where the repeat
+    is a number (a count the config's list gives), "L = 24 copies" where it is a formula."""
+    return "repeat_number" if repeat.is_number else "repeat"
+
+
 def _item_base(i, seen: set) -> tuple:
     """The language-independent part of an item's data; ``seen`` holds the title keys (and
     "per_head", and whether "A cancels" was said) already explained.
@@ -99,8 +105,7 @@ def _item_base(i, seen: set) -> tuple:
     body = {
         "depth": i.depth, "leaf": i.leaf, "multiplicity": i.multiplicity,
         "repeat": "" if i.repeat == 1 else latex(i.repeat), "repeat_value": i.repeat_value,
-        # "36 copies", not "36 = 36 copies", where the repeat is a number (a count the config's list gives)
-        "repeat_phrase": "repeat_number" if i.repeat.is_number else "repeat",
+        "repeat_phrase": repeat_phrase(i.repeat),
         "copies": "" if i.copies == 1 else latex(i.copies), "copies_value": i.copies_value,
         "shape": i.shape, "shape_values": i.shape_values,
         "formula": i.formula, "collapsed": i.collapsed or "", "substituted": i.substituted,

@@ -38,7 +38,7 @@ import re
 from functools import lru_cache
 
 from ..core.formatting import thousands
-from .context import title_of
+from .context import repeat_phrase, title_of
 from .derivation import Derivation, Item, latex
 from .environment import catalog
 from .markup import escape_html_text, prose_html
@@ -62,7 +62,7 @@ def _repeat(item: Item) -> dict:
         return {"repeated": False, "repeat": "", "factor": "", "n": "", "phrase": "repeat"}
     text = latex(item.repeat)
     return {"repeated": True, "repeat": text, "factor": f"\\left({text}\\right)" if item.repeat.is_Add else text,
-            "n": thousands(item.repeat_value), "phrase": "repeat_number" if item.repeat.is_number else "repeat"}
+            "n": thousands(item.repeat_value), "phrase": repeat_phrase(item.repeat)}
 
 
 #: what Mermaid reads inside a quoted label: '"' ends it and '#' starts an entity code (#quot;, #35;)

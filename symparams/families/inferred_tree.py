@@ -77,10 +77,20 @@ def _mixed_stack(entry: dict) -> bool:
     config's numbers may be equal, or share a factor, by chance)."""
     counts: dict[str, set] = {}
     for path, count, *_ in entry["parameters"]:
-        star = re.search(r"(?:^|\.)\*\d*(?=\.)", path)
-        if star:
-            counts.setdefault(path[:star.end()], set()).add(repr(count))
+        if (element := _ELEMENT.search(path)) is not None:  # each kind of a list's layers (``*1``) apart
+            counts.setdefault(path[:element.end()], set()).add(repr(count))
     return any(len(seen) > 1 for seen in counts.values())
+
+
+#: the first element index of a normalised parameter name (``layers.*.mlp``, ``layers.*2.mlp``)
+_ELEMENT = re.compile(r"(?:^|\.)\*\d*(?=\.)")
+
+
+def list_of(path: str) -> str | None:
+    """The path of the outermost list of layers a normalised parameter name lies in (``model.layers`` of
+    ``model.layers.*.mlp.weight``), or None."""
+    found = _ELEMENT.search(path)
+    return path[:found.start()] if found else None
 
 
 #: the config field whose truth ties an output layer to the token embeddings (a sub-config's too)
@@ -175,12 +185,12 @@ def _in_list(path: str, count: int, lists: Mapping[str, int]) -> sp.Expr | None:
     elements of its list, in a symbol standing for them (``2·n``: a pair in every layer); another number, a
     symbol for that number in that list, which shares no factor with the list's (12 attention layers of 48 are
     no copies of any)."""
-    star = re.search(r"(?:^|\.)\*\d*(?=\.)", path)
-    n = lists.get(path[:star.start()]) if star else None
+    stack = list_of(path)
+    n = lists.get(stack) if stack is not None else None
     if not n:
         return None
     whole, rest = divmod(count, n)
-    return whole * sp.Symbol(f"n({path[:star.start()]})") if rest == 0 else sp.Symbol(f"{count}({path[:star.start()]})")
+    return whole * sp.Symbol(f"n({stack})") if rest == 0 else sp.Symbol(f"{count}({stack})")
 
 
 #: the config fields that say how many routed experts a token uses (no shape follows them, so the fit never saw

@@ -161,15 +161,6 @@ def test_a_tied_module_is_shown_tied_to_the_module_transformers_lists_its_weight
         assert (block.kind == "linear") == isinstance(modules[path], nn.Linear), path
 
 
-def test_the_flops_of_a_tied_lm_head_are_in_its_row():
-    config = {**transformers.AutoConfig.for_model("smollm3").to_dict(), "model_type": "smollm3"}
-    f = model(config, head="causal-lm").flops(100)
-    rows = {path: flops for _, path, _, flops in f.by_component(depth=1)}
-    h, v = config["hidden_size"], config["vocab_size"]
-    assert rows["lm_head"] == 2 * 100 * h * v  # one [100, H] @ [H, V] product
-    assert sum(rows.values()) == f.forward
-
-
 def _instances(tree, values) -> dict[str, int]:
     """Each module path of ``tree`` that a block's copies stand for → how many modules (its repeats and its
     ancestors'); a group of parts that come in different numbers (a list's dense and expert MLPs together) is

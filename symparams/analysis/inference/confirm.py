@@ -17,7 +17,7 @@ from ...core.errors import SymparamsError
 from ...core.family import Family
 from ...core.model import Model
 from ...families.config import flattened, model_name
-from ...families.inferred_tree import TOP_K_FIELDS, tree_of_build
+from ...families.inferred_tree import TOP_K_FIELDS, list_of, tree_of_build
 from .meta import meta_device
 from .order import kinds_of
 from .probing import Builder, config_class_of, config_for_class, libraries, observation_of, quiet
@@ -69,13 +69,11 @@ def _list_lengths(module, shapes) -> dict[str, int]:
     from torch import nn
 
     out = {}
-    for name in shapes:
-        prefix = name.partition(".*")[0]
-        if prefix != name and prefix not in out:
-            try:
-                found = module.get_submodule(prefix)
-            except AttributeError:
-                continue
-            if isinstance(found, (nn.ModuleList, nn.ParameterList)):
-                out[prefix] = len(found)
+    for stack in {list_of(name) for name in shapes} - {None, ""}:
+        try:
+            found = module.get_submodule(stack)
+        except AttributeError:
+            continue
+        if isinstance(found, (nn.ModuleList, nn.ParameterList)):
+            out[stack] = len(found)
     return out
