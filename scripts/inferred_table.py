@@ -104,6 +104,7 @@ def costs_verdict(costs: dict) -> str:
     real = "a tiny real model exact" if check.get("passed") else \
         f"a tiny real model {check.get('reason') or 'differs'}".replace("|", "/")
     where = "; traced on the CPU with random weights" if costs.get("traced_on") == "cpu" else ""
+    where += "".join(f"; from {name} = {least}" for name, least in sorted(costs.get("least", {}).items()))
     return f"exact ({v['exact']}/{v['configurations']} traces{where}; {real})"
 
 
@@ -154,7 +155,9 @@ def cost_summary(entries: dict, seconds: dict) -> list[str]:
              f"{len(inferred)} of the {len(exact)} exact classes; checked against a tiny random real model "
              f"(CPU, eager attention and experts, PyTorch's FlopCounterMode forward and training, the cache's "
              f"bytes): {len(checked)} exact, {len(inferred) - len(checked)} not; every one read from a "
-             f"config.json as `count --config` reads it and traced again at 301 tokens (a kernel in chunks)"]
+             f"config.json as `count --config` reads it and traced again at 301 tokens (a kernel in chunks); "
+             f"a layer count whose fewest layers build another structure held from the fewest traced "
+             f"(`from num_hidden_layers = 4`), fewer refused"]
     ruled = [e for e in inferred if e["costs"].get("runs")]
     probed = [e for e in inferred if "runs" in e["costs"]]
     lines.append(f"- head widths the forward pass runs at, traced at 16 consecutive widths of each quantity a head's "

@@ -233,6 +233,10 @@ def _read_costs(entry: dict, reader, known: dict, values: dict, numbers: dict) -
             if isinstance(held, str) else reader.int(key, default=held, minimum=0)
         if value != held:
             return f"the inferred costs hold only for {key} = {_json(held)}"
+    for name, least in sorted(costs.get("least", {}).items()):
+        value = _costs_side(reader, costs, known, name)
+        if value is not None and value < least:
+            return f"the inferred costs hold only for {name} ≥ {least} (it is {value}): fewer were never traced"
     for text in costs.get("relations", ()):
         left, kind, right = parse_relation(text)
         sides = {n: _costs_side(reader, costs, known, n) for n in (left, right)}

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import sympy as sp
 
-from symparams.analysis.inference import cost_fitting, costs
+from symparams.analysis.inference import cost_fitting, cost_layers, costs
 from symparams.analysis.inference.cost_engine import _differences, _kinds_together, _negative
 from symparams.analysis.inference.discovered import Field
 from symparams.analysis.inference.fitting import expression
@@ -260,3 +260,54 @@ def test_cache_layers_of_the_kinds_no_parameter_marks_alone_are_the_stacks_other
     samples = [({"num_hidden_layers": n}, Observed(7, 2, {target: n - (-(-n // 4) - 1)})) for n in (1, 2, 3, 5, 6, 7)]
     layers = cost_fitting.fitted(domain, samples, symbols)[target]
     assert [layers.subs(L, n) for n in (4, 8, 12, 48)] == [n - n // 4 + 1 for n in (4, 8, 12, 48)]
+
+
+def test_a_pattern_of_one_layer_count_is_fitted_in_it_alone_before_the_other_layer_counts():
+    """Flint keeps full attention on its first two layers, every fourth from the second and the last: its sliding
+    cache layers are L − 2 − ⌊(L + 1)/4⌋.  The traces drew L from 4 to 12 and, at L = 4, the sparse step (a layer
+    count too) from 1 to 4; with the step's floors beside L's, the basis outgrew the nine layer counts and no fit
+    was found.  Fitted in L alone first, it holds at every L."""
+    def sliding(n):
+        return n - 2 - (n + 1) // 4
+
+    points = [{"L": n, "step": 1} for n in range(4, 13)] + [{"L": 4, "step": k} for k in range(2, 5)]
+    domain = _fit_domain({"L", "step"})
+    domain.effects = {"L": {("layers", SLIDING)}}
+    found = cost_fitting._fit_target(domain, ("layers", SLIDING), points, [sliding(p["L"]) for p in points])
+    L = sp.Symbol("L")
+    formula = expression(found, {"L": L, "step": sp.Symbol("step")})
+    assert [formula.subs(L, n) for n in range(3, 80)] == [sliding(n) for n in range(3, 80)]
+
+
+def test_a_layer_trace_outside_the_counts_relations_is_no_sample():
+    """ERNIE 4.5's last expert layer must be below the layer count for the count's formula to hold (past it, the
+    config's bound stops mattering); a layer trace that drew it higher counted runs no instance of the formula
+    gives, and the dense MLP's runs found no fit.  Such a draw is passed over."""
+    from symparams.analysis.inference.result import Conditions, Relation
+
+    found = SimpleNamespace(fields={}, branch=SimpleNamespace(minimum={}), lowest={}, least={}, lifted={},
+                            base={"num_hidden_layers": 2, "moe_layer_end_index": 1})
+    found.minimum = {}
+    domain = SimpleNamespace(found=found, start=dict(found.base), low={}, regular=(), least={},
+                             count_conditions=Conditions(relations=(
+                                 Relation("moe_layer_end_index", "below", "num_hidden_layers"),)))
+    assert not costs._allowed(domain, {"num_hidden_layers": 4, "moe_layer_end_index": 11}, True)
+    assert costs._allowed(domain, {"num_hidden_layers": 4, "moe_layer_end_index": 3}, True)
+
+
+def test_the_costs_hold_a_layer_count_from_the_fewest_layers_their_traces_kept():
+    """Flint's traces with fewer than 4 layers built another structure and were left out: the costs hold from 4,
+    and the verification draws no fewer.  A layer count traced down to its own floor holds no bound."""
+    from symparams.analysis.inference.result import Conditions
+
+    found = SimpleNamespace(fields={}, branch=SimpleNamespace(minimum={}), lowest={}, least={}, lifted={},
+                            base={"num_hidden_layers": 4, "sparse_step": 1})
+    found.minimum = {}
+    domain = SimpleNamespace(found=found, start=dict(found.base), low={"num_hidden_layers": 4}, regular=(),
+                             least={}, count_conditions=Conditions())
+    samples = [({"num_hidden_layers": n, "sparse_step": 1}, None) for n in (4, 7, 12)]
+    domain.least = cost_layers.least_layers(domain, samples)
+    assert domain.least == {"num_hidden_layers": 4}
+    assert not costs._allowed(domain, {"num_hidden_layers": 1}, False)
+    assert costs._allowed(domain, {"num_hidden_layers": 5}, False)
+    assert cost_layers.least_layers(domain, samples + [({"num_hidden_layers": 1}, None)]) == {}

@@ -536,6 +536,46 @@ def test_kimi_linear_costs_equal_a_tiny_real_model_with_three_full_attention_lay
     assert_costs_are_the_real_models(m, _real("kimi_linear", "causal-lm", config), ((5, 2), (12, 1)))
 
 
+#: an ERNIE 4.5 MoE at sizes the generator never used: experts on every second layer from the second to the fifth of
+#: six (layers 1 and 3), a dense MLP on the other four
+ERNIE = {"model_type": "ernie4_5_moe", "vocab_size": 13, "hidden_size": 16, "intermediate_size": 7,
+         "moe_intermediate_size": 5, "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2,
+         "moe_num_experts": 3, "moe_k": 2, "moe_num_shared_experts": 1, "moe_layer_start_index": 1,
+         "moe_layer_end_index": 4, "moe_layer_interval": 2}
+
+
+def test_ernie_costs_equal_a_tiny_real_model_with_experts_on_some_layers():
+    """ERNIE 4.5's expert layers are those from ``moe_layer_start_index`` to ``moe_layer_end_index`` whose
+    ``(i + 1)`` the interval divides; the dense MLPs run on the others, ``L + ⌊start/interval⌋ −
+    ⌊(end + 1)/interval⌋`` of them.  The layer traces drew the last expert layer past the layers (where the count's
+    formula does not hold), and the first one while the costs hold it: no fit was found.  The first expert layer
+    is held at its class's default, 1 (other values build other structures at the few layers the costs move it
+    at), and another is refused; fewer than 2 layers were never traced (one has no expert layer)."""
+    m = inferred_model(ERNIE, head="causal-lm")
+    assert_costs_are_the_real_models(m, _real("ernie4_5_moe", "causal-lm", ERNIE), ((5, 2), (12, 1)))
+    with pytest.raises(SymparamsError, match="the inferred costs hold only for moe_layer_start_index = 1"):
+        inferred_model({**ERNIE, "moe_layer_start_index": 3}, head="causal-lm").flops(5)
+
+
+#: a Flint at sizes the generator never used: full attention on layers 0, 1, 5, 9 and 10 of 11 (the first two,
+#: every fourth from the second, the last), a window of 8 tokens on the other six
+FLINT = {"model_type": "flint", "vocab_size": 13, "hidden_size": 12, "intermediate_size": 7,
+         "moe_intermediate_size": 5, "shared_expert_intermediate_size": 6, "num_hidden_layers": 11,
+         "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4, "num_experts": 3,
+         "num_experts_per_tok": 2, "sliding_window": 8}
+
+
+def test_flint_cache_holds_its_window_on_its_sliding_layers_and_refuses_fewer_layers_than_traced():
+    """Flint's sliding layers are ``L − 2 − ⌊(L + 1)/4⌋``: fitted in the layer count alone (with the sparse step's
+    floors beside it, the basis had outgrown the layer counts traced).  The traces kept 4 layers or more (with 2
+    there is no expert layer, another structure; the count refuses fewer than 3): fewer are refused, never
+    traced."""
+    m = inferred_model(FLINT, head="causal-lm")
+    assert_costs_are_the_real_models(m, _real("flint", "causal-lm", FLINT), ((5, 2), (12, 1)))
+    with pytest.raises(SymparamsError, match="the inferred costs hold only for num_hidden_layers ≥ 4"):
+        inferred_model({**FLINT, "num_hidden_layers": 3}, head="causal-lm").flops(5)
+
+
 def test_a_class_whose_forward_fails_with_its_cache_has_flops_and_refuses_its_cache():
     """BlenderbotForCausalLM sizes its cache by ``num_hidden_layers``, the encoder's layer count, and runs the
     decoder's: with more decoder layers (the default's 24 for 2) a forward with ``use_cache=True`` fails in

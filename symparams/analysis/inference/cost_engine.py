@@ -19,7 +19,7 @@ from . import chunks
 from .cpu_base import on_real_tensors
 from .cost_fitting import _symbols, assemble, backward_of, fitted
 from .cost_orders import relation_kind
-from .cost_layers import VERIFY_LAYERS
+from .cost_layers import VERIFY_LAYERS, least_layers
 from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw,
                     discover_costs, fit_samples)
 from .discovered import Uninferable
@@ -27,7 +27,7 @@ from .probing import Builder
 from .products import product_text
 from .real_check import RealCheck, check_real
 from .regular import head_widths, regular_runs
-from .result import Inferred
+from .result import Conditions, Inferred
 from .sampling import variables
 from .tracing import Untraceable
 from .widths import width_terms
@@ -58,6 +58,7 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
         domain.widths = width_terms(p.shape for p in inferred.parameters)
         domain.dimensions = {sp.expand(d) for p in inferred.parameters for d in p.shape if sp.sympify(d).free_symbols}
         domain.parameters = tuple(inferred.parameters)
+        domain.count_conditions = Conditions(relations=inferred.conditions.relations)
         costs = _at_regular_widths(domain, base, inferred, symbols, seed, verify_traces, real)
     except (Untraceable, Uninferable) as exc:
         return Costs(reason=str(exc), traces=domain.traces if domain else 0, seconds=time.perf_counter() - start)
@@ -93,6 +94,7 @@ def _costs(domain, base, inferred: Inferred, symbols: dict, seed: int, verify_tr
     rng, samples = random.Random(seed), []
     for round_ in range(ROUNDS):
         samples += fit_samples(domain, base, rng)
+        domain.least = least_layers(domain, samples)
         try:
             products, extra, cache = _fit(domain, base, samples, symbols)
             verification = _verified(domain, products, extra, cache, symbols, verify_traces, seed,
@@ -112,7 +114,7 @@ def _costs(domain, base, inferred: Inferred, symbols: dict, seed: int, verify_tr
     defaults = {n: inferred.discovery.defaults.get(n) for n in [*domain.cost_fields, *partners]}
     costs = Costs(None, cost_symbols, defaults, dict(domain.held), products, extra, cache, attention, why,
                   verification, domain.traces, 0.0, _relations(domain), incomplete, device=domain.device,
-                  cache_refused=domain.cache_fails)
+                  cache_refused=domain.cache_fails, least=dict(domain.least))
     if real and costs.exact:
         costs = checked_by(costs, check_real(domain, costs, symbols, base))
     return costs

@@ -62,9 +62,12 @@ def _fit_target(domain: Domain, target: tuple, points: list, values: list, symbo
     if result is None and layers:  # a pattern of layers: every layer count, every level (as the count's last resort)
         deeper = _distinct_columns(points, [*own, *sorted(layers - set(own))])
         # in layer counts alone, drawn each on its own, a level need not be independent: the c phases of a period,
-        # floor((n + j)/c) for j < c, add up to n, so no level with a shifted period ever is
-        result = fit(points, values, deeper, domain.binary, len(LEVELS) - 1, layers,
-                     independent=not set(deeper) <= layers)
+        # floor((n + j)/c) for j < c, add up to n, so no level with a shifted period ever is; the layer counts
+        # that move the target first (Flint's L − 2 − ⌊(L + 1)/4⌋ sliding layers: with the others' floors too,
+        # the basis outgrows the layer counts the traces drew)
+        for names in dict.fromkeys((tuple(own), tuple(deeper))) if set(own) <= layers else (tuple(deeper),):
+            result = result or fit(points, values, list(names), domain.binary, len(LEVELS) - 1, layers,
+                                   independent=not set(names) <= layers)
     if result is None:
         result = products_of_names(points, values, own)
     if result is None:

@@ -71,3 +71,17 @@ def lowest_layers(domain, base: Observed) -> dict:
                 low[name] = value
                 break
     return low
+
+
+def least_layers(domain, samples: list) -> dict:
+    """Each layer count's fewest layers in the fit's ``samples``, where that is above the count's own floor: the
+    traces with fewer built another structure and were left out, so the formulas were never fitted or checked
+    there (Flint's first two layers are dense: with fewer than 3 no layer has experts, and its sliding cache
+    layers, ``L − 2 − ⌊(L + 1)/4⌋``, are −1 at one)."""
+    floor = layer_floor(domain.found)
+    out = {}
+    for name in sorted(domain.low):
+        seen = [v[name] for v, _ in samples if isinstance(v.get(name), int)]
+        if seen and min(seen) > floor.get(name, 1):
+            out[name] = min(seen)
+    return out

@@ -128,6 +128,7 @@ class Costs:
     real: dict | None = None  # the tiny real model's check (see real_check.RealCheck.to_dict)
     device: str = "meta"  # where the passes were traced ("cpu": real tensors at small sizes, see real_tensors.py)
     cache_refused: str | None = None  # why the cache was not traced (a forward with one fails): none is given
+    least: dict = field(default_factory=dict)  # layer counts the costs hold from (fewer built another structure)
 
     @property
     def exact(self) -> bool:
@@ -159,7 +160,8 @@ class Costs:
                                  "beyond_window": v.beyond_window},
                 **({"check": self.real} if self.real is not None else {}),
                 **({"traced_on": self.device} if self.device != "meta" else {}),
-                **({"cache_refused": self.cache_refused} if self.cache_refused else {})}
+                **({"cache_refused": self.cache_refused} if self.cache_refused else {}),
+                **({"least": self.least} if self.least else {})}
 
     def _what(self, p: TracedProduct) -> str:
         if any(a.module == p.module and p.ordinal in a.ordinals for a in self.attention):

@@ -29,6 +29,7 @@ from .cost_orders import off_multiples, ordered
 from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
+from .result import Conditions
 from .products import balanced, beside_product, in_product, tied
 from .real_tensors import reads_data, routed_together, zero_weights
 from .regular import regular_widths
@@ -93,6 +94,8 @@ class Domain:
         self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
         self.regular: list = []  # the head widths the costs hold at, where the smallest run another way (regular.py)
         self.cache_fails: str | None = None  # why a forward with use_cache=True fails: traced without the cache
+        self.count_conditions = Conditions()  # the count's relations: where its parameters' instances hold
+        self.least: dict = {}  # layer counts the costs hold from (see least_layers)
 
     @property
     def seq_range(self) -> tuple[int, int]:
@@ -366,6 +369,8 @@ def discover_costs(builder: Builder, found: Discovery, on_real_tensors=None) -> 
         domain.relations = beside_product(domain, left, right[-1])
     # a field a relation found here ties to a layer count stays with it
     domain.low = {**{n: start[n] for n in layer_fields(found)}, **domain.low}
+    # a held layer field is drawn by no layer trace: the trace would build the held value, the fit read the drawn
+    domain.low = {n: v for n, v in domain.low.items() if n not in domain.held}
     domain.seen_layers.add(tuple(sorted(domain.low.items())))
     return domain, base
 
@@ -537,6 +542,12 @@ def _draw_once(domain: Domain, rng: random.Random, wide: bool, every: bool) -> t
 def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
     found = domain.found
     if too_deep(found, values) or below_minimum(found, values):
+        return False
+    # a layer count drawn on its own may pass a bound the count's formula needs below it (ERNIE 4.5's last expert
+    # layer below the layer count): the runs there are no instances of the formula's parameters
+    if domain.count_conditions.violated({**domain.start, **values}):
+        return False
+    if any(values.get(n, v) < v for n, v in domain.least.items()):
         return False
     if any(values.get(n, 0) > VERIFY_LAYERS for n in domain.low):
         return False
