@@ -14,6 +14,7 @@ from symparams.analysis.inference.cost_engine import _differences, _kinds_togeth
 from symparams.analysis.inference.discovered import Field
 from symparams.analysis.inference.fitting import expression
 from symparams.analysis.inference.observing import Observed
+from symparams.analysis.inference.result import Conditions, Relation
 from symparams.analysis.inference.tracing import Untraceable
 
 SLIDING, FULL = ("self", "DynamicSlidingWindowLayer", "keys"), ("self", "DynamicLayer", "keys")
@@ -162,7 +163,7 @@ def test_runs_in_a_pattern_of_layers_are_the_counts_own_instances_times_runs_per
     domain = SimpleNamespace(names=["layers", "period", "offset", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={n: {("count", MAMBA)} for n in ("layers", "period", "offset", costs.S)},
                              layer_counts=lambda: frozenset({"layers"}), widths=set(), start={}, chunk=None,
-                             cost_fields={}, held={},
+                             cost_fields={}, held={}, count_conditions=Conditions(),
                              parameters=[SimpleNamespace(name="layers.*.mamba.in_proj.weight", count=mixers)])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     samples = []
@@ -190,7 +191,7 @@ def test_runs_whose_instances_follow_a_period_take_the_counts_formula_even_where
     found = SimpleNamespace(computed={}, relations=set(), free=["layers", "period", "offset"], fields={}, flags={})
     domain = SimpleNamespace(names=["layers", "period", "offset", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={"layers": {("count", key)}}, layer_counts=lambda: frozenset({"layers"}),
-                             widths=set(), start={}, chunk=None, cost_fields={}, held={},
+                             widths=set(), start={}, chunk=None, cost_fields={}, held={}, count_conditions=Conditions(),
                              parameters=[SimpleNamespace(name=f"{key[0]}.down_proj", count=experts)])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     samples = [({"layers": n, "period": 2, "offset": 1}, Observed(7, 2, {("count", key): (n - 2) // 2 + 1}))
@@ -210,7 +211,7 @@ def test_a_field_the_costs_hold_is_a_number_in_the_counts_instances():
     domain = SimpleNamespace(names=["layers", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={"layers": {("count", key)}}, layer_counts=lambda: frozenset({"layers"}),
                              widths=set(), start={"decoder_sparse_step": 1}, chunk=None, cost_fields={},
-                             held={"decoder_sparse_step": 1},
+                             held={"decoder_sparse_step": 1}, count_conditions=Conditions(),
                              parameters=[SimpleNamespace(name=f"{key[0]}.down_proj", count=sp.floor(L / T))])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     samples = [({"layers": n}, Observed(7, 2, {("count", key): 3 * n})) for n in range(2, 14)]
@@ -229,7 +230,7 @@ def test_runs_that_a_product_of_two_layer_counts_gives_are_the_counts_instances_
     domain = SimpleNamespace(names=["layers", "blocks", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={"layers": {("count", key)}, "blocks": {("count", key)}},
                              layer_counts=lambda: frozenset({"layers", "blocks"}), widths=set(), start={},
-                             chunk=None, cost_fields={}, held={},
+                             chunk=None, cost_fields={}, held={}, count_conditions=Conditions(),
                              parameters=[SimpleNamespace(name=f"{key[0]}.weight", count=L * (N - 1))])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     moves = [{"layers": 1, "blocks": n} for n in range(2, 9)] + [{"layers": n, "blocks": 2} for n in range(1, 9)]
@@ -254,7 +255,7 @@ def test_cache_layers_of_the_kinds_no_parameter_marks_alone_are_the_stacks_other
                   SimpleNamespace(name="layers.*3.self_attn.q_proj.weight", count=full)]
     domain = SimpleNamespace(names=["num_hidden_layers", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={"num_hidden_layers": {target}}, widths=set(), start={}, chunk=None,
-                             layer_counts=lambda: frozenset({"num_hidden_layers"}), cost_fields={}, held={},
+                             layer_counts=lambda: frozenset({"num_hidden_layers"}), cost_fields={}, held={}, count_conditions=Conditions(),
                              parameters=parameters)
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     samples = [({"num_hidden_layers": n}, Observed(7, 2, {target: n - (-(-n // 4) - 1)})) for n in (1, 2, 3, 5, 6, 7)]
@@ -279,32 +280,42 @@ def test_a_pattern_of_one_layer_count_is_fitted_in_it_alone_before_the_other_lay
     assert [formula.subs(L, n) for n in range(3, 80)] == [sliding(n) for n in range(3, 80)]
 
 
-def test_a_layer_trace_outside_the_counts_relations_is_no_sample():
-    """ERNIE 4.5's last expert layer must be below the layer count for the count's formula to hold (past it, the
-    config's bound stops mattering); a layer trace that drew it higher counted runs no instance of the formula
-    gives, and the dense MLP's runs found no fit.  Such a draw is passed over."""
-    from symparams.analysis.inference.result import Conditions, Relation
-
-    found = SimpleNamespace(fields={}, branch=SimpleNamespace(minimum={}), lowest={}, least={}, lifted={},
-                            base={"num_hidden_layers": 2, "moe_layer_end_index": 1})
+def test_a_trace_outside_the_counts_relations_tells_no_instances_and_is_no_verification():
+    """ERNIE 4.5's count holds where its last expert layer is below the layer count (past it, another formula);
+    a layer trace that drew it higher ran its dense MLP on layers no instance of the count's formula counts, and
+    the runs found no fit.  Such a trace tells no instances, and such a configuration verifies nothing: the costs
+    hold where the count does."""
+    L, E = sp.symbols("L E", integer=True, positive=True)
+    key = ("layers.*.mlp.gate_proj", 0, "mm")
+    dense = L + 1 - sp.floor(E + 1)  # the dense layers of the count: the first, and those past the last expert one
+    symbols = {"layers": L, "end": E, costs.S: sp.Symbol("s"), costs.B: sp.Symbol("b")}
+    found = SimpleNamespace(computed={}, relations=set(), free=["layers", "end"], fields={}, flags={},
+                            branch=SimpleNamespace(minimum={}), lowest={}, least={}, lifted={}, base={})
     found.minimum = {}
-    domain = SimpleNamespace(found=found, start=dict(found.base), low={}, regular=(), least={},
-                             count_conditions=Conditions(relations=(
-                                 Relation("moe_layer_end_index", "below", "num_hidden_layers"),)))
-    assert not costs._allowed(domain, {"num_hidden_layers": 4, "moe_layer_end_index": 11}, True)
-    assert costs._allowed(domain, {"num_hidden_layers": 4, "moe_layer_end_index": 3}, True)
+    domain = SimpleNamespace(names=["layers", "end", costs.S, costs.B], binary=frozenset(), found=found,
+                             effects={"layers": {("count", key)}, "end": {("count", key)}},
+                             layer_counts=lambda: frozenset({"layers", "end"}), widths=set(), start={}, chunk=None,
+                             cost_fields={}, held={}, low={}, regular=(), least={},
+                             count_conditions=Conditions(relations=(Relation("end", "below", "layers"),)),
+                             parameters=[SimpleNamespace(name=f"{key[0]}.weight", count=dense)])
+    domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
+    inside = [{"layers": n, "end": e} for n in range(2, 13) for e in range(1, n)]
+    past = [{"layers": 4, "end": 11}, {"layers": 6, "end": 9}]  # every layer from the second an expert one: 1 dense
+    samples = [(v, Observed(7, 2, {("count", key): v["layers"] - v["end"]})) for v in inside[::3]]
+    samples += [(v, Observed(7, 2, {("count", key): 1})) for v in past]
+    assert cost_fitting._per_instance(domain, ("count", key), samples, symbols) == dense
+    assert not costs._allowed(domain, past[0], False)
+    assert costs._allowed(domain, inside[0], False)
 
 
 def test_the_costs_hold_a_layer_count_from_the_fewest_layers_their_traces_kept():
     """Flint's traces with fewer than 4 layers built another structure and were left out: the costs hold from 4,
     and the verification draws no fewer.  A layer count traced down to its own floor holds no bound."""
-    from symparams.analysis.inference.result import Conditions
-
     found = SimpleNamespace(fields={}, branch=SimpleNamespace(minimum={}), lowest={}, least={}, lifted={},
                             base={"num_hidden_layers": 4, "sparse_step": 1})
     found.minimum = {}
     domain = SimpleNamespace(found=found, start=dict(found.base), low={"num_hidden_layers": 4}, regular=(),
-                             least={}, count_conditions=Conditions())
+                             least={}, held={}, count_conditions=Conditions())
     samples = [({"num_hidden_layers": n, "sparse_step": 1}, None) for n in (4, 7, 12)]
     domain.least = cost_layers.least_layers(domain, samples)
     assert domain.least == {"num_hidden_layers": 4}

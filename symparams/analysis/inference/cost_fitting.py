@@ -14,6 +14,7 @@ from ...core.compute import BATCH, SEQ
 from ...families.inferred_widths import names_of
 from . import chunks
 from .cost_result import HeldTensor, TracedProduct
+from .cost_orders import outside_count
 from .costs import B, S, Domain
 from .fitting import (LEVELS, SPARSE_LEVELS, SURPLUS, Term, basis, expression, fit, fit_terms, products_of_names,
                       solve)
@@ -253,7 +254,9 @@ def _quotients(domain: Domain, target: tuple, samples: list, count: sp.Expr, nam
     """Each trace's point and its runs per instance of ``count`` (traces with no instance, and no run, left
     out); None where ``count`` does not divide the runs of some trace."""
     out = []
-    for values, obs in samples:
+    # a trace outside the count's relations (ERNIE 4.5's last expert layer drawn past the layers) holds runs that
+    # are no instances of its formula
+    for values, obs in [(v, o) for v, o in samples if not outside_count(domain, v)]:
         runs, full = _target_value(target, obs), {**domain.start, **values}
         if runs is None or any(not isinstance(full.get(names.get(s)), int) for s in count.free_symbols):
             return None

@@ -7,7 +7,8 @@ bases cannot say where ``f`` divides ``g`` there: at a base of 1 both hold.
 So it is traced where the two kinds differ (:func:`ordered`); an order's
 greater field is drawn off the lesser's multiples in the verification
 (:func:`off_multiples`), and its formulas vouched for only where that
-verification passes (see :func:`~.cost_engine._verified`).
+verification passes (see :func:`~.cost_engine._verified`).  The count's own
+relations bound the costs' too (:func:`outside_count`).
 """
 
 from __future__ import annotations
@@ -51,3 +52,9 @@ def off_multiples(domain, values: dict, rng: random.Random) -> None:
 
 def _whole(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def outside_count(domain, values: dict) -> bool:
+    """Whether ``values``, as the trace builds them (the fields the costs hold at their values), break a relation
+    of the count's formula."""
+    return bool(domain.count_conditions.violated({**domain.start, **values, **domain.held}))

@@ -25,7 +25,7 @@ from . import chunks
 from .cost_keying import keyed_apart
 from .cost_layers import BASE_BATCH, BASE_SEQ, VERIFY_LAYERS, _deepest, _with_every_kind, layer_fields, lowest_layers
 from .discovered import Discovery, Field
-from .cost_orders import off_multiples, ordered
+from .cost_orders import off_multiples, ordered, outside_count
 from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
@@ -543,9 +543,9 @@ def _allowed(domain: Domain, values: dict, fitting: bool) -> bool:
     found = domain.found
     if too_deep(found, values) or below_minimum(found, values):
         return False
-    # a layer count drawn on its own may pass a bound the count's formula needs below it (ERNIE 4.5's last expert
-    # layer below the layer count): the runs there are no instances of the formula's parameters
-    if domain.count_conditions.violated({**domain.start, **values}):
+    # a configuration outside the count's relations is counted by another formula, or refused (ERNIE 4.5's last
+    # expert layer past the layers): no verification of these costs
+    if not fitting and outside_count(domain, values):
         return False
     if any(values.get(n, v) < v for n, v in domain.least.items()):
         return False
