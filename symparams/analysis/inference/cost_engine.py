@@ -18,7 +18,7 @@ from .cost_result import AttentionModule, Costs, CostVerification, TracedProduct
 from . import chunks
 from .cpu_base import on_real_tensors
 from .cost_fitting import _symbols, assemble, backward_of, fitted
-from .cost_orders import relation_kind
+from .cost_orders import outside_count, relation_kind
 from .cost_layers import VERIFY_LAYERS, least_layers
 from .costs import (ATTEMPTS, BASE_BATCH, BASE_SEQ, ROUNDS, VERIFY_TRACES, WIDTH_TRACES, Domain, _allowed, _draw,
                     discover_costs, fit_samples)
@@ -303,8 +303,9 @@ def verify_costs(domain: Domain, products, extra, cache, symbols: dict, n: int, 
         values, seq, batch = _draw(domain, rng, wide=True, every=True)
         for _ in range(DEEP_DRAWS):
             # drawn wide, several layer counts (or a pattern's periods and offsets) pass the layers a trace holds
-            # nearly every time: drawn again, which costs no trace, until they fit
-            if not any(values.get(f, 0) > VERIFY_LAYERS for f in domain.low):
+            # nearly every time, or break a relation of the count (Zamba2's memory blocks below its hybrid layers):
+            # drawn again, which costs no trace, until they fit
+            if not any(values.get(f, 0) > VERIFY_LAYERS for f in domain.low) and not outside_count(domain, values):
                 break
             values, seq, batch = _draw(domain, rng, wide=True, every=True)
         edges = chunks.boundaries(domain.chunk_of(values)) if domain.chunk else ()

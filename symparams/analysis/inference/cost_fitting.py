@@ -254,9 +254,11 @@ def _quotients(domain: Domain, target: tuple, samples: list, count: sp.Expr, nam
     """Each trace's point and its runs per instance of ``count`` (traces with no instance, and no run, left
     out); None where ``count`` does not divide the runs of some trace."""
     out = []
-    # a trace outside the count's relations (ERNIE 4.5's last expert layer drawn past the layers) holds runs that
-    # are no instances of its formula
-    for values, obs in [(v, o) for v, o in samples if not outside_count(domain, v)]:
+    # a trace outside a relation of the count on the fields of ``count`` (ERNIE 4.5's last expert layer drawn past
+    # the layers) holds runs that are no instances of it; the other traces all tell (Jamba's expert layers' own
+    # relation says nothing of its attention layers, and each trace more may refuse a wrong count)
+    fields = {names[s] for s in count.free_symbols if s in names}
+    for values, obs in [(v, o) for v, o in samples if not outside_count(domain, v, fields)]:
         runs, full = _target_value(target, obs), {**domain.start, **values}
         if runs is None or any(not isinstance(full.get(names.get(s)), int) for s in count.free_symbols):
             return None

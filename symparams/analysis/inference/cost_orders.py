@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 from typing import Callable
 
+from .result import Conditions
+
 
 def ordered(observe: Callable, base, name: str, other: str, moved: dict) -> bool:
     """Whether the relation ``name ⊑ other``, found at ``moved`` where ``name`` divides ``other``, is an order:
@@ -54,7 +56,9 @@ def _whole(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def outside_count(domain, values: dict) -> bool:
+def outside_count(domain, values: dict, fields: set | None = None) -> bool:
     """Whether ``values``, as the trace builds them (the fields the costs hold at their values), break a relation
-    of the count's formula."""
-    return bool(domain.count_conditions.violated({**domain.start, **values, **domain.held}))
+    of the count's formula (only those that name one of ``fields``, where given)."""
+    relations = tuple(r for r in domain.count_conditions.relations
+                      if fields is None or {*r.left.split("*"), *r.right.split("*")} & fields)
+    return bool(Conditions(relations=relations).violated({**domain.start, **values, **domain.held}))
