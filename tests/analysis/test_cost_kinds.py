@@ -310,14 +310,16 @@ def test_a_trace_outside_the_counts_relations_tells_no_instances_and_is_no_verif
 
 def test_the_costs_hold_a_layer_count_from_the_fewest_layers_their_traces_kept():
     """Flint's traces with fewer than 4 layers built another structure and were left out: the costs hold from 4,
-    and the verification draws no fewer.  A layer count traced down to its own floor holds no bound."""
-    found = SimpleNamespace(fields={}, branch=SimpleNamespace(minimum={}), lowest={}, least={}, lifted={},
-                            base={"num_hidden_layers": 4, "sparse_step": 1})
+    and the verification draws no fewer.  A layer count traced down to its own floor holds no bound, nor one the
+    parameter discovery lifted (Qwen2-MoE's sparse step)."""
+    found = SimpleNamespace(fields={}, branch=SimpleNamespace(minimum={}), lowest={}, least={},
+                            lifted={"sparse_step": 1}, base={"num_hidden_layers": 4, "sparse_step": 2})
     found.minimum = {}
-    domain = SimpleNamespace(found=found, start=dict(found.base), low={"num_hidden_layers": 4}, regular=(),
-                             least={}, held={}, count_conditions=Conditions())
-    samples = [({"num_hidden_layers": n, "sparse_step": 1}, None) for n in (4, 7, 12)]
+    domain = SimpleNamespace(found=found, start=dict(found.base), low={"num_hidden_layers": 4, "sparse_step": 2},
+                             regular=(), least={}, held={}, count_conditions=Conditions())
+    samples = [({"num_hidden_layers": n, "sparse_step": 2 + n % 3}, None) for n in (4, 7, 12)]
     domain.least = cost_layers.least_layers(domain, samples)
+    # the sparse step, lifted from its default 1 to see dense layers beside the sparse ones, is verified at 1
     assert domain.least == {"num_hidden_layers": 4}
     assert not costs._allowed(domain, {"num_hidden_layers": 1}, False)
     assert costs._allowed(domain, {"num_hidden_layers": 5}, False)

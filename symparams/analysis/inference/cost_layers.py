@@ -77,10 +77,11 @@ def least_layers(domain, samples: list) -> dict:
     """Each layer count's fewest layers in the fit's ``samples``, where that is above the count's own floor: the
     traces with fewer built another structure and were left out, so the formulas were never fitted or checked
     there (Flint's first two layers are dense: with fewer than 3 no layer has experts, and its sliding cache
-    layers, ``L − 2 − ⌊(L + 1)/4⌋``, are −1 at one)."""
+    layers, ``L − 2 − ⌊(L + 1)/4⌋``, are −1 at one).  A field the parameter discovery lifted above its default
+    holds no bound: the verification draws its default (Qwen2-MoE's sparse step of 1, every layer sparse)."""
     floor = layer_floor(domain.found)
     out = {}
-    for name in sorted(domain.low):
+    for name in sorted(set(domain.low) - set(domain.found.lifted)):
         seen = [v[name] for v, _ in samples if isinstance(v.get(name), int)]
         if seen and min(seen) > floor.get(name, 1):
             out[name] = min(seen)
