@@ -324,3 +324,19 @@ def test_the_costs_hold_a_layer_count_from_the_fewest_layers_their_traces_kept()
     assert not costs._allowed(domain, {"num_hidden_layers": 1}, False)
     assert costs._allowed(domain, {"num_hidden_layers": 5}, False)
     assert cost_layers.least_layers(domain, samples + [({"num_hidden_layers": 1}, None)]) == {}
+
+
+def test_a_relation_of_the_count_on_other_fields_leaves_a_trace_to_a_counts_fit():
+    """Jamba's count holds where its expert layers' offset divides their period; its attention layers follow other
+    fields.  A trace that breaks the expert relation still counts the attention layers' instances, and left out, the
+    fewer traces held a wrong count of them (the verification found 1 configuration of 8 exact)."""
+    from symparams.analysis.inference.cost_orders import outside_count
+
+    domain = SimpleNamespace(start={"L": 8, "attn_offset": 1, "attn_period": 4, "expert_offset": 1, "expert_period": 2},
+                             held={}, count_conditions=Conditions(relations=(
+                                 Relation("expert_offset", "divides", "expert_period"),
+                                 Relation("attn_offset", "below", "attn_period"))))
+    broken = {"expert_offset": 2, "expert_period": 3}
+    assert outside_count(domain, broken)
+    assert not outside_count(domain, broken, {"L", "attn_offset", "attn_period"})
+    assert outside_count(domain, {"attn_offset": 5}, {"L", "attn_offset", "attn_period"})
