@@ -61,3 +61,13 @@ def test_the_shipped_costs_are_refused_exactly_where_transformers_model_does_not
         assert (refused is None) == _runs(model_type, config), (width, refused)
         if refused:
             assert f"is {width}): the model transformers builds does not run" in refused and "\n" not in refused
+
+
+def test_an_entry_probed_again_finds_its_rule_again():
+    """The regeneration probes a kept entry again, one that holds its rule already; read under it, the odd widths
+    were no value tried, every width left ran, and the rule was lost (SmolLM3's forward fails at an odd H/A)."""
+    from symparams.analysis.inference.running import width_rules
+
+    entry = entries("smollm3")["base"]
+    assert entry["costs"]["runs"] == [[[["1", [], [["H", "A", 1]]]], 2, [0]]]
+    assert width_rules(entry) == entry["costs"]["runs"]

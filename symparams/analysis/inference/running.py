@@ -36,7 +36,9 @@ def width_rules(entry: dict) -> list | str | None:
     forward accepts only at some residues (modulus 0: at the one value); ``[]`` where every width traced runs; a
     reason (a string) where the runs follow no modulus of :data:`~.regular.MODULI`; None where neither the small
     configuration nor the default, read as ``count --config`` reads it, runs to start from, or where no head
-    width is found to move (nothing is known)."""
+    width is found to move (nothing is known).  The entry's own rules are set aside: read under them, the widths
+    they refuse would be no value tried, and the rest all run (an entry kept from an earlier run lost its rule)."""
+    entry = {**entry, "costs": {k: v for k, v in entry["costs"].items() if k != "runs"}}
     for base in (small_config(entry), default_config(entry)):
         quantities = _quantities(entry, base)
         if quantities and all(_value(entry, base, q) is not None for q, _ in quantities) \
