@@ -14,7 +14,7 @@ from symparams.analysis.inference.cost_engine import _differences, _kinds_togeth
 from symparams.analysis.inference.discovered import Field
 from symparams.analysis.inference.fitting import expression
 from symparams.analysis.inference.observing import Observed
-from symparams.analysis.inference.result import Conditions, Relation
+from symparams.analysis.inference.result import Relation
 from symparams.analysis.inference.tracing import Untraceable
 
 SLIDING, FULL = ("self", "DynamicSlidingWindowLayer", "keys"), ("self", "DynamicLayer", "keys")
@@ -163,7 +163,7 @@ def test_runs_in_a_pattern_of_layers_are_the_counts_own_instances_times_runs_per
     domain = SimpleNamespace(names=["layers", "period", "offset", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={n: {("count", MAMBA)} for n in ("layers", "period", "offset", costs.S)},
                              layer_counts=lambda: frozenset({"layers"}), widths=set(), start={}, chunk=None,
-                             cost_fields={}, held={}, count_conditions=Conditions(),
+                             cost_fields={}, held={}, count_relations=(),
                              parameters=[SimpleNamespace(name="layers.*.mamba.in_proj.weight", count=mixers)])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     samples = []
@@ -191,7 +191,7 @@ def test_runs_whose_instances_follow_a_period_take_the_counts_formula_even_where
     found = SimpleNamespace(computed={}, relations=set(), free=["layers", "period", "offset"], fields={}, flags={})
     domain = SimpleNamespace(names=["layers", "period", "offset", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={"layers": {("count", key)}}, layer_counts=lambda: frozenset({"layers"}),
-                             widths=set(), start={}, chunk=None, cost_fields={}, held={}, count_conditions=Conditions(),
+                             widths=set(), start={}, chunk=None, cost_fields={}, held={}, count_relations=(),
                              parameters=[SimpleNamespace(name=f"{key[0]}.down_proj", count=experts)])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     samples = [({"layers": n, "period": 2, "offset": 1}, Observed(7, 2, {("count", key): (n - 2) // 2 + 1}))
@@ -211,7 +211,7 @@ def test_a_field_the_costs_hold_is_a_number_in_the_counts_instances():
     domain = SimpleNamespace(names=["layers", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={"layers": {("count", key)}}, layer_counts=lambda: frozenset({"layers"}),
                              widths=set(), start={"decoder_sparse_step": 1}, chunk=None, cost_fields={},
-                             held={"decoder_sparse_step": 1}, count_conditions=Conditions(),
+                             held={"decoder_sparse_step": 1}, count_relations=(),
                              parameters=[SimpleNamespace(name=f"{key[0]}.down_proj", count=sp.floor(L / T))])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     samples = [({"layers": n}, Observed(7, 2, {("count", key): 3 * n})) for n in range(2, 14)]
@@ -230,7 +230,7 @@ def test_runs_that_a_product_of_two_layer_counts_gives_are_the_counts_instances_
     domain = SimpleNamespace(names=["layers", "blocks", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={"layers": {("count", key)}, "blocks": {("count", key)}},
                              layer_counts=lambda: frozenset({"layers", "blocks"}), widths=set(), start={},
-                             chunk=None, cost_fields={}, held={}, count_conditions=Conditions(),
+                             chunk=None, cost_fields={}, held={}, count_relations=(),
                              parameters=[SimpleNamespace(name=f"{key[0]}.weight", count=L * (N - 1))])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     moves = [{"layers": 1, "blocks": n} for n in range(2, 9)] + [{"layers": n, "blocks": 2} for n in range(1, 9)]
@@ -255,8 +255,8 @@ def test_cache_layers_of_the_kinds_no_parameter_marks_alone_are_the_stacks_other
                   SimpleNamespace(name="layers.*3.self_attn.q_proj.weight", count=full)]
     domain = SimpleNamespace(names=["num_hidden_layers", costs.S, costs.B], binary=frozenset(), found=found,
                              effects={"num_hidden_layers": {target}}, widths=set(), start={}, chunk=None,
-                             layer_counts=lambda: frozenset({"num_hidden_layers"}), cost_fields={}, held={}, count_conditions=Conditions(),
-                             parameters=parameters)
+                             layer_counts=lambda: frozenset({"num_hidden_layers"}), cost_fields={}, held={},
+                             count_relations=(), parameters=parameters)
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     samples = [({"num_hidden_layers": n}, Observed(7, 2, {target: n - (-(-n // 4) - 1)})) for n in (1, 2, 3, 5, 6, 7)]
     layers = cost_fitting.fitted(domain, samples, symbols)[target]
@@ -296,7 +296,7 @@ def test_a_trace_outside_the_counts_relations_tells_no_instances_and_is_no_verif
                              effects={"layers": {("count", key)}, "end": {("count", key)}},
                              layer_counts=lambda: frozenset({"layers", "end"}), widths=set(), start={}, chunk=None,
                              cost_fields={}, held={}, low={}, regular=(), least={},
-                             count_conditions=Conditions(relations=(Relation("end", "below", "layers"),)),
+                             count_relations=(Relation("end", "below", "layers"),),
                              parameters=[SimpleNamespace(name=f"{key[0]}.weight", count=dense)])
     domain.point = lambda values, obs: {**values, costs.S: obs.seq, costs.B: obs.batch}
     inside = [{"layers": n, "end": e} for n in range(2, 13) for e in range(1, n)]
@@ -316,7 +316,7 @@ def test_the_costs_hold_a_layer_count_from_the_fewest_layers_their_traces_kept()
                             lifted={"sparse_step": 1}, base={"num_hidden_layers": 4, "sparse_step": 2})
     found.minimum = {}
     domain = SimpleNamespace(found=found, start=dict(found.base), low={"num_hidden_layers": 4, "sparse_step": 2},
-                             regular=(), least={}, held={}, count_conditions=Conditions())
+                             regular=(), least={}, held={}, count_relations=())
     samples = [({"num_hidden_layers": n, "sparse_step": 2 + n % 3}, None) for n in (4, 7, 12)]
     domain.least = cost_layers.least_layers(domain, samples)
     # the sparse step, lifted from its default 1 to see dense layers beside the sparse ones, is verified at 1
@@ -333,9 +333,9 @@ def test_a_relation_of_the_count_on_other_fields_leaves_a_trace_to_a_counts_fit(
     from symparams.analysis.inference.cost_orders import outside_count
 
     domain = SimpleNamespace(start={"L": 8, "attn_offset": 1, "attn_period": 4, "expert_offset": 1, "expert_period": 2},
-                             held={}, count_conditions=Conditions(relations=(
+                             held={}, count_relations=(
                                  Relation("expert_offset", "divides", "expert_period"),
-                                 Relation("attn_offset", "below", "attn_period"))))
+                                 Relation("attn_offset", "below", "attn_period")))
     broken = {"expert_offset": 2, "expert_period": 3}
     assert outside_count(domain, broken)
     assert not outside_count(domain, broken, {"L", "attn_offset", "attn_period"})

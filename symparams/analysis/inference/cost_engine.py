@@ -27,7 +27,7 @@ from .probing import Builder
 from .products import product_text
 from .real_check import RealCheck, check_real
 from .regular import head_widths, regular_runs
-from .result import Conditions, Inferred
+from .result import Inferred
 from .sampling import variables
 from .tracing import Untraceable
 from .widths import width_terms
@@ -58,7 +58,7 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
         domain.widths = width_terms(p.shape for p in inferred.parameters)
         domain.dimensions = {sp.expand(d) for p in inferred.parameters for d in p.shape if sp.sympify(d).free_symbols}
         domain.parameters = tuple(inferred.parameters)
-        domain.count_conditions = Conditions(relations=inferred.conditions.relations)
+        domain.count_relations = inferred.conditions.relations
         costs = _at_regular_widths(domain, base, inferred, symbols, seed, verify_traces, real)
     except (Untraceable, Uninferable) as exc:
         return Costs(reason=str(exc), traces=domain.traces if domain else 0, seconds=time.perf_counter() - start)

@@ -59,6 +59,6 @@ def _whole(value) -> bool:
 def outside_count(domain, values: dict, fields: set | None = None) -> bool:
     """Whether ``values``, as the trace builds them (the fields the costs hold at their values), break a relation
     of the count's formula (only those that name one of ``fields``, where given)."""
-    relations = tuple(r for r in domain.count_conditions.relations
+    relations = tuple(r for r in domain.count_relations
                       if fields is None or {*r.left.split("*"), *r.right.split("*")} & fields)
     return bool(Conditions(relations=relations).violated({**domain.start, **values, **domain.held}))

@@ -29,7 +29,6 @@ from .cost_orders import off_multiples, ordered, outside_count
 from .discovery import UNSET_TRIES
 from .observing import Observed, observe
 from .probing import Builder, libraries, observation_of
-from .result import Conditions
 from .products import balanced, beside_product, in_product, tied
 from .real_tensors import reads_data, routed_together, zero_weights
 from .regular import regular_widths
@@ -94,7 +93,7 @@ class Domain:
         self.kinds_appear = False  # layers of a kind the fewest layers lack appear with more (see _with_every_kind)
         self.regular: list = []  # the head widths the costs hold at, where the smallest run another way (regular.py)
         self.cache_fails: str | None = None  # why a forward with use_cache=True fails: traced without the cache
-        self.count_conditions = Conditions()  # the count's relations: where its parameters' instances hold
+        self.count_relations: tuple = ()  # the count's relations (result.Relation): where its formula holds
         self.least: dict = {}  # layer counts the costs hold from (see least_layers)
 
     @property
