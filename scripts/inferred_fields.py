@@ -421,6 +421,43 @@ def ignored_keys() -> list[str]:
     return sorted(k for k, v in common.items() if isinstance(v, int) and not isinstance(v, bool))
 
 
+def renamed_kinds(model_types) -> dict:
+    """The legacy names of layer kinds transformers renames as a config is built (``mamba`` is
+    ``linear_attention``, ``attention`` is ``full_attention``), and each type's per-layer lists it renames them
+    in: found by writing each list of the default config under the legacy names and reading it back."""
+    from transformers.configuration_utils import _LEGACY_LAYER_TYPE_REMAP as legacy
+
+    lists = {}
+    for model_type in sorted(set(model_types)):
+        found = _renamed_lists(model_type, legacy)
+        if found:
+            lists[model_type] = found
+    return {"names": dict(sorted(legacy.items())), "lists": lists}
+
+
+def _renamed_lists(model_type: str, legacy: dict) -> list[str]:
+    """The dotted keys of ``model_type``'s default config whose list of layer kinds comes back under the new names
+    when written under the legacy ones."""
+    older = {new: old for old, new in sorted(legacy.items(), reverse=True)}  # one legacy name of each kind
+    try:
+        flat = flattened(default_config(model_type).to_dict())
+    except Exception:  # a type whose default config does not build has no list to read
+        return []
+    out = []
+    for key, value in sorted(flat.items()):
+        kinds = expanded(value)
+        if not kinds or not any(kind in older for kind in kinds):
+            continue
+        written = [older.get(kind, kind) for kind in kinds]
+        try:
+            read = attribute(configure(model_type, {key: written}), key)
+        except Exception:  # the config class refuses the legacy names there: not renamed
+            continue
+        if list(read or ()) == kinds:
+            out.append(key)
+    return out
+
+
 def _read(model_type: str, values: dict, names) -> dict | None:
     """What the config class makes of ``values`` for ``names`` (None: it refuses them)."""
     try:

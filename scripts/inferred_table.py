@@ -77,7 +77,9 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              "`embedding_size = hidden_size`); a field held at 0 or 1 whose larger values build, from the next "
              "value up. A per-layer list of layer kinds that shape the parameters (`layer_types`) counts by how "
              "many layers of each kind it holds (`layer_types#full_attention`), or, for a type with two such "
-             "lists, only with as many of each kind as transformers computes. Transformers accepts only: a "
+             "lists, only with as many of each kind as transformers computes; a kind under the legacy name "
+             "transformers renames in that list (`mamba`, `attention`) is read under its new one "
+             "(`linear_attention`, `full_attention`). Transformers accepts only: a "
              "value the config class refuses to change, held without leaving a config out. Seconds: wall time "
              "of the class's inference, its branches and the reading check included; cost seconds: of its FLOPs "
              "and cache.", "",

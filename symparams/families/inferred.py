@@ -161,7 +161,20 @@ def _unaliased(reader, entry: dict, source: str):
 
     aliases = entry.get("aliases", {})
     renamed = {aliases.get(k, k): v for k, v in flattened(reader.data, sub_configs=_sub_configs(entry)).items()}
-    return type(reader)(renamed, reader.source, reader.head)
+    return type(reader)(_new_kind_names(renamed, entry["model_type"]), reader.source, reader.head)
+
+
+def _new_kind_names(flat: dict, model_type: str) -> dict:
+    """``flat`` with each per-layer list transformers renames the legacy layer kinds of (``mamba`` is
+    ``linear_attention`` in Zamba2's ``layers_block_type``, ``attention`` is ``full_attention`` in a
+    ``layer_types``) written under the new names, as the config class holds it."""
+    renamed = data()["renamed"]
+    names = renamed["names"]
+    for key in renamed["lists"].get(model_type, ()):
+        kinds = expanded(flat.get(key))
+        if kinds and any(kind in names for kind in kinds):
+            flat[key] = [names.get(kind, kind) for kind in kinds]
+    return flat
 
 
 def _constraints(entry: dict, reading: Reading) -> tuple[Constraint, ...]:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from symparams.core.errors import SymparamsError
 from symparams.families.inferred import model as inferred_model
+from tests.families.test_inferred_legacy_kinds import ZAMBA2
+from tests.reference.inferred_builds import built
 from tests.analysis.test_inferred_costs import _config, _lengths, _real, assert_costs_are_the_real_models
 from tests.reference.flops import token_ids
 
@@ -58,3 +61,17 @@ def test_gemma4_sliding_layers_as_wide_as_the_full_ones_cost_what_a_tiny_real_mo
     m = inferred_model(config, head="causal-lm")
     short, long = _lengths(m)
     assert_costs_are_the_real_models(m, _real("gemma4_unified_text", "causal-lm", config), ((short, 2), (long, 1)))
+
+
+def test_zamba2_mamba_and_hybrid_layers_cost_what_a_tiny_real_model_counts_and_another_width_is_refused():
+    """Zamba2's costs hold at its 2,560-wide hidden state only (no other width traced with its structure), so no
+    tiny model checks them: the real one here has 283M parameters.  Seven Mamba-2 layers and two hybrid ones (the
+    shared transformer block before a Mamba-2 mixer), its layers written as Zyphra's config.json files write them,
+    at head counts, state and convolution widths no fit saw.  Another hidden width keeps its count and has its
+    FLOPs refused in one line."""
+    m = inferred_model(ZAMBA2, head="causal-lm")
+    assert_costs_are_the_real_models(m, _real("zamba2", "causal-lm", ZAMBA2), ((5, 2), (12, 1)))
+    narrower = inferred_model({**ZAMBA2, "hidden_size": 3840}, head="causal-lm")
+    assert narrower.count == built({**ZAMBA2, "hidden_size": 3840}, "causal-lm")
+    with pytest.raises(SymparamsError, match="the inferred costs hold only for hidden_size = 2560"):
+        narrower.flops(5)

@@ -31,8 +31,9 @@ from .tracing import (ATTENTION, Untraceable, _can_set_experts, cache_tensors, c
 #: small values tried for a size field, odd ones first (a width that must be even, a rotary half, takes the next);
 #: the last ones for a width divided by many heads chosen first (18 heads of an even rotary width of 4 or more)
 SMALL = (3, 5, 7, 9, 11, 13, 15, 21, 27, 6, 10, 12, 14, 18, 4, 8, 16, 20, 24, 32, 48, 64, 96, 128, 144, 192, 256)
-#: the most parameters a real model is built with (its weights, gradients and activations stay small)
-LARGEST = 50_000_000
+#: the most parameters a real model is built with: in float32 its weights and gradients stay under 3.2 GB, and a
+#: pass of a few tokens takes seconds; a width the costs hold keeps some models large (Zamba2's 2,560: 322M)
+LARGEST = 400_000_000
 #: the real model's batch, and its length (odd; past the longest sliding window when there is one)
 BATCH_SIZE, LENGTH = 2, 9
 
