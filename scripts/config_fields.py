@@ -93,7 +93,13 @@ def _renamed(cls, name: str, stored_default: dict) -> str | None:
             continue
         taken = [k for k, v in stored.items() if v == sentinel and stored_default.get(k) != sentinel
                  and not isinstance(v, bool)]
-        return taken[0] if len(taken) == 1 and taken[0] != name else None
+        if len(taken) != 1 or taken[0] == name:
+            return None
+        # a rename sets what the stored name would; Inkling's dense_intermediate_size also moves the old
+        # intermediate_size to the experts' width: no rename
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return taken[0] if _stored(cls(**{taken[0]: sentinel})) == stored else None
     return None
 
 
@@ -104,6 +110,33 @@ def _common_defaults() -> dict:
     return _stored(PreTrainedConfig())
 
 
+def legacy_names(cls, default: dict | None = None) -> dict[str, str]:
+    """Each legacy keyword config class ``cls`` renames (its value unchanged) → the stored field it sets."""
+    default = _stored(cls()) if default is None else default
+    out = {}
+    for name in sorted(_popped_names(cls) - set(default) - set(cls.attribute_map)):
+        target = _renamed(cls, name, default) or _renamed_flag(cls, name)
+        if target is not None:
+            out[name] = target
+    return out
+
+
+def _renamed_flag(cls, name: str) -> str | None:
+    """The stored true-or-false field a legacy keyword ``name`` sets (LFM2's ``tie_embedding`` is
+    ``tie_word_embeddings``): the one field that is true with it true and false with it false, as it is with
+    that field set so; None if there is no such one field."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            given = {flag: _stored(cls(**{name: flag})) for flag in (True, False)}
+            taken = [k for k, v in given[True].items() if v is True and given[False].get(k) is False and k != name]
+            if len(taken) == 1 and all(_stored(cls(**{taken[0]: flag})) == given[flag] for flag in (True, False)):
+                return taken[0]
+    except Exception:  # noqa: BLE001 - the class refuses a true-or-false value there: no flag
+        return None
+    return None
+
+
 def class_fields(model_type: str) -> dict:
     """The spellings (stored name → other names the class accepts), defaults and derived fields of a type's class."""
     from transformers import CONFIG_MAPPING
@@ -111,12 +144,8 @@ def class_fields(model_type: str) -> dict:
     cls = CONFIG_MAPPING[model_type]
     default = _stored(cls())
     spellings: dict[str, list[str]] = {}
-    for alias, target in cls.attribute_map.items():
+    for alias, target in [*cls.attribute_map.items(), *legacy_names(cls, default).items()]:
         spellings.setdefault(target, []).append(alias)
-    for name in sorted(_popped_names(cls) - set(default) - set(cls.attribute_map)):
-        target = _renamed(cls, name, default)
-        if target is not None:
-            spellings.setdefault(target, []).append(name)
     declared = {cls.attribute_map.get(f.name, f.name): f.default for f in dataclasses.fields(cls)
                 if f.default is not dataclasses.MISSING}
     derived = sorted(k for k, v in declared.items() if k in default and default[k] != v)

@@ -59,7 +59,8 @@ from symparams.analysis.inference.tracing import dispatch_modes_restored  # noqa
 from symparams.families.inferred import branch_key  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inferred_fields import ignored_keys, renamed_kinds, with_cost_texts, with_defaults  # noqa: E402
+from config_keywords import ignored_keys, renamed_kinds  # noqa: E402
+from inferred_fields import with_cost_texts, with_defaults  # noqa: E402
 from inferred_table import TABLE, costs_verdict, old_table, table  # noqa: E402
 from sub_config_defaults import with_sub_defaults  # noqa: E402
 

@@ -1,6 +1,7 @@
 """What the data file records of a class's config fields beside its formula: each field's default, the texts
-and legacy keys that change the count, the spellings a config class accepts, and what a field left out of a
-config.json means (the field it follows, the per-layer kinds it counts).  Used by ``infer_formulas.py``."""
+that change the count, the lists held at their defaults, and what a field left out of a config.json means (the
+field it follows, the per-layer kinds it counts); the keys read beside the fields come from
+:mod:`config_keywords`.  Used by ``infer_formulas.py``."""
 
 from __future__ import annotations
 
@@ -11,25 +12,15 @@ import sympy as sp
 
 from symparams.analysis.inference.computed import computed_for
 from symparams.analysis.inference.layers import KIND, index_lists, kind_counts
-from symparams.analysis.inference.probing import (Builder, attribute, computed_when_unset, config_class_of,
-                                                  configure, held_values, libraries, relisted, written_otherwise)
+from symparams.analysis.inference.probing import (Builder, attribute, computed_when_unset, configure,
+                                                  held_values, libraries, relisted, written_otherwise)
 from symparams.analysis.inference.seeds import SEEDS
 from symparams.families.config import flattened
 from symparams.families.inferred import expanded, parse_relation
 from symparams.families.inferred_widths import names_of
 from symparams.families.inferred_tree import TOP_K_FIELDS
+from config_keywords import _layer_kinds, aliases_of, default_config, layer_pattern_keys, legacy_of
 from sub_config_defaults import sub_fields
-
-
-def default_config(model_type: str):
-    """The type's default config; the seeded one where its class refuses the default as it stands (Gemma 4's
-    assistant): what a config.json that leaves a key out then means is the seeded value, which
-    :func:`defaults_of` withholds."""
-    _, transformers = libraries()
-    try:
-        return transformers.AutoConfig.for_model(model_type)
-    except Exception:  # whatever the config class raises for its own default
-        return configure(model_type, {})
 
 
 def defaults_of(model_type: str, fields) -> dict:
@@ -91,12 +82,17 @@ COST_TEXTS = {"funnel": ("attention_type",)}
 
 
 def with_cost_texts(model_type: str, costs: dict) -> dict:
-    """``costs`` (exact) with the text keys of :data:`COST_TEXTS` held at the default config's values."""
+    """``costs`` (exact) with the text keys of :data:`COST_TEXTS` held at the default config's values, and the keys
+    of :func:`layer_pattern_keys` at their defaults."""
     texts = COST_TEXTS.get(model_type, ())
-    if not texts or not costs.get("exact"):
+    if not costs.get("exact"):
+        return costs
+    patterns = {k: v for k, v in layer_pattern_keys(model_type).items()
+                if k not in costs.get("symbols", {}) and k not in costs.get("defaults", {})}
+    if not texts and not patterns:
         return costs
     base = default_config(model_type)
-    return {**costs, "held": {**costs["held"], **{k: getattr(base, k) for k in texts}}}
+    return {**costs, "held": {**costs["held"], **patterns, **{k: getattr(base, k) for k in texts}}}
 
 
 def _forced(entry: dict) -> dict:
@@ -289,21 +285,20 @@ def _whole_numbers(value) -> bool:
         for x in value)
 
 
-def _layer_kinds(value) -> bool:
-    """A per-layer list of kinds: text entries, at least two (``["conv", "attention", ...]``)."""
-    return isinstance(value, (list, tuple)) and len(value) > 1 and all(isinstance(x, str) for x in value)
-
-
 def _other_orders(value: list) -> list[list]:
-    """Other per-layer lists of the same kinds: the layers before the last reversed, the list turned by one, and
-    the first two kinds swapped (a count that follows the list's kinds or their order changes).
+    """Other per-layer lists of the same kinds: the layers before the last reversed, the list turned by one, the
+    first two kinds swapped, and the first layer of the next kind (a count that follows the list's kinds, their
+    order or how many layers each has changes: Nemotron-H's four layers are one of each kind, so only the last
+    moves its count).
 
     >>> _other_orders(["conv", "conv", "attention", "conv"])
-    [['attention', 'conv', 'conv', 'conv'], ['conv', 'attention', 'conv', 'conv'], ['attention', 'attention', 'conv', 'attention']]
+    [['attention', 'conv', 'conv', 'conv'], ['conv', 'attention', 'conv', 'conv'], ['attention', 'attention', 'conv', 'attention'], ['attention', 'conv', 'attention', 'conv']]
     """
     kinds = sorted(set(value))
     swap = {kinds[0]: kinds[-1], kinds[-1]: kinds[0]}
-    return [[*reversed(value[:-1]), value[-1]], [*value[1:], value[0]], [swap.get(k, k) for k in value]]
+    following = kinds[(kinds.index(value[0]) + 1) % len(kinds)]
+    return [[*reversed(value[:-1]), value[-1]], [*value[1:], value[0]], [swap.get(k, k) for k in value],
+            [following, *value[1:]]]
 
 
 def _other_lists(value: list) -> list[list]:
@@ -330,132 +325,6 @@ def texts_of(model_type: str) -> dict:
     ``feed_forward_proj``), so a config.json that leaves a flag out takes its default only with these texts."""
     base = flattened(default_config(model_type).to_dict())
     return {k: v for k, v in sorted(base.items()) if isinstance(v, str) and k.rpartition(".")[2] not in NOT_STRUCTURE}
-
-
-@functools.lru_cache(maxsize=None)
-def legacy_of(model_type: str, cls: str) -> dict:
-    """The keys a config class reads from its extra keyword arguments rather than its fields and that change the
-    count (Qwen3-Next's ``full_attention_interval``, which shapes its default ``layer_types``), each → the
-    default its source gives (None when it gives none that is a plain value): a config.json that sets one
-    otherwise is refused, since the formulas were fitted with the default."""
-    read = _read_beside(model_type)
-    if not read:
-        return {}
-    builder = Builder(model_type, cls)
-    base = builder.observe({})
-    return {name: default for name, default in read.items()
-            if base is not None and _shapes_count(builder, base.total, name, default)}
-
-
-def _shapes_count(builder: Builder, total: int, name: str, default) -> bool:
-    """Whether another whole-number (or true-or-false) value of a key changes the count of the default config."""
-    if isinstance(default, bool):
-        tries = [not default]
-    elif isinstance(default, int):
-        tries = [default * 2, default + 1, max(default // 2, 1)]
-    elif default is None:
-        tries = [2, 16]
-    else:
-        return False
-    return any(obs is not None and obs.total != total for obs in (builder.observe({name: v}) for v in tries))
-
-
-def _read_beside(model_type: str) -> dict:
-    """The keys a config class reads from its extra keyword arguments, each → its source's default."""
-    import ast
-    import inspect
-    import textwrap
-
-    _, transformers = libraries()
-    try:
-        config = configure(model_type, {})
-    except Exception:  # a default config its class refuses: no class source to read
-        return {}
-    known = set(flattened(config.to_dict())) | set(transformers.PretrainedConfig().to_dict())
-    out = {}
-    subs = [type(c) for c in vars(config).values() if isinstance(c, transformers.PretrainedConfig)]
-    for cls in {type(config), *subs}:
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-        except (OSError, TypeError, SyntaxError):  # no source to read
-            continue
-        for node in ast.walk(tree):
-            if _kwargs_read(node):
-                name = node.args[0].value
-                if name not in known and "token_id" not in name:
-                    default = node.args[1] if len(node.args) > 1 else None
-                    out[name] = _literal(default)
-    return dict(sorted(out.items()))
-
-
-def _kwargs_read(node) -> bool:
-    """Whether an AST node is ``kwargs.pop("name", ...)`` or ``kwargs.get("name", ...)``."""
-    import ast
-
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pop", "get") \
-        and isinstance(node.func.value, ast.Name) and node.func.value.id == "kwargs" and bool(node.args) \
-        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-
-
-def _literal(node):
-    import ast
-
-    try:
-        value = ast.literal_eval(node) if node is not None else None
-    except ValueError:  # a default the source computes
-        return None
-    return value if isinstance(value, (int, float, str, bool)) else None
-
-
-def aliases_of(model_type: str, fields) -> dict:
-    """The other names a config.json may give ``fields`` (the config class's attribute map)."""
-    mapping = config_class_of(model_type).attribute_map
-    return {alias: name for alias, name in sorted(mapping.items()) if name in fields}
-
-
-def ignored_keys() -> list[str]:
-    """Whole-number keys of any config.json that never change a shape: the generation settings and the common
-    config's own (a config.json key outside every entry's fields and these is refused: it may change shapes)."""
-    _, transformers = libraries()
-    common = {**transformers.PretrainedConfig().to_dict(), **transformers.GenerationConfig().to_dict()}
-    return sorted(k for k, v in common.items() if isinstance(v, int) and not isinstance(v, bool))
-
-
-def renamed_kinds(model_types) -> dict:
-    """The legacy names of layer kinds transformers renames as a config is built (``mamba`` is
-    ``linear_attention``, ``attention`` is ``full_attention``), and each type's per-layer lists it renames them
-    in: found by writing each list of the default config under the legacy names and reading it back."""
-    from transformers.configuration_utils import _LEGACY_LAYER_TYPE_REMAP as legacy
-
-    lists = {}
-    for model_type in sorted(set(model_types)):
-        found = _renamed_lists(model_type, legacy)
-        if found:
-            lists[model_type] = found
-    return {"names": dict(sorted(legacy.items())), "lists": lists}
-
-
-def _renamed_lists(model_type: str, legacy: dict) -> list[str]:
-    """The dotted keys of ``model_type``'s default config whose list of layer kinds comes back under the new names
-    when written under the legacy ones."""
-    older = {new: old for old, new in sorted(legacy.items(), reverse=True)}  # one legacy name of each kind
-    try:
-        flat = flattened(default_config(model_type).to_dict())
-    except Exception:  # a type whose default config does not build has no list to read
-        return []
-    out = []
-    for key, value in sorted(flat.items()):
-        kinds = expanded(value)
-        if not kinds or not any(kind in older for kind in kinds):
-            continue
-        written = [older.get(kind, kind) for kind in kinds]
-        try:
-            read = attribute(configure(model_type, {key: written}), key)
-        except Exception:  # the config class refuses the legacy names there: not renamed
-            continue
-        if list(read or ()) == kinds:
-            out.append(key)
-    return out
 
 
 def _read(model_type: str, values: dict, names) -> dict | None:

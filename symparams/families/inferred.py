@@ -156,11 +156,20 @@ def _sub_configs(entry: dict) -> frozenset:
 
 def _unaliased(reader, entry: dict, source: str):
     """The config read with each field under its own name (``num_experts`` is ``num_local_experts``), a
-    sub-config's fields as dotted keys (``text_config.hidden_size``)."""
-    from .config import flattened
+    sub-config's fields as dotted keys (``text_config.hidden_size``).  A null under one name counts as absent; two
+    names of one field with different values are one line naming both (transformers keeps whichever its code
+    sets last, and a formula reading the other would count another model)."""
+    from .config import _json, _shown, flattened
 
     aliases = entry.get("aliases", {})
-    renamed = {aliases.get(k, k): v for k, v in flattened(reader.data, sub_configs=_sub_configs(entry)).items()}
+    renamed, named = {}, {}
+    for key, value in flattened(reader.data, sub_configs=_sub_configs(entry)).items():
+        name = aliases.get(key, key)
+        if renamed.get(name) is not None and value is not None and _json(value) != _json(renamed[name]):
+            raise SymparamsError(f"{source}: keys {named[name]} ({_shown(renamed[name])}) and {key} ({_shown(value)}) "
+                                 f"name one field of the {entry['model_type']} config with different values; keep one")
+        if renamed.get(name) is None:
+            renamed[name], named[name] = value, key
     return type(reader)(_new_kind_names(renamed, entry["model_type"]), reader.source, reader.head)
 
 

@@ -31,7 +31,9 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
              *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
     for key, default in entry.get("legacy", {}).items():
         value = config.get(key)
-        if isinstance(value, int) and value != default and key not in known and not any(w in key for w in NOT_SIZES):
+        # a number or a text (Nemotron-H's hybrid_override_pattern sets its layers); a mapping is read as given
+        if isinstance(value, (int, str)) and value != default and key not in known \
+                and not any(w in key for w in NOT_SIZES):
             raise OutsideConditions(f"{source}: key {key} is {_json(value)}; transformers' config class reads it "
                                     f"beside its fields, and the inferred formula holds only for its default "
                                     f"{_json(default)}")

@@ -9,7 +9,7 @@ import pytest
 
 from symparams.core.errors import SymparamsError
 from symparams.families.inferred import model as inferred_model
-from tests.families.test_inferred_legacy_kinds import ZAMBA2
+from tests.families.test_inferred_spellings import ZAMBA2
 from tests.reference.inferred_builds import built
 from tests.analysis.test_inferred_costs import _config, _lengths, _real, assert_costs_are_the_real_models
 from tests.reference.flops import token_ids

@@ -1,0 +1,200 @@
+"""What a config class reads beside its fields, as data for the inferred formulas: the legacy keywords it
+renames (LFM2's ``block_ff_dim`` is ``intermediate_size``), the legacy names of layer kinds it renames in its
+per-layer lists (``mamba`` is ``linear_attention``), the keys read from its keyword arguments that change the
+count (refused when a config.json sets them otherwise) or the layer pattern the costs were traced with.  All
+found from the pinned transformers by trying values, never written by hand.  Used by ``inferred_fields.py``."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+from symparams.analysis.inference.probing import Builder, attribute, config_class_of, configure, libraries
+from symparams.families.config import flattened
+from symparams.families.inferred import expanded
+from config_fields import legacy_names
+
+
+def default_config(model_type: str):
+    """The type's default config; the seeded one where its class refuses the default as it stands (Gemma 4's
+    assistant): what a config.json that leaves a key out then means is the seeded value, which
+    :func:`defaults_of` withholds."""
+    _, transformers = libraries()
+    try:
+        return transformers.AutoConfig.for_model(model_type)
+    except Exception:  # whatever the config class raises for its own default
+        return configure(model_type, {})
+
+
+@functools.lru_cache(maxsize=None)
+def layer_pattern_keys(model_type: str) -> dict:
+    """The keys a config class reads beside its fields that set its per-layer list of kinds when a config.json
+    leaves the list out (Cohere 2's ``sliding_window_pattern``: every 4th layer full attention), each → its
+    default: the costs hold for the default's list (a count they do not change; one they do is refused by the
+    count, see :func:`legacy_of`)."""
+    lists = {k: v for k, v in flattened(default_config(model_type).to_dict()).items() if _layer_kinds(v)}
+    prefixes = sorted({k.rpartition(".")[0] + "." for k in lists if "." in k})  # a sub-config's own key
+    out = {}
+    for name, default in _read_beside(model_type).items():
+        if not lists or isinstance(default, bool) or not isinstance(default, int) \
+                or name in renamed_keywords(model_type):  # a field under another name: the costs follow it
+            continue
+        for key, value in itertools.product(["", *prefixes], (default * 2, default + 1, max(default // 2, 1))):
+            try:
+                # a sub-config's lists are written in with its defaults: left out here, as a file leaves them
+                unset = {k: None for k in lists if key and k.startswith(key)}
+                moved = flattened(configure(model_type, {key + name: value, **unset}).to_dict())
+            except Exception:  # the config class refuses that value: another is tried
+                continue
+            if any(moved.get(k) != v for k, v in lists.items()):
+                out[key + name] = default
+                break
+    return out
+
+
+def _layer_kinds(value) -> bool:
+    """A per-layer list of kinds: text entries, at least two (``["conv", "attention", ...]``)."""
+    return isinstance(value, (list, tuple)) and len(value) > 1 and all(isinstance(x, str) for x in value)
+
+
+@functools.lru_cache(maxsize=None)
+def legacy_of(model_type: str, cls: str) -> dict:
+    """The keys a config class reads from its extra keyword arguments rather than its fields and that change the
+    count (Qwen3-Next's ``full_attention_interval``, which shapes its default ``layer_types``), each → the
+    default its source gives (None when it gives none that is a plain value): a config.json that sets one
+    otherwise is refused, since the formulas were fitted with the default."""
+    renamed = renamed_keywords(model_type)  # a key that only renames a field is read as that field
+    read = {name: default for name, default in _read_beside(model_type).items() if name not in renamed}
+    if not read:
+        return {}
+    builder = Builder(model_type, cls)
+    base = builder.observe({})
+    return {name: default for name, default in read.items()
+            if base is not None and _shapes_count(builder, base.total, name, default)}
+
+
+def _shapes_count(builder: Builder, total: int, name: str, default) -> bool:
+    """Whether another whole-number (or true-or-false) value of a key changes the count of the default config; a
+    key with no default that takes no whole number is taken to (Nemotron-H's ``hybrid_override_pattern``, text
+    that sets its layers): the reader refuses a text or a number there, and reads a mapping (``rope_scaling``)."""
+    if isinstance(default, bool):
+        tries = [not default]
+    elif isinstance(default, int):
+        tries = [default * 2, default + 1, max(default // 2, 1)]
+    elif default is None:
+        tries = [2, 16]
+    else:
+        return False
+    built = [obs for obs in (builder.observe({name: v}) for v in tries) if obs is not None]
+    return any(obs.total != total for obs in built) or (default is None and not built)
+
+
+def _read_beside(model_type: str) -> dict:
+    """The keys a config class reads from its extra keyword arguments, each → its source's default."""
+    import ast
+    import inspect
+    import textwrap
+
+    _, transformers = libraries()
+    try:
+        config = configure(model_type, {})
+    except Exception:  # a default config its class refuses: no class source to read
+        return {}
+    known = set(flattened(config.to_dict())) | set(transformers.PretrainedConfig().to_dict())
+    out = {}
+    subs = [type(c) for c in vars(config).values() if isinstance(c, transformers.PretrainedConfig)]
+    for cls in {type(config), *subs}:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError, SyntaxError):  # no source to read
+            continue
+        for node in ast.walk(tree):
+            if _kwargs_read(node):
+                name = node.args[0].value
+                if name not in known and "token_id" not in name:
+                    default = node.args[1] if len(node.args) > 1 else None
+                    out[name] = _literal(default)
+    return dict(sorted(out.items()))
+
+
+def _kwargs_read(node) -> bool:
+    """Whether an AST node is ``kwargs.pop("name", ...)`` or ``kwargs.get("name", ...)``."""
+    import ast
+
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pop", "get") \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "kwargs" and bool(node.args) \
+        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+
+
+def _literal(node):
+    import ast
+
+    try:
+        value = ast.literal_eval(node) if node is not None else None
+    except ValueError:  # a default the source computes
+        return None
+    return value if isinstance(value, (int, float, str, bool)) else None
+
+
+def aliases_of(model_type: str, fields) -> dict:
+    """The other names a config.json may give ``fields``: the config class's attribute map, and the legacy keywords
+    it renames (LFM2's ``block_ff_dim`` is ``intermediate_size``)."""
+    cls = config_class_of(model_type)
+    mapping = {**renamed_keywords(model_type), **cls.attribute_map}
+    return {alias: name for alias, name in sorted(mapping.items()) if name in fields}
+
+
+@functools.lru_cache(maxsize=None)
+def renamed_keywords(model_type: str) -> dict:
+    """The legacy keywords ``model_type``'s config class renames, each → the field it sets (as
+    ``scripts/config_fields.py`` finds them for the hand-written families); none where its default does not
+    build."""
+    try:
+        return legacy_names(config_class_of(model_type))
+    except Exception:  # a class whose default config it refuses: no default to compare a sentinel with
+        return {}
+
+
+def ignored_keys() -> list[str]:
+    """Whole-number keys of any config.json that never change a shape: the generation settings and the common
+    config's own (a config.json key outside every entry's fields and these is refused: it may change shapes)."""
+    _, transformers = libraries()
+    common = {**transformers.PretrainedConfig().to_dict(), **transformers.GenerationConfig().to_dict()}
+    return sorted(k for k, v in common.items() if isinstance(v, int) and not isinstance(v, bool))
+
+
+def renamed_kinds(model_types) -> dict:
+    """The legacy names of layer kinds transformers renames as a config is built (``mamba`` is
+    ``linear_attention``, ``attention`` is ``full_attention``), and each type's per-layer lists it renames them
+    in: found by writing each list of the default config under the legacy names and reading it back."""
+    from transformers.configuration_utils import _LEGACY_LAYER_TYPE_REMAP as legacy
+
+    lists = {}
+    for model_type in sorted(set(model_types)):
+        found = _renamed_lists(model_type, legacy)
+        if found:
+            lists[model_type] = found
+    return {"names": dict(sorted(legacy.items())), "lists": lists}
+
+
+def _renamed_lists(model_type: str, legacy: dict) -> list[str]:
+    """The dotted keys of ``model_type``'s default config whose list of layer kinds comes back under the new names
+    when written under the legacy ones."""
+    older = {new: old for old, new in sorted(legacy.items(), reverse=True)}  # one legacy name of each kind
+    try:
+        flat = flattened(default_config(model_type).to_dict())
+    except Exception:  # a type whose default config does not build has no list to read
+        return []
+    out = []
+    for key, value in sorted(flat.items()):
+        kinds = expanded(value)
+        if not kinds or not any(kind in older for kind in kinds):
+            continue
+        written = [older.get(kind, kind) for kind in kinds]
+        try:
+            read = attribute(configure(model_type, {key: written}), key)
+        except Exception:  # the config class refuses the legacy names there: not renamed
+            continue
+        if list(read or ()) == kinds:
+            out.append(key)
+    return out

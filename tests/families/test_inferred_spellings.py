@@ -1,0 +1,157 @@
+"""A config.json of a type counted by inferred formulas, read with its config class's own semantics.
+
+transformers takes some fields under older names and computes some from keys
+it reads beside its fields.  Each case is a config.json as a checkpoint
+writes it, counted against what transformers builds from the same file on the
+meta device: read as transformers reads it, or refused in one line, never
+counted as another model.
+
+- Legacy names of layer kinds: every config class renames ``mamba`` to
+  ``linear_attention`` and ``attention`` to ``full_attention`` in its
+  ``layer_types``, some in lists of their own (Zamba2's ``layers_block_type``,
+  whose hub configs write ``mamba`` and ``hybrid``).
+- Legacy keywords a class renames: LFM2's ``block_ff_dim`` and
+  ``tie_embedding``, Nemotron-H's ``mamba_d_conv``.
+- Two names of one field with different values: refused, naming both.
+- A per-layer list the formula holds at its default (Nemotron-H's
+  ``layers_block_type``, and the ``hybrid_override_pattern`` text that sets
+  it), and a key that sets the list of sliding and full layers the costs hold
+  (Cohere 2's ``sliding_window_pattern``): refused.
+
+The names, keywords and lists are data generated from the pinned transformers;
+the generated parts are compared here with a fresh generation.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import transformers
+
+from symparams.core.errors import SymparamsError
+from symparams.families.inferred import model
+from symparams.families.inferred_data import DATA, OutsideConditions, entries
+from tests.reference.inferred_builds import built
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from config_keywords import layer_pattern_keys, renamed_keywords, renamed_kinds  # noqa: E402
+
+#: a small Qwen3-Next: three linear-attention layers and one of full attention, its layer_types as older
+#: configs wrote them
+QWEN3_NEXT = {"model_type": "qwen3_next", "vocab_size": 101, "hidden_size": 48, "intermediate_size": 40,
+              "moe_intermediate_size": 24, "shared_expert_intermediate_size": 28, "num_experts": 4,
+              "num_experts_per_tok": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+              "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8,
+              "linear_value_head_dim": 6, "num_hidden_layers": 4,
+              "layer_types": ["mamba", "mamba", "mamba", "attention"]}
+#: a small Zamba2 as Zyphra's config.json files write its layers: ``mamba`` and ``hybrid``
+ZAMBA2 = {"model_type": "zamba2", "vocab_size": 11, "hidden_size": 2560, "intermediate_size": 13,
+          "mamba_d_state": 7, "mamba_d_conv": 3, "mamba_expand": 1, "n_mamba_heads": 4, "mamba_ngroups": 1,
+          "num_attention_heads": 5, "num_key_value_heads": 5, "chunk_size": 5, "num_hidden_layers": 9,
+          "layers_block_type": ["mamba"] * 3 + ["hybrid"] + ["mamba"] * 4 + ["hybrid"]}
+NEW_NAMES = {"mamba": "linear_attention", "attention": "full_attention"}
+#: LFM2-1.2B's config.json as LiquidAI publishes it: its MLP width under the legacy ``block_ff_dim`` (shrunk by
+#: the config's own rule to 8,192), its tie under ``tie_embedding``
+LFM2_1_2B = {"model_type": "lfm2", "vocab_size": 65536, "hidden_size": 2048, "num_hidden_layers": 16,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "block_ff_dim": 12288, "block_multiple_of": 256,
+             "block_ffn_dim_multiplier": 1.0, "block_auto_adjust_ff_dim": True, "tie_embedding": True,
+             "conv_L_cache": 3, "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention",
+                                                "conv", "conv", "full_attention", "conv", "full_attention", "conv",
+                                                "full_attention", "conv", "full_attention", "conv"]}
+#: a small Nemotron-H with its Mamba-2 sizes under the legacy names its class renames
+NEMOTRON_H = {"model_type": "nemotron_h", "vocab_size": 100, "hidden_size": 256, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 32, "intermediate_size": 100, "mamba_num_heads": 8,
+              "mamba_head_dim": 16, "mamba_d_conv": 5, "mamba_n_groups": 2}
+
+
+def _renamed(config: dict, key: str) -> dict:
+    return {**config, key: [NEW_NAMES.get(kind, kind) for kind in config[key]]}
+
+
+@pytest.mark.parametrize("config, key", [(QWEN3_NEXT, "layer_types"), (ZAMBA2, "layers_block_type")],
+                         ids=["qwen3_next", "zamba2"])
+@pytest.mark.parametrize("cls", ["base", "causal-lm"])
+def test_a_list_of_layer_kinds_in_the_legacy_names_counts_what_transformers_builds(config, key, cls):
+    head = None if cls == "base" else cls
+    counted = model(config, head=head).count
+    assert counted == built(config, cls)
+    assert counted == model(_renamed(config, key), head=head).count
+
+
+def test_a_list_transformers_does_not_rename_keeps_the_legacy_name_and_is_refused():
+    """DeepSeek-V3.2's ``mlp_layer_types`` is no list a config class renames: ``attention`` there is no kind the
+    formula knows, and the count is refused in one line naming it."""
+    with pytest.raises(OutsideConditions, match="mlp_layer_types has layers of kind 'attention'"):
+        model({"model_type": "deepseek_v32", "num_hidden_layers": 2, "mlp_layer_types": ["attention", "sparse"]},
+              head="causal-lm")
+
+
+@pytest.mark.parametrize("config", [LFM2_1_2B, NEMOTRON_H], ids=["lfm2", "nemotron_h"])
+@pytest.mark.parametrize("cls", ["base", "causal-lm"])
+def test_a_legacy_keyword_the_config_class_renames_is_read_as_its_field(config, cls):
+    assert model(config, head=None if cls == "base" else cls).count == built(config, cls)
+
+
+def test_lfm2_untied_under_its_legacy_name_counts_its_own_head():
+    untied = {**LFM2_1_2B, "tie_embedding": False}
+    assert model(untied, head="causal-lm").count == built(untied, "causal-lm") \
+        == model(LFM2_1_2B, head="causal-lm").count + 65536 * 2048
+
+
+def test_two_names_of_one_field_with_different_values_are_refused_naming_both():
+    """transformers keeps one of them (dots1 holds 16 experts here in either order); the formula read the last
+    key, so one order counted 8."""
+    config = {"model_type": "dots1", "num_hidden_layers": 2, "n_shared_experts": 1, "num_experts_per_tok": 2}
+    for pair in ({"n_routed_experts": 8, "num_local_experts": 16}, {"num_local_experts": 16, "n_routed_experts": 8}):
+        with pytest.raises(SymparamsError, match=r"keys (n_routed_experts \(8\) and num_local_experts \(16\)|"
+                                                 r"num_local_experts \(16\) and n_routed_experts \(8\)) name one "
+                                                 r"field of the dots1 config with different values; keep one"):
+            model({**config, **pair})
+    same = {**config, "n_routed_experts": 16, "num_local_experts": 16}
+    assert model(same).count == built(same, "base")
+    assert model({**config, "n_routed_experts": None, "num_local_experts": 16}).count == built(same, "base")
+
+
+@pytest.mark.parametrize("given", [{"layers_block_type": ["moe", "moe", "full_attention", "mlp"]},
+                                   {"hybrid_override_pattern": "M*M-"}], ids=["list", "pattern"])
+def test_nemotron_h_layers_other_than_the_default_are_refused(given):
+    """Nemotron-H's formula holds its default four layers, one of each kind; transformers 5 saves the list, older
+    files a pattern of letters.  Both build other counts, and both were read as the default."""
+    config = {"model_type": "nemotron_h", **given}
+    assert built(config, "base") != model({"model_type": "nemotron_h"}).count
+    with pytest.raises(OutsideConditions, match="key (layers_block_type|hybrid_override_pattern) is"):
+        model(config)
+
+
+@pytest.mark.parametrize("model_type, key, value", [("cohere2", "sliding_window_pattern", 2),
+                                                    ("gemma3_text", "sliding_window_pattern", 3)])
+def test_a_key_that_moves_the_sliding_layers_keeps_the_count_and_refuses_the_cache(model_type, key, value):
+    """Cohere 2 and Gemma 3 compute their full-attention layers from a pattern when the file gives no list: the
+    costs hold the default's (every 4th, 6th), so another pattern is refused, where the cache was counted with
+    the default's full layers."""
+    config = {"model_type": model_type, "num_hidden_layers": 8, key: value}
+    layer_types = transformers.AutoConfig.for_model(**config).layer_types
+    m = model(config)
+    assert m.count == built(config, "base")
+    with pytest.raises(SymparamsError, match=f"the inferred costs hold only for {key} = "):
+        m.kv_cache("fp32", 100, 1).total
+    listed = model({**config, "layer_types": layer_types})
+    assert listed.count == m.count
+
+
+@pytest.mark.crosscheck
+def test_the_reading_data_is_what_the_pinned_transformers_gives():
+    with open(DATA, encoding="utf-8") as fh:
+        shipped = json.load(fh)
+    types = {e["model_type"] for e in shipped["formulas"]}
+    assert shipped["renamed_kinds"] == renamed_kinds(types)
+    assert shipped["renamed_kinds"]["lists"]["zamba2"] == ["layers_block_type"]
+    for model_type in ("lfm2", "nemotron_h", "dots3_note_text"):
+        for entry in entries(model_type).values():
+            read = {*entry["symbols"], *entry.get("flags", {}), *entry.get("defaults", {})}
+            renamed = {alias: name for alias, name in renamed_keywords(model_type).items() if name in read}
+            assert renamed and renamed.items() <= entry["aliases"].items(), model_type
+    for model_type in ("cohere2", "gemma3_text", "modernbert"):
+        for entry in entries(model_type).values():
+            assert layer_pattern_keys(model_type).items() <= entry["costs"]["held"].items(), model_type
