@@ -198,3 +198,59 @@ def _renamed_lists(model_type: str, legacy: dict) -> list[str]:
         if list(read or ()) == kinds:
             out.append(key)
     return out
+
+
+def _bumped(value):
+    """``value`` with every whole number in it one more (a mapping's, a list's, nested)."""
+    if isinstance(value, dict):
+        return {k: _bumped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_bumped(v) for v in value]
+    return value + 1 if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+@functools.lru_cache(maxsize=None)
+def mappings_of(model_type: str, cls: str) -> dict:
+    """The default config's mappings of whole numbers whose other values change the count (DeepSeek-V4's
+    ``compress_rates``), each → its default: the formulas were fitted with it, so a config.json that sets one
+    otherwise is refused."""
+    flat = flattened(default_config(model_type).to_dict())
+    found = {k: v for k, v in flat.items() if isinstance(v, dict) and v and _bumped(v) != v
+             and k.rpartition(".")[2] not in ("id2label", "label2id") and ".per_layer_config." not in f".{k}"}
+    if not found:
+        return {}
+    builder = Builder(model_type, cls)
+    base = builder.observe({})
+    return {k: v for k, v in sorted(found.items()) if base is not None
+            and (obs := builder.observe({k: _bumped(v)})) is not None and obs.total != base.total}
+
+
+@functools.lru_cache(maxsize=None)
+def per_layer_overrides(model_type: str, cls: str) -> dict:
+    """Each ``per_layer_config`` of the default config (transformers' fields overridden on some layers) whose other
+    values change the count → the per-layer list of kinds and each kind's overrides, where the default's follow
+    the kinds (Gemma 4's head width of 512 on every full-attention layer); else → its overrides by layer.  A
+    config.json must override the layers its own list makes of a kind so, or, without a list, as the default
+    does.  NeoMMe's per-layer windows change no count: not recorded; overrides whose other values do not build
+    are, as nothing tells they do not."""
+    flat = flattened(default_config(model_type).to_dict())
+    builder, base = None, None
+    out = {}
+    marker = "per_layer_config."
+    for prefix in sorted({k.partition(marker)[0] for k in flat if k.startswith(marker) or f".{marker}" in k}):
+        layers = {int(k.rpartition(".")[2]): v for k, v in flat.items() if k.startswith(prefix + marker)}
+        builder = builder or Builder(model_type, cls)
+        base = base or builder.observe({})
+        moved = builder.observe({prefix + "per_layer_config": {str(i): _bumped(v) for i, v in layers.items()}})
+        if base is not None and moved is not None and moved.total == base.total:
+            continue  # other overrides build the same count (or none builds: held, as it cannot be told)
+        kinds = flat.get(prefix + "layer_types")
+        by_kind: dict = {}
+        for index, kind in enumerate(kinds if isinstance(kinds, list) else ()):
+            if by_kind.setdefault(kind, layers.get(index)) != layers.get(index):
+                by_kind = {}
+                break
+        rule = {"list": prefix + "layer_types", "by_kind": {k: v for k, v in sorted(by_kind.items()) if v}} \
+            if by_kind else {"layers": {str(i): v for i, v in sorted(layers.items())}}
+        out[prefix + "per_layer_config"] = rule
+    return out

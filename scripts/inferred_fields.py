@@ -19,7 +19,8 @@ from symparams.families.config import flattened
 from symparams.families.inferred import expanded, parse_relation
 from symparams.families.inferred_widths import names_of
 from symparams.families.inferred_tree import TOP_K_FIELDS
-from config_keywords import _layer_kinds, aliases_of, default_config, layer_pattern_keys, legacy_of
+from config_keywords import (_layer_kinds, aliases_of, default_config, layer_pattern_keys, legacy_of, mappings_of,
+                             per_layer_overrides)
 from sub_config_defaults import sub_fields
 
 
@@ -72,6 +73,8 @@ def with_defaults(entry: dict) -> dict:
             **({"computed": computed} if computed else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),
             **({"written": written} if (written := written_of(entry["model_type"])) else {}),
+            **({"mappings": mappings} if (mappings := mappings_of(entry["model_type"], entry["class"])) else {}),
+            **({"per_layer": overrides} if (overrides := per_layer_overrides(entry["model_type"], entry["class"])) else {}),
             **_lists(entry), **_indexes(entry, tuple(sizes)), **_forced(entry)}
 
 

@@ -11,6 +11,7 @@ import json
 from typing import Any, Mapping
 
 from ..core.errors import SymparamsError
+from .inferred_conditions import expanded
 from .inferred_data import OutsideConditions, data, formula
 from .inferred_widths import names_of
 
@@ -48,6 +49,12 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
             but = " but for its last entry" if kept.stop else ""
             raise OutsideConditions(f"{source}: key {key} is {_json(value)}; the inferred formula holds only for "
                                     f"its default {_json(default)}{but}")
+    for key, default in entry.get("mappings", {}).items():
+        if config.get(key) is not None and config[key] != default:
+            raise OutsideConditions(f"{source}: key {key} is {_json(config[key])}; the inferred formula holds only "
+                                    f"for its default {_json(default)}")
+    for key, rule in entry.get("per_layer", {}).items():
+        _refuse_other_overrides(key, rule, config, source)
     for key, value in config.items():
         name = key.rpartition(".")[2]  # a sub-config's field is judged by its own name
         if isinstance(value, int) and not isinstance(value, bool) and key not in known and "token_id" not in key \
@@ -55,6 +62,28 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
                 and not any(w in key for w in NOT_SIZES):
             raise OutsideConditions(f"{source}: key {key} is outside the inferred formula's fields (it may change "
                                     f"shapes the formula does not follow)")
+
+
+def _refuse_other_overrides(key: str, rule: dict, config: Mapping[str, Any], source: str) -> None:
+    """One line for a config.json's per-layer overrides (transformers' ``per_layer_config``, read as
+    ``per_layer_config.5`` keys) other than the formula holds: each layer of a kind in the file's own list of kinds
+    overridden as the default overrides that kind (Gemma 4's full-attention layers 512 wide), or, where the
+    default's follow no kinds, the default's layers.  Left out, transformers computes the default's."""
+    given = {int(k.rpartition(".")[2]): v for k, v in config.items()
+             if k.startswith(key + ".") and k.rpartition(".")[2].isdigit()}
+    if not given:
+        return
+    kinds = expanded(config.get(rule["list"])) if "by_kind" in rule else None
+    if "by_kind" in rule and kinds is None:
+        raise OutsideConditions(f"{source}: key {key} is given without {rule['list']}; the inferred formula holds "
+                                f"only where the layers it overrides are read from that list (give {rule['list']})")
+    wanted = {i: rule["by_kind"][k] for i, k in enumerate(kinds) if k in rule["by_kind"]} if kinds is not None \
+        else {int(i): v for i, v in rule["layers"].items()}
+    if given != wanted:
+        held = f"each layer of a kind {rule['list']} names as the default does, {_json(rule['by_kind'])}" \
+            if kinds is not None else f"the default's overrides, {_json(rule['layers'])}"
+        raise OutsideConditions(f"{source}: key {key} overrides other layers or fields; the inferred formula holds "
+                                f"only for {held[:160]}")
 
 
 def refuse_unrepeated_lists(entry: dict, reader, known: Mapping[str, int], source: str) -> None:

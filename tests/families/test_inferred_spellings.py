@@ -15,8 +15,10 @@ counted as another model.
 - Two names of one field with different values: refused, naming both.
 - A per-layer list the formula holds at its default (Nemotron-H's
   ``layers_block_type``, and the ``hybrid_override_pattern`` text that sets
-  it), and a key that sets the list of sliding and full layers the costs hold
-  (Cohere 2's ``sliding_window_pattern``): refused.
+  it), a mapping it holds (DeepSeek-V4's ``compress_rates``), per-layer
+  overrides other than the default's (Gemma 4's ``per_layer_config``), and a
+  key that sets the list of sliding and full layers the costs hold (Cohere
+  2's ``sliding_window_pattern``): refused.
 
 The names, keywords and lists are data generated from the pinned transformers;
 the generated parts are compared here with a fresh generation.
@@ -35,7 +37,8 @@ from symparams.families.inferred_data import DATA, OutsideConditions, entries
 from tests.reference.inferred_builds import built
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from config_keywords import layer_pattern_keys, renamed_keywords, renamed_kinds  # noqa: E402
+from config_keywords import (layer_pattern_keys, mappings_of, per_layer_overrides, renamed_keywords,  # noqa: E402
+                             renamed_kinds)
 
 #: a small Qwen3-Next: three linear-attention layers and one of full attention, its layer_types as older
 #: configs wrote them
@@ -155,3 +158,37 @@ def test_the_reading_data_is_what_the_pinned_transformers_gives():
     for model_type in ("cohere2", "gemma3_text", "modernbert"):
         for entry in entries(model_type).values():
             assert layer_pattern_keys(model_type).items() <= entry["costs"]["held"].items(), model_type
+    for model_type, cls in (("gemma4_text", "causal-lm"), ("deepseek_v4", "base"), ("neomme", "base")):
+        entry = entries(model_type)[cls]
+        assert entry.get("mappings", {}) == mappings_of(model_type, cls)
+        assert entry.get("per_layer", {}) == per_layer_overrides(model_type, cls)
+
+
+def _gemma4_saved(**fields) -> dict:
+    """A Gemma 4 text config.json as transformers 5 saves it: its layer kinds and per-layer overrides written out."""
+    saved = transformers.AutoConfig.for_model("gemma4_text", **fields).to_dict()
+    return {"model_type": "gemma4_text", **fields, **{k: saved[k] for k in ("layer_types", "per_layer_config")}}
+
+
+def test_gemma4_per_layer_overrides_as_saved_count_what_transformers_builds_and_others_are_refused():
+    """transformers 5 saves Gemma 4's full-attention head width (512) as per-layer overrides; the formula holds
+    that width, and read them as nothing: a file overriding 256 was counted at 512."""
+    saved = _gemma4_saved(num_hidden_layers=12)
+    assert model(saved).count == built(saved, "base")
+    narrower = {**saved, "per_layer_config": {i: {"head_dim": 256} for i in saved["per_layer_config"]}}
+    assert built(narrower, "base") != built(saved, "base")
+    with pytest.raises(OutsideConditions, match=r"key per_layer_config overrides other layers or fields; the "
+                                                r"inferred formula holds only for each layer of a kind layer_types "
+                                                r'names as the default does, \{"full_attention": \{"head_dim": 512'):
+        model(narrower)
+    with pytest.raises(OutsideConditions, match="key per_layer_config is given without layer_types"):
+        model({k: v for k, v in saved.items() if k != "layer_types"})
+
+
+def test_a_mapping_the_formula_holds_at_its_default_is_refused_otherwise():
+    """DeepSeek-V4's compression rates shape its compressors; the formula was fitted with the default's."""
+    config = {"model_type": "deepseek_v4", "num_hidden_layers": 4,
+              "compress_rates": {"compressed_sparse_attention": 8, "heavily_compressed_attention": 128}}
+    assert built(config, "base") != built({**config, "compress_rates": None}, "base")
+    with pytest.raises(OutsideConditions, match="key compress_rates is .*holds only for its default"):
+        model(config)
