@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import itertools
 
+from symparams.analysis.inference.audit import bumped
 from symparams.analysis.inference.probing import Builder, attribute, config_class_of, configure, libraries
 from symparams.families.config import flattened
 from symparams.families.inferred import expanded
@@ -200,29 +201,20 @@ def _renamed_lists(model_type: str, legacy: dict) -> list[str]:
     return out
 
 
-def _bumped(value):
-    """``value`` with every whole number in it one more (a mapping's, a list's, nested)."""
-    if isinstance(value, dict):
-        return {k: _bumped(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_bumped(v) for v in value]
-    return value + 1 if isinstance(value, int) and not isinstance(value, bool) else value
-
-
 @functools.lru_cache(maxsize=None)
 def mappings_of(model_type: str, cls: str) -> dict:
     """The default config's mappings of whole numbers whose other values change the count (DeepSeek-V4's
     ``compress_rates``), each → its default: the formulas were fitted with it, so a config.json that sets one
     otherwise is refused."""
     flat = flattened(default_config(model_type).to_dict())
-    found = {k: v for k, v in flat.items() if isinstance(v, dict) and v and _bumped(v) != v
+    found = {k: v for k, v in flat.items() if isinstance(v, dict) and v and bumped(v) != v
              and k.rpartition(".")[2] not in ("id2label", "label2id") and ".per_layer_config." not in f".{k}"}
     if not found:
         return {}
     builder = Builder(model_type, cls)
     base = builder.observe({})
     return {k: v for k, v in sorted(found.items()) if base is not None
-            and (obs := builder.observe({k: _bumped(v)})) is not None and obs.total != base.total}
+            and (obs := builder.observe({k: bumped(v)})) is not None and obs.total != base.total}
 
 
 @functools.lru_cache(maxsize=None)
@@ -241,7 +233,7 @@ def per_layer_overrides(model_type: str, cls: str) -> dict:
         layers = {int(k.rpartition(".")[2]): v for k, v in flat.items() if k.startswith(prefix + marker)}
         builder = builder or Builder(model_type, cls)
         base = base or builder.observe({})
-        moved = builder.observe({prefix + "per_layer_config": {str(i): _bumped(v) for i, v in layers.items()}})
+        moved = builder.observe({prefix + "per_layer_config": {str(i): bumped(v) for i, v in layers.items()}})
         if base is not None and moved is not None and moved.total == base.total:
             continue  # other overrides build the same count (or none builds: held, as it cannot be told)
         kinds = flat.get(prefix + "layer_types")

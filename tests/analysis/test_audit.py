@@ -130,3 +130,25 @@ def test_a_class_whose_cache_is_refused_is_checked_at_a_long_sequence_by_its_flo
     product[3] = [["2", [["L_d", 1]], []]]  # runs of the product: twice the layer count
     found = _long_check_of_planted(monkeypatch, entry)
     assert found is not None and f"at {LONG} tokens the formulas give" in found
+
+
+@pytest.mark.parametrize("model_type, cls, held", [("nemotron_h", "base", "lists"),
+                                                    ("gemma4_text", "causal-lm", "per_layer"),
+                                                    ("deepseek_v4", "base", "mappings")])
+def test_a_key_the_reader_would_read_as_nothing_is_caught_by_the_odd_configs(model_type, cls, held):
+    """Without what the data holds of them (Nemotron-H's layers_block_type, Gemma 4's per-layer head widths,
+    DeepSeek-V4's compression rates), a config.json setting them otherwise was counted as the default model; the
+    odd configs of the audit find it.  The shipped entry refuses them, and is left with no mismatch."""
+    from symparams.analysis.inference.audit import odd_mismatches
+    from symparams.analysis.inference.probing import Builder, configure
+
+    default = {**configure(model_type, {}, cls).to_dict(), "model_type": model_type}
+    builder = Builder(model_type, cls)
+    entry = shipped(model_type, cls)
+    assert entry[held] and odd_mismatches(entry, default, builder) == []
+    del entry[held]
+    inferred.family.cache_clear()
+    try:
+        assert odd_mismatches(entry, default, builder)
+    finally:
+        inferred.family.cache_clear()

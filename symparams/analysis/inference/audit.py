@@ -12,6 +12,9 @@ class then computes by its own rule).  Every
 one the reader counts (:func:`symparams.families.inferred.counted`, the
 conditions applied) and transformers builds must have the same count; a
 refusal is no answer, and a config transformers cannot build is no question.
+So must the default config.json with one key set to what no draw of sizes
+gives (:func:`odd_values`: a per-layer list of kinds, a mapping, a layer's
+overrides), which a reader that read it as nothing would count wrong.
 """
 
 from __future__ import annotations
@@ -80,7 +83,60 @@ def audit(entry: dict, n: int = COMPARED, tries: int = TRIES) -> Audit:
         compared += 1
         if ours != real:
             wrong.append((values, ours, real, key))
-    return Audit(compared, tuple(wrong))
+    return Audit(compared, tuple(wrong + odd_mismatches(entry, default, builder)))
+
+
+def odd_mismatches(entry: dict, default: dict, builder: Builder) -> list[tuple]:
+    """The configs of :func:`odd_values` (the class's ``default`` config.json, one key set to one) that the reader
+    counts and transformers builds otherwise: (the values, the reader's count, transformers', the branch key)."""
+    wrong = []
+    for values in odd_values(flattened(default)):
+        config = copy.deepcopy(default)
+        config.update({k: v for k, v in values.items() if "." not in k})
+        config.update(nested(default, {k: v for k, v in values.items() if "." in k}))
+        try:
+            ours, key = counted(entry, config)
+        except SymparamsError:
+            continue  # refused: no number to check
+        real = built(builder, config)
+        if real is not None and ours != real:
+            wrong.append((values, ours, real, key))
+    return wrong
+
+
+def odd_values(flat: dict) -> list[dict]:
+    """Values no draw of sizes gives, one key each, which a reader may take for another model if it reads them as
+    nothing: each per-layer list of kinds with its first layer of the next kind (Nemotron-H's
+    ``layers_block_type``, which transformers 5 saves), each mapping with every whole number in it doubled
+    (DeepSeek-V4's ``compress_rates``), the overrides of every layer at once (Gemma 4's ``per_layer_config.5``).
+
+    >>> odd_values({"layer_types": ["conv", "attention", "conv"], "rates": {"a": 4}, "id2label": {"0": "x"},
+    ...             "per_layer_config.1": {"head_dim": 8}, "per_layer_config.3": {"head_dim": 8}})
+    [{'layer_types': ['attention', 'attention', 'conv']}, {'rates': {'a': 8}}, {'per_layer_config.1': {'head_dim': 16}, 'per_layer_config.3': {'head_dim': 16}}]
+    """
+    out, layers = [], {}
+    for key, value in flat.items():
+        kinds = expanded(value) if isinstance(value, list) else None
+        parent, _, name = key.rpartition(".")
+        if kinds and len(set(kinds)) > 1 and all(isinstance(k, str) for k in kinds):
+            ordered = sorted(set(kinds))
+            out.append({key: [ordered[(ordered.index(kinds[0]) + 1) % len(ordered)], *kinds[1:]]})
+        elif isinstance(value, dict) and name not in ("id2label", "label2id") and (more := bumped(value)) != value:
+            if name.isdigit():  # a layer's overrides: all layers' at once (transformers wants one kind alike)
+                layers.setdefault(parent, {})[key] = more
+            else:
+                out.append({key: more})
+    return out + list(layers.values())
+
+
+def bumped(value):
+    """``value`` with every whole number in it doubled (in a mapping or list, nested): a width that must be even
+    or divide another stays so."""
+    if isinstance(value, dict):
+        return {k: bumped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [bumped(v) for v in value]
+    return value * 2 if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 def draw(entry: dict, rng: random.Random, flat: dict) -> dict[str, Any]:
