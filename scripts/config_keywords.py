@@ -33,7 +33,7 @@ def layer_pattern_keys(model_type: str) -> dict:
     leaves the list out (Cohere 2's ``sliding_window_pattern``: every 4th layer full attention), each → its
     default: the costs hold for the default's list (a count they do not change; one they do is refused by the
     count, see :func:`legacy_of`)."""
-    lists = {k: v for k, v in flattened(default_config(model_type).to_dict()).items() if _layer_kinds(v)}
+    lists = {k: v for k, v in flattened(default_config(model_type).to_dict()).items() if is_layer_kinds(v)}
     prefixes = sorted({k.rpartition(".")[0] + "." for k in lists if "." in k})  # a sub-config's own key
     out = {}
     for name, default in _read_beside(model_type).items():
@@ -53,7 +53,7 @@ def layer_pattern_keys(model_type: str) -> dict:
     return out
 
 
-def _layer_kinds(value) -> bool:
+def is_layer_kinds(value) -> bool:
     """A per-layer list of kinds: text entries, at least two (``["conv", "attention", ...]``)."""
     return isinstance(value, (list, tuple)) and len(value) > 1 and all(isinstance(x, str) for x in value)
 

@@ -19,7 +19,7 @@ from symparams.families.config import flattened
 from symparams.families.inferred import expanded, parse_relation
 from symparams.families.inferred_widths import names_of
 from symparams.families.inferred_tree import TOP_K_FIELDS
-from config_keywords import (_layer_kinds, aliases_of, default_config, layer_pattern_keys, legacy_of, mappings_of,
+from config_keywords import (aliases_of, default_config, is_layer_kinds, layer_pattern_keys, legacy_of, mappings_of,
                              per_layer_overrides)
 from sub_config_defaults import sub_fields
 
@@ -73,8 +73,8 @@ def with_defaults(entry: dict) -> dict:
             **({"computed": computed} if computed else {}),
             **({"legacy": legacy} if (legacy := legacy_of(entry["model_type"], entry["class"])) else {}),
             **({"written": written} if (written := written_of(entry["model_type"])) else {}),
-            **({"mappings": mappings} if (mappings := mappings_of(entry["model_type"], entry["class"])) else {}),
-            **({"per_layer": overrides} if (overrides := per_layer_overrides(entry["model_type"], entry["class"])) else {}),
+            **({"mappings": found} if (found := mappings_of(entry["model_type"], entry["class"])) else {}),
+            **({"per_layer": found} if (found := per_layer_overrides(entry["model_type"], entry["class"])) else {}),
             **_lists(entry), **_indexes(entry, tuple(sizes)), **_forced(entry)}
 
 
@@ -210,7 +210,7 @@ def lists_of(model_type: str, cls: str) -> dict:
     its default: the formulas were fitted with it, so a config.json that sets one otherwise is refused (a list
     the formula counts by its kinds is read instead: see :func:`_lists`)."""
     flat = flattened(default_config(model_type).to_dict())
-    lists = {k: v for k, v in flat.items() if (_whole_numbers(v) or _layer_kinds(v)) and "token_id" not in k}
+    lists = {k: v for k, v in flat.items() if (_whole_numbers(v) or is_layer_kinds(v)) and "token_id" not in k}
     if not lists:
         return {}
     builder = Builder(model_type, cls)
@@ -309,7 +309,7 @@ def _other_lists(value: list) -> list[list]:
     moved from the last entry to the first (Reformer's axial widths must sum to the hidden size); for an empty
     list, the first layers' numbers.  A list of lists: emptied, its last entry once more, or left out (how many
     aspect ratios Mllama's tile embeddings have a row for); a list of layer kinds: :func:`_other_orders`."""
-    if _layer_kinds(value):
+    if is_layer_kinds(value):
         return _other_orders(value)
     if any(isinstance(x, (list, tuple)) for x in value):
         return [[], [*value, value[-1]], value[:-1]]
