@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import itertools
 
-from symparams.analysis.inference.audit import bumped
+from symparams.analysis.inference.audit import LABEL_MAPS, bumped
 from symparams.analysis.inference.probing import Builder, attribute, config_class_of, configure, libraries
 from symparams.families.config import flattened
 from symparams.families.inferred import expanded
@@ -208,7 +208,7 @@ def mappings_of(model_type: str, cls: str) -> dict:
     otherwise is refused."""
     flat = flattened(default_config(model_type).to_dict())
     found = {k: v for k, v in flat.items() if isinstance(v, dict) and v and bumped(v) != v
-             and k.rpartition(".")[2] not in ("id2label", "label2id") and ".per_layer_config." not in f".{k}"}
+             and k.rpartition(".")[2] not in LABEL_MAPS and ".per_layer_config." not in f".{k}"}
     if not found:
         return {}
     builder = Builder(model_type, cls)

@@ -10,6 +10,7 @@ import random
 
 import sympy as sp
 
+from symparams.analysis.inference.audit import next_kind_first
 from symparams.analysis.inference.computed import computed_for
 from symparams.analysis.inference.layers import KIND, index_lists, kind_counts
 from symparams.analysis.inference.probing import (Builder, attribute, computed_when_unset, configure,
@@ -299,9 +300,8 @@ def _other_orders(value: list) -> list[list]:
     """
     kinds = sorted(set(value))
     swap = {kinds[0]: kinds[-1], kinds[-1]: kinds[0]}
-    following = kinds[(kinds.index(value[0]) + 1) % len(kinds)]
     return [[*reversed(value[:-1]), value[-1]], [*value[1:], value[0]], [swap.get(k, k) for k in value],
-            [following, *value[1:]]]
+            next_kind_first(value)]
 
 
 def _other_lists(value: list) -> list[list]:

@@ -119,14 +119,28 @@ def odd_values(flat: dict) -> list[dict]:
         kinds = expanded(value) if isinstance(value, list) else None
         parent, _, name = key.rpartition(".")
         if kinds and len(set(kinds)) > 1 and all(isinstance(k, str) for k in kinds):
-            ordered = sorted(set(kinds))
-            out.append({key: [ordered[(ordered.index(kinds[0]) + 1) % len(ordered)], *kinds[1:]]})
-        elif isinstance(value, dict) and name not in ("id2label", "label2id") and (more := bumped(value)) != value:
+            out.append({key: next_kind_first(kinds)})
+        elif isinstance(value, dict) and name not in LABEL_MAPS and (more := bumped(value)) != value:
             if name.isdigit():  # a layer's overrides: all layers' at once (transformers wants one kind alike)
                 layers.setdefault(parent, {})[key] = more
             else:
                 out.append({key: more})
     return out + list(layers.values())
+
+
+#: the mappings every config holds that shape nothing (its classifier's labels)
+LABEL_MAPS = ("id2label", "label2id")
+
+
+def next_kind_first(kinds: list) -> list:
+    """A per-layer list of kinds with its first layer of the next kind (in sorted order): how many layers each
+    kind has changes.
+
+    >>> next_kind_first(["conv", "conv", "attention", "conv"])
+    ['attention', 'conv', 'attention', 'conv']
+    """
+    ordered = sorted(set(kinds))
+    return [ordered[(ordered.index(kinds[0]) + 1) % len(ordered)], *kinds[1:]]
 
 
 def bumped(value):
