@@ -65,7 +65,9 @@ def legacy_of(model_type: str, cls: str) -> dict:
     default its source gives (None when it gives none that is a plain value): a config.json that sets one
     otherwise is refused, since the formulas were fitted with the default."""
     renamed = renamed_keywords(model_type)  # a key that only renames a field is read as that field
-    read = {name: default for name, default in _read_beside(model_type).items() if name not in renamed}
+    patterns = kind_patterns(model_type)  # a list of kinds written as text is read as that list
+    read = {name: default for name, default in _read_beside(model_type).items()
+            if name not in renamed and name not in patterns}
     if not read:
         return {}
     builder = Builder(model_type, cls)
@@ -76,8 +78,9 @@ def legacy_of(model_type: str, cls: str) -> dict:
 
 def _shapes_count(builder: Builder, total: int, name: str, default) -> bool:
     """Whether another whole-number (or true-or-false) value of a key changes the count of the default config; a
-    key with no default that takes no whole number is taken to (Nemotron-H's ``hybrid_override_pattern``, text
-    that sets its layers): the reader refuses a text or a number there, and reads a mapping (``rope_scaling``)."""
+    key with no default that takes no whole number is taken to (a text may set the layers; one a letter a layer is
+    read, see :func:`kind_patterns`): the reader refuses a text or a number there, and reads a mapping
+    (``rope_scaling``)."""
     if isinstance(default, bool):
         tries = [not default]
     elif isinstance(default, int):
@@ -170,12 +173,53 @@ def renamed_kinds(model_types) -> dict:
     in: found by writing each list of the default config under the legacy names and reading it back."""
     from transformers.configuration_utils import _LEGACY_LAYER_TYPE_REMAP as legacy
 
+    model_types = sorted(set(model_types))
     lists = {}
-    for model_type in sorted(set(model_types)):
+    for model_type in model_types:
         found = _renamed_lists(model_type, legacy)
         if found:
             lists[model_type] = found
-    return {"names": dict(sorted(legacy.items())), "lists": lists}
+    patterns = {t: found for t in model_types if (found := kind_patterns(t))}
+    return {"names": dict(sorted(legacy.items())), "lists": lists, "patterns": patterns}
+
+
+@functools.lru_cache(maxsize=None)
+def kind_patterns(model_type: str) -> dict:
+    """The keys a config class reads beside its fields that write a per-layer list of kinds as text, one character
+    a layer (Nemotron-H's ``hybrid_override_pattern``, ``"M-M*"``: linear attention, MLP, linear attention, full
+    attention), each → ``[the list it writes, {character: kind}]``: found by writing each printable character
+    alone, then all of them in a row, and reading the lists back."""
+    try:
+        lists = {k: v for k, v in flattened(default_config(model_type).to_dict()).items() if expanded(v)
+                 and all(isinstance(x, str) for x in expanded(v))}
+    except Exception:  # a type whose default config does not build has no list to read
+        return {}
+    out = {}
+    for name, default in _read_beside(model_type).items():
+        listed, chars = None, {}
+        # text no list reads leaves every list as it is: only a key refusing it, or reading it, is tried a letter
+        # at a time
+        tried = default is None and lists and _lists_read(model_type, {name: PATTERN_CHARACTERS}, lists) != {}
+        for char in PATTERN_CHARACTERS if tried else ():
+            read = _lists_read(model_type, {name: char}, lists)
+            if read is not None and len(read) == 1 and listed in (None, *read) and len(next(iter(read.values()))) == 1:
+                listed, chars[char] = next(iter(read.items()))[0], next(iter(read.values()))[0]
+        if chars and _lists_read(model_type, {name: "".join(chars)}, lists) == {listed: list(chars.values())}:
+            out[name] = [listed, chars]
+    return out
+
+
+#: the characters a pattern of layer kinds is tried with
+PATTERN_CHARACTERS = "".join(chr(c) for c in range(33, 127))
+
+
+def _lists_read(model_type: str, values: dict, lists: dict) -> dict | None:
+    """The per-layer lists of kinds ``values`` change from their defaults, each → its kinds (None: refused)."""
+    try:
+        held = flattened(configure(model_type, values).to_dict())
+    except Exception:  # the config class refuses that text
+        return None
+    return {k: expanded(held.get(k)) for k, v in lists.items() if held.get(k) != v and expanded(held.get(k))}
 
 
 def _renamed_lists(model_type: str, legacy: dict) -> list[str]:

@@ -12,7 +12,7 @@ import sympy as sp
 
 from symparams.analysis.inference.audit import next_kind_first
 from symparams.analysis.inference.computed import computed_for
-from symparams.analysis.inference.layers import KIND, index_lists, kind_counts
+from symparams.analysis.inference.layers import KIND, index_lists, kind_counts, per_layer_lists
 from symparams.analysis.inference.probing import (Builder, attribute, computed_when_unset, configure,
                                                   held_values, libraries, relisted, written_otherwise)
 from symparams.analysis.inference.seeds import SEEDS
@@ -392,9 +392,25 @@ def kinds_of(model_type: str, cls: str, sizes: tuple) -> dict:
             count = (_read(model_type, {}, [name]) or {}).get(name)
             leaders = [f for f in sizes
                        if isinstance(base.get(f), int) and _moves(model_type, f, name, {**base, name: count})]
-            rules[kind] = _fit_follower(model_type, name, leaders, base) if leaders else count
+            rules[kind] = _fit_follower(model_type, name, leaders, base) if leaders else \
+                _layers_counted(model_type, name, sizes) or count
         out[listed] = rules
     return out
+
+
+def _layers_counted(model_type: str, name: str, sizes: tuple) -> list | None:
+    """A kind count (``indexer_types#full``) that the config class computes as its layer count, where the formula
+    counts that layer count's layers by the kinds of another list (GLM-MoE-DSA's ``mlp_layer_types#dense`` and
+    ``#sparse``, whose sum is ``num_hidden_layers``): that sum, as a rule; None where there is no such list or
+    the count does not follow the layers."""
+    lists = per_layer_lists(flattened(default_config(model_type).to_dict()))
+    for listed, layers in lists.items():
+        kinds = [s for s in sizes if s.startswith(listed + KIND)]
+        if not kinds or name.startswith(listed + KIND):
+            continue
+        if all((_read(model_type, {layers: n}, [name]) or {}).get(name) == n for n in (3, 7)):
+            return [["1", [[kind, 1]], []] for kind in kinds]
+    return None
 
 
 def _moves(model_type: str, leader: str, name: str, base: dict, given: dict | None = None) -> bool:

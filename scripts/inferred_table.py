@@ -81,7 +81,10 @@ def table(entries: dict, version: str, seconds: dict, not_reached: list[str], no
              "many layers of each kind it holds (`layer_types#full_attention`), or, for a type with two such "
              "lists, only with as many of each kind as transformers computes; a kind under the legacy name "
              "transformers renames in that list (`mamba`, `attention`) is read under its new one "
-             "(`linear_attention`, `full_attention`). Transformers accepts only: a "
+             "(`linear_attention`, `full_attention`), and a list written as letters, one a layer (Nemotron-H's "
+             "`hybrid_override_pattern`), as the list its class makes of them; a class whose layer count is the "
+             "list's length (Nemotron-H's `num_hidden_layers`, a property) counts the list's layers, whatever "
+             "their number. Transformers accepts only: a "
              "value the config class refuses to change, held without leaving a config out. Seconds: wall time "
              "of the class's inference, its branches and the reading check included; cost seconds: of its FLOPs "
              "and cache.", "",

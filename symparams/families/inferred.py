@@ -163,7 +163,8 @@ def _unaliased(reader, entry: dict, source: str):
 
     aliases = entry.get("aliases", {})
     renamed, named = {}, {}
-    for key, value in flattened(reader.data, sub_configs=_sub_configs(entry)).items():
+    flat = _patterns_written_out(flattened(reader.data, sub_configs=_sub_configs(entry)), entry["model_type"], source)
+    for key, value in flat.items():
         name = aliases.get(key, key)
         if renamed.get(name) is not None and value is not None and _json(value) != _json(renamed[name]):
             raise SymparamsError(f"{source}: keys {named[name]} ({_shown(renamed[name])}) and {key} ({_shown(value)}) "
@@ -171,6 +172,28 @@ def _unaliased(reader, entry: dict, source: str):
         if renamed.get(name) is None:
             renamed[name], named[name] = value, key
     return type(reader)(_new_kind_names(renamed, entry["model_type"]), reader.source, reader.head)
+
+
+def _patterns_written_out(flat: dict, model_type: str, source: str) -> dict:
+    """``flat`` with each per-layer list of kinds it gives as text, one character a layer (Nemotron-H's
+    ``hybrid_override_pattern``), written out as the list the config class holds; one line for a character that
+    names no kind, or a pattern and its list both given and different (transformers would keep one of them)."""
+    from .config import _json
+
+    for key, (listed, chars) in data()["renamed"].get("patterns", {}).get(model_type, {}).items():
+        text = flat.pop(key, None)
+        if text is None:
+            continue
+        if not isinstance(text, str) or not text or set(text) - set(chars):
+            raise SymparamsError(f"{source}: key {key} is {_json(text)}; transformers reads it as one character a "
+                                 f"layer, each one of {', '.join(map(repr, chars))}")
+        kinds = [chars[c] for c in text]
+        given = expanded(flat.get(listed))
+        if given is not None and [data()["renamed"]["names"].get(k, k) for k in given] != kinds:
+            raise SymparamsError(f"{source}: keys {key} and {listed} give the {model_type} config different layers; "
+                                 f"keep one")
+        flat[listed] = kinds
+    return flat
 
 
 def _new_kind_names(flat: dict, model_type: str) -> dict:

@@ -32,7 +32,7 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
              *(k for part in ("irrelevant", "derived", "unset") for k in conditions.get(part, ()))}
     for key, default in entry.get("legacy", {}).items():
         value = config.get(key)
-        # a number or a text (Nemotron-H's hybrid_override_pattern sets its layers); a mapping is read as given
+        # a number or a text (a text may set the layers); a mapping is read as given
         if isinstance(value, (int, str)) and value != default and key not in known \
                 and not any(w in key for w in NOT_SIZES):
             raise OutsideConditions(f"{source}: key {key} is {_json(value)}; transformers' config class reads it "

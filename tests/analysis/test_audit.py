@@ -132,11 +132,11 @@ def test_a_class_whose_cache_is_refused_is_checked_at_a_long_sequence_by_its_flo
     assert found is not None and f"at {LONG} tokens the formulas give" in found
 
 
-@pytest.mark.parametrize("model_type, cls, held", [("nemotron_h", "base", "lists"),
+@pytest.mark.parametrize("model_type, cls, held", [("recurrent_gemma", "base", "lists"),
                                                     ("gemma4_text", "causal-lm", "per_layer"),
                                                     ("deepseek_v4", "base", "mappings")])
 def test_a_key_the_reader_would_read_as_nothing_is_caught_by_the_odd_configs(model_type, cls, held):
-    """Without what the data holds of them (Nemotron-H's layers_block_type, Gemma 4's per-layer head widths,
+    """Without what the data holds of them (Recurrent Gemma's block_types, Gemma 4's per-layer head widths,
     DeepSeek-V4's compression rates), a config.json setting them otherwise was counted as the default model; the
     odd configs of the audit find it.  The shipped entry refuses them, and is left with no mismatch."""
     from symparams.analysis.inference.audit import odd_mismatches

@@ -13,9 +13,9 @@ counted as another model.
 - Legacy keywords a class renames: LFM2's ``block_ff_dim`` and
   ``tie_embedding``, Nemotron-H's ``mamba_d_conv``.
 - Two names of one field with different values: refused, naming both.
-- A per-layer list the formula holds at its default (Nemotron-H's
-  ``layers_block_type``, and the ``hybrid_override_pattern`` text that sets
-  it), a mapping it holds (DeepSeek-V4's ``compress_rates``), per-layer
+- A list of layer kinds written as text, one letter a layer (Nemotron-H's
+  ``hybrid_override_pattern``): read as the list it sets.
+- A mapping the formula holds (DeepSeek-V4's ``compress_rates``), per-layer
   overrides other than the default's (Gemma 4's ``per_layer_config``), and a
   key that sets the list of sliding and full layers the costs hold (Cohere
   2's ``sliding_window_pattern``): refused.
@@ -116,15 +116,35 @@ def test_two_names_of_one_field_with_different_values_are_refused_naming_both():
     assert model({**config, "n_routed_experts": None, "num_local_experts": 16}).count == built(same, "base")
 
 
-@pytest.mark.parametrize("given", [{"layers_block_type": ["moe", "moe", "full_attention", "mlp"]},
-                                   {"hybrid_override_pattern": "M*M-"}], ids=["list", "pattern"])
-def test_nemotron_h_layers_other_than_the_default_are_refused(given):
-    """Nemotron-H's formula holds its default four layers, one of each kind; transformers 5 saves the list, older
-    files a pattern of letters.  Both build other counts, and both were read as the default."""
-    config = {"model_type": "nemotron_h", **given}
-    assert built(config, "base") != model({"model_type": "nemotron_h"}).count
-    with pytest.raises(OutsideConditions, match="key (layers_block_type|hybrid_override_pattern) is"):
-        model(config)
+@pytest.mark.parametrize("given", [
+    {"layers_block_type": ["moe", "moe", "full_attention", "mlp"]},
+    {"hybrid_override_pattern": "M-M-M*-M-EM-E*-", "num_hidden_layers": 15},
+    {"layers_block_type": ["mamba", "mlp", "attention", "mamba", "moe"]},
+    {"layers_block_type": ["linear_attention", "mlp"], "hybrid_override_pattern": "M-"},
+    {"hybrid_override_pattern": "M*", "mtp_hybrid_override_pattern": "*E-"},
+], ids=["list", "pattern", "legacy-kinds", "both", "mtp-pattern"])
+@pytest.mark.parametrize("cls", ["base", "causal-lm"])
+def test_nemotron_h_counts_its_layers_by_kind_in_the_list_or_the_pattern(given, cls):
+    """Nemotron-H's layer count is the length of its list of kinds (``num_hidden_layers`` is a property of it, and
+    a file's own is ignored): transformers 5 saves the list, older files a pattern of letters (``M`` Mamba-2,
+    ``*`` attention, ``-`` MLP, ``E`` experts).  The formula counts the layers of each kind.  The pattern for the
+    multi-token-prediction layers sets a list transformers builds no layers from."""
+    config = {**NEMOTRON_H, **given}
+    assert built(config, cls) != built(NEMOTRON_H, cls)
+    assert model(config, head=None if cls == "base" else cls).count == built(config, cls)
+
+
+@pytest.mark.parametrize("given, error", [
+    ({"layers_block_type": ["linear_attention", "mlp"], "hybrid_override_pattern": "M*"},
+     "keys hybrid_override_pattern and layers_block_type give the nemotron_h config different layers; keep one"),
+    ({"hybrid_override_pattern": "M-X"},
+     r"key hybrid_override_pattern is \"M-X\"; transformers reads it as one character a layer, each one of "
+     r"'\*', '-', 'E', 'M'"),
+    ({"hybrid_override_pattern": 12}, "key hybrid_override_pattern is 12; transformers reads it as one character"),
+], ids=["both-differ", "unknown-letter", "no-text"])
+def test_a_nemotron_h_pattern_transformers_would_not_read_so_is_refused_in_one_line(given, error):
+    with pytest.raises(SymparamsError, match=error):
+        model({**NEMOTRON_H, **given})
 
 
 @pytest.mark.parametrize("model_type, key, value", [("cohere2", "sliding_window_pattern", 2),
@@ -192,3 +212,18 @@ def test_a_mapping_the_formula_holds_at_its_default_is_refused_otherwise():
     assert built(config, "base") != built({**config, "compress_rates": None}, "base")
     with pytest.raises(OutsideConditions, match="key compress_rates is .*holds only for its default"):
         model(config)
+
+
+@pytest.mark.parametrize("model_type, given", [("glm_moe_dsa", {"num_hidden_layers": 5, "first_k_dense_replace": 1}),
+                                               ("deepseek_v32", {"num_hidden_layers": 5, "first_k_dense_replace": 2}),
+                                               ("inkling_text", {"num_hidden_layers": 6})])
+def test_a_saved_list_of_kinds_beside_the_one_counted_follows_the_layers_the_file_gives(model_type, given):
+    """transformers 5 saves every per-layer list: GLM-MoE-DSA's formula counts layers by ``mlp_layer_types``, and
+    its ``indexer_types`` and ``layer_types`` have as many layers (all of one kind).  Their rule was the default's
+    78, so a file of 5 layers was refused."""
+    saved = transformers.AutoConfig.for_model(model_type, **given).to_dict()
+    config = {"model_type": model_type, **given,
+              **{k: v for k, v in saved.items() if isinstance(v, list) and v and all(isinstance(x, str) for x in v)}}
+    assert len(config) - len(given) >= 3
+    for cls in ("base", "causal-lm"):
+        assert model(config, head=None if cls == "base" else cls).count == built(config, cls)

@@ -106,8 +106,8 @@ def odd_mismatches(entry: dict, default: dict, builder: Builder) -> list[tuple]:
 
 def odd_values(flat: dict) -> list[dict]:
     """Values no draw of sizes gives, one key each, which a reader may take for another model if it reads them as
-    nothing: each per-layer list of kinds with its first layer of the next kind (Nemotron-H's
-    ``layers_block_type``, which transformers 5 saves), each mapping with every whole number in it doubled
+    nothing: each per-layer list of kinds with its first layer of the next kind (Recurrent Gemma's
+    ``block_types``, which transformers 5 saves), each mapping with every whole number in it doubled
     (DeepSeek-V4's ``compress_rates``), the overrides of every layer at once (Gemma 4's ``per_layer_config.5``).
 
     >>> odd_values({"layer_types": ["conv", "attention", "conv"], "rates": {"a": 4}, "id2label": {"0": "x"},

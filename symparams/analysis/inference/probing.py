@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from ...core.errors import SymparamsError
 from ...families.config import flattened
 from ...families.inferred import expanded, run_length
+from .layer_counts import listed_layer_counts
 from .meta import meta_device
 from .seeds import seeded
 
@@ -221,6 +222,7 @@ def held_values(config) -> dict[str, Any]:
     writes otherwise than it holds it is the value held (see :func:`written_otherwise`)."""
     out = flattened(config.to_dict())
     out.update({name: held for name, (_, held) in written_otherwise(config, out).items()})
+    out.update(listed_layer_counts(config, out))
     out["num_labels"] = config.num_labels
     return out
 
