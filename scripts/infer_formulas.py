@@ -86,9 +86,9 @@ def bounded_memory(workers: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (share if hard == resource.RLIM_INFINITY else min(share, hard), hard))
 
 
-def _worker(workers: int, cost_seconds: int = COST_SECONDS) -> None:
-    global COST_SECONDS
-    COST_SECONDS = cost_seconds
+def _worker(workers: int, cost_seconds: int = COST_SECONDS, seconds: int = SECONDS) -> None:
+    global COST_SECONDS, SECONDS
+    COST_SECONDS, SECONDS = cost_seconds, seconds
     bounded_memory(workers)
     libraries()
 
@@ -246,7 +246,7 @@ def results(jobs: list[tuple[str, str]], workers: int, budget: float, shortest_f
 
     timings = old_table()[0]
     jobs = sorted(jobs, key=lambda job: sum(t or 0.0 for t in timings.get(job, ())), reverse=not shortest_first)
-    with multiprocessing.get_context("spawn").Pool(workers, initializer=_worker, initargs=(workers, COST_SECONDS),
+    with multiprocessing.get_context("spawn").Pool(workers, initializer=_worker, initargs=(workers, COST_SECONDS, SECONDS),
                                                    maxtasksperchild=20) as pool:
         for done in pool.imap_unordered(_task, jobs):
             yield done
@@ -390,7 +390,7 @@ def audit_only(todo: dict[str, list[str]], workers: int) -> int:
     if workers > 1:
         import multiprocessing
 
-        with multiprocessing.get_context("spawn").Pool(workers, initializer=_worker, initargs=(workers, COST_SECONDS),
+        with multiprocessing.get_context("spawn").Pool(workers, initializer=_worker, initargs=(workers, COST_SECONDS, SECONDS),
                                                        maxtasksperchild=20) as pool:
             for key, entry in pool.imap_unordered(_checked_key, keys):
                 entries[key] = _reported(key, entries[key], entry)
@@ -479,7 +479,7 @@ def _as_stored(value):
 
 
 def main(argv=None) -> int:
-    global COST_SECONDS
+    global COST_SECONDS, SECONDS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", metavar="TYPE", help="update these types' entries in the existing file")
     parser.add_argument("--skip", nargs="+", default=[], metavar="TYPE", help="leave these types out of this run")
@@ -488,6 +488,9 @@ def main(argv=None) -> int:
     parser.add_argument("--shortest-first", action="store_true",
                         help="run the classes shortest first (by the table's timings): the most done within --budget")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (the classes run longest first)")
+    parser.add_argument("--seconds", type=int, default=SECONDS,
+                        help="seconds a class's count gets before it is abandoned (more for a type of many nested "
+                             "sub-configs, whose discovery builds many)")
     parser.add_argument("--cost-seconds", type=int, default=COST_SECONDS,
                         help="seconds a class's costs get before they are abandoned (more on a machine shared with "
                              "other runs, where the same traces take longer)")
@@ -510,7 +513,7 @@ def main(argv=None) -> int:
     parser.add_argument("--table-only", action="store_true",
                         help="only write docs/inferred.md from the existing data file (timings kept from the table)")
     args = parser.parse_args(argv)
-    COST_SECONDS = args.cost_seconds
+    COST_SECONDS, SECONDS = args.cost_seconds, args.seconds
     if args.order_only:
         return order_only(args.only, args.jobs)
     if args.runs_only:

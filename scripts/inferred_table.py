@@ -164,7 +164,10 @@ def cost_summary(entries: dict, seconds: dict) -> list[str]:
              f"bytes): {len(checked)} exact, {len(inferred) - len(checked)} not; every one read from a "
              f"config.json as `count --config` reads it and traced again at 301 tokens (a kernel in chunks); "
              f"a layer count whose fewest layers build another structure held from the fewest traced "
-             f"(`from num_hidden_layers = 4`), fewer refused"]
+             f"(`from num_hidden_layers = 4`), fewer refused; a field that only moves which cached layers are of "
+             f"which kind, at least the layer count by default (dots1's `max_window_layers`: its full-attention "
+             f"layers are the fewer of the two), traced at its default, the costs holding where it stays at least "
+             f"the layers (`max_window_layers ≥ num_hidden_layers`), others refused"]
     ruled = [e for e in inferred if e["costs"].get("runs")]
     probed = [e for e in inferred if "runs" in e["costs"]]
     lines.append(f"- head widths the forward pass runs at, traced at 16 consecutive widths of each quantity a head's "

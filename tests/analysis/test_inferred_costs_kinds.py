@@ -75,3 +75,19 @@ def test_zamba2_mamba_and_hybrid_layers_cost_what_a_tiny_real_model_counts_and_a
     assert narrower.count == built({**ZAMBA2, "hidden_size": 3840}, "causal-lm")
     with pytest.raises(SymparamsError, match="the inferred costs hold only for hidden_size = 2560"):
         narrower.flops(5)
+
+
+def test_dots1_while_max_window_layers_covers_every_layer_costs_what_a_tiny_real_model_counts_and_fewer_are_refused():
+    """dots1 makes its layers from ``max_window_layers`` on sliding-window ones: its full-attention layers are the
+    fewer of the two, no polynomial.  The costs are fitted where the bound is at least the layers (the released
+    checkpoint has 62 of 62), at a bound and a window no fit saw; one layer past the bound is refused in one
+    line, its count kept."""
+    config = {**_config("dots1", "causal-lm"), "num_hidden_layers": 5, "max_window_layers": 5, "sliding_window": 3}
+    m = inferred_model(config, head="causal-lm")
+    assert_costs_are_the_real_models(m, _real("dots1", "causal-lm", config), ((4, 2), (9, 1)))
+    past = {**config, "num_hidden_layers": 6}
+    fewer = inferred_model(past, head="causal-lm")
+    assert fewer.count == built(past, "causal-lm")
+    with pytest.raises(SymparamsError, match=r"the inferred costs need max_window_layers ≥ num_hidden_layers "
+                                             r"\(max_window_layers is 5, num_hidden_layers is 6\)"):
+        fewer.flops(5)

@@ -53,16 +53,51 @@ def infer_costs(inferred: Inferred, seed: int = 0, verify_traces: int = VERIFY_T
     builder.sums.update(inferred.discovery.sums)
     domain = None
     try:
-        domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery), on_real_tensors)
-        symbols = _symbols(domain, inferred)
-        domain.widths = width_terms(p.shape for p in inferred.parameters)
-        domain.dimensions = {sp.expand(d) for p in inferred.parameters for d in p.shape if sp.sympify(d).free_symbols}
-        domain.parameters = tuple(inferred.parameters)
-        domain.count_relations = inferred.conditions.relations
-        costs = _at_regular_widths(domain, base, inferred, symbols, seed, verify_traces, real)
+        domain, costs = _inferred_from(builder, inferred, seed, verify_traces, real)
     except (Untraceable, Uninferable) as exc:
         return Costs(reason=str(exc), traces=domain.traces if domain else 0, seconds=time.perf_counter() - start)
     return replace(costs, traces=domain.traces, seconds=time.perf_counter() - start)
+
+
+def _inferred_from(builder: Builder, inferred: Inferred, seed: int, verify_traces: int, real: bool) -> tuple:
+    """The cost domain discovered from the count's discovery, and its costs; a bound of a layer count discovered
+    on the other side of it than the class's default is moved to the default (see :func:`bounds_the_default_meets`)
+    and the domain discovered again."""
+    domain, base = discover_costs(builder, copy.deepcopy(inferred.discovery), on_real_tensors)
+    if bounds := bounds_the_default_meets(domain):
+        found = copy.deepcopy(inferred.discovery)
+        for (_, bound), value in bounds.items():
+            found.base[bound] = found.fields[bound].base = value
+        domain, base = discover_costs(builder, found, on_real_tensors)
+        domain.bounds = set(bounds)
+    symbols = _symbols(domain, inferred)
+    domain.widths = width_terms(p.shape for p in inferred.parameters)
+    domain.dimensions = {sp.expand(d) for p in inferred.parameters for d in p.shape if sp.sympify(d).free_symbols}
+    domain.parameters = tuple(inferred.parameters)
+    domain.count_relations = inferred.conditions.relations
+    return domain, _at_regular_widths(domain, base, inferred, symbols, seed, verify_traces, real)
+
+
+def bounds_the_default_meets(domain: Domain) -> dict:
+    """Cost fields that only move how many cached layers are of which kind, below a layer count at the start and at
+    least it in the class's default (dots1's full-attention layers are ``min(L, max_window_layers)``: 4 of 5 at the
+    start, all 62 by default): each (layer count, field) → the field's default.  The fit would see both sides of
+    a minimum, which no polynomial is; at its default, above every layer count traced, the field changes nothing,
+    and the costs hold wherever it stays at least the layers (the released dots1 has 62 of 62)."""
+    defaults, out = domain.found.defaults, {}
+    for name in domain.cost_fields:
+        value, effects = defaults.get(name), domain.effects.get(name, ())
+        if not effects or any(target[0] != "layers" for target in effects) or not _whole(value) \
+                or value <= VERIFY_LAYERS:
+            continue
+        for count in domain.low:
+            if _whole(defaults.get(count)) and value >= defaults[count] and domain.start[name] < domain.start[count]:
+                out[count, name] = value
+    return out
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _at_regular_widths(domain, base, inferred: Inferred, symbols: dict, seed: int, verify_traces: int,
@@ -109,8 +144,8 @@ def _costs(domain, base, inferred: Inferred, symbols: dict, seed: int, verify_tr
     cost_symbols = {n: symbols[n] for n in domain.cost_fields}
     # the class's default of a field only a relation of the costs names too (the reader checks it when a config
     # leaves it out)
-    partners = sorted({n for pair in [*domain.relations, *(left + right for left, right in domain.products)]
-                       for n in pair} - set(inferred.symbols))
+    partners = sorted({n for pair in [*domain.relations, *(left + right for left, right in domain.products),
+                                      *domain.bounds] for n in pair} - set(inferred.symbols))
     defaults = {n: inferred.discovery.defaults.get(n) for n in [*domain.cost_fields, *partners]}
     costs = Costs(None, cost_symbols, defaults, dict(domain.held), products, extra, cache, attention, why,
                   verification, domain.traces, 0.0, _relations(domain), incomplete, device=domain.device,
@@ -164,6 +199,7 @@ def _relations(domain: Domain) -> tuple[str, ...]:
         elif kind != "equals" or f < g:
             out.append(f"{f} {WORDS[kind]} {g}")
     out += [f"{product_text(left)} = {product_text(right)}" for left, right in domain.products]
+    out += [f"{bound} ≥ {layers}" for layers, bound in sorted(domain.bounds)]
     return tuple(out)
 
 

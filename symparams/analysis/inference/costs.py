@@ -4,13 +4,11 @@ The parameter inference's discovery gives the size fields, their relations
 and the base configuration.  Here each field is moved once more (and the
 fields that change no shape, which may still change the costs: a top-k, a
 sliding window) and the pass traced on the meta device (:mod:`.tracing`),
-to see which targets (:mod:`.observing`) each field, the sequence length
-``s`` and the batch ``b`` move.  Random configurations, lengths and batches
-are traced, every target is fitted exactly over the variables that move it
-(:mod:`.fitting`'s bases, in :mod:`.cost_fitting`), and the formulas are checked against fresh traces
-module by module: forward FLOPs, backward FLOPs and the cache, at a length
-past every sliding window too.  Anything not exact leaves the class's costs
-"not inferred", with the reason.
+to see which targets (:mod:`.observing`) each field, the sequence length ``s`` and the batch ``b`` move.
+Random configurations, lengths and batches are traced, every target is fitted exactly over the variables that
+move it (:mod:`.fitting`'s bases, in :mod:`.cost_fitting`), and the formulas are checked against fresh traces
+module by module: forward FLOPs, backward FLOPs and the cache, at a length past every sliding window too.
+Anything not exact leaves the class's costs "not inferred", with the reason.
 """
 
 from __future__ import annotations
@@ -95,6 +93,7 @@ class Domain:
         self.cache_fails: str | None = None  # why a forward with use_cache=True fails: traced without the cache
         self.count_relations: tuple = ()  # the count's relations (result.Relation): where its formula holds
         self.least: dict = {}  # layer counts the costs hold from (see least_layers)
+        self.bounds: set = set()  # (layer count, bound): held at least the layers (see cost_engine._bounds_the_default_meets)
 
     @property
     def seq_range(self) -> tuple[int, int]:
