@@ -60,6 +60,7 @@ from symparams.families.inferred import branch_key  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from config_keywords import ignored_keys, renamed_kinds  # noqa: E402
+from config_reads import read_names  # noqa: E402
 from inferred_fields import with_cost_texts, with_defaults  # noqa: E402
 from inferred_table import TABLE, costs_verdict, old_table, table  # noqa: E402
 from sub_config_defaults import with_sub_defaults  # noqa: E402
@@ -195,7 +196,8 @@ def checked(entry: dict) -> dict:
 
 def serialise(version: str, entries: dict) -> str:
     """The data file: a header and one sorted, compact line per class (stable bytes, readable diffs)."""
-    head = json.dumps({"ignored_keys": ignored_keys(), "renamed_kinds": renamed_kinds(k[0] for k in entries),
+    head = json.dumps({"ignored_keys": ignored_keys(), "read_names": read_names(k[0] for k in entries),
+                       "renamed_kinds": renamed_kinds(k[0] for k in entries),
                        "transformers_version": version, "verify": VERIFY}, sort_keys=True)[:-1]
     return head + ', "formulas": [\n' + ",\n".join(line(entries[k]) for k in sorted(entries)) + "\n]}\n"
 

@@ -53,11 +53,12 @@ def entries(model_type: str) -> dict[str, dict] | None:
 @lru_cache(maxsize=1)
 def data() -> dict:
     """The data file's header: the transformers version, the keys of any config that change no shape, the legacy
-    names of layer kinds transformers renames and each type's lists it renames them in."""
+    names of layer kinds transformers renames and each type's lists it renames them in, and the names its code may
+    read from a config (shared, and by type)."""
     text = _file()
     head = json.loads(text[:text.find(b"\n")] + b"]}")  # a slice: partition would copy the megabytes after it
     return {"version": head["transformers_version"], "ignored": frozenset(head.get("ignored_keys", ())),
-            "renamed": head.get("renamed_kinds", {"names": {}, "lists": {}})}
+            "renamed": head.get("renamed_kinds", {"names": {}, "lists": {}}), "read": head.get("read_names")}
 
 
 # -- formulas as data ----------------------------------------------------------

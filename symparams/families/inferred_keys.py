@@ -55,13 +55,24 @@ def refuse_unknown_sizes(entry: dict, config: Mapping[str, Any], source: str) ->
                                     f"for its default {_json(default)}")
     for key, rule in entry.get("per_layer", {}).items():
         _refuse_other_overrides(key, rule, config, source)
+    read = _read_by_name(entry["model_type"])
     for key, value in config.items():
         name = key.rpartition(".")[2]  # a sub-config's field is judged by its own name
         if isinstance(value, int) and not isinstance(value, bool) and key not in known and "token_id" not in key \
                 and name not in data()["ignored"] and not name.startswith("_") and any(w in key for w in SIZE_WORDS) \
-                and not any(w in key for w in NOT_SIZES):
+                and not any(w in key for w in NOT_SIZES) and ("." in key or read is None or key in read):
             raise OutsideConditions(f"{source}: key {key} is outside the inferred formula's fields (it may change "
                                     f"shapes the formula does not follow)")
+
+
+def _read_by_name(model_type: str) -> frozenset | None:
+    """The names transformers' code may read from a config of ``model_type`` (its shared modules' and its own
+    packages'); None where the data does not hold them.  A top-level key outside them is stored on the config and
+    read by nothing (LFM2's hub files carry ``block_dim``, which transformers 5 reads nowhere)."""
+    names = data()["read"]
+    if names is None or model_type not in names["types"]:
+        return None
+    return frozenset(names["shared"]) | frozenset(names["types"][model_type])
 
 
 def _refuse_other_overrides(key: str, rule: dict, config: Mapping[str, Any], source: str) -> None:

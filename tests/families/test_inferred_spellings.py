@@ -39,6 +39,7 @@ from tests.reference.inferred_builds import built
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 from config_keywords import (layer_pattern_keys, mappings_of, per_layer_overrides, renamed_keywords,  # noqa: E402
                              renamed_kinds)
+from config_reads import names_read, read_names  # noqa: E402
 
 #: a small Qwen3-Next: three linear-attention layers and one of full attention, its layer_types as older
 #: configs wrote them
@@ -182,6 +183,11 @@ def test_the_reading_data_is_what_the_pinned_transformers_gives():
         entry = entries(model_type)[cls]
         assert entry.get("mappings", {}) == mappings_of(model_type, cls)
         assert entry.get("per_layer", {}) == per_layer_overrides(model_type, cls)
+    fresh = read_names(["lfm2", "nemotron_h"])
+    assert shipped["read_names"]["shared"] == fresh["shared"]
+    for model_type, names in fresh["types"].items():
+        assert shipped["read_names"]["types"][model_type] == names
+    assert "block_ff_dim" in names_read("lfm2") and "block_dim" not in names_read("lfm2")
 
 
 def _gemma4_saved(**fields) -> dict:
@@ -227,3 +233,16 @@ def test_a_saved_list_of_kinds_beside_the_one_counted_follows_the_layers_the_fil
     assert len(config) - len(given) >= 3
     for cls in ("base", "causal-lm"):
         assert model(config, head=None if cls == "base" else cls).count == built(config, cls)
+
+
+def test_a_key_no_code_of_its_type_reads_is_stored_and_one_its_code_may_read_is_refused():
+    """LFM2's published config.json carries ``block_dim``, ``conv_dim`` and ``conv_dim_out``, which transformers 5
+    reads nowhere: the file was refused as holding sizes the formula does not follow, and now counts as built.
+    ``head_dim`` is read (by LFM2's attention), the formula was not fitted over it, and it moves the count: still
+    refused, never read as nothing."""
+    hub = {**LFM2_1_2B, "block_dim": 2048, "conv_dim": 2048, "conv_dim_out": 2048}
+    assert model(hub, head="causal-lm").count == built(hub, "causal-lm") == built(LFM2_1_2B, "causal-lm")
+    narrower = {**LFM2_1_2B, "head_dim": 32}
+    assert built(narrower, "causal-lm") != built(LFM2_1_2B, "causal-lm")
+    with pytest.raises(OutsideConditions, match="key head_dim is outside the inferred formula's fields"):
+        model(narrower, head="causal-lm")
