@@ -65,7 +65,7 @@ def legacy_of(model_type: str, cls: str) -> dict:
     default its source gives (None when it gives none that is a plain value): a config.json that sets one
     otherwise is refused, since the formulas were fitted with the default."""
     renamed = renamed_keywords(model_type)  # a key that only renames a field is read as that field
-    patterns = kind_patterns(model_type)  # a list of kinds written as text is read as that list
+    patterns = {k.rpartition(".")[2] for k in kind_patterns(model_type)}  # text read as a list of kinds
     read = {name: default for name, default in _read_beside(model_type).items()
             if name not in renamed and name not in patterns}
     if not read:
@@ -167,10 +167,11 @@ def ignored_keys() -> list[str]:
     return sorted(k for k, v in common.items() if isinstance(v, int) and not isinstance(v, bool))
 
 
-def renamed_kinds(model_types) -> dict:
+def renamed_kinds(model_types, patterned=None) -> dict:
     """The legacy names of layer kinds transformers renames as a config is built (``mamba`` is
     ``linear_attention``, ``attention`` is ``full_attention``), and each type's per-layer lists it renames them
-    in: found by writing each list of the default config under the legacy names and reading it back."""
+    in: found by writing each list of the default config under the legacy names and reading it back; the lists
+    each type (of ``patterned``, where given) takes as text (see :func:`kind_patterns`)."""
     from transformers.configuration_utils import _LEGACY_LAYER_TYPE_REMAP as legacy
 
     model_types = sorted(set(model_types))
@@ -179,34 +180,45 @@ def renamed_kinds(model_types) -> dict:
         found = _renamed_lists(model_type, legacy)
         if found:
             lists[model_type] = found
-    patterns = {t: found for t in model_types if (found := kind_patterns(t))}
+    patterns = {t: found for t in (model_types if patterned is None else sorted(patterned))
+                if (found := kind_patterns(t))}
     return {"names": dict(sorted(legacy.items())), "lists": lists, "patterns": patterns}
 
 
 @functools.lru_cache(maxsize=None)
 def kind_patterns(model_type: str) -> dict:
-    """The keys a config class reads beside its fields that write a per-layer list of kinds as text, one character
-    a layer (Nemotron-H's ``hybrid_override_pattern``, ``"M-M*"``: linear attention, MLP, linear attention, full
-    attention), each → ``[the list it writes, {character: kind}]``: found by writing each printable character
-    alone, then all of them in a row, and reading the lists back."""
+    """The keys a config class (or a sub-config's, dotted) reads beside its fields that write a per-layer list of
+    kinds as text, one character a layer (Nemotron-H's ``hybrid_override_pattern``, ``"M-M*"``: linear attention,
+    MLP, linear attention, full attention), each → ``[the list it writes, {character: kind}]``: found by writing
+    each printable character alone, then all of them in a row, and reading the lists back."""
     try:
         lists = {k: v for k, v in flattened(default_config(model_type).to_dict()).items() if expanded(v)
                  and all(isinstance(x, str) for x in expanded(v))}
     except Exception:  # a type whose default config does not build has no list to read
         return {}
+    prefixes = ["", *sorted({k.rpartition(".")[0] + "." for k in lists if "." in k})]  # where a list lives
     out = {}
     for name, default in _read_beside(model_type).items():
-        listed, chars = None, {}
-        # text no list reads leaves every list as it is: only a key refusing it, or reading it, is tried a letter
-        # at a time
-        tried = default is None and lists and _lists_read(model_type, {name: PATTERN_CHARACTERS}, lists) != {}
-        for char in PATTERN_CHARACTERS if tried else ():
-            read = _lists_read(model_type, {name: char}, lists)
-            if read is not None and len(read) == 1 and listed in (None, *read) and len(next(iter(read.values()))) == 1:
-                listed, chars[char] = next(iter(read.items()))[0], next(iter(read.values()))[0]
-        if chars and _lists_read(model_type, {name: "".join(chars)}, lists) == {listed: list(chars.values())}:
-            out[name] = [listed, chars]
+        for key in (prefix + name for prefix in prefixes if default is None):
+            if (found := _pattern(model_type, key, lists)) is not None:
+                out[key] = found
     return out
+
+
+def _pattern(model_type: str, key: str, lists: dict) -> list | None:
+    """``[the list, {character: kind}]`` the text ``key`` writes, a character a layer; None where it writes none."""
+    # text no list reads leaves every list as it is: only a key refusing it, or reading it, is tried a letter at a
+    # time
+    if _lists_read(model_type, {key: PATTERN_CHARACTERS}, lists) == {}:
+        return None
+    listed, chars = None, {}
+    for char in PATTERN_CHARACTERS:
+        read = _lists_read(model_type, {key: char}, lists)
+        if read is not None and len(read) == 1 and listed in (None, *read) and len(next(iter(read.values()))) == 1:
+            listed, chars[char] = next(iter(read.items()))[0], next(iter(read.values()))[0]
+    if chars and _lists_read(model_type, {key: "".join(chars)}, lists) == {listed: list(chars.values())}:
+        return [listed, chars]
+    return None
 
 
 #: the characters a pattern of layer kinds is tried with
@@ -214,12 +226,22 @@ PATTERN_CHARACTERS = "".join(chr(c) for c in range(33, 127))
 
 
 def _lists_read(model_type: str, values: dict, lists: dict) -> dict | None:
-    """The per-layer lists of kinds ``values`` change from their defaults, each → its kinds (None: refused)."""
+    """The per-layer lists of kinds ``values`` change from their defaults, each → its kinds (None: refused).  A
+    sub-config's lists are written in with its defaults: left out here, as a file that gives a key of it leaves
+    them out."""
+    prefixes = {k.rpartition(".")[0] for k in values if "." in k}
+    unset = {k: None for k in lists if "." in k and k.rpartition(".")[0] in prefixes}
     try:
-        held = flattened(configure(model_type, values).to_dict())
+        before = _lists_unset(model_type, tuple(sorted(unset))) if unset else lists
+        held = flattened(configure(model_type, {**unset, **values}).to_dict())
     except Exception:  # the config class refuses that text
         return None
-    return {k: expanded(held.get(k)) for k, v in lists.items() if held.get(k) != v and expanded(held.get(k))}
+    return {k: expanded(held.get(k)) for k in lists if held.get(k) != before.get(k) and expanded(held.get(k))}
+
+
+@functools.lru_cache(maxsize=None)
+def _lists_unset(model_type: str, unset: tuple) -> dict:
+    return flattened(configure(model_type, dict.fromkeys(unset)).to_dict())
 
 
 def _renamed_lists(model_type: str, legacy: dict) -> list[str]:

@@ -71,7 +71,7 @@ CLASS_TABLES = {"base": "MODEL_MAPPING_NAMES", "causal-lm": "MODEL_FOR_CAUSAL_LM
                 "masked-lm": "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
                 "seq2seq-lm": "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES"}
 LM_CLASSES = ("causal-lm", "masked-lm", "seq2seq-lm")
-SECONDS = 600
+SECONDS = 900
 #: the seconds a class's costs get before they are abandoned as "timed out" (the count is kept)
 COST_SECONDS = 300
 VERIFY = 10

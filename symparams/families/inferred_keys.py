@@ -188,8 +188,9 @@ def as_given(entry: dict, config: Mapping[str, Any], source: str) -> dict:
     ``head_dim`` is ``hidden_size // num_attention_heads``), where one left out altogether takes the parent's
     (``defaults``, ``follows``).  A field whose value the data cannot say (null there), or another key the class
     then takes otherwise than the formula was fitted with (``sub_held``: a NemotronH text config's layer pattern),
-    is refused by name."""
-    aliases = entry.get("aliases", {})
+    is refused by name.  A list given as text (a NemotronH text config's ``hybrid_override_pattern``) is given."""
+    patterns = data()["renamed"].get("patterns", {}).get(entry["model_type"], {})
+    aliases = {**entry.get("aliases", {}), **{key: listed for key, (listed, _) in patterns.items()}}
     values, rules = ({name: value for name, value in entry.get(part, {}).items()
                       if _given_without(config, name, aliases)} for part in ("sub_defaults", "sub_follows"))
     held = [name for name in entry.get("sub_held", ()) if _given_without(config, name, aliases)]
