@@ -12,7 +12,7 @@ import itertools
 from symparams.analysis.inference.audit import LABEL_MAPS, bumped
 from symparams.analysis.inference.probing import Builder, attribute, config_class_of, configure, libraries
 from symparams.families.config import flattened
-from symparams.families.inferred import expanded
+from symparams.families.inferred import expanded, kinds_listed
 from config_fields import legacy_names
 
 
@@ -34,23 +34,32 @@ def layer_pattern_keys(model_type: str) -> dict:
     default: the costs hold for the default's list (a count they do not change; one they do is refused by the
     count, see :func:`legacy_of`)."""
     lists = {k: v for k, v in flattened(default_config(model_type).to_dict()).items() if is_layer_kinds(v)}
-    prefixes = sorted({k.rpartition(".")[0] + "." for k in lists if "." in k})  # a sub-config's own key
     out = {}
     for name, default in _read_beside(model_type).items():
         if not lists or isinstance(default, bool) or not isinstance(default, int) \
                 or name in renamed_keywords(model_type):  # a field under another name: the costs follow it
             continue
-        for key, value in itertools.product(["", *prefixes], (default * 2, default + 1, max(default // 2, 1))):
+        for key, value in itertools.product(_sub_configs_of(lists), (default * 2, default + 1, max(default // 2, 1))):
             try:
-                # a sub-config's lists are written in with its defaults: left out here, as a file leaves them
-                unset = {k: None for k in lists if key and k.startswith(key)}
-                moved = flattened(configure(model_type, {key + name: value, **unset}).to_dict())
+                moved = flattened(configure(model_type, {key + name: value, **_left_out(lists, key)}).to_dict())
             except Exception:  # the config class refuses that value: another is tried
                 continue
             if any(moved.get(k) != v for k, v in lists.items()):
                 out[key + name] = default
                 break
     return out
+
+
+def _sub_configs_of(lists) -> list[str]:
+    """Where a config's ``lists`` (dotted keys) live: ``""`` for the config itself, then each sub-config's prefix
+    (``text_config.``)."""
+    return ["", *sorted({k.rpartition(".")[0] + "." for k in lists if "." in k})]
+
+
+def _left_out(lists, prefix: str) -> dict:
+    """Each of ``lists`` in the sub-config ``prefix`` set to None: the engine writes a sub-config in with its
+    defaults, and a file that gives a key of it leaves its lists out, for the class to compute."""
+    return {k: None for k in lists if prefix and k.startswith(prefix)}
 
 
 def is_layer_kinds(value) -> bool:
@@ -192,14 +201,12 @@ def kind_patterns(model_type: str) -> dict:
     MLP, linear attention, full attention), each → ``[the list it writes, {character: kind}]``: found by writing
     each printable character alone, then all of them in a row, and reading the lists back."""
     try:
-        lists = {k: v for k, v in flattened(default_config(model_type).to_dict()).items() if expanded(v)
-                 and all(isinstance(x, str) for x in expanded(v))}
+        lists = {k: v for k, v in flattened(default_config(model_type).to_dict()).items() if kinds_listed(v)}
     except Exception:  # a type whose default config does not build has no list to read
         return {}
-    prefixes = ["", *sorted({k.rpartition(".")[0] + "." for k in lists if "." in k})]  # where a list lives
     out = {}
     for name, default in _read_beside(model_type).items():
-        for key in (prefix + name for prefix in prefixes if default is None):
+        for key in (prefix + name for prefix in _sub_configs_of(lists) if default is None):
             if (found := _pattern(model_type, key, lists)) is not None:
                 out[key] = found
     return out
@@ -213,9 +220,11 @@ def _pattern(model_type: str, key: str, lists: dict) -> list | None:
         return None
     listed, chars = None, {}
     for char in PATTERN_CHARACTERS:
-        read = _lists_read(model_type, {key: char}, lists)
-        if read is not None and len(read) == 1 and listed in (None, *read) and len(next(iter(read.values()))) == 1:
-            listed, chars[char] = next(iter(read.items()))[0], next(iter(read.values()))[0]
+        read = _lists_read(model_type, {key: char}, lists) or {}
+        if len(read) == 1:
+            (found, kinds), = read.items()
+            if len(kinds) == 1 and listed in (None, found):
+                listed, chars[char] = found, kinds[0]
     if chars and _lists_read(model_type, {key: "".join(chars)}, lists) == {listed: list(chars.values())}:
         return [listed, chars]
     return None
@@ -226,11 +235,11 @@ PATTERN_CHARACTERS = "".join(chr(c) for c in range(33, 127))
 
 
 def _lists_read(model_type: str, values: dict, lists: dict) -> dict | None:
-    """The per-layer lists of kinds ``values`` change from their defaults, each → its kinds (None: refused).  A
-    sub-config's lists are written in with its defaults: left out here, as a file that gives a key of it leaves
-    them out."""
-    prefixes = {k.rpartition(".")[0] for k in values if "." in k}
-    unset = {k: None for k in lists if "." in k and k.rpartition(".")[0] in prefixes}
+    """The per-layer lists of kinds ``values`` change from their defaults, each → its kinds (None: refused); the
+    lists of a sub-config ``values`` write into left out (see :func:`_left_out`)."""
+    unset = {}
+    for key in values:
+        unset.update(_left_out(lists, key.rpartition(".")[0] + "." if "." in key else ""))
     try:
         before = _lists_unset(model_type, tuple(sorted(unset))) if unset else lists
         held = flattened(configure(model_type, {**unset, **values}).to_dict())

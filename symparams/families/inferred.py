@@ -20,8 +20,8 @@ from ..core.family import Constraint, Family, Follows, Switch
 from ..core.symbols import SYMBOLS
 from .inferred_conditions import (_check_conditions, _check_forced, _check_kinds, _check_minimum,  # noqa: F401
                                   _check_relations, _check_sums, _followed, _holds, _json, _kinds_listed, _read_costs,
-                                  _refuse_layers_without_list, expanded, other_sides, parse_relation,
-                                  run_length)
+                                  _refuse_layers_without_list, expanded, kinds_listed, other_sides,
+                                  parse_relation, run_length)
 from .inferred_data import (DATA, HEADS, CeilDiv, FloorDiv, OutsideConditions, covers, data, entries,  # noqa: F401
                             formula, numerator_names, symbol_of, version)
 from .inferred_keys import (as_given, as_held, check_indexes, refuse_flags_text_may_set, refuse_unknown_sizes,

@@ -364,6 +364,17 @@ def expanded(value) -> list | None:
     return list(value) if all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value) else None
 
 
+def kinds_listed(value) -> list | None:
+    """A per-layer list of kinds, one per layer (see :func:`expanded`); None where ``value`` is none, or holds
+    anything but text.
+
+    >>> kinds_listed([[["global", "local"], 1]]), kinds_listed([1, 2])
+    (['global', 'local'], None)
+    """
+    entries = expanded(value)
+    return entries if entries and all(isinstance(e, str) for e in entries) else None
+
+
 def run_length(value) -> bool:
     """Whether a per-layer list is written as runs, ``[[kinds, repeats], ...]``."""
     return isinstance(value, (list, tuple)) and bool(value) and all(

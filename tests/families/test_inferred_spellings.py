@@ -32,7 +32,7 @@ import pytest
 import transformers
 
 from symparams.core.errors import SymparamsError
-from symparams.families.inferred import model
+from symparams.families.inferred import kinds_listed, model
 from symparams.families.inferred_data import DATA, OutsideConditions, entries
 from tests.reference.inferred_builds import built
 
@@ -235,7 +235,7 @@ def test_a_saved_list_of_kinds_beside_the_one_counted_follows_the_layers_the_fil
     78, so a file of 5 layers was refused."""
     saved = transformers.AutoConfig.for_model(model_type, **given).to_dict()
     config = {"model_type": model_type, **given,
-              **{k: v for k, v in saved.items() if isinstance(v, list) and v and all(isinstance(x, str) for x in v)}}
+              **{k: v for k, v in saved.items() if kinds_listed(v)}}
     assert len(config) - len(given) >= 3
     for cls in ("base", "causal-lm"):
         assert model(config, head=None if cls == "base" else cls).count == built(config, cls)

@@ -26,7 +26,7 @@ from typing import Any
 
 from ...core.errors import SymparamsError
 from ...families.config import flattened
-from ...families.inferred import counted, expanded, parse_relation
+from ...families.inferred import counted, expanded, kinds_listed, parse_relation
 from ...families.inferred_tree import TOP_K_FIELDS
 from .computed import drawn_float, floats_of
 from .layers import KIND, per_layer_lists
@@ -116,9 +116,9 @@ def odd_values(flat: dict) -> list[dict]:
     """
     out, layers = [], {}
     for key, value in flat.items():
-        kinds = expanded(value) if isinstance(value, list) else None
+        kinds = kinds_listed(value) if isinstance(value, list) else None
         parent, _, name = key.rpartition(".")
-        if kinds and len(set(kinds)) > 1 and all(isinstance(k, str) for k in kinds):
+        if kinds and len(set(kinds)) > 1:
             out.append({key: next_kind_first(kinds)})
         elif isinstance(value, dict) and name not in LABEL_MAPS and (more := bumped(value)) != value:
             if name.isdigit():  # a layer's overrides: all layers' at once (transformers wants one kind alike)

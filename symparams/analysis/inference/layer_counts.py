@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ...families.inferred import kinds_listed
+
 #: the names a config class may give its layer count
 LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers")
 
@@ -23,8 +25,8 @@ def listed_layer_counts(config, written: dict, prefix: str = "") -> dict[str, in
     >>> listed_layer_counts(Hybrid([]), {"num_hidden_layers": 2, "kinds": []})  # written, or no list: none
     {}
     """
-    lengths = {len(v) for k, v in written.items() if k.rpartition(".")[0] == prefix.rstrip(".")
-               and isinstance(v, list) and v and all(isinstance(e, str) for e in v)}
+    lengths = {len(kinds) for k, v in written.items() if k.rpartition(".")[0] == prefix.rstrip(".")
+               and (kinds := kinds_listed(v)) is not None}
     out = {}
     for name in LAYER_COUNTS:
         value = None if prefix + name in written else getattr(config, name, None)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...families.inferred import expanded
+from ...families.inferred import expanded, kinds_listed
 from .probing import Builder, relisted
 
 #: between a list's field and a kind in a kind count's name
@@ -38,8 +38,8 @@ def per_layer_lists(values: dict[str, Any]) -> dict[str, str]:
     """
     out = {}
     for listed, value in values.items():
-        entries = expanded(value)
-        if not entries or not all(isinstance(e, str) for e in entries):
+        entries = kinds_listed(value)
+        if entries is None:
             continue
         prefix = listed.rpartition(".")[0]
         count = next((k for k, v in values.items() if k.rpartition(".")[0] == prefix and v == len(entries)

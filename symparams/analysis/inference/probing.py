@@ -181,8 +181,7 @@ class Builder:
             self.seconds += time.perf_counter() - start
 
     def read_back(self, values: Mapping[str, Any], others=()) -> dict[str, Any] | None:
-        """What the config holds for each of ``values``' keys (and ``others``) after ``__init__`` (None: it
-        refuses them)."""
+        """What the config holds for each of ``values``' keys (and ``others``) after ``__init__`` (None: refused)."""
         try:
             cfg = self.config(values)
         except Exception:  # an invalid value the config class refuses
@@ -219,7 +218,8 @@ class Builder:
 def held_values(config) -> dict[str, Any]:
     """A config's fields as it holds them after ``__init__`` (``num_labels`` among them), a sub-config's as
     dotted keys: a field the config computes when left out has its computed value here.  A field its class
-    writes otherwise than it holds it is the value held (see :func:`written_otherwise`)."""
+    writes otherwise than it holds it is the value held (see :func:`written_otherwise`); a layer count it
+    computes from a list and does not write is there too (see :func:`.layer_counts.listed_layer_counts`)."""
     out = flattened(config.to_dict())
     out.update({name: held for name, (_, held) in written_otherwise(config, out).items()})
     out.update(listed_layer_counts(config, out))
@@ -251,8 +251,7 @@ def _hashable(value):
 
 def configure(model_type: str, values: Mapping[str, Any], cls: str | None = None):
     """``AutoConfig.for_model(model_type, **values)`` over the type's (and the class's) seeds: rebuilt from
-    scratch, so derived state is recomputed.  A dotted key (``text_config.hidden_size``) sets a field of a
-    sub-config."""
+    scratch, so derived state is recomputed.  A dotted key (``text_config.hidden_size``) sets a sub-config's."""
     _, transformers = libraries()
     plain = {k: v for k, v in values.items() if "." not in k}
     dotted = {k: v for k, v in values.items() if "." in k}
